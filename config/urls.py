@@ -1,0 +1,17 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
+
+from config.health import healthz
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("accounts/", include("allauth.urls")),
+    path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/v1/", include("projects.urls")),
+    path("api/v1/", include("sessions_app.urls")),
+    path("", include("frontend.urls")),
+]
+
+handler404 = "frontend.views.not_found"

@@ -1,0 +1,40 @@
+"""The page-side twin of ``projects.access.ProjectAPIView``."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponseBase
+from django.shortcuts import get_object_or_404
+
+from projects.access import membership_for
+from projects.models import Project, Role, role_at_least
+from projects.scoping import project_scope
+
+
+class ProjectPageMixin(LoginRequiredMixin):
+    """Resolves ``/p/{project}/…``: 404 for non-members, 403 below the required role."""
+
+    required_roles: ClassVar[dict[str, str]] = {"GET": Role.VIEWER, "HEAD": Role.VIEWER, "POST": Role.MEMBER}
+    project: Project
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if not request.user.is_authenticated:
+            return self.handle_no_permission()
+        self.project = get_object_or_404(Project, slug=kwargs["project"])
+        self.membership = membership_for(project=self.project, user=request.user)
+        if self.membership is None:
+            raise Http404("No such project.")
+        required = self.required_roles.get(request.method or "GET")
+        if required is None or not role_at_least(self.membership.role, required):
+            raise PermissionDenied(f"This page needs the {required or 'admin'} role.")
+        with project_scope(self.project):
+            return super().dispatch(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)  # type: ignore[misc]
+        context.update(project=self.project, membership=self.membership,
+                       is_admin=self.membership.role == Role.ADMIN)
+        return context

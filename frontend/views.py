@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.generic import TemplateView
+
+from frontend.access import ProjectPageMixin
+from projects import selectors, services
+from projects.errors import DomainError, json_error_response
+from projects.models import Invitation
+from projects.scoping import project_scope, unscoped
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        return json_error_response(404, "not_found", "Not found.")
+    return render(request, "frontend/404.html", status=404)
+
+
+@login_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    projects = selectors.project_list(user=request.user)
+    return render(request, "frontend/dashboard.html", {"projects": projects})
+
+
+class ProjectHomeView(ProjectPageMixin, TemplateView):
+    template_name = "frontend/project.html"
+
+
+@login_required
+def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
+    with unscoped():
+        invitation = get_object_or_404(Invitation.objects.select_related("project"), token=token)
+    if request.method == "POST":
+        try:
+            with project_scope(invitation.project):
+                services.invitation_accept(invitation=invitation, user=request.user)
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"You joined {invitation.project.name} as {invitation.role}.")
+            return redirect("project-home", project=invitation.project.slug)
+    return render(request, "frontend/invitation.html", {"invitation": invitation})

@@ -1,0 +1,76 @@
+"""Who may touch a project: membership lookup and the base API view.
+
+Roles required per HTTP method are class attributes (data, not ``if``s in handlers). A user who
+is not a member — or whose token is restricted to another project — gets 404, exactly like a
+project that does not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.http import HttpRequest, HttpResponseBase
+from rest_framework import exceptions
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from projects.models import ApiToken, Membership, Project, Role, Scope, role_at_least
+from projects.scoping import project_scope, unscoped
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+READ_MEMBER_WRITE: dict[str, str] = {
+    "GET": Role.VIEWER, "HEAD": Role.VIEWER, "OPTIONS": Role.VIEWER,
+    "POST": Role.MEMBER, "PUT": Role.MEMBER, "PATCH": Role.MEMBER, "DELETE": Role.ADMIN,
+}
+ADMIN_ONLY: dict[str, str] = dict.fromkeys(READ_MEMBER_WRITE, Role.ADMIN)
+READ_ONLY: dict[str, str] = {m: Role.VIEWER for m in SAFE_METHODS}
+
+
+def membership_for(*, project: Project | None, user: Any, token: ApiToken | None = None) -> Membership | None:
+    """The user's membership in the project, or None when they must not see it at all."""
+    if project is None or not getattr(user, "is_authenticated", False):
+        return None
+    if token is not None and token.project_id is not None and token.project_id != project.pk:
+        return None
+    with unscoped():
+        return Membership.objects.filter(project=project, user=user).first()
+
+
+def token_allows(token: ApiToken | None, method: str) -> bool:
+    if token is None:
+        return True
+    needed = Scope.READ if method in SAFE_METHODS else Scope.WRITE
+    return needed in (token.scopes or [])
+
+
+class ProjectAPIView(APIView):
+    """Base of every ``/api/v1/projects/{project}/…`` view: resolves, checks, scopes."""
+
+    required_roles: ClassVar[dict[str, str]] = READ_MEMBER_WRITE
+    project: Project
+    membership: Membership
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        project = Project.objects.filter(slug=kwargs.get("project", "")).first()
+        self.project = project  # type: ignore[assignment]
+        if project is None:
+            return super().dispatch(request, *args, **kwargs)
+        with project_scope(project):
+            return super().dispatch(request, *args, **kwargs)
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        token = request.auth if isinstance(request.auth, ApiToken) else None
+        membership = membership_for(project=self.project, user=request.user, token=token)
+        if membership is None:
+            raise exceptions.NotFound("No such project.")
+        self.membership = membership
+        method = request.method or "GET"
+        if not hasattr(self, method.lower()):
+            raise exceptions.MethodNotAllowed(method)
+        required = self.required_roles.get(method)
+        if required is None or not role_at_least(membership.role, required):
+            raise exceptions.PermissionDenied(f"This needs the {required or 'admin'} role in this project.")
+        if not token_allows(token, method):
+            raise exceptions.PermissionDenied("This token lacks the scope for this request.")

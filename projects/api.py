@@ -1,0 +1,152 @@
+"""REST endpoints for projects, members, invitations and tokens (thin: services do the work)."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from projects import selectors, services
+from projects.access import ADMIN_ONLY, READ_ONLY, ProjectAPIView
+from projects.errors import DomainError
+from projects.models import ApiToken, Invitation, Membership, User
+from projects.serializers import (
+    ApiTokenCreatedSerializer,
+    ApiTokenCreateSerializer,
+    ApiTokenSerializer,
+    InvitationCreateSerializer,
+    InvitationSerializer,
+    MembershipCreateSerializer,
+    MembershipSerializer,
+    MembershipUpdateSerializer,
+    ProjectSerializer,
+)
+
+
+def _token(request: Request) -> ApiToken | None:
+    return request.auth if isinstance(request.auth, ApiToken) else None
+
+
+class ProjectListView(generics.ListAPIView):
+    serializer_class = ProjectSerializer
+    pagination_class = None
+
+    @extend_schema(parameters=[OpenApiParameter("repo", str, description="git remote in any form")])
+    def get(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):  # noqa: ANN201
+        return selectors.project_list(user=self.request.user, repo=self.request.query_params.get("repo"),
+                                      token=_token(self.request))
+
+
+class ProjectDetailView(ProjectAPIView):
+    required_roles = READ_ONLY
+
+    @extend_schema(responses=ProjectSerializer)
+    def get(self, request: Request, project: str) -> Response:
+        return Response(ProjectSerializer(self.project).data)
+
+
+class MemberListView(ProjectAPIView):
+    required_roles = ADMIN_ONLY
+
+    @extend_schema(responses=MembershipSerializer(many=True))
+    def get(self, request: Request, project: str) -> Response:
+        return Response(MembershipSerializer(selectors.membership_list(project=self.project), many=True).data)
+
+    @extend_schema(request=MembershipCreateSerializer, responses={201: MembershipSerializer})
+    def post(self, request: Request, project: str) -> Response:
+        data = _validated(MembershipCreateSerializer, request)
+        user = User.objects.filter(email__iexact=data["email"]).first()
+        if user is None:
+            raise DomainError("no_such_user", f"No account for {data['email']}; send an invitation instead.",
+                              field="email")
+        membership = services.membership_add(project=self.project, user=user, role=data["role"])
+        return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+
+class MemberDetailView(ProjectAPIView):
+    required_roles = ADMIN_ONLY
+
+    def _membership(self, member_id: int) -> Membership:
+        return get_object_or_404(Membership.objects.select_related("user", "project"), pk=member_id)
+
+    @extend_schema(responses=MembershipSerializer)
+    def get(self, request: Request, project: str, member_id: int) -> Response:
+        return Response(MembershipSerializer(self._membership(member_id)).data)
+
+    @extend_schema(request=MembershipUpdateSerializer, responses=MembershipSerializer)
+    def patch(self, request: Request, project: str, member_id: int) -> Response:
+        data = _validated(MembershipUpdateSerializer, request)
+        membership = services.membership_change_role(membership=self._membership(member_id), role=data["role"])
+        return Response(MembershipSerializer(membership).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, project: str, member_id: int) -> Response:
+        services.membership_remove(membership=self._membership(member_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class InvitationListView(ProjectAPIView):
+    required_roles = ADMIN_ONLY
+
+    @extend_schema(responses=InvitationSerializer(many=True))
+    def get(self, request: Request, project: str) -> Response:
+        return Response(InvitationSerializer(selectors.invitation_list(project=self.project), many=True).data)
+
+    @extend_schema(request=InvitationCreateSerializer, responses={201: InvitationSerializer})
+    def post(self, request: Request, project: str) -> Response:
+        data = _validated(InvitationCreateSerializer, request)
+        invitation = services.invitation_create(project=self.project, email=data["email"], role=data["role"],
+                                                invited_by=request.user)
+        return Response(InvitationSerializer(invitation).data, status=status.HTTP_201_CREATED)
+
+
+class InvitationDetailView(ProjectAPIView):
+    required_roles = ADMIN_ONLY
+
+    @extend_schema(responses=InvitationSerializer)
+    def get(self, request: Request, project: str, invitation_id: int) -> Response:
+        return Response(InvitationSerializer(get_object_or_404(Invitation, pk=invitation_id)).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, project: str, invitation_id: int) -> Response:
+        services.invitation_revoke(invitation=get_object_or_404(Invitation, pk=invitation_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TokenListView(APIView):
+    @extend_schema(responses=ApiTokenSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(ApiTokenSerializer(selectors.token_list(user=request.user), many=True).data)
+
+    @extend_schema(request=ApiTokenCreateSerializer, responses={201: ApiTokenCreatedSerializer})
+    def post(self, request: Request) -> Response:
+        data = _validated(ApiTokenCreateSerializer, request)
+        project = None
+        if data.get("project"):
+            project = selectors.project_list(user=request.user).filter(slug=data["project"]).first()
+            if project is None:
+                raise DomainError("not_found", "No such project.", field="project", status_code=404)
+        token, secret = services.token_create(user=request.user, name=data["name"], project=project,
+                                              scopes=data["scopes"], expires_days=data.get("expires_days"))
+        token.secret = secret  # type: ignore[attr-defined]
+        return Response(ApiTokenCreatedSerializer(token).data, status=status.HTTP_201_CREATED)
+
+
+class TokenDetailView(APIView):
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, token_id: int) -> Response:
+        services.token_revoke(token=get_object_or_404(selectors.token_list(user=request.user), pk=token_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _validated(serializer_class: type, request: Request) -> dict:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+

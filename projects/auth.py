@@ -1,0 +1,53 @@
+"""``Authorization: Bearer slp_…`` authentication for the REST API."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+from rest_framework import authentication, exceptions
+from rest_framework.request import Request
+
+from projects.models import ApiToken
+from projects.tokens import hash_secret
+
+# Writing last_used_at on every request would turn each read into a write; a minute is plenty.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class BearerTokenAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[object, ApiToken] | None:
+        header = authentication.get_authorization_header(request).decode("latin-1")
+        if not header:
+            return None
+        keyword, _, secret = header.partition(" ")
+        if keyword.lower() != self.keyword.lower():
+            return None
+        return self._authenticate_secret(secret.strip())
+
+    def _authenticate_secret(self, secret: str) -> tuple[object, ApiToken]:
+        if not secret:
+            raise exceptions.AuthenticationFailed("The Authorization header has no token.")
+        token = ApiToken.objects.select_related("user").filter(secret_hash=hash_secret(secret)).first()
+        if token is None:
+            raise exceptions.AuthenticationFailed("Invalid token.")
+        if token.revoked_at is not None:
+            raise exceptions.AuthenticationFailed("This token has been revoked.")
+        if token.expires_at is not None and token.expires_at <= timezone.now():
+            raise exceptions.AuthenticationFailed("This token has expired; create a new one or log in again.")
+        if not token.user.is_active:
+            raise exceptions.AuthenticationFailed("This account is disabled.")
+        _touch(token)
+        return token.user, token
+
+    def authenticate_header(self, request: Request) -> str:
+        return f'{self.keyword} realm="api"'
+
+
+def _touch(token: ApiToken) -> None:
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now

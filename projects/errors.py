@@ -1,0 +1,84 @@
+"""One JSON error shape for every API refusal: ``{"error": {"code", "message", "field"}}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class ApiError(exceptions.APIException):
+    """An error with an explicit status, machine code and optional field."""
+
+    def __init__(self, status_code: int, code: str, message: str, *, field: str | None = None,
+                 retry_after: int | None = None, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(detail=message, code=code)
+        self.status_code = status_code
+        self.field = field
+        self.retry_after = retry_after
+        self.extra = extra or {}
+
+
+def error_body(code: str, message: str, field: str | None = None, **extra: Any) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "field": field, **extra}}
+
+
+def _first_validation_error(detail: Any, path: str | None = None) -> tuple[str | None, str, str]:
+    """Walk a DRF ValidationError detail to its first leaf: (field, message, code)."""
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            name = None if key == "non_field_errors" else (f"{path}.{key}" if path else str(key))
+            return _first_validation_error(value, name)
+    if isinstance(detail, list) and detail:
+        return _first_validation_error(detail[0], path)
+    return path, str(detail), getattr(detail, "code", "invalid") or "invalid"
+
+
+def _describe(exc: exceptions.APIException) -> tuple[str, str, str | None]:
+    if isinstance(exc, ApiError):
+        return str(exc.get_codes()), str(exc.detail), exc.field
+    if isinstance(exc, exceptions.ValidationError):
+        field, message, code = _first_validation_error(exc.detail)
+        return code, message, field
+    codes = exc.get_codes()
+    return (codes if isinstance(codes, str) else exc.default_code), str(exc.detail), None
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound("Not found.")
+    elif isinstance(exc, DomainError):
+        exc = exc.as_api_error()
+    response = drf_exception_handler(exc, context)
+    if response is None or not isinstance(exc, exceptions.APIException):
+        return response
+    code, message, field = _describe(exc)
+    extra = exc.extra if isinstance(exc, ApiError) else {}
+    response.data = error_body(code, message, field, **extra)
+    if isinstance(exc, ApiError) and exc.retry_after is not None:
+        response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+def json_error_response(status_code: int, code: str, message: str) -> JsonResponse:
+    return JsonResponse(error_body(code, message), status=status_code)
+
+
+class DomainError(Exception):
+    """A refusal from a service (a rule of the domain), mapped to a JSON error by the API."""
+
+    status_code = 400
+
+    def __init__(self, code: str, message: str, *, field: str | None = None, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+        if status_code is not None:
+            self.status_code = status_code
+
+    def as_api_error(self) -> ApiError:
+        return ApiError(self.status_code, self.code, self.message, field=self.field)

@@ -1,0 +1,26 @@
+"""The three ways into a project scope, and the one named way around it.
+
+Requests enter a scope in the base views (``projects.access``), Celery tasks in
+``projects.tasks.project_task``, commands and scripts with ``project_scope``. Code that must see
+every tenant (sweeps, retention, admin) says so with ``unscoped()`` so it can be grepped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django_scopes import scope, scopes_disabled
+
+from projects.models import Project
+
+
+@contextmanager
+def project_scope(project: Project) -> Iterator[Project]:
+    with scope(project=project):
+        yield project
+
+
+def unscoped():  # noqa: ANN201 - returns django-scopes' context manager
+    """Deliberately query across tenants (sweeps, retention, site admin)."""
+    return scopes_disabled()

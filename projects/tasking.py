@@ -1,0 +1,43 @@
+"""The one wrapper every Celery task goes through.
+
+Tasks take an id, load the row across tenants (a task is not a request), then run inside that
+row's project scope. Late acks + reject-on-worker-lost mean a worker killed mid-task leaves the
+message to be redelivered, so task bodies must be idempotent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from celery import shared_task
+from django.db import models
+
+from projects.scoping import project_scope, unscoped
+
+logger = logging.getLogger(__name__)
+
+
+class TransientError(Exception):
+    """Worth retrying later (storage hiccup, lock timeout)."""
+
+
+def project_task(*, model: type[models.Model], name: str, time_limit: int = 600,
+                 max_retries: int = 5) -> Callable[[Callable[[Any], Any]], Any]:
+    def decorate(body: Callable[[Any], Any]) -> Any:
+        @shared_task(name=name, bind=True, acks_late=True, reject_on_worker_lost=True,
+                     time_limit=time_limit, soft_time_limit=time_limit - 30, max_retries=max_retries,
+                     autoretry_for=(TransientError,), retry_backoff=5, retry_backoff_max=600, retry_jitter=True)
+        def task(self: Any, object_id: str) -> Any:
+            with unscoped():
+                obj = model.objects.select_related("project").filter(pk=object_id).first()  # type: ignore[attr-defined]
+            if obj is None:
+                logger.warning("%s: %s %s no longer exists; nothing to do", name, model.__name__, object_id)
+                return None
+            with project_scope(obj.project):
+                return body(obj)
+
+        return task
+
+    return decorate

@@ -1,0 +1,64 @@
+"""Every test base has two projects and an outsider (rule 3 of ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django_scopes import scopes_disabled
+from rest_framework.test import APIClient
+
+from projects.models import Project, Role, User
+from tests.factories import ProjectFactory, UserFactory, make_member, make_token
+
+
+@dataclass
+class World:
+    project: Project
+    other_project: Project
+    admin: User
+    member: User
+    viewer: User
+    other_admin: User
+    outsider: User
+
+    def user(self, role: str) -> User | None:
+        return {"admin": self.admin, "member": self.member, "viewer": self.viewer,
+                "outsider": self.outsider, "anonymous": None}[role]
+
+
+@pytest.fixture
+def world(db: None) -> World:
+    with scopes_disabled():
+        project, other = ProjectFactory(slug="acme-api"), ProjectFactory(slug="globex-web")
+        return World(
+            project=project, other_project=other,
+            admin=make_member(project, Role.ADMIN, email="alice@example.com"),
+            member=make_member(project, Role.MEMBER, email="mallory@example.com"),
+            viewer=make_member(project, Role.VIEWER, email="victor@example.com"),
+            other_admin=make_member(other, Role.ADMIN, email="bob@example.com"),
+            outsider=UserFactory(email="charlie@example.com"),
+        )
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def api_as():
+    """``api_as(user)`` → an APIClient sending that user's fresh Bearer token (None → anonymous)."""
+
+    def make(user: User | None, **token_options: object) -> APIClient:
+        client = APIClient()
+        if user is not None:
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_token(user, **token_options)}")
+        return client
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:  # noqa: ANN001
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
