@@ -167,9 +167,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, "socket_timeout":
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
 CELERY_TASK_ALWAYS_EAGER = env.boolean("CELERY_TASK_ALWAYS_EAGER", False)
-CELERY_BEAT_SCHEDULE: dict = {}
+SESSIONLEDGER_SWEEP_AFTER_SECONDS = env.integer("SESSIONLEDGER_SWEEP_AFTER_SECONDS", 300)
+CELERY_BEAT_SCHEDULE = {
+    "sweep-processing": {"task": "sessions.sweep_processing", "schedule": env.integer("SESSIONLEDGER_SWEEP_EVERY", 60)},
+}
 
 SESSIONLEDGER_MAX_RAW_BYTES = env.integer("SESSIONLEDGER_MAX_RAW_BYTES", 10 * 1024 * 1024)
+# Compressed request bodies: gzip never grows text by more than a little, plus room for metadata.
+SESSIONLEDGER_MAX_UPLOAD_BYTES = env.integer("SESSIONLEDGER_MAX_UPLOAD_BYTES",
+                                             SESSIONLEDGER_MAX_RAW_BYTES + SESSIONLEDGER_MAX_RAW_BYTES // 10 + 2**20)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -72,13 +72,17 @@ class DomainError(Exception):
 
     status_code = 400
 
-    def __init__(self, code: str, message: str, *, field: str | None = None, status_code: int | None = None) -> None:
+    def __init__(self, code: str, message: str, *, field: str | None = None, status_code: int | None = None,
+                 retry_after: int | None = None, extra: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.field = field
+        self.retry_after = retry_after
+        self.extra = extra or {}
         if status_code is not None:
             self.status_code = status_code
 
     def as_api_error(self) -> ApiError:
-        return ApiError(self.status_code, self.code, self.message, field=self.field)
+        return ApiError(self.status_code, self.code, self.message, field=self.field,
+                        retry_after=self.retry_after, extra=self.extra)

@@ -1,1 +1,13 @@
-urlpatterns: list = []
+from django.urls import path
+
+from sessions_app import api
+
+P = "projects/<slug:project>"
+urlpatterns = [
+    path(f"{P}/sessions", api.SessionsView.as_view(), name="api-sessions"),
+    path(f"{P}/sessions/<uuid:session_id>", api.SessionDetailView.as_view(), name="api-session"),
+    path(f"{P}/sessions/<uuid:session_id>/messages", api.SessionMessagesView.as_view(), name="api-session-messages"),
+    path(f"{P}/sessions/<uuid:session_id>/raw", api.SessionRawView.as_view(), name="api-session-raw"),
+    path(f"{P}/commits/<str:sha>", api.CommitSessionsView.as_view(), name="api-commit"),
+    path(f"{P}/tasks/<str:task_id>", api.TaskSessionsView.as_view(), name="api-task"),
+]

@@ -7,6 +7,7 @@ HTTP from moto's server, with a private bucket, for the whole test session.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import uuid
@@ -25,6 +26,7 @@ def _free_port() -> int:
 def _start_moto() -> str:
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per S3 request otherwise
     port = _free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()

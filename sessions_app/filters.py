@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Q, QuerySet
+
+from sessions_app.models import Kind, Session, Status
+from sessions_app.selectors import commit_prefix, session_search
+
+
+class SessionFilter(django_filters.FilterSet):
+    """The list filters of SPEC §4; the page's filter form uses the same names."""
+
+    branch = django_filters.CharFilter(field_name="feature_branch")
+    author = django_filters.CharFilter(method="filter_author", help_text="e-mail or user id")
+    commit = django_filters.CharFilter(method="filter_commit", help_text="7 to 40 hex characters (prefix)")
+    task = django_filters.CharFilter(field_name="task_id")
+    kind = django_filters.ChoiceFilter(choices=Kind.choices)
+    status = django_filters.ChoiceFilter(choices=Status.choices)
+    since = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    until = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
+    q = django_filters.CharFilter(method="filter_text", help_text="full text over prompts, replies, commit messages")
+
+    class Meta:
+        model = Session
+        fields: list[str] = []
+
+    def filter_author(self, queryset: QuerySet[Session], name: str, value: str) -> QuerySet[Session]:
+        return queryset.filter(Q(author_id=int(value)) if value.isdigit() else Q(author__email__iexact=value))
+
+    def filter_commit(self, queryset: QuerySet[Session], name: str, value: str) -> QuerySet[Session]:
+        return queryset.filter(commit_hash__startswith=commit_prefix(value))
+
+    def filter_text(self, queryset: QuerySet[Session], name: str, value: str) -> QuerySet[Session]:
+        return session_search(queryset, value) if value.strip() else queryset

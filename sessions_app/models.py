@@ -1,0 +1,110 @@
+"""A captured session: one segment of an agent's conversation, linked to a commit or a task.
+
+Metadata lives here; the conversation bytes live in object storage under keys that contain no
+user-controlled text (see ``sessions_app.blobs``).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import Q
+from django_scopes import ScopedManager
+
+from projects.models import Project
+
+
+class Kind(models.TextChoices):
+    CHECKPOINT = "checkpoint"
+    TASK = "task"
+    CLEAR = "clear"
+    END = "end"
+    MANUAL = "manual"
+
+
+class Status(models.TextChoices):
+    PROCESSING = "processing"
+    COMPLETE = "complete"
+    REJECTED = "rejected"
+    ABANDONED = "abandoned"
+    FAILED = "failed"
+
+
+FINAL_TASK_STATUSES = (Status.COMPLETE, Status.REJECTED, Status.ABANDONED)
+
+
+class Session(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sessions")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.CHECKPOINT)
+    feature_branch = models.CharField(max_length=255, blank=True, default="")
+    commit_hash = models.CharField(max_length=40, null=True, blank=True)
+    task_id = models.CharField(max_length=100, null=True, blank=True)
+    amends = models.CharField(max_length=40, null=True, blank=True)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PROCESSING)
+    requested_status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE,
+                                        help_text="the status the session takes once processed")
+    agent = models.CharField(max_length=32, default="claude-code")
+    agent_version = models.CharField(max_length=32, blank=True, default="")
+    agent_session_id = models.CharField(max_length=100, blank=True, default="")
+    start_offset = models.BigIntegerField(null=True, blank=True)
+    end_offset = models.BigIntegerField(null=True, blank=True)
+    previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    raw_storage_key = models.CharField(max_length=255)
+    content_storage_key = models.CharField(max_length=255, blank=True, default="")
+    subagents = models.JSONField(default=list, blank=True, help_text="[{agent_id, key, start_offset, end_offset}]")
+    size_bytes = models.BigIntegerField(default=0, help_text="stored gzip bytes")
+    raw_size_bytes = models.BigIntegerField(default=0)
+    message_count = models.IntegerField(default=0)
+    turn_count = models.IntegerField(default=0)
+    title = models.CharField(max_length=200, blank=True, default="")
+    summary = models.TextField(blank=True, default="")
+    digest = models.JSONField(default=dict, blank=True, help_text="precomputed facts for context and insights")
+    files_touched = models.JSONField(default=list, blank=True)
+    commit_message = models.TextField(blank=True, default="")
+    patch_id = models.CharField(max_length=40, blank=True, default="")
+    diff_stat = models.JSONField(default=dict, blank=True)
+    redaction = models.JSONField(default=dict, blank=True)
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    search_vector = SearchVectorField(null=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    captured_at = models.DateTimeField(null=True, blank=True)
+    processed_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+
+    objects = ScopedManager(project="project")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(commit_hash__isnull=False) | Q(task_id__isnull=False),
+                                   name="session_has_commit_or_task"),
+            models.UniqueConstraint(fields=["project", "commit_hash"], condition=Q(kind="checkpoint"),
+                                    name="session_one_checkpoint_per_commit"),
+            models.UniqueConstraint(fields=["project", "idempotency_key"], name="session_unique_idempotency_key"),
+            models.CheckConstraint(condition=Q(raw_size_bytes__gte=0), name="session_raw_size_non_negative"),
+        ]
+        indexes = [
+            models.Index(fields=["project", "-created_at", "-id"], name="session_project_recent"),
+            models.Index(fields=["project", "feature_branch", "-created_at"], name="session_branch_recent"),
+            models.Index(fields=["project", "commit_hash"], name="session_commit",
+                         opclasses=["", "varchar_pattern_ops"]),
+            models.Index(fields=["project", "task_id"], name="session_task"),
+            models.Index(fields=["author", "-created_at"], name="session_author_recent"),
+            models.Index(fields=["project", "agent_session_id", "end_offset"], name="session_agent_segment"),
+            models.Index(fields=["status", "created_at"], name="session_status_age"),
+            GinIndex(fields=["search_vector"], name="session_search"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.commit_hash or self.task_id} ({self.status})"
+
+    @property
+    def ref(self) -> str:
+        """What the session is about: the short commit, or the task id."""
+        return self.task_id if self.kind == Kind.TASK and self.task_id else (self.commit_hash or "")[:12]

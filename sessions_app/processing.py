@@ -1,0 +1,137 @@
+"""Turn a stored raw transcript into the content document and the row's derived fields.
+
+Everything here is re-derivable from the raw blob, so ``reprocess`` can apply a better parser
+to every stored session. A session's final status is written once (``status=processing`` is
+part of the UPDATE's WHERE), so two workers racing on a redelivered task cannot flip it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.postgres.search import SearchVector
+from django.db.models import Value
+from django.utils import timezone
+
+from sessionledger.formats import parse_transcript
+from sessions_app import blobs
+from sessions_app.models import Session, Status
+
+logger = logging.getLogger(__name__)
+
+SEARCH_TEXT_CAP = 300_000  # characters per weight; keeps the tsvector well under Postgres's 1 MB
+PROMPT_CAP, PROMPTS_KEPT, LAST_TEXT_CAP, SUMMARY_CAP = 600, 30, 2_000, 4_000
+
+
+@dataclass
+class Derived:
+    fields: dict[str, Any]
+    search: dict[str, str]
+
+
+def session_process(*, session: Session) -> None:
+    """The worker's job: derive, then set the final status once. Broken content → ``failed``, kept."""
+    if session.status != Status.PROCESSING:
+        return
+    try:
+        derived = derive(session)
+    except blobs.StorageUnavailable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any parser bug must mark the session, not lose it
+        logger.exception("processing session %s failed", session.pk)
+        _finish(session, {"error": f"{type(exc).__name__}: {exc}"[:2000]}, Status.FAILED)
+        return
+    _finish(session, derived.fields, session.requested_status, derived.search)
+
+
+def session_reprocess(*, session: Session) -> None:
+    """Re-derive content for a stored session (parser upgrade); a final status stays as it was."""
+    derived = derive(session)
+    Session.objects.filter(pk=session.pk).update(**derived.fields, search_vector=_search_vector(derived.search))
+    if session.status in (Status.PROCESSING, Status.FAILED):
+        Session.objects.filter(pk=session.pk).update(status=session.requested_status, error="")
+
+
+def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[str, str] | None = None) -> None:
+    extra = {"search_vector": _search_vector(search)} if search else {}
+    Session.objects.filter(pk=session.pk, status=Status.PROCESSING).update(
+        status=status, processed_at=timezone.now(), **fields, **extra)
+
+
+def derive(session: Session) -> Derived:
+    raw = blobs.gunzip(blobs.get(session.raw_storage_key))
+    subagents = {entry["agent_id"]: blobs.gunzip(blobs.get(entry["key"])) for entry in session.subagents}
+    parsed = parse_transcript(raw, agent=session.agent, subagents=subagents)
+    document = parsed.to_document(**_header(session, parsed))
+    key = blobs.content_key(session.project_id, session.pk)
+    blobs.put(key, blobs.gzip_json(document))
+    return Derived(fields=_fields(session, parsed, key), search=_search_text(session, parsed))
+
+
+def _header(session: Session, parsed: Any) -> dict[str, Any]:
+    return {
+        "session_id": str(session.pk), "project": session.project.slug, "feature_branch": session.feature_branch,
+        "commit_hash": session.commit_hash, "task_id": session.task_id,
+        "author": session.author.email if session.author else None,
+        "captured_at": session.captured_at.isoformat() if session.captured_at else None,
+        "agent": {"name": session.agent, "version": session.agent_version or parsed.agent_version,
+                  "session_id": session.agent_session_id or parsed.agent_session_id},
+    }
+
+
+def _fields(session: Session, parsed: Any, key: str) -> dict[str, Any]:
+    files = list(dict.fromkeys([*session.files_touched, *parsed.files_touched]))
+    return {
+        "content_storage_key": key, "message_count": parsed.message_count, "turn_count": parsed.turn_count,
+        "title": (parsed.title or session.commit_message.split("\n", 1)[0] or session.task_id or "")[:200],
+        "summary": _summary(session, parsed, files), "files_touched": files, "digest": _digest(parsed),
+        "agent_version": session.agent_version or parsed.agent_version or "",
+        "agent_session_id": session.agent_session_id or parsed.agent_session_id or "", "error": "",
+    }
+
+
+def _trim(text: str, cap: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= cap else text[: cap - 1] + "…"
+
+
+def _digest(parsed: Any) -> dict[str, Any]:
+    """Facts precomputed for the AI context digest and insights, so neither reads blobs."""
+    return {
+        "prompts": [_trim(p, PROMPT_CAP) for p in parsed.prompts[:PROMPTS_KEPT]],
+        "last_assistant_text": _trim(parsed.last_assistant_text or "", LAST_TEXT_CAP),
+        "tool_counts": parsed.tool_counts, "first_timestamp": parsed.first_timestamp,
+        "last_timestamp": parsed.last_timestamp, "skipped_lines": parsed.stats.get("skipped_lines", 0),
+    }
+
+
+def _summary(session: Session, parsed: Any, files: list[str]) -> str:
+    """An extractive digest: the user's words, what changed, and where the assistant ended up."""
+    parts = [f"- {_trim(p, 300)}" for p in parsed.prompts[:10]]
+    if session.commit_message:
+        parts.append(f"Commit: {_trim(session.commit_message.splitlines()[0], 200)}")
+    if files:
+        parts.append("Files: " + ", ".join(files[:20]) + (" …" if len(files) > 20 else ""))
+    if parsed.last_assistant_text:
+        parts.append(f"Outcome: {_trim(parsed.last_assistant_text, 600)}")
+    return "\n".join(parts)[:SUMMARY_CAP]
+
+
+def _search_text(session: Session, parsed: Any) -> dict[str, str]:
+    assistant = "\n".join(m["content"] for m in parsed.messages
+                          if m["role"] == "assistant" and m["kind"] == "text" and not m.get("sidechain"))
+    return {
+        "A": f"{parsed.title}\n{session.commit_message}\n{session.task_id or ''}"[:SEARCH_TEXT_CAP],
+        "B": "\n".join(parsed.prompts)[:SEARCH_TEXT_CAP],
+        "C": assistant[:SEARCH_TEXT_CAP],
+    }
+
+
+def _search_vector(parts: dict[str, str]) -> Any:
+    vectors = [SearchVector(Value(text), weight=weight, config="english") for weight, text in parts.items()]
+    combined = vectors[0]
+    for vector in vectors[1:]:
+        combined = combined + vector
+    return combined

@@ -1,0 +1,65 @@
+"""Real services for end-to-end tests: a Celery worker process on the test database and queue."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from django.conf import settings
+from django_scopes import scopes_disabled
+
+from config.celery import app
+from sessions_app.models import Session, Status
+
+
+def _test_database_url() -> str:
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit(parts._replace(path="/" + settings.DATABASES["default"]["NAME"]))
+
+
+def _wait_until_ready(process: subprocess.Popen, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("the Celery worker exited during start-up")
+        if app.control.ping(timeout=0.5):
+            return
+    raise RuntimeError("the Celery worker did not answer a ping in time")
+
+
+@pytest.fixture
+def start_worker(transactional_db: None) -> Iterator[Callable[[], subprocess.Popen]]:
+    """``start_worker()`` launches ``celery -A config worker`` on this run's queue; stopped at teardown."""
+    started: list[subprocess.Popen] = []
+
+    def start() -> subprocess.Popen:
+        env = {**os.environ, "DATABASE_URL": _test_database_url()}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "--loglevel", "WARNING",
+             "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--hostname", f"e2e-{os.getpid()}-{len(started)}@%h"],
+            env=env, cwd=settings.BASE_DIR,
+        )
+        started.append(process)
+        _wait_until_ready(process)
+        return process
+
+    yield start
+    for process in started:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def wait_for_status(session_id: str, seconds: float = 60) -> Session:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with scopes_disabled():
+            session = Session.objects.get(pk=session_id)
+        if session.status != Status.PROCESSING:
+            return session
+        time.sleep(0.2)
+    raise AssertionError(f"session {session_id} still processing after {seconds}s")
