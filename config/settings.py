@@ -140,7 +140,7 @@ if S3_BUCKET:
 else:
     BLOB_STORAGE = {
         "BACKEND": "django.core.files.storage.FileSystemStorage",
-        "OPTIONS": {"location": str(DATA_DIR / "blobs"), "base_url": None},
+        "OPTIONS": {"location": str(DATA_DIR / "blobs"), "base_url": None, "allow_overwrite": True},
     }
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics, status
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from projects import selectors, services
+from projects import device, selectors, services
 from projects.access import ADMIN_ONLY, READ_ONLY, ProjectAPIView
 from projects.errors import DomainError
 from projects.models import ApiToken, Invitation, Membership, User
@@ -150,3 +151,38 @@ def _validated(serializer_class: type, request: Request) -> dict:
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
 
+
+
+class DeviceStartView(APIView):
+    """Start a device login; anonymous by design (the user approves in the browser)."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    @extend_schema(request=inline_serializer("DeviceStartRequest", {"client_name": serializers.CharField(
+        required=False)}), responses={201: inline_serializer("DeviceStartResponse", {
+            "device_code": serializers.CharField(), "user_code": serializers.CharField(),
+            "verification_uri": serializers.URLField(), "verification_uri_complete": serializers.URLField(),
+            "interval": serializers.IntegerField(), "expires_in": serializers.IntegerField()})})
+    def post(self, request: Request) -> Response:
+        started = device.device_start(client_name=str(request.data.get("client_name", "")))
+        verify = f"{settings.SITE_URL}/device"
+        return Response({"device_code": started.device_code, "user_code": started.user_code,
+                         "verification_uri": verify, "verification_uri_complete": f"{verify}?code={started.user_code}",
+                         "interval": device.POLL_INTERVAL_SECONDS, "expires_in": started.expires_in},
+                        status=status.HTTP_201_CREATED)
+
+
+class DeviceTokenView(APIView):
+    """Poll a device login: 428 ``authorization_pending`` until approved, then the token once."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    @extend_schema(request=inline_serializer("DeviceTokenRequest", {"device_code": serializers.CharField()}),
+                   responses={200: inline_serializer("DeviceTokenResponse", {"token": serializers.CharField()})})
+    def post(self, request: Request) -> Response:
+        code = request.data.get("device_code")
+        if not isinstance(code, str) or not code:
+            raise DomainError("invalid", "device_code is required.", field="device_code")
+        return Response({"token": device.device_poll(device_code=code)})

@@ -147,3 +147,22 @@ class ApiToken(models.Model):
     def is_active(self) -> bool:
         expired = self.expires_at is not None and self.expires_at <= timezone.now()
         return self.revoked_at is None and not expired
+
+
+class DeviceGrant(models.Model):
+    """A pending ``sessionledger login``: the CLI polls with the device code while the user
+    approves the short user code in the browser. The token is minted at the first poll after
+    approval, so no secret is ever stored."""
+
+    device_code_hash = models.CharField(max_length=64, unique=True)
+    user_code = models.CharField(max_length=9, unique=True)
+    client_name = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+                                    related_name="+")
+    denied_at = models.DateTimeField(null=True, blank=True)
+    consumed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"device login {self.user_code}"

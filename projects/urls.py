@@ -10,6 +10,8 @@ urlpatterns = [
     path("projects/<slug:project>/invitations", api.InvitationListView.as_view(), name="api-invitations"),
     path("projects/<slug:project>/invitations/<int:invitation_id>", api.InvitationDetailView.as_view(),
          name="api-invitation"),
+    path("auth/device", api.DeviceStartView.as_view(), name="api-device"),
+    path("auth/device/token", api.DeviceTokenView.as_view(), name="api-device-token"),
     path("tokens", api.TokenListView.as_view(), name="api-tokens"),
     path("tokens/<int:token_id>", api.TokenDetailView.as_view(), name="api-token"),
 ]
