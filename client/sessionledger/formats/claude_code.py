@@ -1,0 +1,131 @@
+"""Claude Code transcripts (`~/.claude/projects/<dir>/<session>.jsonl`, reference §1).
+
+The parse pipeline: scan lines -> dedupe by uuid -> chain order -> messages per block ->
+weave sub-agents in -> number messages and turns -> derived facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import facts, paths, slimming, turns
+from .base import ParsedTranscript
+from .graph import chain_order, dedupe
+from .lines import scan
+from .messages import build_messages
+from .subagents import Piece, answered_ids, find_links, weave
+
+NAME = "claude-code"
+
+
+@dataclass
+class _File:
+    """One parsed file: its piece for weaving plus its own line accounting."""
+
+    piece: Piece
+    records: list[dict[str, Any]]
+    stats: dict[str, Any]
+
+
+def parse(raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> ParsedTranscript:
+    """Parse a main transcript (a whole file or a segment) and optional sub-agent files."""
+    main = _read(raw)
+    agents = {agent_id: _read(data, agent_id) for agent_id, data in (subagents or {}).items()}
+    messages, parents = weave(main.piece, {k: f.piece for k, f in agents.items()})
+    turn_list = facts.number_and_turns(messages)
+    files, counts = facts.tool_facts(messages)
+    first, last = facts.time_span(messages)
+    return ParsedTranscript(
+        agent=NAME,
+        messages=messages,
+        turns=turn_list,
+        stats=_stats(main, agents, parents),
+        title=facts.title_from(turn_list, messages),
+        prompts=[t["prompt"] for t in turn_list],
+        last_assistant_text=facts.last_assistant_text(messages),
+        files_touched=files,
+        tool_counts=counts,
+        token_usage=facts.token_usage(messages),
+        agent_version=_last_str(main.records, "version"),
+        agent_session_id=_last_str(main.records, "sessionId"),
+        first_timestamp=first,
+        last_timestamp=last,
+    )
+
+
+def _read(raw: bytes, agent_id: str | None = None) -> _File:
+    scanned = scan(raw)
+    unique, duplicates = dedupe(scanned.records)
+    messages, ignored = build_messages(chain_order(unique))
+    if agent_id is not None:
+        _mark_sidechain(messages, agent_id)
+    piece = Piece(messages, find_links(unique, messages), answered_ids(messages))
+    stats = {
+        "lines": scanned.lines,
+        "skipped_lines": scanned.skipped,
+        "truncated_bytes": scanned.truncated_bytes,
+        "duplicate_lines": duplicates,
+        "ignored_lines": ignored,
+    }
+    return _File(piece, scanned.records, stats)
+
+
+def _mark_sidechain(messages: list[dict[str, Any]], agent_id: str) -> None:
+    """Sub-agent messages never open a turn, even if a file forgot `isSidechain`."""
+    for msg in messages:
+        msg["sidechain"] = True
+        msg["agent_id"] = agent_id
+        if msg["kind"] == "prompt":
+            msg["kind"] = "text"
+
+
+def _stats(main: _File, agents: dict[str, _File], parents: dict[str, str]) -> dict[str, Any]:
+    """Main-file accounting; sub-agent broken lines also count in `skipped_lines`."""
+    stats = dict(main.stats)
+    if agents:
+        stats["skipped_lines"] += sum(f.stats["skipped_lines"] for f in agents.values())
+        stats["subagents"] = {
+            agent_id: {
+                "lines": f.stats["lines"],
+                "skipped_lines": f.stats["skipped_lines"],
+                "messages": len(f.piece.messages),
+                "parent_tool_id": parents.get(agent_id),
+            }
+            for agent_id, f in agents.items()
+        }
+    return stats
+
+
+def _last_str(records: list[dict[str, Any]], key: str) -> str | None:
+    """Value of `key` on the last line (file order) that has it: the CLI now in use."""
+    for rec in reversed(records):
+        value = rec.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+class ClaudeCodeFormat:
+    """The `TranscriptFormat` for Claude Code (see base.TranscriptFormat)."""
+
+    name = NAME
+
+    def parse(self, raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> ParsedTranscript:
+        return parse(raw, subagents=subagents)
+
+    def turn_starts(self, raw: bytes) -> list[int]:
+        return turns.turn_starts(raw)
+
+    def cut_after_turn(self, raw: bytes, n: int) -> bytes:
+        return turns.cut_after_turn(raw, n)
+
+    def slim(self, raw: bytes, *, image_threshold: int = 8192) -> tuple[bytes, dict[str, int]]:
+        return slimming.slim(raw, image_threshold=image_threshold)
+
+    def encode_project_dir(self, cwd: str) -> str:
+        return paths.encode_project_dir(cwd)
+
+
+FORMAT = ClaudeCodeFormat()

@@ -1,0 +1,137 @@
+"""Place sub-agent transcripts under the Task/Agent call that spawned them (reference §1.9).
+
+A reader wants the sub-agent's work where it happened: right after the spawning call's
+tool_result (or the call itself while no result exists). The link is found, in order of
+trust, from `toolUseResult.agentId`, the `agentId: <id>` trailer of the result text, or
+`progress/agent_progress` lines (`data.agentId` + `parentToolUseID`). Unlinked sub-agents
+(e.g. the compaction side agent) are appended at the end, still marked as sidechain.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .classify import user_content
+
+Record = dict[str, Any]
+Message = dict[str, Any]
+
+_TRAILER = re.compile(r"agentId: ([\w-]+)")
+
+
+@dataclass
+class Piece:
+    """One parsed file (the main transcript or one sub-agent) before weaving."""
+
+    messages: list[Message]
+    links: dict[str, str] = field(default_factory=dict)  # agent id -> spawning tool_use id
+    answered: set[str] = field(default_factory=set)  # tool_use ids that have a tool_result
+
+
+def find_links(records: Iterable[Record], messages: list[Message]) -> dict[str, str]:
+    """agent id -> tool_use id, preferring the most explicit evidence."""
+    from_result: dict[str, str] = {}
+    from_progress: dict[str, str] = {}
+    for rec in records:
+        if rec["type"] == "user":
+            _result_link(rec, from_result)
+        elif rec["type"] == "progress":
+            _progress_link(rec, from_progress)
+    from_trailer = _trailer_links(messages)
+    return {**from_progress, **from_trailer, **from_result}
+
+
+def _result_link(rec: Record, links: dict[str, str]) -> None:
+    result = rec.get("toolUseResult")
+    agent_id = result.get("agentId") if isinstance(result, dict) else None
+    if not isinstance(agent_id, str):
+        return
+    content = user_content(rec)
+    blocks = content if isinstance(content, list) else []
+    ids = [b.get("tool_use_id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if len(ids) == 1 and isinstance(ids[0], str):
+        links.setdefault(agent_id, ids[0])
+
+
+def _progress_link(rec: Record, links: dict[str, str]) -> None:
+    data = rec.get("data")
+    agent_id = data.get("agentId") if isinstance(data, dict) else None
+    tool_id = rec.get("parentToolUseID")
+    if isinstance(agent_id, str) and isinstance(tool_id, str):
+        links.setdefault(agent_id, tool_id)
+
+
+def _trailer_links(messages: list[Message]) -> dict[str, str]:
+    links: dict[str, str] = {}
+    for msg in messages:
+        if msg["kind"] == "tool_result" and "agentId: " in msg["content"]:
+            match = _TRAILER.search(msg["content"])
+            tool_id = msg["tool"]["id"]
+            if match and tool_id:
+                links.setdefault(match.group(1), tool_id)
+    return links
+
+
+def answered_ids(messages: list[Message]) -> set[str]:
+    return {m["tool"]["id"] for m in messages if m["kind"] == "tool_result" and m["tool"]["id"]}
+
+
+def weave(main: Piece, agents: dict[str, Piece]) -> tuple[list[Message], dict[str, str]]:
+    """Main messages with each sub-agent's messages inserted after its anchor.
+
+    Returns the woven list and agent id -> parent tool id for the agents that were linked.
+    Nested agents (a sub-agent spawning another) are linked the same way, from any piece.
+    """
+    weaver = _Weaver(main, agents)
+    weaver.emit(main.messages)
+    for agent_id in agents:
+        weaver.emit_agent(agent_id, None)
+    return weaver.out, weaver.parents
+
+
+class _Weaver:
+    def __init__(self, main: Piece, agents: dict[str, Piece]) -> None:
+        self.agents = agents
+        self.out: list[Message] = []
+        self.placed: set[str] = set()
+        self.parents: dict[str, str] = {}
+        self.spawned = _spawn_map([main, *agents.values()], agents)
+        self.answered = set().union(main.answered, *(p.answered for p in agents.values()))
+
+    def emit(self, messages: list[Message]) -> None:
+        for msg in messages:
+            self.out.append(msg)
+            tool_id = self._anchor(msg)
+            for agent_id in self.spawned.get(tool_id, ()) if tool_id else ():
+                self.emit_agent(agent_id, tool_id)
+
+    def emit_agent(self, agent_id: str, tool_id: str | None) -> None:
+        if agent_id in self.placed:
+            return
+        self.placed.add(agent_id)
+        messages = self.agents[agent_id].messages
+        if tool_id is not None:
+            self.parents[agent_id] = tool_id
+            for msg in messages:
+                msg["parent_tool_id"] = tool_id
+        self.emit(messages)
+
+    def _anchor(self, msg: Message) -> str | None:
+        """The tool id after which spawned agents go: the result, else an unanswered call."""
+        kind = msg["kind"]
+        if kind == "tool_result" or (kind == "tool_use" and msg["tool"]["id"] not in self.answered):
+            return msg["tool"]["id"]
+        return None
+
+
+def _spawn_map(pieces: list[Piece], agents: dict[str, Piece]) -> dict[str, list[str]]:
+    """tool_use id -> agent ids it spawned (only agents we actually have)."""
+    spawned: dict[str, list[str]] = {}
+    for piece in pieces:
+        for agent_id, tool_id in piece.links.items():
+            if agent_id in agents and agent_id not in spawned.get(tool_id, []):
+                spawned.setdefault(tool_id, []).append(agent_id)
+    return spawned
