@@ -23,24 +23,39 @@ from sessions_app.ingest import Upload, session_ingest
 from sessions_app.links import session_api_url, session_web_url
 from sessions_app.models import Session
 from sessions_app.serializers import (
+    ROW_COLUMNS,
     ErrorSerializer,
     IngestAcceptedSerializer,
     IngestMetadataSerializer,
     MessageSerializer,
     SessionDetailSerializer,
     SessionSerializer,
+    session_representation,
 )
 from sessions_app.throttles import IngestThrottle, QueryThrottle
 
-ERRORS = {code: OpenApiResponse(ErrorSerializer, description=text) for code, text in {
-    400: "malformed request", 401: "no or invalid token", 403: "role or token scope too low",
-    404: "no such project for you, or no such object", 429: "rate limited (Retry-After)",
-}.items()}
-INGEST_ERRORS = {**ERRORS, **{code: OpenApiResponse(ErrorSerializer, description=text) for code, text in {
-    409: "another upload already holds this commit's checkpoint (error.url points at it)",
-    413: "over the size limit (error.limit)", 415: "not multipart/form-data",
-    503: "object storage unavailable (Retry-After); nothing was stored",
-}.items()}}
+ERRORS = {
+    code: OpenApiResponse(ErrorSerializer, description=text)
+    for code, text in {
+        400: "malformed request",
+        401: "no or invalid token",
+        403: "role or token scope too low",
+        404: "no such project for you, or no such object",
+        429: "rate limited (Retry-After)",
+    }.items()
+}
+INGEST_ERRORS = {
+    **ERRORS,
+    **{
+        code: OpenApiResponse(ErrorSerializer, description=text)
+        for code, text in {
+            409: "another upload already holds this commit's checkpoint (error.url points at it)",
+            413: "over the size limit (error.limit)",
+            415: "not multipart/form-data",
+            503: "object storage unavailable (Retry-After); nothing was stored",
+        }.items()
+    },
+}
 
 
 class SessionCursorPagination(CursorPagination):
@@ -61,23 +76,34 @@ class SessionsView(ProjectAPIView):
     parser_classes = [MultiPartParser]
     throttle_classes = [IngestThrottle, QueryThrottle]
 
-    @extend_schema(parameters=[OpenApiParameter("cursor", str), OpenApiParameter("limit", int)],
-                   filters=True, responses={200: SessionSerializer(many=True), **ERRORS})
+    @extend_schema(
+        parameters=[OpenApiParameter("cursor", str), OpenApiParameter("limit", int)],
+        filters=True,
+        responses={200: SessionSerializer(many=True), **ERRORS},
+    )
     def get(self, request: Request, project: str) -> Response:
         queryset = SessionFilter(request.query_params, queryset=selectors.session_queryset(project=self.project))
         if not queryset.is_valid():
             raise serializers.ValidationError(queryset.errors)
         paginator = SessionCursorPagination()
-        page = paginator.paginate_queryset(queryset.qs, request, view=self)
-        return paginator.get_paginated_response(SessionSerializer(page, many=True).data)
+        page = paginator.paginate_queryset(queryset.qs.values(*ROW_COLUMNS), request, view=self)
+        return paginator.get_paginated_response([session_representation(row, self.project.slug) for row in page])
 
     @extend_schema(
-        request={"multipart/form-data": inline_serializer("SessionUpload", {
-            "metadata": serializers.JSONField(help_text="IngestMetadata as JSON text"),
-            "transcript": serializers.FileField(help_text="gzip JSONL"),
-            "subagent": serializers.ListField(child=serializers.FileField(), required=False,
-                                              help_text="gzip JSONL per sub-agent; file name = agent id"),
-        })},
+        request={
+            "multipart/form-data": inline_serializer(
+                "SessionUpload",
+                {
+                    "metadata": serializers.JSONField(help_text="IngestMetadata as JSON text"),
+                    "transcript": serializers.FileField(help_text="gzip JSONL"),
+                    "subagent": serializers.ListField(
+                        child=serializers.FileField(),
+                        required=False,
+                        help_text="gzip JSONL per sub-agent; file name = agent id",
+                    ),
+                },
+            )
+        },
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
         responses={202: IngestAcceptedSerializer, 200: IngestAcceptedSerializer, **INGEST_ERRORS},
     )
@@ -88,13 +114,19 @@ class SessionsView(ProjectAPIView):
         if transcript is None:
             raise DomainError("missing", "The upload needs a gzip 'transcript' part.", field="transcript")
         result = session_ingest(
-            project=self.project, author=request.user, metadata=metadata,
+            project=self.project,
+            author=request.user,
+            metadata=metadata,
             transcript=Upload(transcript, transcript.size),
             subagents=[Upload(f, f.size, _agent_id(f.name)) for f in request.FILES.getlist("subagent")],
             idempotency_key=request.headers.get("Idempotency-Key") or None,
         )
-        body = {"id": str(result.session.pk), "status": result.session.status,
-                "url": session_api_url(result.session), "web_url": session_web_url(result.session)}
+        body = {
+            "id": str(result.session.pk),
+            "status": result.session.status,
+            "url": session_api_url(result.session),
+            "web_url": session_web_url(result.session),
+        }
         return Response(body, status=status.HTTP_202_ACCEPTED if result.created else status.HTTP_200_OK)
 
 
@@ -105,8 +137,9 @@ def _refuse_oversized_body(request: Request) -> None:
     except ValueError:
         length = 0
     if length > limit:
-        raise ApiError(413, "too_large", f"Upload refused: the request body exceeds {limit:,} bytes.",
-                       extra={"limit": limit})
+        raise ApiError(
+            413, "too_large", f"Upload refused: the request body exceeds {limit:,} bytes.", extra={"limit": limit}
+        )
 
 
 def _metadata(request: Request) -> dict[str, Any]:
@@ -149,33 +182,45 @@ class SessionDetailView(SessionObjectView):
 
 
 class MessagesQuery(serializers.Serializer):
-    role = serializers.ListField(child=serializers.ChoiceField(["user", "assistant", "tool", "system", "thinking"]),
-                                 required=False)
-    kind = serializers.ListField(child=serializers.ChoiceField(
-        ["prompt", "text", "thinking", "tool_use", "tool_result", "summary", "system"]), required=False)
+    role = serializers.ListField(
+        child=serializers.ChoiceField(["user", "assistant", "tool", "system", "thinking"]), required=False
+    )
+    kind = serializers.ListField(
+        child=serializers.ChoiceField(["prompt", "text", "thinking", "tool_use", "tool_result", "summary", "system"]),
+        required=False,
+    )
     since = serializers.DateTimeField(required=False)
     until = serializers.DateTimeField(required=False)
     q = serializers.CharField(required=False, allow_blank=True)
 
 
 class SessionMessagesView(SessionObjectView):
-    @extend_schema(parameters=[MessagesQuery, OpenApiParameter("offset", int), OpenApiParameter("limit", int)],
-                   responses={200: MessageSerializer(many=True), **ERRORS})
+    @extend_schema(
+        parameters=[MessagesQuery, OpenApiParameter("offset", int), OpenApiParameter("limit", int)],
+        responses={200: MessageSerializer(many=True), **ERRORS},
+    )
     def get(self, request: Request, project: str, session_id: str) -> Response:
-        query = MessagesQuery(data={"role": request.query_params.getlist("role"),
-                                    "kind": request.query_params.getlist("kind"),
-                                    **{k: request.query_params[k] for k in ("since", "until", "q")
-                                       if k in request.query_params}})
+        query = MessagesQuery(
+            data={
+                "role": request.query_params.getlist("role"),
+                "kind": request.query_params.getlist("kind"),
+                **{k: request.query_params[k] for k in ("since", "until", "q") if k in request.query_params},
+            }
+        )
         query.is_valid(raise_exception=True)
         document = selectors.session_document(session=self.get_session(session_id))
         if document is None:
-            raise DomainError("processing", "This session is still being processed; try again shortly.",
-                              status_code=409)
-        messages = selectors.filter_messages(document["messages"], roles=query.validated_data.get("role"),
-                                             kinds=query.validated_data.get("kind"),
-                                             since=query.validated_data.get("since"),
-                                             until=query.validated_data.get("until"),
-                                             text=query.validated_data.get("q"))
+            raise DomainError(
+                "processing", "This session is still being processed; try again shortly.", status_code=409
+            )
+        messages = selectors.filter_messages(
+            document["messages"],
+            roles=query.validated_data.get("role"),
+            kinds=query.validated_data.get("kind"),
+            since=query.validated_data.get("since"),
+            until=query.validated_data.get("until"),
+            text=query.validated_data.get("q"),
+        )
         paginator = MessagePagination()
         page = paginator.paginate_queryset(messages, request, view=self)
         return paginator.get_paginated_response(page)
@@ -186,8 +231,9 @@ class SessionRawView(SessionObjectView):
     def get(self, request: Request, project: str, session_id: str) -> FileResponse:
         session = self.get_session(session_id)
         stream = blobs.open_stream(session.raw_storage_key)
-        response = FileResponse(stream, content_type="application/gzip", as_attachment=True,
-                                filename=f"{session.pk}.jsonl.gz")
+        response = FileResponse(
+            stream, content_type="application/gzip", as_attachment=True, filename=f"{session.pk}.jsonl.gz"
+        )
         response["Content-Encoding"] = "identity"
         return response
 

@@ -40,8 +40,15 @@ class IngestResult:
     created: bool
 
 
-def session_ingest(*, project: Project, author: User, metadata: dict[str, Any], transcript: Upload,
-                   subagents: list[Upload], idempotency_key: str | None) -> IngestResult:
+def session_ingest(
+    *,
+    project: Project,
+    author: User,
+    metadata: dict[str, Any],
+    transcript: Upload,
+    subagents: list[Upload],
+    idempotency_key: str | None,
+) -> IngestResult:
     existing = _duplicate_of(project, metadata, idempotency_key)
     if existing is not None:
         return IngestResult(existing, created=False)
@@ -77,9 +84,13 @@ def _duplicate_of(project: Project, metadata: dict[str, Any], key: str | None) -
         return None
     if (found.agent_session_id, found.end_offset) == (metadata["agent_session_id"], metadata.get("end_offset")):
         return found
-    raise DomainError("conflict", f"Commit {metadata['commit_hash'][:12]} already has a checkpoint session.",
-                      field="commit_hash", status_code=409,
-                      extra={"url": session_api_url(found), "id": str(found.pk)})
+    raise DomainError(
+        "conflict",
+        f"Commit {metadata['commit_hash'][:12]} already has a checkpoint session.",
+        field="commit_hash",
+        status_code=409,
+        extra={"url": session_api_url(found), "id": str(found.pk)},
+    )
 
 
 def _measure(upload: Upload, limit: int) -> int:
@@ -87,8 +98,9 @@ def _measure(upload: Upload, limit: int) -> int:
     try:
         size = sum(len(piece) for piece in blobs.gunzip_bounded(upload.stream, limit))
     except blobs.TooLarge as exc:
-        raise DomainError("too_large", f"Upload refused: {exc}.", field="transcript", status_code=413,
-                          extra={"limit": exc.limit}) from None
+        raise DomainError(
+            "too_large", f"Upload refused: {exc}.", field="transcript", status_code=413, extra={"limit": exc.limit}
+        ) from None
     except blobs.NotGzip as exc:
         raise DomainError("invalid_gzip", f"Upload refused: {exc}.", field="transcript") from None
     upload.stream.seek(0)
@@ -109,16 +121,35 @@ def _new_session(project: Project, author: User, metadata: dict[str, Any], key: 
     session_id = uuid.uuid4()
     fields = {name: metadata.get(name) for name in _COPIED_FIELDS if metadata.get(name) is not None}
     return Session(
-        id=session_id, project=project, author=author, idempotency_key=key or None,
-        status=Status.PROCESSING, requested_status=metadata.get("status") or Status.COMPLETE,
-        raw_storage_key=blobs.raw_key(project.pk, session_id), raw_size_bytes=raw_size,
-        previous=_previous_segment(project, metadata), **fields,
+        id=session_id,
+        project=project,
+        author=author,
+        idempotency_key=key or None,
+        status=Status.PROCESSING,
+        requested_status=metadata.get("status") or Status.COMPLETE,
+        raw_storage_key=blobs.raw_key(project.pk, session_id),
+        raw_size_bytes=raw_size,
+        previous=_previous_segment(project, metadata),
+        **fields,
     )
 
 
 _COPIED_FIELDS = (
-    "kind", "feature_branch", "commit_hash", "task_id", "amends", "agent", "agent_version", "agent_session_id",
-    "start_offset", "end_offset", "commit_message", "patch_id", "diff_stat", "files_touched", "captured_at",
+    "kind",
+    "feature_branch",
+    "commit_hash",
+    "task_id",
+    "amends",
+    "agent",
+    "agent_version",
+    "agent_session_id",
+    "start_offset",
+    "end_offset",
+    "commit_message",
+    "patch_id",
+    "diff_stat",
+    "files_touched",
+    "captured_at",
     "redaction",
 )
 
@@ -127,20 +158,31 @@ def _previous_segment(project: Project, metadata: dict[str, Any]) -> Session | N
     start = metadata.get("previous_end_offset", metadata.get("start_offset"))
     if not metadata.get("agent_session_id") or not start:
         return None
-    return (Session.objects.filter(project=project, agent_session_id=metadata["agent_session_id"], end_offset=start)
-            .order_by("-created_at").first())
+    return (
+        Session.objects.filter(project=project, agent_session_id=metadata["agent_session_id"], end_offset=start)
+        .order_by("-created_at")
+        .first()
+    )
 
 
-def _store_blobs(session: Session, transcript: Upload, subagents: list[Upload], sizes: list[int],
-                 metadata: dict[str, Any]) -> list[str]:
+def _store_blobs(
+    session: Session, transcript: Upload, subagents: list[Upload], sizes: list[int], metadata: dict[str, Any]
+) -> list[str]:
     offsets = {entry["agent_id"]: entry for entry in metadata.get("subagents", [])}
     planned = [(session.raw_storage_key, transcript)]
     for index, (part, size) in enumerate(zip(subagents, sizes, strict=True)):
         key = blobs.subagent_key(session.project_id, session.pk, index)
         planned.append((key, part))
         known = offsets.get(part.agent_id, {})
-        session.subagents.append({"agent_id": part.agent_id, "key": key, "raw_size_bytes": size,
-                                  "start_offset": known.get("start_offset"), "end_offset": known.get("end_offset")})
+        session.subagents.append(
+            {
+                "agent_id": part.agent_id,
+                "key": key,
+                "raw_size_bytes": size,
+                "start_offset": known.get("start_offset"),
+                "end_offset": known.get("end_offset"),
+            }
+        )
     stored: list[str] = []
     try:
         for key, part in planned:
@@ -150,8 +192,12 @@ def _store_blobs(session: Session, transcript: Upload, subagents: list[Upload], 
     except blobs.StorageUnavailable as exc:
         blobs.delete(*stored)
         logger.warning("ingest refused, storage unavailable: %s", exc)
-        raise DomainError("storage_unavailable", "Object storage is unavailable; retry later.",
-                          status_code=503, retry_after=STORAGE_RETRY_AFTER) from None
+        raise DomainError(
+            "storage_unavailable",
+            "Object storage is unavailable; retry later.",
+            status_code=503,
+            retry_after=STORAGE_RETRY_AFTER,
+        ) from None
     return stored
 
 
@@ -161,5 +207,5 @@ def enqueue_processing(session_id: object) -> None:
 
     try:
         process_session.apply_async(args=[str(session_id)], retry=False)
-    except Exception as exc:  # noqa: BLE001 - kombu raises many types; the sweep is the fallback
+    except Exception as exc:
         logger.warning("could not enqueue processing of %s (%s); the sweep will retry", session_id, exc)

@@ -47,8 +47,12 @@ class Session(models.Model):
     amends = models.CharField(max_length=40, null=True, blank=True)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PROCESSING)
-    requested_status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE,
-                                        help_text="the status the session takes once processed")
+    requested_status = models.CharField(
+        max_length=16,
+        choices=Status.choices,
+        default=Status.COMPLETE,
+        help_text="the status the session takes once processed",
+    )
     agent = models.CharField(max_length=32, default="claude-code")
     agent_version = models.CharField(max_length=32, blank=True, default="")
     agent_session_id = models.CharField(max_length=100, blank=True, default="")
@@ -82,18 +86,23 @@ class Session(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.CheckConstraint(condition=Q(commit_hash__isnull=False) | Q(task_id__isnull=False),
-                                   name="session_has_commit_or_task"),
-            models.UniqueConstraint(fields=["project", "commit_hash"], condition=Q(kind="checkpoint"),
-                                    name="session_one_checkpoint_per_commit"),
+            models.CheckConstraint(
+                condition=Q(commit_hash__isnull=False) | Q(task_id__isnull=False), name="session_has_commit_or_task"
+            ),
+            models.UniqueConstraint(
+                fields=["project", "commit_hash"],
+                condition=Q(kind="checkpoint"),
+                name="session_one_checkpoint_per_commit",
+            ),
             models.UniqueConstraint(fields=["project", "idempotency_key"], name="session_unique_idempotency_key"),
             models.CheckConstraint(condition=Q(raw_size_bytes__gte=0), name="session_raw_size_non_negative"),
         ]
         indexes = [
             models.Index(fields=["project", "-created_at", "-id"], name="session_project_recent"),
             models.Index(fields=["project", "feature_branch", "-created_at"], name="session_branch_recent"),
-            models.Index(fields=["project", "commit_hash"], name="session_commit",
-                         opclasses=["", "varchar_pattern_ops"]),
+            models.Index(
+                fields=["project", "commit_hash"], name="session_commit", opclasses=["", "varchar_pattern_ops"]
+            ),
             models.Index(fields=["project", "task_id"], name="session_task"),
             models.Index(fields=["author", "-created_at"], name="session_author_recent"),
             models.Index(fields=["project", "agent_session_id", "end_offset"], name="session_agent_segment"),

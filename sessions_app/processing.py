@@ -14,8 +14,8 @@ from typing import Any
 from django.contrib.postgres.search import SearchVector
 from django.db.models import Value
 from django.utils import timezone
-
 from sessionledger.formats import parse_transcript
+
 from sessions_app import blobs
 from sessions_app.models import Session, Status
 
@@ -39,7 +39,7 @@ def session_process(*, session: Session) -> None:
         derived = derive(session)
     except blobs.StorageUnavailable:
         raise
-    except Exception as exc:  # noqa: BLE001 - any parser bug must mark the session, not lose it
+    except Exception as exc:
         logger.exception("processing session %s failed", session.pk)
         _finish(session, {"error": f"{type(exc).__name__}: {exc}"[:2000]}, Status.FAILED)
         return
@@ -57,7 +57,8 @@ def session_reprocess(*, session: Session) -> None:
 def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[str, str] | None = None) -> None:
     extra = {"search_vector": _search_vector(search)} if search else {}
     Session.objects.filter(pk=session.pk, status=Status.PROCESSING).update(
-        status=status, processed_at=timezone.now(), **fields, **extra)
+        status=status, processed_at=timezone.now(), **fields, **extra
+    )
 
 
 def derive(session: Session) -> Derived:
@@ -72,23 +73,34 @@ def derive(session: Session) -> Derived:
 
 def _header(session: Session, parsed: Any) -> dict[str, Any]:
     return {
-        "session_id": str(session.pk), "project": session.project.slug, "feature_branch": session.feature_branch,
-        "commit_hash": session.commit_hash, "task_id": session.task_id,
+        "session_id": str(session.pk),
+        "project": session.project.slug,
+        "feature_branch": session.feature_branch,
+        "commit_hash": session.commit_hash,
+        "task_id": session.task_id,
         "author": session.author.email if session.author else None,
         "captured_at": session.captured_at.isoformat() if session.captured_at else None,
-        "agent": {"name": session.agent, "version": session.agent_version or parsed.agent_version,
-                  "session_id": session.agent_session_id or parsed.agent_session_id},
+        "agent": {
+            "name": session.agent,
+            "version": session.agent_version or parsed.agent_version,
+            "session_id": session.agent_session_id or parsed.agent_session_id,
+        },
     }
 
 
 def _fields(session: Session, parsed: Any, key: str) -> dict[str, Any]:
     files = list(dict.fromkeys([*session.files_touched, *parsed.files_touched]))
     return {
-        "content_storage_key": key, "message_count": parsed.message_count, "turn_count": parsed.turn_count,
+        "content_storage_key": key,
+        "message_count": parsed.message_count,
+        "turn_count": parsed.turn_count,
         "title": (parsed.title or session.commit_message.split("\n", 1)[0] or session.task_id or "")[:200],
-        "summary": _summary(session, parsed, files), "files_touched": files, "digest": _digest(parsed),
+        "summary": _summary(session, parsed, files),
+        "files_touched": files,
+        "digest": _digest(parsed),
         "agent_version": session.agent_version or parsed.agent_version or "",
-        "agent_session_id": session.agent_session_id or parsed.agent_session_id or "", "error": "",
+        "agent_session_id": session.agent_session_id or parsed.agent_session_id or "",
+        "error": "",
     }
 
 
@@ -102,8 +114,10 @@ def _digest(parsed: Any) -> dict[str, Any]:
     return {
         "prompts": [_trim(p, PROMPT_CAP) for p in parsed.prompts[:PROMPTS_KEPT]],
         "last_assistant_text": _trim(parsed.last_assistant_text or "", LAST_TEXT_CAP),
-        "tool_counts": parsed.tool_counts, "first_timestamp": parsed.first_timestamp,
-        "last_timestamp": parsed.last_timestamp, "skipped_lines": parsed.stats.get("skipped_lines", 0),
+        "tool_counts": parsed.tool_counts,
+        "first_timestamp": parsed.first_timestamp,
+        "last_timestamp": parsed.last_timestamp,
+        "skipped_lines": parsed.stats.get("skipped_lines", 0),
     }
 
 
@@ -120,8 +134,11 @@ def _summary(session: Session, parsed: Any, files: list[str]) -> str:
 
 
 def _search_text(session: Session, parsed: Any) -> dict[str, str]:
-    assistant = "\n".join(m["content"] for m in parsed.messages
-                          if m["role"] == "assistant" and m["kind"] == "text" and not m.get("sidechain"))
+    assistant = "\n".join(
+        m["content"]
+        for m in parsed.messages
+        if m["role"] == "assistant" and m["kind"] == "text" and not m.get("sidechain")
+    )
     return {
         "A": f"{parsed.title}\n{session.commit_message}\n{session.task_id or ''}"[:SEARCH_TEXT_CAP],
         "B": "\n".join(parsed.prompts)[:SEARCH_TEXT_CAP],

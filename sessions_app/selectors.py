@@ -18,7 +18,8 @@ COMMIT_PREFIX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 
 
 def session_queryset(*, project: Project) -> QuerySet[Session]:
-    return Session.objects.filter(project=project).select_related("author", "project")
+    # The tsvector and the digest can be large and no list shows them.
+    return Session.objects.filter(project=project).select_related("author", "project").defer("search_vector", "digest")
 
 
 def commit_prefix(value: str) -> str:
@@ -42,15 +43,14 @@ def sessions_for_task(*, project: Project, task_id: str) -> QuerySet[Session]:
 def session_get(*, project: Project, session_id: object) -> Session | None:
     try:
         return session_queryset(project=project).select_related("previous").filter(pk=session_id).first()
-    except Exception:  # noqa: BLE001 - a malformed UUID is simply "no such session"
+    except Exception:
         return None
 
 
 def session_next_segment(*, session: Session) -> Session | None:
     if not session.agent_session_id:
         return None
-    return (Session.objects.filter(project_id=session.project_id, previous=session)
-            .order_by("created_at").first())
+    return Session.objects.filter(project_id=session.project_id, previous=session).order_by("created_at").first()
 
 
 def session_document(*, session: Session) -> dict[str, Any] | None:
@@ -60,8 +60,15 @@ def session_document(*, session: Session) -> dict[str, Any] | None:
     return blobs.load_json_gz(session.content_storage_key)
 
 
-def filter_messages(messages: list[dict[str, Any]], *, roles: list[str] | None = None, kinds: list[str] | None = None,
-                    since: datetime | None = None, until: datetime | None = None, text: str | None = None) -> list[dict]:
+def filter_messages(
+    messages: list[dict[str, Any]],
+    *,
+    roles: list[str] | None = None,
+    kinds: list[str] | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    text: str | None = None,
+) -> list[dict]:
     """Role/kind/time/text filtering of normalised messages.
 
     Roles are the UI's buckets: ``thinking`` is its own role here, so hiding the assistant's
@@ -70,10 +77,12 @@ def filter_messages(messages: list[dict[str, Any]], *, roles: list[str] | None =
     needle = (text or "").casefold()
 
     def keep(message: dict[str, Any]) -> bool:
-        return ((not roles or role_bucket(message) in roles)
-                and (not kinds or message["kind"] in kinds)
-                and _within(message_time(message), since, until)
-                and (not needle or needle in (message.get("content") or "").casefold()))
+        return (
+            (not roles or role_bucket(message) in roles)
+            and (not kinds or message["kind"] in kinds)
+            and _within(message_time(message), since, until)
+            and (not needle or needle in (message.get("content") or "").casefold())
+        )
 
     return [message for message in messages if keep(message)]
 
@@ -94,3 +103,64 @@ def _within(stamp: datetime | None, since: datetime | None, until: datetime | No
     if since is None and until is None:
         return True
     return stamp is not None and (since is None or stamp >= since) and (until is None or stamp <= until)
+
+
+# --- pages (issue #5): the browser UI's reads; the API may use them too -------------------------
+
+HEADLINE_START, HEADLINE_STOP = "\x02", "\x03"  # never in text; the page escapes, then swaps in <mark>
+
+
+def session_list_with_snippets(queryset: QuerySet[Session], text: str) -> QuerySet[Session]:
+    """Full-text filter plus a ``snippet`` of where it matched (``ts_headline``, per returned row).
+
+    The markers are control characters, not HTML, because the snippet is transcript text: the
+    caller escapes it first and only then turns the markers into highlighting.
+    """
+    from django.contrib.postgres.search import SearchHeadline
+    from django.db.models import Value
+    from django.db.models.functions import Concat
+
+    query = SearchQuery(text, search_type="websearch", config="english")
+    document = Concat("title", Value("\n"), "commit_message", Value("\n"), "summary")
+    return queryset.filter(search_vector=query).annotate(
+        snippet=SearchHeadline(
+            document,
+            query,
+            config="english",
+            start_sel=HEADLINE_START,
+            stop_sel=HEADLINE_STOP,
+            max_words=24,
+            min_words=8,
+            max_fragments=2,
+            fragment_delimiter=" … ",
+        )
+    )
+
+
+def session_recent_for_user(*, user: object, limit: int = 20) -> list[Session]:
+    """The newest sessions across every project the user is a member of (the dashboard)."""
+    from projects.scoping import unscoped
+
+    with unscoped():
+        return list(
+            Session.objects.filter(project__memberships__user=user)
+            .select_related("author", "project")
+            .order_by("-created_at", "-id")[:limit]
+        )
+
+
+def sessions_on_branch(*, project: Project, branch: str) -> QuerySet[Session]:
+    """A branch's sessions in the order they happened (the branch timeline)."""
+    return session_queryset(project=project).filter(feature_branch=branch).order_by("created_at", "id")
+
+
+def session_branches(*, project: Project, limit: int = 200) -> list[str]:
+    """Branch names with sessions, for the list's branch picker."""
+    names = (
+        Session.objects.filter(project=project)
+        .exclude(feature_branch="")
+        .order_by("feature_branch")
+        .values_list("feature_branch", flat=True)
+        .distinct()
+    )
+    return list(names[:limit])

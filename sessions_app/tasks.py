@@ -33,8 +33,9 @@ def sweep_processing() -> int:
 
     cutoff = timezone.now() - timedelta(seconds=settings.SESSIONLEDGER_SWEEP_AFTER_SECONDS)
     with unscoped():
-        stuck = list(Session.objects.filter(status=Status.PROCESSING, created_at__lt=cutoff)
-                     .values_list("pk", flat=True)[:1000])
+        stuck = list(
+            Session.objects.filter(status=Status.PROCESSING, created_at__lt=cutoff).values_list("pk", flat=True)[:1000]
+        )
     for session_id in stuck:
         enqueue_processing(session_id)
     if stuck:

@@ -23,8 +23,13 @@ class World:
     outsider: User
 
     def user(self, role: str) -> User | None:
-        return {"admin": self.admin, "member": self.member, "viewer": self.viewer,
-                "outsider": self.outsider, "anonymous": None}[role]
+        return {
+            "admin": self.admin,
+            "member": self.member,
+            "viewer": self.viewer,
+            "outsider": self.outsider,
+            "anonymous": None,
+        }[role]
 
 
 @pytest.fixture
@@ -32,7 +37,8 @@ def world(db: None) -> World:
     with scopes_disabled():
         project, other = ProjectFactory(slug="acme-api"), ProjectFactory(slug="globex-web")
         return World(
-            project=project, other_project=other,
+            project=project,
+            other_project=other,
             admin=make_member(project, Role.ADMIN, email="alice@example.com"),
             member=make_member(project, Role.MEMBER, email="mallory@example.com"),
             viewer=make_member(project, Role.VIEWER, email="victor@example.com"),
@@ -60,5 +66,5 @@ def api_as():
 
 
 @pytest.fixture(autouse=True)
-def _fast_password_hashing(settings) -> None:  # noqa: ANN001
+def _fast_password_hashing(settings) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

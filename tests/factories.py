@@ -17,7 +17,7 @@ class UserFactory(factory.django.DjangoModelFactory):
     password = factory.PostGenerationMethodCall("set_password", "pw-for-tests-1")
 
     @factory.post_generation
-    def _save(obj, create, extracted, **kwargs):  # noqa: N805, ANN001, ANN202
+    def _save(obj, create, extracted, **kwargs):
         if create:
             obj.save()
 

@@ -36,8 +36,9 @@ def _start_moto() -> str:
 def _create_bucket(endpoint: str) -> None:
     import boto3
 
-    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test", aws_secret_access_key="test",
-                          region_name="us-east-1")
+    client = boto3.client(
+        "s3", endpoint_url=endpoint, aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1"
+    )
     client.create_bucket(Bucket=S3_BUCKET)
 
 
@@ -48,8 +49,12 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     ensure_environment()
     endpoint = _start_moto()
     os.environ.update(
-        S3_ENDPOINT_URL=endpoint, S3_BUCKET=S3_BUCKET, S3_ACCESS_KEY_ID="test", S3_SECRET_ACCESS_KEY="test",
-        S3_REGION="us-east-1", SITE_URL="http://testserver",
+        S3_ENDPOINT_URL=endpoint,
+        S3_BUCKET=S3_BUCKET,
+        S3_ACCESS_KEY_ID="test",
+        S3_SECRET_ACCESS_KEY="test",
+        S3_REGION="us-east-1",
+        SITE_URL="http://testserver",
         # A queue of our own, so a worker of another test run on the same Redis never takes our tasks.
         SESSIONLEDGER_QUEUE=f"tests-{uuid.uuid4().hex[:8]}",
         SESSIONLEDGER_DATA_DIR=os.environ.get("SESSIONLEDGER_DATA_DIR", str(early_config.rootpath / ".data")),

@@ -17,11 +17,19 @@ def commit_hash(seed: str) -> str:
 
 def metadata_for(raw: bytes, **overrides: Any) -> dict[str, Any]:
     data = {
-        "kind": "checkpoint", "feature_branch": "010-session-capture", "commit_hash": commit_hash("c1"),
-        "agent": "claude-code", "agent_version": "2.1.39", "agent_session_id": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17",
-        "start_offset": 0, "end_offset": len(raw), "commit_message": "Add session capture\n\nDetails.",
-        "diff_stat": {"files": 2, "insertions": 30, "deletions": 4}, "files_touched": ["src/capture.py"],
-        "captured_at": "2026-02-12T10:30:00Z", "redaction": {"github_token": 1},
+        "kind": "checkpoint",
+        "feature_branch": "010-session-capture",
+        "commit_hash": commit_hash("c1"),
+        "agent": "claude-code",
+        "agent_version": "2.1.39",
+        "agent_session_id": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17",
+        "start_offset": 0,
+        "end_offset": len(raw),
+        "commit_message": "Add session capture\n\nDetails.",
+        "diff_stat": {"files": 2, "insertions": 30, "deletions": 4},
+        "files_touched": ["src/capture.py"],
+        "captured_at": "2026-02-12T10:30:00Z",
+        "redaction": {"github_token": 1},
     }
     data.update(overrides)
     return data
@@ -33,9 +41,17 @@ def gz_file(data: bytes, name: str) -> io.BytesIO:
     return part
 
 
-def upload(client: APIClient, slug: str, raw: bytes, metadata: dict[str, Any] | None = None, *,
-           subagents: dict[str, bytes] | None = None, transcript_part: io.BytesIO | None = None,
-           metadata_text: str | None = None, **headers: str) -> Any:
+def upload(
+    client: APIClient,
+    slug: str,
+    raw: bytes,
+    metadata: dict[str, Any] | None = None,
+    *,
+    subagents: dict[str, bytes] | None = None,
+    transcript_part: io.BytesIO | None = None,
+    metadata_text: str | None = None,
+    **headers: str,
+) -> Any:
     body: dict[str, Any] = {
         "metadata": metadata_text if metadata_text is not None else json.dumps(metadata or metadata_for(raw)),
         "transcript": transcript_part or gz_file(raw, "transcript.jsonl.gz"),

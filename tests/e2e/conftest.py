@@ -40,9 +40,24 @@ def start_worker(transactional_db: None) -> Iterator[Callable[[], subprocess.Pop
     def start() -> subprocess.Popen:
         env = {**os.environ, "DATABASE_URL": _test_database_url()}
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "--loglevel", "WARNING",
-             "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--hostname", f"e2e-{os.getpid()}-{len(started)}@%h"],
-            env=env, cwd=settings.BASE_DIR,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--pool",
+                "solo",
+                "--loglevel",
+                "WARNING",
+                "-Q",
+                settings.CELERY_TASK_DEFAULT_QUEUE,
+                "--hostname",
+                f"e2e-{os.getpid()}-{len(started)}@%h",
+            ],
+            env=env,
+            cwd=settings.BASE_DIR,
         )
         started.append(process)
         _wait_until_ready(process)

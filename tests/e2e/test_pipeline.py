@@ -16,22 +16,35 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 def every_line_type() -> tuple[bytes, bytes]:
     """A transcript with every line type of the reference, and its sub-agent's file."""
     main = TranscriptBuilder()
-    child = main.subagent("a2898e3").prompt("Find the parser").tool_call("Grep", {"pattern": "parse"},
-                                                                          result="src/parse.py").assistant_text(
-        "It is in src/parse.py.")
-    (main.bookkeeping("custom-title", customTitle="capture work").file_history_snapshot()
-     .prompt("Please implement the session capture feature").attachment("hook_additional_context", content=["ctx"])
-     .thinking("Plan: read the code first.")
-     .tool_call("Bash", {"command": "pytest -q"}, result="1 failed", hook=True)
-     .parallel_tools([("Read", {"file_path": "/work/app/a.py"}, "a"), ("Read", {"file_path": "/work/app/b.py"}, "b")],
-                     errors=[1])
-     .task("find parser", "Find the parser", agent_id="a2898e3", result="It is in src/parse.py.")
-     .tool_call("Edit", {"file_path": "/work/app/src/capture.py", "old_string": "a", "new_string": "b"})
-     .assistant_text("Implemented **capture**.").turn_end()
-     .queue_operation("enqueue", "also docs").slash_command("compact", stdout="Compacted")
-     .compact("We implemented capture.")
-     .prompt("Now write the docs").assistant_text("Docs written.").turn_end()
-     .summary("Session capture").broken())
+    child = (
+        main.subagent("a2898e3")
+        .prompt("Find the parser")
+        .tool_call("Grep", {"pattern": "parse"}, result="src/parse.py")
+        .assistant_text("It is in src/parse.py.")
+    )
+    (
+        main.bookkeeping("custom-title", customTitle="capture work")
+        .file_history_snapshot()
+        .prompt("Please implement the session capture feature")
+        .attachment("hook_additional_context", content=["ctx"])
+        .thinking("Plan: read the code first.")
+        .tool_call("Bash", {"command": "pytest -q"}, result="1 failed", hook=True)
+        .parallel_tools(
+            [("Read", {"file_path": "/work/app/a.py"}, "a"), ("Read", {"file_path": "/work/app/b.py"}, "b")], errors=[1]
+        )
+        .task("find parser", "Find the parser", agent_id="a2898e3", result="It is in src/parse.py.")
+        .tool_call("Edit", {"file_path": "/work/app/src/capture.py", "old_string": "a", "new_string": "b"})
+        .assistant_text("Implemented **capture**.")
+        .turn_end()
+        .queue_operation("enqueue", "also docs")
+        .slash_command("compact", stdout="Compacted")
+        .compact("We implemented capture.")
+        .prompt("Now write the docs")
+        .assistant_text("Docs written.")
+        .turn_end()
+        .summary("Session capture")
+        .broken()
+    )
     return main.build(), child.build()
 
 

@@ -13,7 +13,7 @@ def _start(client: APIClient) -> dict:
     return response.json()
 
 
-def _poll(client: APIClient, code: str):  # noqa: ANN202
+def _poll(client: APIClient, code: str):
     return client.post("/api/v1/auth/device/token", {"device_code": code}, format="json")
 
 

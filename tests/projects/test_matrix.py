@@ -21,8 +21,13 @@ from projects.models import role_at_least
 
 PUBLIC_ROUTES: set[str] = set()  # none yet: no project-taking route is deliberately public
 ROLES = ["anonymous", "outsider", "viewer", "member", "admin"]
-PLACEHOLDERS = {"int": "987654", "uuid": str(uuid.UUID(int=12345)), "slug": "no-such-thing",
-                "str": "no-such-thing", "path": "no/such/thing"}
+PLACEHOLDERS = {
+    "int": "987654",
+    "uuid": str(uuid.UUID(int=12345)),
+    "slug": "no-such-thing",
+    "str": "no-such-thing",
+    "path": "no/such/thing",
+}
 
 
 @dataclass(frozen=True)
@@ -75,8 +80,7 @@ def project_routes() -> list[Route]:
     return routes
 
 
-CASES = [(route, method, role) for route in project_routes() for method in route.methods() or ["get"]
-         for role in ROLES]
+CASES = [(route, method, role) for route in project_routes() for method in route.methods() or ["get"] for role in ROLES]
 
 
 def test_every_project_route_is_built_on_a_scoped_base() -> None:
@@ -85,7 +89,7 @@ def test_every_project_route_is_built_on_a_scoped_base() -> None:
     assert len(project_routes()) >= 6
 
 
-def _call(route: Route, method: str, role: str, world, api_as, client, slug: str):  # noqa: ANN001, ANN202
+def _call(route: Route, method: str, role: str, world, api_as, client, slug: str):
     url = route.url(slug)
     user = world.user(role)
     if route.kind == "api":
@@ -95,9 +99,10 @@ def _call(route: Route, method: str, role: str, world, api_as, client, slug: str
     return getattr(client, method)(url)
 
 
-@pytest.mark.parametrize(("route", "method", "role"), CASES,
-                         ids=[f"{m.upper()} {r.pattern} as {role}" for r, m, role in CASES])
-def test_route_access(route: Route, method: str, role: str, world, api_as, client) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    ("route", "method", "role"), CASES, ids=[f"{m.upper()} {r.pattern} as {role}" for r, m, role in CASES]
+)
+def test_route_access(route: Route, method: str, role: str, world, api_as, client) -> None:
     response = _call(route, method, role, world, api_as, client, world.project.slug)
     status = response.status_code
     required = route.required(method)
@@ -115,7 +120,7 @@ def test_route_access(route: Route, method: str, role: str, world, api_as, clien
 
 
 @pytest.mark.parametrize("route", project_routes(), ids=lambda r: r.pattern)
-def test_unknown_project_looks_exactly_like_a_foreign_one(route: Route, world, api_as, client) -> None:  # noqa: ANN001
+def test_unknown_project_looks_exactly_like_a_foreign_one(route: Route, world, api_as, client) -> None:
     foreign = _call(route, "get", "admin", world, api_as, client, world.other_project.slug)
     missing = _call(route, "get", "admin", world, api_as, client, "does-not-exist")
     assert foreign.status_code == missing.status_code == 404

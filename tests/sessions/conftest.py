@@ -19,11 +19,18 @@ def conversation(prompt: str, reply: str = "Done.", **builder_options: Any) -> b
 
 
 @pytest.fixture
-def ingest(api_as) -> Callable[..., Session]:  # noqa: ANN001
+def ingest(api_as) -> Callable[..., Session]:
     """Upload through the real API as ``user`` and process synchronously (no worker needed)."""
 
-    def make(project: Project, user: User, prompt: str = "Add capture", *, seed: str | None = None,
-             raw: bytes | None = None, **metadata: Any) -> Session:
+    def make(
+        project: Project,
+        user: User,
+        prompt: str = "Add capture",
+        *,
+        seed: str | None = None,
+        raw: bytes | None = None,
+        **metadata: Any,
+    ) -> Session:
         raw = raw if raw is not None else conversation(prompt)
         meta = metadata_for(raw, commit_hash=commit_hash(seed or prompt), **metadata)
         response = upload(api_as(user), project.slug, raw, meta)

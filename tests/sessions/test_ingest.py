@@ -40,8 +40,13 @@ def test_an_upload_is_accepted_once_its_blob_is_stored(world, api_as) -> None:
 def test_repeating_an_idempotency_key_returns_the_same_session(world, api_as) -> None:
     client = api_as(world.member)
     first = upload(client, world.project.slug, RAW, **{"Idempotency-Key": "k-1"})
-    again = upload(client, world.project.slug, RAW, metadata_for(RAW, commit_hash=commit_hash("other")),
-                   **{"Idempotency-Key": "k-1"})
+    again = upload(
+        client,
+        world.project.slug,
+        RAW,
+        metadata_for(RAW, commit_hash=commit_hash("other")),
+        **{"Idempotency-Key": "k-1"},
+    )
     assert (first.status_code, again.status_code) == (202, 200)
     assert first.json()["id"] == again.json()["id"]
     assert len(_sessions()) == 1
@@ -66,13 +71,16 @@ def test_a_different_upload_for_a_checkpointed_commit_is_a_409_pointing_at_it(wo
     assert len(_sessions()) == 1
 
 
-@pytest.mark.parametrize(("metadata_text", "field"), [
-    ("{not json", "metadata"),
-    ("[1, 2]", "metadata"),
-    (json.dumps({"kind": "checkpoint", "commit_hash": "xyz"}), "commit_hash"),
-    (json.dumps({"kind": "task"}), "task_id"),
-    (json.dumps({"kind": "checkpoint", "commit_hash": commit_hash("a"), "agent": "vim"}), "agent"),
-])
+@pytest.mark.parametrize(
+    ("metadata_text", "field"),
+    [
+        ("{not json", "metadata"),
+        ("[1, 2]", "metadata"),
+        (json.dumps({"kind": "checkpoint", "commit_hash": "xyz"}), "commit_hash"),
+        (json.dumps({"kind": "task"}), "task_id"),
+        (json.dumps({"kind": "checkpoint", "commit_hash": commit_hash("a"), "agent": "vim"}), "agent"),
+    ],
+)
 def test_malformed_metadata_is_a_400_naming_the_field(world, api_as, metadata_text: str, field: str) -> None:
     response = upload(api_as(world.member), world.project.slug, RAW, metadata_text=metadata_text)
     assert response.status_code == 400
@@ -133,14 +141,21 @@ def test_a_request_body_over_the_upload_limit_is_refused_before_reading_it(world
 
 
 def test_json_instead_of_multipart_is_a_415(world, api_as) -> None:
-    response = api_as(world.member).post(f"/api/v1/projects/{world.project.slug}/sessions", {"metadata": {}},
-                                         format="json")
+    response = api_as(world.member).post(
+        f"/api/v1/projects/{world.project.slug}/sessions", {"metadata": {}}, format="json"
+    )
     assert response.status_code == 415 and "error" in response.json()
 
 
-@pytest.mark.parametrize(("role", "token_options", "status"), [
-    ("viewer", {}, 403), ("outsider", {}, 404), ("anonymous", {}, 401), ("member", {"scopes": ["read"]}, 403),
-])
+@pytest.mark.parametrize(
+    ("role", "token_options", "status"),
+    [
+        ("viewer", {}, 403),
+        ("outsider", {}, 404),
+        ("anonymous", {}, 401),
+        ("member", {"scopes": ["read"]}, 403),
+    ],
+)
 def test_who_may_not_upload(world, api_as, role: str, token_options: dict, status: int) -> None:
     response = upload(api_as(world.user(role), **token_options), world.project.slug, RAW)
     assert response.status_code == status
@@ -153,10 +168,13 @@ def test_uploading_to_a_project_that_does_not_exist_is_a_404(world, api_as) -> N
 
 
 def test_storage_down_is_a_503_with_retry_after_and_no_row(world, api_as, settings) -> None:
-    settings.STORAGES = {**settings.STORAGES, "blobs": {
-        "BACKEND": "storages.backends.s3.S3Storage",
-        "OPTIONS": {"bucket_name": "x", "endpoint_url": "http://127.0.0.1:9", "access_key": "a", "secret_key": "b"},
-    }}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "blobs": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {"bucket_name": "x", "endpoint_url": "http://127.0.0.1:9", "access_key": "a", "secret_key": "b"},
+        },
+    }
     response = upload(api_as(world.member), world.project.slug, RAW)
     assert response.status_code == 503
     assert int(response["Retry-After"]) > 0 and response.json()["error"]["code"] == "storage_unavailable"

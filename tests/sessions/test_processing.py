@@ -12,9 +12,15 @@ from tests.client.transcript_builder import TranscriptBuilder
 
 
 def test_processing_derives_title_counts_summary_and_content(world, ingest) -> None:
-    raw = (TranscriptBuilder().prompt("Make the hook   never block\nplease").thinking("hmm")
-           .tool_call("Write", {"file_path": "/w/hook.py", "content": "x"}).assistant_text("The hook is async now.")
-           .turn_end().build())
+    raw = (
+        TranscriptBuilder()
+        .prompt("Make the hook   never block\nplease")
+        .thinking("hmm")
+        .tool_call("Write", {"file_path": "/w/hook.py", "content": "x"})
+        .assistant_text("The hook is async now.")
+        .turn_end()
+        .build()
+    )
     session = ingest(world.project, world.member, raw=raw, files_touched=[])
     assert session.status == "complete" and session.processed_at is not None
     assert session.title == "Make the hook never block please"

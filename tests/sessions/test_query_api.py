@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from tests.uploads import commit_hash
 
 
-def _list(client, slug: str, query: str = "") -> dict:  # noqa: ANN001
+def _list(client, slug: str, query: str = "") -> dict:
     response = client.get(f"/api/v1/projects/{slug}/sessions{query}")
     assert response.status_code == 200, response.content
     return response.json()
@@ -31,8 +31,13 @@ def test_the_list_is_newest_first_with_the_documented_fields(world, ingest, api_
 
 def test_filters_select_exactly_the_matching_sessions(world, ingest, api_as) -> None:
     a = ingest(world.project, world.member, "refactor the parser", feature_branch="feat/parser")
-    b = ingest(world.project, world.admin, "add billing export", feature_branch="feat/billing",
-               commit_message="Export invoices as CSV")
+    b = ingest(
+        world.project,
+        world.admin,
+        "add billing export",
+        feature_branch="feat/billing",
+        commit_message="Export invoices as CSV",
+    )
     c = ingest(world.project, world.member, "task work", kind="task", task_id="SL-42", status="rejected")
     client = api_as(world.viewer)
     slug = world.project.slug
@@ -115,8 +120,9 @@ def test_messages_of_a_session_still_processing_are_a_409(world, api_as) -> None
     from tests.uploads import metadata_for, upload
 
     raw = TranscriptBuilder().prompt("later").build()
-    accepted = upload(api_as(world.member), world.project.slug, raw,
-                      metadata_for(raw, commit_hash=commit_hash("later"))).json()
+    accepted = upload(
+        api_as(world.member), world.project.slug, raw, metadata_for(raw, commit_hash=commit_hash("later"))
+    ).json()
     response = api_as(world.viewer).get(f"{accepted['url'].replace('http://testserver', '')}/messages")
     assert response.status_code == 409 and response.json()["error"]["code"] == "processing"
 
@@ -125,7 +131,26 @@ def test_the_openapi_schema_documents_every_endpoint(world, api_as) -> None:
     response = api_as(world.viewer).get("/api/v1/schema", HTTP_ACCEPT="application/json")
     assert response.status_code == 200
     paths = response.json()["paths"]
-    for path in ("/api/v1/projects/{project}/sessions", "/api/v1/projects/{project}/sessions/{session_id}/messages",
-                 "/api/v1/projects/{project}/commits/{sha}", "/api/v1/projects/{project}/members"):
+    for path in (
+        "/api/v1/projects/{project}/sessions",
+        "/api/v1/projects/{project}/sessions/{session_id}/messages",
+        "/api/v1/projects/{project}/commits/{sha}",
+        "/api/v1/projects/{project}/members",
+    ):
         assert path in paths
     assert {"202", "409", "413", "415", "503"} <= set(paths["/api/v1/projects/{project}/sessions"]["post"]["responses"])
+
+
+def test_the_fast_session_representation_equals_drfs_generic_one(world, ingest) -> None:
+    from django.urls import reverse
+    from rest_framework import serializers as drf
+
+    from sessions_app.serializers import SessionDetailSerializer
+
+    session = ingest(world.project, world.member, "compare me", kind="task", task_id="SL-1", status="complete")
+    fast = SessionDetailSerializer(session).data
+    generic = drf.ModelSerializer.to_representation(SessionDetailSerializer(), session)
+    assert fast == generic
+    assert fast["url"].endswith(
+        reverse("api-session", kwargs={"project": world.project.slug, "session_id": session.pk})
+    )

@@ -10,7 +10,7 @@ from sessions_app.processing import session_reprocess
 class Command(BaseCommand):
     help = "Re-derive content documents from raw blobs (after a parser upgrade)."
 
-    def add_arguments(self, parser):  # noqa: ANN001
+    def add_arguments(self, parser):
         parser.add_argument("--project", help="only this project slug")
         parser.add_argument("--session", help="only this session id")
 

@@ -1,0 +1,45 @@
+"""Set Django up against a throwaway benchmark database (never the one tests or `make run` use).
+
+DATABASE_URL's server is reused with the database name ``sessionledger_bench``; blobs go to a
+local-disk folder under .data/bench unless S3 is configured.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH_DB = "sessionledger_bench"
+
+
+def setup() -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("SESSIONLEDGER_DATA_DIR", str(ROOT / ".data" / "bench"))
+    from config.localstack import ensure_environment
+
+    ensure_environment()
+    _create_database()
+    os.environ["DATABASE_URL"] = urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path=f"/{BENCH_DB}"))
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+
+
+def _create_database() -> None:
+    import psycopg
+
+    admin_url = urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path="/postgres"))
+    with psycopg.connect(admin_url.replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [BENCH_DB]).fetchone():
+            conn.execute(f"CREATE DATABASE {BENCH_DB}")
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
