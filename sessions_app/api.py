@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from django.conf import settings
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -17,12 +17,14 @@ from rest_framework.response import Response
 
 from projects.access import READ_ONLY, ProjectAPIView
 from projects.errors import ApiError, DomainError
-from sessions_app import blobs, selectors
+from sessions_app import blobs, context, selectors, stitch
 from sessions_app.filters import SessionFilter
 from sessions_app.ingest import Upload, session_ingest
+from sessions_app.relink import relink_commits
 from sessions_app.links import session_api_url, session_web_url
 from sessions_app.models import Session
 from sessions_app.serializers import (
+    HEX40,
     ROW_COLUMNS,
     ErrorSerializer,
     IngestAcceptedSerializer,
@@ -256,3 +258,105 @@ class TaskSessionsView(ProjectAPIView):
     def get(self, request: Request, project: str, task_id: str) -> Response:
         sessions = selectors.sessions_for_task(project=self.project, task_id=task_id)[:200]
         return Response({"results": SessionSerializer(sessions, many=True).data})
+
+
+class ContextQuery(serializers.Serializer):
+    branch = serializers.CharField(required=False, allow_blank=True, default="")
+    files = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    budget = serializers.IntegerField(required=False, min_value=200, max_value=context.MAX_BUDGET,
+                                      default=context.DEFAULT_BUDGET)
+
+
+class ContextView(ProjectAPIView):
+    """The AI digest of SPEC §6: relevant prior sessions within a character budget."""
+
+    required_roles = READ_ONLY
+    throttle_classes = [QueryThrottle]
+
+    @extend_schema(parameters=[ContextQuery], responses={200: inline_serializer("Context", {
+        "text": serializers.CharField(), "length": serializers.IntegerField(), "budget": serializers.IntegerField(),
+        "sessions": serializers.ListField(child=serializers.DictField())}), **ERRORS})
+    def get(self, request: Request, project: str) -> Response:
+        files = [f for value in request.query_params.getlist("files") for f in value.split(",") if f]
+        query = ContextQuery(data={**request.query_params.dict(), "files": files})
+        query.is_valid(raise_exception=True)
+        digest = context.context_digest(project=self.project, **query.validated_data)
+        return Response({"text": digest.text, "length": len(digest.text), "budget": digest.budget,
+                         "sessions": context.digest_sessions(digest)})
+
+
+def _gap_list(chain: stitch.Chain) -> list[dict[str, Any]]:
+    return [{"after": str(gap.after.pk) if gap.after else None, "expected_start": gap.expected_start,
+             "actual_start": gap.actual_start} for gap in chain.gaps]
+
+
+class AgentSessionMixin:
+    def get_chain(self, agent_session_id: str) -> stitch.Chain:
+        chain = stitch.agent_session_chain(project=self.project, agent_session_id=agent_session_id)
+        if not chain.segments:
+            raise Http404
+        return chain
+
+
+class AgentSessionView(AgentSessionMixin, ProjectAPIView):
+    """An agent session's captured segments in order, with their turns' prompts and any gaps."""
+
+    required_roles = READ_ONLY
+    throttle_classes = [QueryThrottle]
+
+    @extend_schema(responses={200: inline_serializer("AgentSession", {
+        "agent_session_id": serializers.CharField(), "segments": serializers.ListField(child=serializers.DictField()),
+        "gaps": serializers.ListField(child=serializers.DictField()),
+        "transcript_url": serializers.URLField()}), **ERRORS})
+    def get(self, request: Request, project: str, agent_session_id: str) -> Response:
+        chain = self.get_chain(agent_session_id)
+        first_turn, segments = 1, []
+        for session in chain.segments:
+            segments.append({**SessionSerializer(session).data, "first_turn": first_turn,
+                             "prompts": session.digest.get("prompts", [])})
+            first_turn += session.turn_count
+        base = request.build_absolute_uri(request.path)
+        return Response({"agent_session_id": agent_session_id, "segments": segments, "gaps": _gap_list(chain),
+                         "transcript_url": f"{base}/transcript"})
+
+
+class AgentTranscriptView(AgentSessionMixin, ProjectAPIView):
+    """The agent session's raw JSONL stitched from its segments, optionally cut after turn N (for fork)."""
+
+    required_roles = READ_ONLY
+    throttle_classes = [QueryThrottle]
+
+    @extend_schema(parameters=[OpenApiParameter("until_turn", int, description="keep turns 1..N (N ≥ 1)"),
+                               OpenApiParameter("allow_gaps", bool)],
+                   responses={(200, "application/x-ndjson"): OpenApiTypes.BINARY, 409: ErrorSerializer, **ERRORS})
+    def get(self, request: Request, project: str, agent_session_id: str) -> HttpResponse:
+        chain = self.get_chain(agent_session_id)
+        if chain.gaps and request.query_params.get("allow_gaps") not in ("1", "true"):
+            raise DomainError("gap", "Captured segments of this agent session do not chain; bytes are missing.",
+                              status_code=409, extra={"gaps": _gap_list(chain)})
+        until = request.query_params.get("until_turn")
+        if until is not None and (not until.isdigit() or int(until) < 1):
+            raise DomainError("invalid", "until_turn is a whole number ≥ 1.", field="until_turn")
+        body = stitch.stitched_transcript(chain, until_turn=int(until) if until else None)
+        response = HttpResponse(body, content_type="application/x-ndjson")
+        response["X-Sessionledger-Segments"] = ",".join(str(s.pk) for s in chain.segments)
+        return response
+
+
+class RelinkPair(serializers.Serializer):
+    old = serializers.RegexField(HEX40)
+    new = serializers.RegexField(HEX40)
+
+
+class RelinkView(ProjectAPIView):
+    """Record that rebased/squashed commits carry older commits' sessions (pairs matched by the client)."""
+
+    throttle_classes = [QueryThrottle]
+
+    @extend_schema(request=inline_serializer("Relink", {"pairs": RelinkPair(many=True)}),
+                   responses={200: inline_serializer("Relinked", {"linked": serializers.IntegerField()}), **ERRORS})
+    def post(self, request: Request, project: str) -> Response:
+        pairs = RelinkPair(data=request.data.get("pairs"), many=True)
+        pairs.is_valid(raise_exception=True)
+        linked = relink_commits(project=self.project, user=request.user, pairs=pairs.validated_data)
+        return Response({"linked": linked})

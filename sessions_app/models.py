@@ -108,6 +108,7 @@ class Session(models.Model):
             models.Index(fields=["project", "agent_session_id", "end_offset"], name="session_agent_segment"),
             models.Index(fields=["status", "created_at"], name="session_status_age"),
             GinIndex(fields=["search_vector"], name="session_search"),
+            GinIndex(fields=["files_touched"], name="session_files"),
         ]
 
     def __str__(self) -> str:
@@ -117,3 +118,27 @@ class Session(models.Model):
     def ref(self) -> str:
         """What the session is about: the short commit, or the task id."""
         return self.task_id if self.kind == Kind.TASK and self.task_id else (self.commit_hash or "")[:12]
+
+
+class CommitLink(models.Model):
+    """After a rebase or squash, a new commit hash that carries an old one's sessions.
+
+    The client matches commits by ``git patch-id --stable`` (or squash content) and posts pairs;
+    commit lookups and permalinks then resolve the new hash to the old hash's sessions.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    old_hash = models.CharField(max_length=40)
+    new_hash = models.CharField(max_length=40)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ScopedManager(project="project")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "old_hash", "new_hash"], name="commitlink_unique")]
+        indexes = [models.Index(fields=["project", "new_hash"], name="commitlink_new",
+                                opclasses=["", "varchar_pattern_ops"])]
+
+    def __str__(self) -> str:
+        return f"{self.old_hash[:10]} → {self.new_hash[:10]}"

@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from projects.errors import DomainError
 from projects.models import Project
 from sessions_app import blobs
-from sessions_app.models import Session
+from sessions_app.models import CommitLink, Session
 
 COMMIT_PREFIX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 
@@ -33,7 +33,10 @@ def session_search(queryset: QuerySet[Session], text: str) -> QuerySet[Session]:
 
 
 def sessions_for_commit(*, project: Project, sha: str) -> QuerySet[Session]:
-    return session_queryset(project=project).filter(commit_hash__startswith=commit_prefix(sha))
+    """Sessions of a commit (prefix ≥ 7), including those of commits re-linked to it after a rebase."""
+    prefix = commit_prefix(sha)
+    relinked = CommitLink.objects.filter(project=project, new_hash__startswith=prefix).values("old_hash")
+    return session_queryset(project=project).filter(Q(commit_hash__startswith=prefix) | Q(commit_hash__in=relinked))
 
 
 def sessions_for_task(*, project: Project, task_id: str) -> QuerySet[Session]:

@@ -8,6 +8,11 @@ urlpatterns = [
     path(f"{P}/sessions/<uuid:session_id>", api.SessionDetailView.as_view(), name="api-session"),
     path(f"{P}/sessions/<uuid:session_id>/messages", api.SessionMessagesView.as_view(), name="api-session-messages"),
     path(f"{P}/sessions/<uuid:session_id>/raw", api.SessionRawView.as_view(), name="api-session-raw"),
-    path(f"{P}/commits/<str:sha>", api.CommitSessionsView.as_view(), name="api-commit"),
     path(f"{P}/tasks/<str:task_id>", api.TaskSessionsView.as_view(), name="api-task"),
+    path(f"{P}/context", api.ContextView.as_view(), name="api-context"),
+    path(f"{P}/commits/relink", api.RelinkView.as_view(), name="api-relink"),
+    path(f"{P}/commits/<str:sha>", api.CommitSessionsView.as_view(), name="api-commit"),
+    path(f"{P}/agent-sessions/<str:agent_session_id>", api.AgentSessionView.as_view(), name="api-agent-session"),
+    path(f"{P}/agent-sessions/<str:agent_session_id>/transcript", api.AgentTranscriptView.as_view(),
+         name="api-agent-transcript"),
 ]
