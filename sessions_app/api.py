@@ -20,9 +20,9 @@ from projects.errors import ApiError, DomainError
 from sessions_app import blobs, context, selectors, stitch
 from sessions_app.filters import SessionFilter
 from sessions_app.ingest import Upload, session_ingest
-from sessions_app.relink import relink_commits
 from sessions_app.links import session_api_url, session_web_url
 from sessions_app.models import Session
+from sessions_app.relink import relink_commits
 from sessions_app.serializers import (
     HEX40,
     ROW_COLUMNS,
@@ -263,8 +263,9 @@ class TaskSessionsView(ProjectAPIView):
 class ContextQuery(serializers.Serializer):
     branch = serializers.CharField(required=False, allow_blank=True, default="")
     files = serializers.ListField(child=serializers.CharField(), required=False, default=list)
-    budget = serializers.IntegerField(required=False, min_value=200, max_value=context.MAX_BUDGET,
-                                      default=context.DEFAULT_BUDGET)
+    budget = serializers.IntegerField(
+        required=False, min_value=200, max_value=context.MAX_BUDGET, default=context.DEFAULT_BUDGET
+    )
 
 
 class ContextView(ProjectAPIView):
@@ -273,21 +274,45 @@ class ContextView(ProjectAPIView):
     required_roles = READ_ONLY
     throttle_classes = [QueryThrottle]
 
-    @extend_schema(parameters=[ContextQuery], responses={200: inline_serializer("Context", {
-        "text": serializers.CharField(), "length": serializers.IntegerField(), "budget": serializers.IntegerField(),
-        "sessions": serializers.ListField(child=serializers.DictField())}), **ERRORS})
+    @extend_schema(
+        parameters=[ContextQuery],
+        responses={
+            200: inline_serializer(
+                "Context",
+                {
+                    "text": serializers.CharField(),
+                    "length": serializers.IntegerField(),
+                    "budget": serializers.IntegerField(),
+                    "sessions": serializers.ListField(child=serializers.DictField()),
+                },
+            ),
+            **ERRORS,
+        },
+    )
     def get(self, request: Request, project: str) -> Response:
         files = [f for value in request.query_params.getlist("files") for f in value.split(",") if f]
         query = ContextQuery(data={**request.query_params.dict(), "files": files})
         query.is_valid(raise_exception=True)
         digest = context.context_digest(project=self.project, **query.validated_data)
-        return Response({"text": digest.text, "length": len(digest.text), "budget": digest.budget,
-                         "sessions": context.digest_sessions(digest)})
+        return Response(
+            {
+                "text": digest.text,
+                "length": len(digest.text),
+                "budget": digest.budget,
+                "sessions": context.digest_sessions(digest),
+            }
+        )
 
 
 def _gap_list(chain: stitch.Chain) -> list[dict[str, Any]]:
-    return [{"after": str(gap.after.pk) if gap.after else None, "expected_start": gap.expected_start,
-             "actual_start": gap.actual_start} for gap in chain.gaps]
+    return [
+        {
+            "after": str(gap.after.pk) if gap.after else None,
+            "expected_start": gap.expected_start,
+            "actual_start": gap.actual_start,
+        }
+        for gap in chain.gaps
+    ]
 
 
 class AgentSessionMixin:
@@ -304,20 +329,41 @@ class AgentSessionView(AgentSessionMixin, ProjectAPIView):
     required_roles = READ_ONLY
     throttle_classes = [QueryThrottle]
 
-    @extend_schema(responses={200: inline_serializer("AgentSession", {
-        "agent_session_id": serializers.CharField(), "segments": serializers.ListField(child=serializers.DictField()),
-        "gaps": serializers.ListField(child=serializers.DictField()),
-        "transcript_url": serializers.URLField()}), **ERRORS})
+    @extend_schema(
+        responses={
+            200: inline_serializer(
+                "AgentSession",
+                {
+                    "agent_session_id": serializers.CharField(),
+                    "segments": serializers.ListField(child=serializers.DictField()),
+                    "gaps": serializers.ListField(child=serializers.DictField()),
+                    "transcript_url": serializers.URLField(),
+                },
+            ),
+            **ERRORS,
+        }
+    )
     def get(self, request: Request, project: str, agent_session_id: str) -> Response:
         chain = self.get_chain(agent_session_id)
         first_turn, segments = 1, []
         for session in chain.segments:
-            segments.append({**SessionSerializer(session).data, "first_turn": first_turn,
-                             "prompts": session.digest.get("prompts", [])})
+            segments.append(
+                {
+                    **SessionSerializer(session).data,
+                    "first_turn": first_turn,
+                    "prompts": session.digest.get("prompts", []),
+                }
+            )
             first_turn += session.turn_count
         base = request.build_absolute_uri(request.path)
-        return Response({"agent_session_id": agent_session_id, "segments": segments, "gaps": _gap_list(chain),
-                         "transcript_url": f"{base}/transcript"})
+        return Response(
+            {
+                "agent_session_id": agent_session_id,
+                "segments": segments,
+                "gaps": _gap_list(chain),
+                "transcript_url": f"{base}/transcript",
+            }
+        )
 
 
 class AgentTranscriptView(AgentSessionMixin, ProjectAPIView):
@@ -326,14 +372,22 @@ class AgentTranscriptView(AgentSessionMixin, ProjectAPIView):
     required_roles = READ_ONLY
     throttle_classes = [QueryThrottle]
 
-    @extend_schema(parameters=[OpenApiParameter("until_turn", int, description="keep turns 1..N (N ≥ 1)"),
-                               OpenApiParameter("allow_gaps", bool)],
-                   responses={(200, "application/x-ndjson"): OpenApiTypes.BINARY, 409: ErrorSerializer, **ERRORS})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("until_turn", int, description="keep turns 1..N (N ≥ 1)"),
+            OpenApiParameter("allow_gaps", bool),
+        ],
+        responses={(200, "application/x-ndjson"): OpenApiTypes.BINARY, 409: ErrorSerializer, **ERRORS},
+    )
     def get(self, request: Request, project: str, agent_session_id: str) -> HttpResponse:
         chain = self.get_chain(agent_session_id)
         if chain.gaps and request.query_params.get("allow_gaps") not in ("1", "true"):
-            raise DomainError("gap", "Captured segments of this agent session do not chain; bytes are missing.",
-                              status_code=409, extra={"gaps": _gap_list(chain)})
+            raise DomainError(
+                "gap",
+                "Captured segments of this agent session do not chain; bytes are missing.",
+                status_code=409,
+                extra={"gaps": _gap_list(chain)},
+            )
         until = request.query_params.get("until_turn")
         if until is not None and (not until.isdigit() or int(until) < 1):
             raise DomainError("invalid", "until_turn is a whole number ≥ 1.", field="until_turn")
@@ -353,8 +407,10 @@ class RelinkView(ProjectAPIView):
 
     throttle_classes = [QueryThrottle]
 
-    @extend_schema(request=inline_serializer("Relink", {"pairs": RelinkPair(many=True)}),
-                   responses={200: inline_serializer("Relinked", {"linked": serializers.IntegerField()}), **ERRORS})
+    @extend_schema(
+        request=inline_serializer("Relink", {"pairs": RelinkPair(many=True)}),
+        responses={200: inline_serializer("Relinked", {"linked": serializers.IntegerField()}), **ERRORS},
+    )
     def post(self, request: Request, project: str) -> Response:
         pairs = RelinkPair(data=request.data.get("pairs"), many=True)
         pairs.is_valid(raise_exception=True)

@@ -37,8 +37,12 @@ class Digest:
 
 
 def context_candidates(*, project: Project, branch: str = "", files: list[str] | None = None) -> list[Candidate]:
-    base = (Session.objects.filter(project=project, status__in=USEFUL_STATUSES)
-            .select_related("author", "project").defer("search_vector").order_by("-created_at"))
+    base = (
+        Session.objects.filter(project=project, status__in=USEFUL_STATUSES)
+        .select_related("author", "project")
+        .defer("search_vector")
+        .order_by("-created_at")
+    )
     groups: list[tuple[str, QuerySet[Session]]] = []
     if branch:
         groups.append(("same branch", base.filter(feature_branch=branch)))
@@ -55,8 +59,9 @@ def context_candidates(*, project: Project, branch: str = "", files: list[str] |
     return chosen
 
 
-def context_digest(*, project: Project, branch: str = "", files: list[str] | None = None,
-                   budget: int = DEFAULT_BUDGET) -> Digest:
+def context_digest(
+    *, project: Project, branch: str = "", files: list[str] | None = None, budget: int = DEFAULT_BUDGET
+) -> Digest:
     """Render candidates richest-first, degrading detail so as many as possible fit; never over budget."""
     budget = max(200, min(budget, MAX_BUDGET))
     header = _header(project, branch)
@@ -73,8 +78,10 @@ def context_digest(*, project: Project, branch: str = "", files: list[str] | Non
 
 def _header(project: Project, branch: str) -> str:
     where = f" (branch {branch})" if branch else ""
-    return (f"Sessionledger: earlier conversations in {project.slug}{where}, newest first. "
-            "Prompts are the developers' own words: honour their decisions and constraints.\n")
+    return (
+        f"Sessionledger: earlier conversations in {project.slug}{where}, newest first. "
+        "Prompts are the developers' own words: honour their decisions and constraints.\n"
+    )
 
 
 def _fitting_block(candidate: Candidate, room: int) -> str | None:
@@ -87,8 +94,10 @@ def _fitting_block(candidate: Candidate, room: int) -> str | None:
 
 def render_block(candidate: Candidate, prompts: int, prompt_chars: int, reply_chars: int) -> str:
     session = candidate.session
-    lines = [f"\n## {_what(session)} · {session.created_at:%Y-%m-%d} · "
-             f"{session.author.email if session.author else 'unknown'} · {candidate.reason}"]
+    lines = [
+        f"\n## {_what(session)} · {session.created_at:%Y-%m-%d} · "
+        f"{session.author.email if session.author else 'unknown'} · {candidate.reason}"
+    ]
     lines += [f"- {_cut(p, prompt_chars)}" for p in session.digest.get("prompts", [])[:prompts]]
     if session.commit_message:
         lines.append(f"Commit: {_cut(session.commit_message.splitlines()[0], 160)}")
@@ -113,5 +122,13 @@ def _cut(text: str, limit: int) -> str:
 
 
 def digest_sessions(digest: Digest) -> list[dict[str, Any]]:
-    return [{"id": str(c.session.pk), "reason": c.reason, "commit_hash": c.session.commit_hash,
-             "task_id": c.session.task_id, "web_url": session_web_url(c.session)} for c in digest.included]
+    return [
+        {
+            "id": str(c.session.pk),
+            "reason": c.reason,
+            "commit_hash": c.session.commit_hash,
+            "task_id": c.session.task_id,
+            "web_url": session_web_url(c.session),
+        }
+        for c in digest.included
+    ]

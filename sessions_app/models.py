@@ -137,8 +137,9 @@ class CommitLink(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "old_hash", "new_hash"], name="commitlink_unique")]
-        indexes = [models.Index(fields=["project", "new_hash"], name="commitlink_new",
-                                opclasses=["", "varchar_pattern_ops"])]
+        indexes = [
+            models.Index(fields=["project", "new_hash"], name="commitlink_new", opclasses=["", "varchar_pattern_ops"])
+        ]
 
     def __str__(self) -> str:
         return f"{self.old_hash[:10]} → {self.new_hash[:10]}"

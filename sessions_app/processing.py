@@ -14,8 +14,8 @@ from typing import Any
 from django.contrib.postgres.search import SearchVector
 from django.db.models import Value
 from django.utils import timezone
-from sessionledger.formats import parse_transcript
 
+from sessionledger.formats import parse_transcript
 from sessions_app import blobs
 from sessions_app.models import Session, Status
 

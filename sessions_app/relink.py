@@ -13,7 +13,8 @@ def relink_commits(*, project: Project, user: User, pairs: list[dict[str, str]])
     for pair in pairs:
         if pair["old"] == pair["new"]:
             continue
-        _, made = CommitLink.objects.get_or_create(project=project, old_hash=pair["old"], new_hash=pair["new"],
-                                                   defaults={"created_by": user})
+        _, made = CommitLink.objects.get_or_create(
+            project=project, old_hash=pair["old"], new_hash=pair["new"], defaults={"created_by": user}
+        )
         created += made
     return created

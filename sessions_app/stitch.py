@@ -30,12 +30,18 @@ class Chain:
 
 def agent_session_chain(*, project: Project, agent_session_id: str) -> Chain:
     """Segments in offset order (duplicates of one range collapse to the earliest upload)."""
-    rows = (Session.objects.filter(project=project, agent_session_id=agent_session_id)
-            .select_related("author", "project").defer("search_vector").order_by("start_offset", "created_at"))
+    rows = (
+        Session.objects.filter(project=project, agent_session_id=agent_session_id)
+        .select_related("author", "project")
+        .defer("search_vector")
+        .order_by("start_offset", "created_at")
+    )
     segments: list[Session] = []
     for session in rows:
-        if segments and (session.start_offset, session.end_offset) == (segments[-1].start_offset,
-                                                                        segments[-1].end_offset):
+        if segments and (session.start_offset, session.end_offset) == (
+            segments[-1].start_offset,
+            segments[-1].end_offset,
+        ):
             continue
         segments.append(session)
     return Chain(segments, _gaps(segments))

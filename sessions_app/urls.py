@@ -13,6 +13,9 @@ urlpatterns = [
     path(f"{P}/commits/relink", api.RelinkView.as_view(), name="api-relink"),
     path(f"{P}/commits/<str:sha>", api.CommitSessionsView.as_view(), name="api-commit"),
     path(f"{P}/agent-sessions/<str:agent_session_id>", api.AgentSessionView.as_view(), name="api-agent-session"),
-    path(f"{P}/agent-sessions/<str:agent_session_id>/transcript", api.AgentTranscriptView.as_view(),
-         name="api-agent-transcript"),
+    path(
+        f"{P}/agent-sessions/<str:agent_session_id>/transcript",
+        api.AgentTranscriptView.as_view(),
+        name="api-agent-transcript",
+    ),
 ]

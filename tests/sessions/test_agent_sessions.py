@@ -18,9 +18,19 @@ def _three_turns() -> tuple[bytes, list[int]]:
     return builder.build(), cuts
 
 
-def _upload_segments(world, ingest, raw: bytes, bounds: list[tuple[int, int]]) -> list:  # noqa: ANN001
-    return [ingest(world.project, world.member, raw=raw[start:end], seed=f"seg{start}", start_offset=start,
-                   end_offset=end, agent_session_id=AGENT) for start, end in bounds]
+def _upload_segments(world, ingest, raw: bytes, bounds: list[tuple[int, int]]) -> list:
+    return [
+        ingest(
+            world.project,
+            world.member,
+            raw=raw[start:end],
+            seed=f"seg{start}",
+            start_offset=start,
+            end_offset=end,
+            agent_session_id=AGENT,
+        )
+        for start, end in bounds
+    ]
 
 
 def test_two_and_three_segments_stitch_back_to_the_original_bytes(world, ingest, api_as) -> None:
@@ -41,7 +51,8 @@ def test_a_gap_between_segments_is_reported_not_papered_over(world, ingest, api_
     client = api_as(world.viewer)
     url = f"/api/v1/projects/{world.project.slug}/agent-sessions/{AGENT}"
     assert client.get(url).json()["gaps"] == [
-        {"after": client.get(url).json()["segments"][0]["id"], "expected_start": cuts[0], "actual_start": cuts[1]}]
+        {"after": client.get(url).json()["segments"][0]["id"], "expected_start": cuts[0], "actual_start": cuts[1]}
+    ]
     refused = client.get(f"{url}/transcript")
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "gap"
     assert client.get(f"{url}/transcript?allow_gaps=1").status_code == 200
@@ -67,6 +78,5 @@ def test_a_relinked_commit_resolves_to_the_old_commits_sessions(world, ingest, a
 
 def test_a_viewer_cannot_relink(world, api_as) -> None:
     pairs = {"pairs": [{"old": commit_hash("a"), "new": commit_hash("b")}]}
-    response = api_as(world.viewer).post(f"/api/v1/projects/{world.project.slug}/commits/relink", pairs,
-                                         format="json")
+    response = api_as(world.viewer).post(f"/api/v1/projects/{world.project.slug}/commits/relink", pairs, format="json")
     assert response.status_code == 403

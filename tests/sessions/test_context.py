@@ -5,21 +5,31 @@ from __future__ import annotations
 import pytest
 
 
-def _context(client, slug: str, query: str = "") -> dict:  # noqa: ANN001
+def _context(client, slug: str, query: str = "") -> dict:
     response = client.get(f"/api/v1/projects/{slug}/context{query}")
     assert response.status_code == 200, response.content
     return response.json()
 
 
 @pytest.fixture
-def history(world, ingest) -> dict:  # noqa: ANN001
+def history(world, ingest) -> dict:
     return {
-        "recent": ingest(world.project, world.admin, "unrelated recent work", feature_branch="main",
-                         files_touched=["docs/readme.md"]),
-        "files": ingest(world.project, world.admin, "tweak the parser for speed", feature_branch="perf",
-                        files_touched=["src/parser.py"]),
-        "branch_old": ingest(world.project, world.member, "start the capture feature: never block the hook",
-                             feature_branch="feat/capture"),
+        "recent": ingest(
+            world.project, world.admin, "unrelated recent work", feature_branch="main", files_touched=["docs/readme.md"]
+        ),
+        "files": ingest(
+            world.project,
+            world.admin,
+            "tweak the parser for speed",
+            feature_branch="perf",
+            files_touched=["src/parser.py"],
+        ),
+        "branch_old": ingest(
+            world.project,
+            world.member,
+            "start the capture feature: never block the hook",
+            feature_branch="feat/capture",
+        ),
         "branch_new": ingest(world.project, world.member, "keep offsets per transcript", feature_branch="feat/capture"),
     }
 
