@@ -170,7 +170,9 @@ CELERY_TASK_ALWAYS_EAGER = env.boolean("CELERY_TASK_ALWAYS_EAGER", False)
 SESSIONLEDGER_SWEEP_AFTER_SECONDS = env.integer("SESSIONLEDGER_SWEEP_AFTER_SECONDS", 300)
 CELERY_BEAT_SCHEDULE = {
     "sweep-processing": {"task": "sessions.sweep_processing", "schedule": env.integer("SESSIONLEDGER_SWEEP_EVERY", 60)},
+    "apply-retention": {"task": "sessions.apply_retention", "schedule": 3600},
 }
+SESSIONLEDGER_ACCESS_LOG_DAYS = env.integer("SESSIONLEDGER_ACCESS_LOG_DAYS", 365)
 
 SESSIONLEDGER_MAX_RAW_BYTES = env.integer("SESSIONLEDGER_MAX_RAW_BYTES", 10 * 1024 * 1024)
 # Compressed request bodies: gzip never grows text by more than a little, plus room for metadata.
@@ -202,11 +204,36 @@ SPECTACULAR_SETTINGS = {
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 
+# Security headers. Transcript content is untrusted: the CSP allows no inline script, no eval and
+# no third-party origin, so even a rendering bug cannot make a transcript execute in the page.
+INSTALLED_APPS.append("csp")
+MIDDLEWARE.insert(1, "csp.middleware.CSPMiddleware")
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}
 SESSION_COOKIE_SECURE = PRODUCTION
 CSRF_COOKIE_SECURE = PRODUCTION
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+SECURE_HSTS_SECONDS = env.integer("SECURE_HSTS_SECONDS", 31536000 if PRODUCTION else 0)
+SECURE_SSL_REDIRECT = env.boolean("SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from projects import device, selectors, services
 from projects.access import ADMIN_ONLY, READ_ONLY, ProjectAPIView
 from projects.errors import DomainError
-from projects.models import ApiToken, Invitation, Membership, User
+from projects.models import ApiToken, Invitation, Membership, Role, User
 from projects.serializers import (
     ApiTokenCreatedSerializer,
     ApiTokenCreateSerializer,
@@ -24,6 +24,7 @@ from projects.serializers import (
     MembershipSerializer,
     MembershipUpdateSerializer,
     ProjectSerializer,
+    ProjectUpdateSerializer,
 )
 
 
@@ -39,17 +40,23 @@ class ProjectListView(generics.ListAPIView):
     def get(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().get(request, *args, **kwargs)
 
-    def get_queryset(self):  # noqa: ANN201
+    def get_queryset(self):
         return selectors.project_list(user=self.request.user, repo=self.request.query_params.get("repo"),
                                       token=_token(self.request))
 
 
 class ProjectDetailView(ProjectAPIView):
-    required_roles = READ_ONLY
+    required_roles = {**READ_ONLY, "PATCH": Role.ADMIN}
 
     @extend_schema(responses=ProjectSerializer)
     def get(self, request: Request, project: str) -> Response:
         return Response(ProjectSerializer(self.project).data)
+
+    @extend_schema(request=ProjectUpdateSerializer, responses=ProjectSerializer)
+    def patch(self, request: Request, project: str) -> Response:
+        serializer = ProjectUpdateSerializer(self.project, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        return Response(ProjectSerializer(serializer.save()).data)
 
 
 class MemberListView(ProjectAPIView):

@@ -22,6 +22,16 @@ class ProjectSerializer(serializers.ModelSerializer):
         return f"{settings.SITE_URL}/p/{project.slug}/"
 
 
+class ProjectUpdateSerializer(serializers.ModelSerializer):
+    """What an admin may change: the name and how long sessions are kept (empty = forever)."""
+
+    retention_days = serializers.IntegerField(min_value=1, max_value=36500, allow_null=True, required=False)
+
+    class Meta:
+        model = Project
+        fields = ["name", "retention_days"]
+
+
 class MembershipSerializer(serializers.ModelSerializer):
     user = UserRefSerializer(read_only=True)
 

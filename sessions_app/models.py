@@ -143,3 +143,27 @@ class CommitLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.old_hash[:10]} → {self.new_hash[:10]}"
+
+
+class AccessLog(models.Model):
+    """Who read which session's content, when, from where (pages, messages API, raw, MCP)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    session_id = models.UUIDField(help_text="kept as a plain id so the record outlives a deleted session")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    at = models.DateTimeField(auto_now_add=True)
+    via = models.CharField(max_length=16)
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    user_agent = models.CharField(max_length=300, blank=True, default="")
+
+    objects = ScopedManager(project="project")
+
+    class Meta:
+        ordering = ["-at"]
+        indexes = [
+            models.Index(fields=["project", "-at"], name="accesslog_project_recent"),
+            models.Index(fields=["session_id", "-at"], name="accesslog_session_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} read {self.session_id} via {self.via}"

@@ -41,3 +41,10 @@ def sweep_processing() -> int:
     if stuck:
         logger.info("sweep re-queued %d session(s) stuck in processing", len(stuck))
     return len(stuck)
+
+
+@shared_task(name="sessions.apply_retention", acks_late=True, ignore_result=True)
+def apply_retention() -> dict[str, int]:
+    from sessions_app.retention import retention_apply_all
+
+    return retention_apply_all()

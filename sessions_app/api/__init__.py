@@ -1,0 +1,28 @@
+"""REST endpoints of the product core; thin — services, selectors and serializers do the work."""
+
+from sessions_app.api.agent import AgentSessionView, AgentTranscriptView, RelinkView
+from sessions_app.api.context import ContextView
+from sessions_app.api.ingest import SessionsView
+from sessions_app.api.insights import AccessLogView, InsightsView
+from sessions_app.api.sessions import (
+    CommitSessionsView,
+    SessionDetailView,
+    SessionMessagesView,
+    SessionRawView,
+    TaskSessionsView,
+)
+
+__all__ = [
+    "AccessLogView",
+    "AgentSessionView",
+    "AgentTranscriptView",
+    "CommitSessionsView",
+    "ContextView",
+    "InsightsView",
+    "RelinkView",
+    "SessionDetailView",
+    "SessionMessagesView",
+    "SessionRawView",
+    "SessionsView",
+    "TaskSessionsView",
+]

@@ -1,0 +1,141 @@
+"""Agent sessions (stitch for fork/restore) and commit relinks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from projects.access import READ_ONLY, ProjectAPIView
+from projects.errors import DomainError
+from sessions_app import stitch
+from sessions_app.api.common import ERRORS
+from sessions_app.audit import access_record
+from sessions_app.relink import relink_commits
+from sessions_app.serializers import (
+    HEX40,
+    ErrorSerializer,
+    SessionSerializer,
+)
+from sessions_app.throttles import QueryThrottle
+
+
+def _gap_list(chain: stitch.Chain) -> list[dict[str, Any]]:
+    return [
+        {
+            "after": str(gap.after.pk) if gap.after else None,
+            "expected_start": gap.expected_start,
+            "actual_start": gap.actual_start,
+        }
+        for gap in chain.gaps
+    ]
+
+
+class AgentSessionMixin:
+    def get_chain(self, agent_session_id: str) -> stitch.Chain:
+        chain = stitch.agent_session_chain(project=self.project, agent_session_id=agent_session_id)
+        if not chain.segments:
+            raise Http404
+        return chain
+
+
+class AgentSessionView(AgentSessionMixin, ProjectAPIView):
+    """An agent session's captured segments in order, with their turns' prompts and any gaps."""
+
+    required_roles = READ_ONLY
+    throttle_classes = [QueryThrottle]
+
+    @extend_schema(
+        responses={
+            200: inline_serializer(
+                "AgentSession",
+                {
+                    "agent_session_id": serializers.CharField(),
+                    "segments": serializers.ListField(child=serializers.DictField()),
+                    "gaps": serializers.ListField(child=serializers.DictField()),
+                    "transcript_url": serializers.URLField(),
+                },
+            ),
+            **ERRORS,
+        }
+    )
+    def get(self, request: Request, project: str, agent_session_id: str) -> Response:
+        chain = self.get_chain(agent_session_id)
+        first_turn, segments = 1, []
+        for session in chain.segments:
+            segments.append(
+                {
+                    **SessionSerializer(session).data,
+                    "first_turn": first_turn,
+                    "prompts": session.digest.get("prompts", []),
+                }
+            )
+            first_turn += session.turn_count
+        base = request.build_absolute_uri(request.path)
+        return Response(
+            {
+                "agent_session_id": agent_session_id,
+                "segments": segments,
+                "gaps": _gap_list(chain),
+                "transcript_url": f"{base}/transcript",
+            }
+        )
+
+
+class AgentTranscriptView(AgentSessionMixin, ProjectAPIView):
+    """The agent session's raw JSONL stitched from its segments, optionally cut after turn N (for fork)."""
+
+    required_roles = READ_ONLY
+    throttle_classes = [QueryThrottle]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("until_turn", int, description="keep turns 1..N (N ≥ 1)"),
+            OpenApiParameter("allow_gaps", bool),
+        ],
+        responses={(200, "application/x-ndjson"): OpenApiTypes.BINARY, 409: ErrorSerializer, **ERRORS},
+    )
+    def get(self, request: Request, project: str, agent_session_id: str) -> HttpResponse:
+        chain = self.get_chain(agent_session_id)
+        if chain.gaps and request.query_params.get("allow_gaps") not in ("1", "true"):
+            raise DomainError(
+                "gap",
+                "Captured segments of this agent session do not chain; bytes are missing.",
+                status_code=409,
+                extra={"gaps": _gap_list(chain)},
+            )
+        until = request.query_params.get("until_turn")
+        if until is not None and (not until.isdigit() or int(until) < 1):
+            raise DomainError("invalid", "until_turn is a whole number ≥ 1.", field="until_turn")
+        body = stitch.stitched_transcript(chain, until_turn=int(until) if until else None)
+        for session in chain.segments:
+            access_record(session=session, request=request, via="transcript")
+        response = HttpResponse(body, content_type="application/x-ndjson")
+        response["X-Sessionledger-Segments"] = ",".join(str(s.pk) for s in chain.segments)
+        return response
+
+
+class RelinkPair(serializers.Serializer):
+    old = serializers.RegexField(HEX40)
+    new = serializers.RegexField(HEX40)
+
+
+class RelinkView(ProjectAPIView):
+    """Record that rebased/squashed commits carry older commits' sessions (pairs matched by the client)."""
+
+    throttle_classes = [QueryThrottle]
+
+    @extend_schema(
+        request=inline_serializer("Relink", {"pairs": RelinkPair(many=True)}),
+        responses={200: inline_serializer("Relinked", {"linked": serializers.IntegerField()}), **ERRORS},
+    )
+    def post(self, request: Request, project: str) -> Response:
+        pairs = RelinkPair(data=request.data.get("pairs"), many=True)
+        pairs.is_valid(raise_exception=True)
+        linked = relink_commits(project=self.project, user=request.user, pairs=pairs.validated_data)
+        return Response({"linked": linked})

@@ -1,0 +1,123 @@
+"""POST (ingest) and GET (list) of /projects/{project}/sessions."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from projects.access import ProjectAPIView
+from projects.errors import ApiError, DomainError
+from sessions_app import selectors
+from sessions_app.api.common import ERRORS, INGEST_ERRORS, SessionCursorPagination
+from sessions_app.filters import SessionFilter
+from sessions_app.ingest import Upload, session_ingest
+from sessions_app.links import session_api_url, session_web_url
+from sessions_app.serializers import (
+    ROW_COLUMNS,
+    IngestAcceptedSerializer,
+    IngestMetadataSerializer,
+    SessionSerializer,
+    session_representation,
+)
+from sessions_app.throttles import IngestThrottle, QueryThrottle
+
+
+class SessionsView(ProjectAPIView):
+    """``GET`` lists sessions (keyset paginated, newest first); ``POST`` ingests one."""
+
+    parser_classes = [MultiPartParser]
+    throttle_classes = [IngestThrottle, QueryThrottle]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("cursor", str), OpenApiParameter("limit", int)],
+        filters=True,
+        responses={200: SessionSerializer(many=True), **ERRORS},
+    )
+    def get(self, request: Request, project: str) -> Response:
+        queryset = SessionFilter(request.query_params, queryset=selectors.session_queryset(project=self.project))
+        if not queryset.is_valid():
+            raise serializers.ValidationError(queryset.errors)
+        paginator = SessionCursorPagination()
+        page = paginator.paginate_queryset(queryset.qs.values(*ROW_COLUMNS), request, view=self)
+        return paginator.get_paginated_response([session_representation(row, self.project.slug) for row in page])
+
+    @extend_schema(
+        request={
+            "multipart/form-data": inline_serializer(
+                "SessionUpload",
+                {
+                    "metadata": serializers.JSONField(help_text="IngestMetadata as JSON text"),
+                    "transcript": serializers.FileField(help_text="gzip JSONL"),
+                    "subagent": serializers.ListField(
+                        child=serializers.FileField(),
+                        required=False,
+                        help_text="gzip JSONL per sub-agent; file name = agent id",
+                    ),
+                },
+            )
+        },
+        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
+        responses={202: IngestAcceptedSerializer, 200: IngestAcceptedSerializer, **INGEST_ERRORS},
+    )
+    def post(self, request: Request, project: str) -> Response:
+        _refuse_oversized_body(request)
+        metadata = _metadata(request)
+        transcript = request.FILES.get("transcript")
+        if transcript is None:
+            raise DomainError("missing", "The upload needs a gzip 'transcript' part.", field="transcript")
+        result = session_ingest(
+            project=self.project,
+            author=request.user,
+            metadata=metadata,
+            transcript=Upload(transcript, transcript.size),
+            subagents=[Upload(f, f.size, _agent_id(f.name)) for f in request.FILES.getlist("subagent")],
+            idempotency_key=request.headers.get("Idempotency-Key") or None,
+        )
+        body = {
+            "id": str(result.session.pk),
+            "status": result.session.status,
+            "url": session_api_url(result.session),
+            "web_url": session_web_url(result.session),
+        }
+        return Response(body, status=status.HTTP_202_ACCEPTED if result.created else status.HTTP_200_OK)
+
+
+def _refuse_oversized_body(request: Request) -> None:
+    limit = settings.SESSIONLEDGER_MAX_UPLOAD_BYTES
+    try:
+        length = int(request.headers.get("Content-Length") or 0)
+    except ValueError:
+        length = 0
+    if length > limit:
+        raise ApiError(
+            413, "too_large", f"Upload refused: the request body exceeds {limit:,} bytes.", extra={"limit": limit}
+        )
+
+
+def _metadata(request: Request) -> dict[str, Any]:
+    text = request.data.get("metadata")
+    if text is None:
+        raise DomainError("missing", "The upload needs a 'metadata' part (JSON).", field="metadata")
+    try:
+        data = json.loads(text.read() if hasattr(text, "read") else text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DomainError("invalid_json", f"metadata is not valid JSON: {exc}", field="metadata") from None
+    if not isinstance(data, dict):
+        raise DomainError("invalid_json", "metadata must be a JSON object.", field="metadata")
+    serializer = IngestMetadataSerializer(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def _agent_id(filename: str | None) -> str:
+    name = (filename or "").rsplit("/", 1)[-1]
+    for suffix in (".gz", ".jsonl"):
+        name = name.removesuffix(suffix)
+    return name.removeprefix("agent-")
