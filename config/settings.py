@@ -36,11 +36,11 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "frontend",  # before allauth: its templates restyle allauth's pages
     "allauth",
     "allauth.account",
     "projects",
     "sessions_app",
-    "frontend",
 ]
 
 MIDDLEWARE = [
@@ -80,6 +80,9 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# Row-level security (projects/rls.py): tenant queries run as this role, which owns no tables.
+DATABASE_WEB_ROLE = env.string("DATABASE_WEB_ROLE", "sessionledger_web")
+SESSIONLEDGER_RLS = env.boolean("SESSIONLEDGER_RLS", True)
 DATABASES["default"]["TEST"] = {"NAME": env.string("DATABASE_TEST_NAME", "") or None}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "projects.User"

@@ -13,11 +13,13 @@ from contextlib import contextmanager
 from django_scopes import scope, scopes_disabled
 
 from projects.models import Project
+from projects.rls import tenant_transaction
 
 
 @contextmanager
 def project_scope(project: Project) -> Iterator[Project]:
-    with scope(project=project):
+    """Both walls at once: django-scopes in Python, row-level security in PostgreSQL."""
+    with scope(project=project), tenant_transaction(project.pk):
         yield project
 
 

@@ -1,0 +1,78 @@
+"""The second wall: PostgreSQL row-level security keyed on a per-transaction setting.
+
+Inside a project scope every statement runs as the role ``sessionledger_web`` (which owns no
+table and has no BYPASSRLS), with ``sessionledger.project`` naming the project. Both are set
+with ``set_config(…, true)`` — transaction-local — and reset when the scope ends, so a pooled
+connection never carries a tenant into the next request. The policies (migration
+``sessions_app.0005``) show a tenant table's rows only when their project is that setting.
+
+Outside a scope, code runs as the connecting (owner) role: that is where django-scopes already
+refuses tenant queries, and where the named bypass ``unscoped()`` is meant to see everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+
+TENANT_TABLES = (
+    "projects_membership", "projects_invitation", "sessions_app_session", "sessions_app_commitlink",
+    "sessions_app_accesslog",
+)
+SETTING = "sessionledger.project"
+
+
+@contextmanager
+def tenant_transaction(project_id: object) -> Iterator[None]:
+    """A transaction (or savepoint) in which only ``project_id``'s tenant rows exist."""
+    if not settings.SESSIONLEDGER_RLS:
+        yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config(%s, %s, true), set_config('role', %s, true)",
+                           [SETTING, str(project_id), settings.DATABASE_WEB_ROLE])
+        try:
+            yield
+        finally:
+            _reset()
+
+
+def _reset() -> None:
+    if connection.needs_rollback:
+        return  # the rollback undoes the transaction-local settings anyway
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config(%s, '', true); RESET ROLE", [SETTING])
+    except DatabaseError:
+        return
+
+
+def policy_sql(table: str) -> str:
+    return f"""
+        ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+        DROP POLICY IF EXISTS tenant_isolation ON {table};
+        CREATE POLICY tenant_isolation ON {table}
+            USING (project_id = NULLIF(current_setting('{SETTING}', true), '')::uuid)
+            WITH CHECK (project_id = NULLIF(current_setting('{SETTING}', true), '')::uuid);"""
+
+
+def role_sql(role: str) -> str:
+    """Create the web role if needed and let it use every table (present and future) — under RLS."""
+    return f"""
+        DO $$ BEGIN
+            IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') THEN
+                CREATE ROLE {role} NOLOGIN NOBYPASSRLS;
+            END IF;
+            IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+                EXECUTE format('GRANT {role} TO %I', current_user);
+            END IF;
+        END $$;
+        GRANT USAGE ON SCHEMA public TO {role};
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role};
+        GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO {role};
+        ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {role};
+        ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT, UPDATE ON SEQUENCES TO {role};"""

@@ -1,0 +1,20 @@
+from django.conf import settings
+from django.db import migrations
+
+from projects.rls import TENANT_TABLES, policy_sql, role_sql
+
+
+def _disable(table: str) -> str:
+    return f"DROP POLICY IF EXISTS tenant_isolation ON {table}; ALTER TABLE {table} DISABLE ROW LEVEL SECURITY;"
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("projects", "0002_device_grant"),
+        ("sessions_app", "0004_access_log"),
+    ]
+
+    operations = [
+        migrations.RunSQL(role_sql(settings.DATABASE_WEB_ROLE), reverse_sql=migrations.RunSQL.noop),
+        *[migrations.RunSQL(policy_sql(table), reverse_sql=_disable(table)) for table in TENANT_TABLES],
+    ]
