@@ -166,10 +166,17 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, "socket_timeout": 5, "socket_connect_timeout": 2}
+# An unacknowledged task (its worker died) is redelivered after the visibility timeout.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.integer("SESSIONLEDGER_BROKER_VISIBILITY_TIMEOUT", 3600),
+    "socket_timeout": 5,
+    "socket_connect_timeout": 2,
+}
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
 CELERY_TASK_ALWAYS_EAGER = env.boolean("CELERY_TASK_ALWAYS_EAGER", False)
+# Fault injection for the end-to-end fault tests only: a pause before each processing task.
+SESSIONLEDGER_FAULT_PROCESS_DELAY = float(env.string("SESSIONLEDGER_FAULT_PROCESS_DELAY", "0"))
 SESSIONLEDGER_SWEEP_AFTER_SECONDS = env.integer("SESSIONLEDGER_SWEEP_AFTER_SECONDS", 300)
 CELERY_BEAT_SCHEDULE = {
     "sweep-processing": {"task": "sessions.sweep_processing", "schedule": env.integer("SESSIONLEDGER_SWEEP_EVERY", 60)},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 
 from celery import shared_task
@@ -20,6 +21,8 @@ logger = logging.getLogger(__name__)
 
 @project_task(model=Session, name="sessions.process_session")
 def process_session(session: Session) -> None:
+    if settings.SESSIONLEDGER_FAULT_PROCESS_DELAY:
+        time.sleep(settings.SESSIONLEDGER_FAULT_PROCESS_DELAY)
     try:
         session_process(session=session)
     except blobs.StorageUnavailable as exc:

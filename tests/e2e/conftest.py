@@ -37,8 +37,8 @@ def start_worker(transactional_db: None) -> Iterator[Callable[[], subprocess.Pop
     """``start_worker()`` launches ``celery -A config worker`` on this run's queue; stopped at teardown."""
     started: list[subprocess.Popen] = []
 
-    def start() -> subprocess.Popen:
-        env = {**os.environ, "DATABASE_URL": _test_database_url()}
+    def start(**extra_env: str) -> subprocess.Popen:
+        env = {**os.environ, "DATABASE_URL": _test_database_url(), **extra_env}
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -65,8 +65,9 @@ def start_worker(transactional_db: None) -> Iterator[Callable[[], subprocess.Pop
 
     yield start
     for process in started:
-        process.terminate()
-        process.wait(timeout=30)
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
 
 
 def wait_for_status(session_id: str, seconds: float = 60) -> Session:

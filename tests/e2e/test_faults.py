@@ -1,0 +1,112 @@
+"""Faults with real services: the broker down at ingest, a worker killed mid-task, racing duplicates."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+import requests
+from django_scopes import scopes_disabled
+
+from config.celery import app
+from projects import services
+from sessions_app import blobs
+from sessions_app.models import Session
+from sessions_app.tasks import sweep_processing
+from tests.client.transcript_builder import TranscriptBuilder
+from tests.e2e.conftest import wait_for_status
+from tests.uploads import commit_hash, metadata_for, upload
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+RAW = (
+    TranscriptBuilder()
+    .prompt("survive faults")
+    .tool_call("Bash", {"command": "make"}, result="ok")
+    .assistant_text("done")
+    .turn_end()
+    .build()
+)
+
+
+@contextmanager
+def broker_down() -> Iterator[None]:
+    """Point Celery at a port where nothing listens (as if Redis were down), then restore it."""
+    original = app.conf.broker_url
+    _use_broker("redis://127.0.0.1:9/0")
+    try:
+        yield
+    finally:
+        _use_broker(original)
+
+
+def _use_broker(url: str) -> None:
+    # Celery caches its connection and producer pools; forget them so the next publish reconnects.
+    app.conf.broker_url, app._pool, app.amqp._producer_pool = url, None, None
+
+
+def test_redis_down_at_ingest_keeps_the_row_processing_until_the_sweep_completes_it(
+    world, api_as, start_worker, settings
+) -> None:
+    with broker_down():
+        accepted = upload(api_as(world.member), world.project.slug, RAW)
+    assert accepted.status_code == 202
+    session_id = accepted.json()["id"]
+    start_worker()
+    time.sleep(1)
+    with scopes_disabled():
+        assert Session.objects.get(pk=session_id).status == "processing"  # nothing was queued
+    settings.SESSIONLEDGER_SWEEP_AFTER_SECONDS = 0
+    assert sweep_processing() == 1
+    assert wait_for_status(session_id).status == "complete"
+
+
+def test_a_worker_killed_mid_task_has_its_task_redelivered_with_an_identical_result(
+    world, api_as, start_worker, ingest
+) -> None:
+    reference = ingest(world.project, world.member, raw=RAW, seed="reference")  # processed in-process
+    app.control.purge()  # so the only message the slow worker can take is the one under test
+    slow = start_worker(SESSIONLEDGER_FAULT_PROCESS_DELAY="30", SESSIONLEDGER_BROKER_VISIBILITY_TIMEOUT="2")
+    session_id = upload(api_as(world.member), world.project.slug, RAW).json()["id"]
+    time.sleep(2)  # the slow worker has taken the task and sits in it, unacknowledged
+    slow.send_signal(signal.SIGKILL)
+    slow.wait(timeout=10)
+    start_worker(SESSIONLEDGER_BROKER_VISIBILITY_TIMEOUT="2")
+    session = wait_for_status(session_id, seconds=90)
+    assert session.status == "complete"
+    mine = blobs.load_json_gz(session.content_storage_key)
+    theirs = blobs.load_json_gz(reference.content_storage_key)
+    assert mine["messages"] == theirs["messages"] and mine["turns"] == theirs["turns"]
+    with scopes_disabled():
+        assert Session.objects.filter(commit_hash=session.commit_hash).count() == 1
+
+
+def test_duplicate_uploads_in_parallel_make_one_session(world, api_as, live_server) -> None:
+    _, secret = services.token_create(user=world.member, name="race")
+    url = f"{live_server.url}/api/v1/projects/{world.project.slug}/sessions"
+    metadata = json.dumps(metadata_for(RAW, commit_hash=commit_hash("race")))
+    statuses: list[int] = []
+
+    def send() -> None:
+        response = requests.post(
+            url,
+            headers={"Authorization": f"Bearer {secret}", "Idempotency-Key": "race-1"},
+            data={"metadata": metadata},
+            files={"transcript": ("t.jsonl.gz", gzip.compress(RAW))},
+            timeout=30,
+        )
+        statuses.append(response.status_code)
+
+    threads = [threading.Thread(target=send) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses).count(202) == 1 and set(statuses) <= {200, 202}
+    with scopes_disabled():
+        assert Session.objects.count() == 1
