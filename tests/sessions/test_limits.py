@@ -1,0 +1,60 @@
+"""Rate limits (429 + Retry-After, per token) and page-size caps."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+
+from projects.scoping import project_scope
+from sessions_app.models import Session
+from tests.client.transcript_builder import TranscriptBuilder
+from tests.uploads import commit_hash, metadata_for, upload
+
+
+@pytest.fixture
+def tight_limits(settings):
+    cache.clear()
+    rates = {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "ingest": "2/min", "query": "3/min"}
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
+    from rest_framework.throttling import SimpleRateThrottle
+
+    original = SimpleRateThrottle.THROTTLE_RATES
+    SimpleRateThrottle.THROTTLE_RATES = rates
+    yield
+    SimpleRateThrottle.THROTTLE_RATES = original
+    cache.clear()
+
+
+def test_ingest_beyond_the_rate_is_a_429_with_retry_after(world, api_as, tight_limits) -> None:
+    client = api_as(world.member)
+    raw = TranscriptBuilder().prompt("x").build()
+    statuses = [
+        upload(client, world.project.slug, raw, metadata_for(raw, commit_hash=commit_hash(str(n)))) for n in range(3)
+    ]
+    assert [r.status_code for r in statuses] == [202, 202, 429]
+    assert int(statuses[-1]["Retry-After"]) > 0
+    assert statuses[-1].json()["error"]["code"] == "throttled"
+    other_token = api_as(world.member)  # limits are per token
+    assert (
+        upload(other_token, world.project.slug, raw, metadata_for(raw, commit_hash=commit_hash("9"))).status_code == 202
+    )
+
+
+def test_queries_beyond_the_rate_are_a_429(world, api_as, tight_limits) -> None:
+    client = api_as(world.viewer)
+    codes = [client.get(f"/api/v1/projects/{world.project.slug}/sessions").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+
+
+def test_list_page_size_is_capped_at_200(world, api_as) -> None:
+    with project_scope(world.project):
+        Session.objects.bulk_create(
+            [
+                Session(
+                    project=world.project, commit_hash=commit_hash(f"bulk{n}"), raw_storage_key="k", author=world.member
+                )
+                for n in range(205)
+            ]
+        )
+    page = api_as(world.viewer).get(f"/api/v1/projects/{world.project.slug}/sessions?limit=100000").json()
+    assert len(page["results"]) == 200 and page["next"]
