@@ -5,15 +5,15 @@ from __future__ import annotations
 from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import generics, serializers, status
+from rest_framework import generics, permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from projects import device, selectors, services
-from projects.access import ADMIN_ONLY, READ_ONLY, ProjectAPIView
+from projects.access import ADMIN_ONLY, READ_ONLY, ProjectAPIView, TokenScopePermission
 from projects.errors import DomainError
-from projects.models import ApiToken, Invitation, Membership, Role, User
+from projects.models import ApiToken, Invitation, Membership, Project, Role, User
 from projects.serializers import (
     ApiTokenCreatedSerializer,
     ApiTokenCreateSerializer,
@@ -127,7 +127,21 @@ class InvitationDetailView(ProjectAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+def _token_project(request: Request, slug: str | None) -> Project | None:
+    """The project a new token is restricted to; a restricted caller mints only restricted tokens."""
+    caller = _token(request)
+    mine = selectors.project_list(user=request.user, token=caller)
+    if not slug and (caller is None or caller.project_id is None):
+        return None
+    project = mine.filter(slug=slug).first() if slug else mine.first()
+    if project is None:
+        raise DomainError("not_found", "No such project.", field="project", status_code=404)
+    return project
+
+
 class TokenListView(APIView):
+    permission_classes = [permissions.IsAuthenticated, TokenScopePermission]
+
     @extend_schema(responses=ApiTokenSerializer(many=True))
     def get(self, request: Request) -> Response:
         return Response(ApiTokenSerializer(selectors.token_list(user=request.user), many=True).data)
@@ -135,11 +149,7 @@ class TokenListView(APIView):
     @extend_schema(request=ApiTokenCreateSerializer, responses={201: ApiTokenCreatedSerializer})
     def post(self, request: Request) -> Response:
         data = _validated(ApiTokenCreateSerializer, request)
-        project = None
-        if data.get("project"):
-            project = selectors.project_list(user=request.user).filter(slug=data["project"]).first()
-            if project is None:
-                raise DomainError("not_found", "No such project.", field="project", status_code=404)
+        project = _token_project(request, data.get("project"))
         token, secret = services.token_create(user=request.user, name=data["name"], project=project,
                                               scopes=data["scopes"], expires_days=data.get("expires_days"))
         token.secret = secret  # type: ignore[attr-defined]
@@ -147,6 +157,8 @@ class TokenListView(APIView):
 
 
 class TokenDetailView(APIView):
+    permission_classes = [permissions.IsAuthenticated, TokenScopePermission]
+
     @extend_schema(responses={204: None})
     def delete(self, request: Request, token_id: int) -> Response:
         services.token_revoke(token=get_object_or_404(selectors.token_list(user=request.user), pk=token_id))
@@ -160,19 +172,27 @@ def _validated(serializer_class: type, request: Request) -> dict:
 
 
 
+class DeviceStartRequest(serializers.Serializer):
+    client_name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+
+
+class DeviceTokenRequest(serializers.Serializer):
+    device_code = serializers.CharField(max_length=100)
+
+
 class DeviceStartView(APIView):
     """Start a device login; anonymous by design (the user approves in the browser)."""
 
     authentication_classes: list = []
     permission_classes: list = []
 
-    @extend_schema(request=inline_serializer("DeviceStartRequest", {"client_name": serializers.CharField(
-        required=False)}), responses={201: inline_serializer("DeviceStartResponse", {
+    @extend_schema(request=DeviceStartRequest, responses={201: inline_serializer("DeviceStartResponse", {
             "device_code": serializers.CharField(), "user_code": serializers.CharField(),
             "verification_uri": serializers.URLField(), "verification_uri_complete": serializers.URLField(),
             "interval": serializers.IntegerField(), "expires_in": serializers.IntegerField()})})
     def post(self, request: Request) -> Response:
-        started = device.device_start(client_name=str(request.data.get("client_name", "")))
+        data = _validated(DeviceStartRequest, request)
+        started = device.device_start(client_name=data["client_name"])
         verify = f"{settings.SITE_URL}/device"
         return Response({"device_code": started.device_code, "user_code": started.user_code,
                          "verification_uri": verify, "verification_uri_complete": f"{verify}?code={started.user_code}",
@@ -186,10 +206,9 @@ class DeviceTokenView(APIView):
     authentication_classes: list = []
     permission_classes: list = []
 
-    @extend_schema(request=inline_serializer("DeviceTokenRequest", {"device_code": serializers.CharField()}),
+    @extend_schema(request=DeviceTokenRequest,
                    responses={200: inline_serializer("DeviceTokenResponse", {"token": serializers.CharField()})})
     def post(self, request: Request) -> Response:
-        code = request.data.get("device_code")
-        if not isinstance(code, str) or not code:
-            raise DomainError("invalid", "device_code is required.", field="device_code")
+        code = _validated(DeviceTokenRequest, request)["device_code"]
         return Response({"token": device.device_poll(device_code=code)})
+

@@ -67,7 +67,7 @@ class InvitationCreateSerializer(serializers.Serializer):
 
 
 class ApiTokenSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
 
     class Meta:
         model = ApiToken

@@ -120,11 +120,11 @@ def session_list_with_snippets(queryset: QuerySet[Session], text: str) -> QueryS
     caller escapes it first and only then turns the markers into highlighting.
     """
     from django.contrib.postgres.search import SearchHeadline
-    from django.db.models import Value
+    from django.db.models import TextField, Value
     from django.db.models.functions import Concat
 
     query = SearchQuery(text, search_type="websearch", config="english")
-    document = Concat("title", Value("\n"), "commit_message", Value("\n"), "summary")
+    document = Concat("title", Value("\n"), "commit_message", Value("\n"), "summary", output_field=TextField())
     return queryset.filter(search_vector=query).annotate(
         snippet=SearchHeadline(
             document,

@@ -14,7 +14,6 @@ from rest_framework.response import Response
 from projects.access import READ_ONLY, ProjectAPIView
 from projects.errors import DomainError
 from sessions_app import stitch
-from sessions_app.api.common import ERRORS
 from sessions_app.audit import access_record
 from sessions_app.relink import relink_commits
 from sessions_app.serializers import (
@@ -61,7 +60,6 @@ class AgentSessionView(AgentSessionMixin, ProjectAPIView):
                     "transcript_url": serializers.URLField(),
                 },
             ),
-            **ERRORS,
         }
     )
     def get(self, request: Request, project: str, agent_session_id: str) -> Response:
@@ -98,7 +96,7 @@ class AgentTranscriptView(AgentSessionMixin, ProjectAPIView):
             OpenApiParameter("until_turn", int, description="keep turns 1..N (N ≥ 1)"),
             OpenApiParameter("allow_gaps", bool),
         ],
-        responses={(200, "application/x-ndjson"): OpenApiTypes.BINARY, 409: ErrorSerializer, **ERRORS},
+        responses={(200, "application/x-ndjson"): OpenApiTypes.BINARY, 409: ErrorSerializer},
     )
     def get(self, request: Request, project: str, agent_session_id: str) -> HttpResponse:
         chain = self.get_chain(agent_session_id)
@@ -125,17 +123,21 @@ class RelinkPair(serializers.Serializer):
     new = serializers.RegexField(HEX40)
 
 
+class RelinkRequest(serializers.Serializer):
+    pairs = RelinkPair(many=True, max_length=10_000)
+
+
 class RelinkView(ProjectAPIView):
     """Record that rebased/squashed commits carry older commits' sessions (pairs matched by the client)."""
 
     throttle_classes = [QueryThrottle]
 
     @extend_schema(
-        request=inline_serializer("Relink", {"pairs": RelinkPair(many=True)}),
-        responses={200: inline_serializer("Relinked", {"linked": serializers.IntegerField()}), **ERRORS},
+        request=RelinkRequest,
+        responses={200: inline_serializer("Relinked", {"linked": serializers.IntegerField()})},
     )
     def post(self, request: Request, project: str) -> Response:
-        pairs = RelinkPair(data=request.data.get("pairs"), many=True)
-        pairs.is_valid(raise_exception=True)
-        linked = relink_commits(project=self.project, user=request.user, pairs=pairs.validated_data)
+        body = RelinkRequest(data=request.data)
+        body.is_valid(raise_exception=True)
+        linked = relink_commits(project=self.project, user=request.user, pairs=body.validated_data["pairs"])
         return Response({"linked": linked})

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.http import Http404
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from rest_framework import serializers
 from rest_framework.pagination import CursorPagination, LimitOffsetPagination
 
 from projects.access import READ_ONLY, ProjectAPIView
@@ -14,28 +15,43 @@ from sessions_app.serializers import (
 )
 from sessions_app.throttles import QueryThrottle
 
-ERRORS = {
+# Errors every endpoint may return are added to the schema by config.schema; these are ingest's own.
+INGEST_ERRORS = {
     code: OpenApiResponse(ErrorSerializer, description=text)
     for code, text in {
-        400: "malformed request",
-        401: "no or invalid token",
-        403: "role or token scope too low",
-        404: "no such project for you, or no such object",
-        429: "rate limited (Retry-After)",
+        409: "another upload already holds this commit's checkpoint (error.url points at it)",
+        413: "over the size limit (error.limit)",
+        415: "not multipart/form-data",
+        503: "object storage unavailable (Retry-After); nothing was stored",
     }.items()
 }
-INGEST_ERRORS = {
-    **ERRORS,
-    **{
-        code: OpenApiResponse(ErrorSerializer, description=text)
-        for code, text in {
-            409: "another upload already holds this commit's checkpoint (error.url points at it)",
-            413: "over the size limit (error.limit)",
-            415: "not multipart/form-data",
-            503: "object storage unavailable (Retry-After); nothing was stored",
-        }.items()
-    },
-}
+
+
+def keyset_page(name: str, item: serializers.Serializer) -> serializers.Serializer:
+    return inline_serializer(
+        name,
+        {
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": item,
+        },
+    )
+
+
+def offset_page(name: str, item: serializers.Serializer) -> serializers.Serializer:
+    return inline_serializer(
+        name,
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": item,
+        },
+    )
+
+
+def result_list(name: str, item: serializers.Serializer) -> serializers.Serializer:
+    return inline_serializer(name, {"results": item})
 
 
 class SessionCursorPagination(CursorPagination):

@@ -9,7 +9,6 @@ from rest_framework.response import Response
 
 from projects.access import READ_ONLY, ProjectAPIView
 from sessions_app import context
-from sessions_app.api.common import ERRORS
 from sessions_app.throttles import QueryThrottle
 
 
@@ -39,7 +38,6 @@ class ContextView(ProjectAPIView):
                     "sessions": serializers.ListField(child=serializers.DictField()),
                 },
             ),
-            **ERRORS,
         },
     )
     def get(self, request: Request, project: str) -> Response:

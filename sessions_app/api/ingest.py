@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from projects.access import ProjectAPIView
 from projects.errors import ApiError, DomainError
 from sessions_app import selectors
-from sessions_app.api.common import ERRORS, INGEST_ERRORS, SessionCursorPagination
+from sessions_app.api.common import INGEST_ERRORS, SessionCursorPagination, keyset_page
 from sessions_app.filters import SessionFilter
 from sessions_app.ingest import Upload, session_ingest
 from sessions_app.links import session_api_url, session_web_url
@@ -38,7 +38,7 @@ class SessionsView(ProjectAPIView):
     @extend_schema(
         parameters=[OpenApiParameter("cursor", str), OpenApiParameter("limit", int)],
         filters=True,
-        responses={200: SessionSerializer(many=True), **ERRORS},
+        responses={200: keyset_page("SessionPage", SessionSerializer(many=True))},
     )
     def get(self, request: Request, project: str) -> Response:
         queryset = SessionFilter(request.query_params, queryset=selectors.session_queryset(project=self.project))

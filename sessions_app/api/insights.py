@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from projects.access import ADMIN_ONLY, READ_ONLY, ProjectAPIView
 from sessions_app import insights
-from sessions_app.api.common import ERRORS, OffsetPagination
+from sessions_app.api.common import OffsetPagination, offset_page
 from sessions_app.models import AccessLog
 from sessions_app.throttles import QueryThrottle
 
@@ -44,7 +44,10 @@ class InsightsView(ProjectAPIView):
     required_roles = READ_ONLY
     throttle_classes = [QueryThrottle]
 
-    @extend_schema(parameters=[InsightsQuery], responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    @extend_schema(
+        parameters=[InsightsQuery],
+        responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
+    )
     def get(self, request: Request, project: str) -> Response | HttpResponse:
         query = InsightsQuery(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
@@ -73,7 +76,7 @@ class AccessLogView(ProjectAPIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("session", str), OpenApiParameter("offset", int), OpenApiParameter("limit", int)],
-        responses={200: AccessLogSerializer(many=True), **ERRORS},
+        responses={200: offset_page("AccessLogPage", AccessLogSerializer(many=True))},
     )
     def get(self, request: Request, project: str) -> Response:
         entries = AccessLog.objects.filter(project=self.project).select_related("user")

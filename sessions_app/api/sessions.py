@@ -13,7 +13,7 @@ from projects.access import READ_ONLY, ProjectAPIView
 from projects.errors import DomainError
 from projects.models import Role
 from sessions_app import blobs, selectors
-from sessions_app.api.common import ERRORS, OffsetPagination, SessionObjectView
+from sessions_app.api.common import OffsetPagination, SessionObjectView, offset_page, result_list
 from sessions_app.audit import access_record
 from sessions_app.retention import session_delete
 from sessions_app.serializers import (
@@ -27,11 +27,11 @@ from sessions_app.throttles import QueryThrottle
 class SessionDetailView(SessionObjectView):
     required_roles = {**READ_ONLY, "DELETE": Role.ADMIN}
 
-    @extend_schema(responses={200: SessionDetailSerializer, **ERRORS})
+    @extend_schema(responses={200: SessionDetailSerializer})
     def get(self, request: Request, project: str, session_id: str) -> Response:
         return Response(SessionDetailSerializer(self.get_session(session_id)).data)
 
-    @extend_schema(responses={204: None, **ERRORS})
+    @extend_schema(responses={204: None})
     def delete(self, request: Request, project: str, session_id: str) -> Response:
         session_delete(session=self.get_session(session_id), by=request.user.email)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -53,7 +53,7 @@ class MessagesQuery(serializers.Serializer):
 class SessionMessagesView(SessionObjectView):
     @extend_schema(
         parameters=[MessagesQuery, OpenApiParameter("offset", int), OpenApiParameter("limit", int)],
-        responses={200: MessageSerializer(many=True), **ERRORS},
+        responses={200: offset_page("MessagePage", MessageSerializer(many=True))},
     )
     def get(self, request: Request, project: str, session_id: str) -> Response:
         query = MessagesQuery(
@@ -85,7 +85,7 @@ class SessionMessagesView(SessionObjectView):
 
 
 class SessionRawView(SessionObjectView):
-    @extend_schema(responses={(200, "application/gzip"): OpenApiTypes.BINARY, **ERRORS})
+    @extend_schema(responses={(200, "application/gzip"): OpenApiTypes.BINARY})
     def get(self, request: Request, project: str, session_id: str) -> FileResponse:
         session = self.get_session(session_id)
         stream = blobs.open_stream(session.raw_storage_key)
@@ -101,7 +101,7 @@ class CommitSessionsView(ProjectAPIView):
     required_roles = READ_ONLY
     throttle_classes = [QueryThrottle]
 
-    @extend_schema(responses={200: SessionSerializer(many=True), **ERRORS})
+    @extend_schema(responses={200: result_list("CommitSessions", SessionSerializer(many=True))})
     def get(self, request: Request, project: str, sha: str) -> Response:
         sessions = selectors.sessions_for_commit(project=self.project, sha=sha)[:200]
         return Response({"results": SessionSerializer(sessions, many=True).data})
@@ -111,7 +111,7 @@ class TaskSessionsView(ProjectAPIView):
     required_roles = READ_ONLY
     throttle_classes = [QueryThrottle]
 
-    @extend_schema(responses={200: SessionSerializer(many=True), **ERRORS})
+    @extend_schema(responses={200: result_list("TaskSessions", SessionSerializer(many=True))})
     def get(self, request: Request, project: str, task_id: str) -> Response:
         sessions = selectors.sessions_for_task(project=self.project, task_id=task_id)[:200]
         return Response({"results": SessionSerializer(sessions, many=True).data})
