@@ -69,7 +69,7 @@ def ensure_redis() -> str:
     return f"unix://{socket_path}"
 
 
-def _wait(ready, name: str, seconds: float = 15) -> None:  # noqa: ANN001
+def _wait(ready, name: str, seconds: float = 15) -> None:
     deadline = time.monotonic() + seconds
     while not ready():
         if time.monotonic() > deadline:

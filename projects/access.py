@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.http import HttpRequest, HttpResponseBase
-from rest_framework import exceptions
+from rest_framework import exceptions, permissions
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
@@ -42,6 +42,16 @@ def token_allows(token: ApiToken | None, method: str) -> bool:
         return True
     needed = Scope.READ if method in SAFE_METHODS else Scope.WRITE
     return needed in (token.scopes or [])
+
+
+class TokenScopePermission(permissions.BasePermission):
+    """Outside a project (e.g. ``/api/v1/tokens``) a read-only token still must not write."""
+
+    message = "This token lacks the scope for this request."
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        token = request.auth if isinstance(request.auth, ApiToken) else None
+        return token_allows(token, request.method or "GET")
 
 
 class ProjectAPIView(APIView):

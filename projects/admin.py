@@ -8,15 +8,15 @@ from projects.models import ApiToken, Invitation, Membership, Project, User
 class UnscopedAdmin(admin.ModelAdmin):
     """Site staff see every tenant: the admin is a deliberate, named bypass of scoping."""
 
-    def changelist_view(self, request, extra_context=None):  # noqa: ANN001, ANN201
+    def changelist_view(self, request, extra_context=None):
         with scopes_disabled():
             return super().changelist_view(request, extra_context)
 
-    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):  # noqa: ANN001, ANN201
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         with scopes_disabled():
             return super().changeform_view(request, object_id, form_url, extra_context)
 
-    def delete_view(self, request, object_id, extra_context=None):  # noqa: ANN001, ANN201
+    def delete_view(self, request, object_id, extra_context=None):
         with scopes_disabled():
             return super().delete_view(request, object_id, extra_context)
 

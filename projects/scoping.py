@@ -23,6 +23,6 @@ def project_scope(project: Project) -> Iterator[Project]:
         yield project
 
 
-def unscoped():  # noqa: ANN201 - returns django-scopes' context manager
+def unscoped():
     """Deliberately query across tenants (sweeps, retention, site admin)."""
     return scopes_disabled()

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 from urllib.parse import urlsplit
 
+from django.core.validators import slug_re
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -25,10 +26,17 @@ def user_create(*, email: str, password: str | None = None, staff: bool = False)
 
 
 def project_create(*, slug: str, name: str = "", repo: str | None = None, admin: User | None = None) -> Project:
+    if not slug_re.fullmatch(slug) or len(slug) > Project._meta.get_field("slug").max_length:
+        raise DomainError("invalid", f"{slug!r} is not a valid slug: use letters, digits, - and _ (at most 64).",
+                          field="slug")
     if Project.objects.filter(slug=slug).exists():
         raise DomainError("exists", f"A project with slug {slug!r} already exists.", field="slug", status_code=409)
+    repo = normalise_repo(repo) if repo else None
+    if repo and (owner := Project.objects.filter(repo=repo).first()) is not None:
+        raise DomainError("exists", f"Project {owner.slug!r} already has the repository {repo}.", field="repo",
+                          status_code=409)
     with transaction.atomic():
-        project = Project.objects.create(slug=slug, name=name or slug, repo=normalise_repo(repo) if repo else None)
+        project = Project.objects.create(slug=slug, name=name or slug, repo=repo)
         if admin is not None:
             Membership.objects.create(project=project, user=admin, role=Role.ADMIN)
     return project

@@ -7,7 +7,7 @@ from projects.scoping import project_scope
 class Command(OperatorCommand):
     help = "Give a user a role in a project."
 
-    def add_arguments(self, parser):  # noqa: ANN001
+    def add_arguments(self, parser):
         parser.add_argument("slug")
         parser.add_argument("email")
         parser.add_argument("--role", required=True, choices=Role.values)

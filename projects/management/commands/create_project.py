@@ -5,7 +5,7 @@ from projects.management.commands._base import OperatorCommand, user_by_email
 class Command(OperatorCommand):
     help = "Create a project, optionally with its first admin."
 
-    def add_arguments(self, parser):  # noqa: ANN001
+    def add_arguments(self, parser):
         parser.add_argument("slug")
         parser.add_argument("--name", default="")
         parser.add_argument("--repo", help="git remote, e.g. github.com/acme/api")

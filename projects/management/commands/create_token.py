@@ -5,7 +5,7 @@ from projects.management.commands._base import OperatorCommand, project_by_slug,
 class Command(OperatorCommand):
     help = "Create an API token; prints only the secret on stdout (details go to stderr)."
 
-    def add_arguments(self, parser):  # noqa: ANN001
+    def add_arguments(self, parser):
         parser.add_argument("email")
         parser.add_argument("--name", required=True)
         parser.add_argument("--project", help="restrict the token to this project slug")

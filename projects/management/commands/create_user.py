@@ -5,7 +5,7 @@ from projects.management.commands._base import OperatorCommand
 class Command(OperatorCommand):
     help = "Create a user (login by e-mail)."
 
-    def add_arguments(self, parser):  # noqa: ANN001
+    def add_arguments(self, parser):
         parser.add_argument("email")
         parser.add_argument("--password", help="omit for an account that cannot log in with a password yet")
         parser.add_argument("--staff", action="store_true", help="site staff and superuser (Django admin)")

@@ -1,0 +1,38 @@
+# The Sessionledger service image: web (gunicorn), worker and beat (celery) all run from it.
+# docker-compose.yml shows how; every setting comes from the environment (README, "Configuration").
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    # Run the source tree (it carries the templates, static files and migrations the wheel does not).
+    PYTHONPATH=/app \
+    DJANGO_SETTINGS_MODULE=config.settings \
+    SESSIONLEDGER_DATA_DIR=/app/data
+
+WORKDIR /app
+
+# Dependencies first, so a code change does not reinstall them.
+COPY client/ client/
+COPY pyproject.toml ./
+COPY config/ config/
+COPY projects/ projects/
+COPY sessions_app/ sessions_app/
+COPY frontend/ frontend/
+RUN pip install ./client . \
+    && rm -rf build client/build ./*.egg-info client/*.egg-info
+
+COPY manage.py ./
+
+RUN useradd --system --uid 10001 --user-group --home-dir /app --no-create-home sessionledger \
+    && mkdir -p /app/data \
+    && chown sessionledger:sessionledger /app/data
+USER sessionledger
+
+# Static files are served by WhiteNoise from STATIC_ROOT (= $SESSIONLEDGER_DATA_DIR/static).
+RUN python manage.py collectstatic --no-input --verbosity 0
+
+EXPOSE 8000
+CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120", \
+     "--access-logfile", "-"]

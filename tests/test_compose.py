@@ -1,0 +1,199 @@
+"""The deployment contract: docker-compose.yml, the Dockerfile and .env.example agree with the settings."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+APP_SERVICES = ("web", "worker", "beat", "migrate")
+SPEC_VARIABLES = {  # SPEC §8: what operators and scripts rely on
+    "DATABASE_URL",
+    "REDIS_URL",
+    "SECRET_KEY",
+    "ALLOWED_HOSTS",
+    "SITE_URL",
+    "S3_ENDPOINT_URL",
+    "S3_BUCKET",
+    "S3_ACCESS_KEY_ID",
+    "S3_SECRET_ACCESS_KEY",
+    "S3_REGION",
+}
+COMPOSE_ONLY_VARIABLES = {"POSTGRES_PASSWORD"}  # interpolated by docker compose, never read by Django
+REQUIRED_SECRETS = {"SECRET_KEY": "k" * 50, "POSTGRES_PASSWORD": "pg-password", "S3_SECRET_ACCESS_KEY": "minio-pass"}
+
+
+def settings_variables() -> set[str]:
+    """Every name config/settings.py reads through the typed helper (each also accepts NAME_FILE)."""
+    source = (BASE_DIR / "config" / "settings.py").read_text()
+    return set(re.findall(r"env\.(?:string|integer|boolean|csv)\(\s*\"([A-Z][A-Z0-9_]*)\"", source))
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load((BASE_DIR / "docker-compose.yml").read_text())
+
+
+def _environment(service: dict) -> dict[str, str]:
+    environment = service.get("environment") or {}
+    if isinstance(environment, list):
+        environment = dict(item.split("=", 1) if "=" in item else (item, "") for item in environment)
+    return {name: str(value) for name, value in environment.items()}
+
+
+def _command(service: dict) -> str:
+    command = service.get("command", "")
+    return " ".join(command) if isinstance(command, list) else command
+
+
+def test_the_settings_read_the_variables_the_spec_promises() -> None:
+    assert settings_variables() >= SPEC_VARIABLES | {"DEBUG", "SESSIONLEDGER_MAX_RAW_BYTES"}
+
+
+def test_compose_has_web_worker_beat_migrate_postgres_redis_and_minio(compose: dict) -> None:
+    assert set(compose["services"]) >= {*APP_SERVICES, "postgres", "redis", "minio", "createbucket"}
+
+
+def test_the_processes_are_gunicorn_and_celery_worker_and_beat(compose: dict) -> None:
+    services = compose["services"]
+    assert _command(services["web"]).startswith("gunicorn config.wsgi --bind 0.0.0.0:8000")
+    assert "8000:8000" in services["web"]["ports"]
+    assert _command(services["worker"]).startswith("celery -A config worker")
+    assert _command(services["beat"]).startswith("celery -A config beat")
+    assert _command(services["migrate"]) == "python manage.py migrate --no-input"
+
+
+def test_the_app_starts_only_after_migrations_and_the_bucket(compose: dict) -> None:
+    services = compose["services"]
+    for name in ("web", "worker", "beat"):
+        depends = services[name]["depends_on"]
+        assert depends["migrate"]["condition"] == "service_completed_successfully", name
+        assert depends["createbucket"]["condition"] == "service_completed_successfully", name
+    assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert services["createbucket"]["depends_on"]["minio"]["condition"] == "service_healthy"
+
+
+def test_every_app_service_is_built_from_this_repository(compose: dict) -> None:
+    for name in APP_SERVICES:
+        assert compose["services"][name]["build"] == ".", name
+
+
+def test_postgres_16_redis_7_and_a_private_minio_bucket(compose: dict) -> None:
+    services = compose["services"]
+    assert services["postgres"]["image"].split(":")[1].startswith("16")
+    assert services["redis"]["image"].split(":")[1].startswith("7")
+    assert services["minio"]["image"].startswith("minio/minio")
+    assert services["createbucket"]["image"].startswith("minio/mc")
+    script = _command(services["createbucket"])
+    assert "mc mb --ignore-existing" in script and "mc anonymous set none" in script
+
+
+@pytest.mark.parametrize("name", ["web", "worker", "postgres", "redis", "minio"])
+def test_long_running_services_have_healthchecks(compose: dict, name: str) -> None:
+    assert compose["services"][name]["healthcheck"]["test"]
+
+
+def test_the_web_healthcheck_probes_healthz(compose: dict) -> None:
+    assert "/healthz" in " ".join(compose["services"]["web"]["healthcheck"]["test"])
+
+
+def test_state_lives_in_named_volumes(compose: dict) -> None:
+    for name, path in (("postgres", "/var/lib/postgresql/data"), ("redis", "/data"), ("minio", "/data")):
+        [mount] = compose["services"][name]["volumes"]
+        volume, target = mount.split(":")
+        assert target == path and volume in compose["volumes"], name
+
+
+@pytest.mark.parametrize("name", APP_SERVICES)
+def test_every_variable_an_app_service_sets_is_one_the_settings_read(compose: dict, name: str) -> None:
+    known = settings_variables()
+    unknown = {var for var in _environment(compose["services"][name]) if var.removesuffix("_FILE") not in known}
+    assert not unknown, f"{name} sets variables config/settings.py never reads: {sorted(unknown)}"
+
+
+@pytest.mark.parametrize("name", APP_SERVICES)
+def test_every_app_service_runs_in_production_with_the_spec_variables(compose: dict, name: str) -> None:
+    environment = _environment(compose["services"][name])
+    assert environment["SESSIONLEDGER_ENV"] == "production"
+    assert environment["DEBUG"] == "false"
+    assert set(environment) >= SPEC_VARIABLES
+    assert environment["SECRET_KEY"].startswith("${SECRET_KEY:?"), "no default secret may ship"
+
+
+def test_env_example_lists_every_setting_and_nothing_else() -> None:
+    text = (BASE_DIR / ".env.example").read_text()
+    listed = set(re.findall(r"^#? ?([A-Z][A-Z0-9_]*)=", text, flags=re.MULTILINE))
+    assert settings_variables() - listed == set(), "missing from .env.example"
+    assert listed - settings_variables() - COMPOSE_ONLY_VARIABLES == set(), "not read by the settings"
+
+
+def test_readme_configuration_table_lists_every_setting() -> None:
+    readme = (BASE_DIR / "README.md").read_text()
+    rows = set(re.findall(r"^\| `([A-Z][A-Z0-9_]*)` \|", readme, flags=re.MULTILINE))
+    assert settings_variables() - rows == set(), "missing from README's configuration table"
+    assert rows - settings_variables() == set(), "README documents variables the settings do not read"
+
+
+def test_the_image_is_python_311_slim_runs_as_non_root_and_collects_static_files() -> None:
+    dockerfile = (BASE_DIR / "Dockerfile").read_text()
+    assert re.search(r"^FROM python:3\.11-slim\b", dockerfile, flags=re.MULTILINE)
+    assert "pip install ./client ." in dockerfile
+    users = re.findall(r"^USER (\S+)", dockerfile, flags=re.MULTILINE)
+    assert users and users[-1] not in {"root", "0"}
+    assert "manage.py collectstatic --no-input" in dockerfile
+
+
+def test_the_docker_context_leaves_out_local_state_and_secrets() -> None:
+    ignored = set((BASE_DIR / ".dockerignore").read_text().split())
+    assert {".git", ".venv", ".data", ".env"} <= ignored
+
+
+def _compose_command() -> list[str] | None:
+    """``docker compose`` (the plugin), else a standalone ``docker-compose`` of version 2."""
+    candidates = [["docker", "compose"]] if shutil.which("docker") else []
+    if shutil.which("docker-compose"):
+        candidates.append(["docker-compose"])
+    for command in candidates:
+        probe = subprocess.run([*command, "version"], capture_output=True, text=True, timeout=30)
+        if probe.returncode == 0 and re.search(r"v?2\.\d+", probe.stdout):
+            return command
+    return None
+
+
+def test_docker_compose_accepts_the_file_with_the_example_environment() -> None:
+    command = _compose_command()
+    if command is None:
+        pytest.skip("docker compose (v2) is not installed")
+    environ = {**os.environ, **REQUIRED_SECRETS}
+    result = subprocess.run(
+        [*command, "--env-file", ".env.example", "config", "-q"],
+        cwd=BASE_DIR,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_docker_compose_refuses_to_start_without_the_secrets() -> None:
+    command = _compose_command()
+    if command is None:
+        pytest.skip("docker compose (v2) is not installed")
+    environ = {k: v for k, v in os.environ.items() if k not in REQUIRED_SECRETS}
+    result = subprocess.run(
+        [*command, "--env-file", ".env.example", "config", "-q"],
+        cwd=BASE_DIR,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert re.search(r"set (SECRET_KEY|POSTGRES_PASSWORD|S3_SECRET_ACCESS_KEY) in \.env", result.stderr), result.stderr

@@ -1,0 +1,182 @@
+"""Configuration from the environment (SPEC §8) and ``GET /healthz``."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from config import env
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+PRODUCTION_SECRET = "x" * 50
+
+
+# --- the typed helper ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for name in ("SL_TEST", "SL_TEST_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_an_integer_is_parsed(clean_env) -> None:
+    clean_env.setenv("SL_TEST", "42")
+    assert env.integer("SL_TEST") == 42
+
+
+def test_a_bad_integer_is_a_config_error_naming_the_variable(clean_env) -> None:
+    clean_env.setenv("SL_TEST", "10MB")
+    with pytest.raises(env.ConfigError, match=r"^SL_TEST='10MB' is not valid"):
+        env.integer("SL_TEST", 5)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1", True),
+        ("TRUE", True),
+        ("yes", True),
+        ("on", True),
+        ("0", False),
+        ("false", False),
+        ("No", False),
+        ("off", False),
+        ("", False),
+    ],
+)
+def test_booleans_accept_the_usual_spellings(clean_env, text: str, value: bool) -> None:
+    clean_env.setenv("SL_TEST", text)
+    assert env.boolean("SL_TEST") is value
+
+
+def test_a_bad_boolean_is_a_config_error_naming_the_variable_and_the_choices(clean_env) -> None:
+    clean_env.setenv("SL_TEST", "maybe")
+    with pytest.raises(env.ConfigError, match=r"SL_TEST='maybe' is not valid: expected one of 1/0, true/false"):
+        env.boolean("SL_TEST", False)
+
+
+def test_csv_splits_and_drops_blanks(clean_env) -> None:
+    clean_env.setenv("SL_TEST", " a.example, b.example ,,")
+    assert env.csv("SL_TEST") == ["a.example", "b.example"]
+
+
+def test_an_unset_variable_takes_its_default(clean_env) -> None:
+    assert env.string("SL_TEST", "fallback") == "fallback"
+    assert env.integer("SL_TEST", 7) == 7
+
+
+def test_an_unset_required_variable_is_a_config_error(clean_env) -> None:
+    with pytest.raises(env.ConfigError, match="SL_TEST must be set"):
+        env.string("SL_TEST")
+
+
+def test_name_file_is_read_and_stripped(clean_env, tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret-from-a-file\n")
+    clean_env.setenv("SL_TEST_FILE", str(secret))
+    assert env.string("SL_TEST") == "s3cret-from-a-file"
+
+
+def test_name_file_is_typed_like_the_variable(clean_env, tmp_path: Path) -> None:
+    (tmp_path / "n").write_text("abc")
+    clean_env.setenv("SL_TEST_FILE", str(tmp_path / "n"))
+    with pytest.raises(env.ConfigError, match="SL_TEST='abc'"):
+        env.integer("SL_TEST")
+
+
+def test_the_variable_wins_over_name_file(clean_env, tmp_path: Path) -> None:
+    (tmp_path / "v").write_text("from-file")
+    clean_env.setenv("SL_TEST_FILE", str(tmp_path / "v"))
+    clean_env.setenv("SL_TEST", "from-env")
+    assert env.string("SL_TEST") == "from-env"
+
+
+def test_an_unreadable_name_file_is_a_config_error_naming_it(clean_env, tmp_path: Path) -> None:
+    clean_env.setenv("SL_TEST_FILE", str(tmp_path / "missing"))
+    with pytest.raises(env.ConfigError, match=r"SL_TEST_FILE=.*missing.* cannot be read"):
+        env.string("SL_TEST", "default")
+
+
+# --- the settings module in production (a fresh interpreter each) --------------------------------
+
+
+def _import_settings(**overrides: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "SECRET_KEY_FILE"}}
+    environ.update(SESSIONLEDGER_ENV="production", DJANGO_SETTINGS_MODULE="config.settings", **overrides)
+    code = "import django; django.setup(); from django.conf import settings; print('DEBUG', settings.DEBUG)"
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=BASE_DIR, env=environ, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_production_starts_with_a_real_secret_and_debug_off() -> None:
+    result = _import_settings(SECRET_KEY=PRODUCTION_SECRET)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "DEBUG False"
+
+
+def test_production_refuses_debug() -> None:
+    result = _import_settings(SECRET_KEY=PRODUCTION_SECRET, DEBUG="true")
+    assert result.returncode != 0
+    assert "ConfigError: DEBUG must be off when SESSIONLEDGER_ENV=production" in result.stderr
+
+
+def test_production_refuses_the_default_secret_key() -> None:
+    result = _import_settings()
+    assert result.returncode != 0
+    assert "ConfigError: SECRET_KEY (or SECRET_KEY_FILE) must be set to 32+ random characters" in result.stderr
+
+
+def test_production_refuses_a_short_secret_key() -> None:
+    result = _import_settings(SECRET_KEY="short")
+    assert result.returncode != 0 and "SECRET_KEY (or SECRET_KEY_FILE) must be set" in result.stderr
+
+
+def test_production_reads_the_secret_key_from_secret_key_file(tmp_path: Path) -> None:
+    (tmp_path / "key").write_text(PRODUCTION_SECRET + "\n")
+    result = _import_settings(SECRET_KEY_FILE=str(tmp_path / "key"))
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_malformed_setting_stops_startup_naming_the_variable() -> None:
+    result = _import_settings(SECRET_KEY=PRODUCTION_SECRET, SESSIONLEDGER_MAX_RAW_BYTES="10MB")
+    assert result.returncode != 0
+    assert "ConfigError: SESSIONLEDGER_MAX_RAW_BYTES='10MB' is not valid" in result.stderr
+
+
+# --- /healthz -------------------------------------------------------------------------------------
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_healthz_is_200_with_database_redis_and_storage_ok(db, client) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "checks": {"database": "ok", "redis": "ok", "storage": "ok"}}
+
+
+def test_healthz_is_503_naming_redis_when_redis_is_down(db, client, settings) -> None:
+    settings.REDIS_URL = f"redis://127.0.0.1:{_closed_port()}/0"
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "degraded"
+    assert body["checks"]["redis"].startswith("down: ConnectionError")
+    assert body["checks"]["database"] == body["checks"]["storage"] == "ok"
+
+
+def test_healthz_needs_no_login_and_no_https_redirect(db, client, settings) -> None:
+    settings.SECURE_SSL_REDIRECT = True
+    assert client.get("/accounts/login/").status_code == 301
+    assert client.get("/healthz").status_code == 200
