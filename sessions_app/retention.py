@@ -7,7 +7,7 @@ whose blobs are gone, which the next run deletes again — never an orphaned blo
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -32,18 +32,19 @@ def session_delete(*, session: Session, by: str) -> None:
     deletion_logged(session, by=by)
 
 
-def retention_apply(*, project: Project, now: object = None) -> int:
-    """Delete this project's sessions older than its retention; returns how many."""
-    if not project.retention_days:
-        return 0
-    cutoff = (now or timezone.now()) - timedelta(days=project.retention_days)
+def retention_apply(*, project: Project, now: datetime | None = None) -> int:
+    """Delete this project's sessions older than its retention (and old access-log rows); returns how many."""
+    now = now or timezone.now()
     with project_scope(project):
+        AccessLog.objects.filter(
+            project=project, at__lt=now - timedelta(days=settings.SESSIONLEDGER_ACCESS_LOG_DAYS)
+        ).delete()
+        if not project.retention_days:
+            return 0
+        cutoff = now - timedelta(days=project.retention_days)
         expired = list(Session.objects.filter(project=project, created_at__lt=cutoff).defer("search_vector"))
         for session in expired:
             session_delete(session=session, by=f"retention ({project.retention_days} days)")
-        AccessLog.objects.filter(
-            project=project, at__lt=timezone.now() - timedelta(days=settings.SESSIONLEDGER_ACCESS_LOG_DAYS)
-        ).delete()
     if expired:
         logger.info("retention deleted %d session(s) of project %s", len(expired), project.slug)
     return len(expired)

@@ -148,3 +148,15 @@ def test_admins_set_retention_days(world, api_as) -> None:
     assert api_as(world.member).patch(url, {"retention_days": 10}, format="json").status_code == 403
     response = api_as(world.admin).patch(url, {"retention_days": 10}, format="json")
     assert response.json()["retention_days"] == 10
+
+
+def test_old_access_log_rows_are_pruned_even_without_session_retention(world, ingest, api_as, settings) -> None:
+    session = ingest(world.project, world.member, "read me")
+    api_as(world.viewer).get(f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}/messages")
+    settings.SESSIONLEDGER_ACCESS_LOG_DAYS = 30
+    assert world.project.retention_days is None
+    with scopes_disabled():
+        AccessLog.objects.update(at=timezone.now() - timedelta(days=31))
+    retention_apply(project=world.project)
+    with scopes_disabled():
+        assert not AccessLog.objects.exists() and Session.objects.filter(pk=session.pk).exists()
