@@ -1,0 +1,168 @@
+"""Load: N concurrent uploaders for a fixed time against a local server (loopback only).
+
+Starts gunicorn (config.wsgi) and a Celery worker on the benchmark database, runs the uploaders,
+then waits for every accepted session to complete. Prints one JSON object: accepted/s, latency
+p50/p95, status counts (only 2xx/429/503 are acceptable) and how many accepted sessions completed.
+
+    .venv/bin/python bench/bench_load.py [--uploaders 8] [--seconds 20] [--ingest-rate 100000/min]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gzip
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import requests
+from bench_parse import synthetic
+from djangobench import ROOT, percentile, setup
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start_services(port: int, rate: str) -> list[subprocess.Popen]:
+    env = {
+        **os.environ,
+        "SESSIONLEDGER_INGEST_RATE": rate,
+        "SESSIONLEDGER_QUERY_RATE": "100000/min",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SITE_URL": f"http://127.0.0.1:{port}",
+    }
+    bin_dir = Path(sys.executable).parent
+    web = subprocess.Popen(
+        [str(bin_dir / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", "3", "--log-level", "warning"],
+        cwd=ROOT,
+        env=env,
+    )
+    worker = subprocess.Popen(
+        [str(bin_dir / "celery"), "-A", "config", "worker", "--concurrency", "2", "--loglevel", "WARNING"],
+        cwd=ROOT,
+        env=env,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5).ok:
+                return [web, worker]
+        except requests.RequestException:
+            pass
+        time.sleep(0.3)
+    _stop([web, worker])
+    raise SystemExit("the web server did not become healthy in 60 s")
+
+
+def _stop(processes: list[subprocess.Popen]) -> None:
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _uploader(url: str, secret: str, body: bytes, until: float, results: list) -> None:
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {secret}"
+    while time.monotonic() < until:
+        commit = uuid.uuid4().hex + uuid.uuid4().hex[:8]
+        metadata = json.dumps(
+            {
+                "kind": "checkpoint",
+                "commit_hash": commit,
+                "agent_session_id": str(uuid.uuid4()),
+                "start_offset": 0,
+                "end_offset": len(body),
+                "feature_branch": "load",
+            }
+        )
+        started = time.perf_counter()
+        response = session.post(
+            url,
+            data={"metadata": metadata},
+            files={"transcript": ("t.jsonl.gz", body)},
+            headers={"Idempotency-Key": commit},
+            timeout=60,
+        )
+        results.append((response.status_code, time.perf_counter() - started, response.json().get("id")))
+        if response.status_code in (429, 503):
+            time.sleep(float(response.headers.get("Retry-After", "1")))
+
+
+def _wait_complete(ids: list[str], seconds: float) -> int:
+    from projects.scoping import unscoped
+    from sessions_app.models import Session
+
+    deadline = time.monotonic() + seconds
+    while True:
+        with unscoped():
+            done = Session.objects.filter(pk__in=ids).exclude(status="processing").count()
+        if done == len(ids) or time.monotonic() > deadline:
+            return done
+        time.sleep(0.5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--uploaders", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--ingest-rate", default="100000/min")
+    parser.add_argument("--transcript-kb", type=int, default=200)
+    args = parser.parse_args()
+    setup()
+    from bench_ingest import _bench_world
+
+    from projects.scoping import unscoped
+
+    with unscoped():
+        project, _, secret = _bench_world()
+    port = _free_port()
+    processes = _start_services(port, args.ingest_rate)
+    try:
+        body = gzip.compress(synthetic(args.transcript_kb * 1024))
+        url = f"http://127.0.0.1:{port}/api/v1/projects/{project.slug}/sessions"
+        results: list = []
+        until = time.monotonic() + args.seconds
+        threads = [
+            threading.Thread(target=_uploader, args=(url, secret, body, until, results)) for _ in range(args.uploaders)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        accepted = [r for r in results if r[0] in (200, 202)]
+        completed = _wait_complete([r[2] for r in accepted], 180)
+    finally:
+        _stop(processes)
+    latencies = [r[1] for r in results]
+    statuses = collections.Counter(r[0] for r in results)
+    print(
+        json.dumps(
+            {
+                "uploaders": args.uploaders,
+                "seconds": args.seconds,
+                "gzip_bytes": len(body),
+                "accepted_per_s": round(len(accepted) / args.seconds, 1),
+                "p50_ms": round(percentile(latencies, 0.5) * 1000, 1),
+                "p95_ms": round(percentile(latencies, 0.95) * 1000, 1),
+                "statuses": dict(statuses),
+                "only_allowed_statuses": set(statuses) <= {200, 202, 429, 503},
+                "accepted": len(accepted),
+                "completed": completed,
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
