@@ -83,59 +83,6 @@ class AuthorSerializer(serializers.Serializer):
     email = serializers.EmailField()
 
 
-class SessionSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    author = AuthorSerializer(read_only=True, allow_null=True)
-    url = serializers.SerializerMethodField()
-    web_url = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Session
-        fields = [
-            "id",
-            "project",
-            "kind",
-            "feature_branch",
-            "commit_hash",
-            "task_id",
-            "amends",
-            "author",
-            "status",
-            "message_count",
-            "turn_count",
-            "size_bytes",
-            "raw_size_bytes",
-            "title",
-            "summary",
-            "agent",
-            "agent_version",
-            "agent_session_id",
-            "start_offset",
-            "end_offset",
-            "commit_message",
-            "files_touched",
-            "diff_stat",
-            "patch_id",
-            "redaction",
-            "created_at",
-            "captured_at",
-            "processed_at",
-            "error",
-            "url",
-            "web_url",
-        ]
-        read_only_fields = fields
-
-    def get_url(self, session: Session) -> str:
-        return session_api_url(session)
-
-    def get_web_url(self, session: Session) -> str:
-        return session_web_url(session)
-
-    def to_representation(self, session: Session) -> dict[str, Any]:
-        return session_representation(session_row(session), session.project.slug)
-
-
 _PLAIN_FIELDS = (
     "kind",
     "feature_branch",
@@ -161,6 +108,39 @@ _PLAIN_FIELDS = (
     "redaction",
     "error",
 )
+
+
+class SessionSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    author = AuthorSerializer(read_only=True, allow_null=True)
+    url = serializers.SerializerMethodField()
+    web_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Session
+        fields = [
+            "id",
+            "project",
+            "author",
+            *_PLAIN_FIELDS,
+            "created_at",
+            "captured_at",
+            "processed_at",
+            "url",
+            "web_url",
+        ]
+        read_only_fields = fields
+
+    def get_url(self, session: Session) -> str:
+        return session_api_url(session)
+
+    def get_web_url(self, session: Session) -> str:
+        return session_web_url(session)
+
+    def to_representation(self, session: Session) -> dict[str, Any]:
+        return session_representation(session_row(session), session.project.slug)
+
+
 ROW_COLUMNS = ("id", *_PLAIN_FIELDS, "author_id", "author__email", "created_at", "captured_at", "processed_at")
 
 
