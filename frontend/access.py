@@ -8,16 +8,22 @@ from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponseBase
 from django.shortcuts import get_object_or_404
+from django.template.response import SimpleTemplateResponse
 
+from projects import selectors as project_selectors
 from projects.access import membership_for
 from projects.models import Project, Role, role_at_least
 from projects.scoping import project_scope
+
+PAGE_READ: dict[str, str] = {"GET": Role.VIEWER, "HEAD": Role.VIEWER}
+PAGE_ADMIN: dict[str, str] = {"GET": Role.ADMIN, "HEAD": Role.ADMIN, "POST": Role.ADMIN}
 
 
 class ProjectPageMixin(LoginRequiredMixin):
     """Resolves ``/p/{project}/…``: 404 for non-members, 403 below the required role."""
 
     required_roles: ClassVar[dict[str, str]] = {"GET": Role.VIEWER, "HEAD": Role.VIEWER, "POST": Role.MEMBER}
+    nav: ClassVar[str] = "sessions"  # which project tab the page belongs to
     project: Project
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
@@ -30,11 +36,21 @@ class ProjectPageMixin(LoginRequiredMixin):
         required = self.required_roles.get(request.method or "GET")
         if required is None or not role_at_least(self.membership.role, required):
             raise PermissionDenied(f"This page needs the {required or 'admin'} role.")
+        # Read before entering the scope: inside it, row-level security shows only this project's memberships.
+        self.switchable = list(project_selectors.project_list(user=request.user))
         with project_scope(self.project):
-            return super().dispatch(request, *args, **kwargs)
+            response = super().dispatch(request, *args, **kwargs)
+            if isinstance(response, SimpleTemplateResponse):
+                response.render()  # inside the scope, so a template's lazy query stays behind both walls
+            return response
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)  # type: ignore[misc]
-        context.update(project=self.project, membership=self.membership,
-                       is_admin=self.membership.role == Role.ADMIN)
+        context.update(
+            project=self.project,
+            membership=self.membership,
+            nav=self.nav,
+            switchable=self.switchable,
+            is_admin=self.membership.role == Role.ADMIN,
+        )
         return context

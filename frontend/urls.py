@@ -1,9 +1,19 @@
 from django.urls import path
 
-from frontend import views
+from frontend.views import links, pages, sessions
+from frontend.views.settings import ProjectSettingsView
 
+P = "p/<slug:project>"
+S = f"{P}/s/<uuid:session_id>"
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
-    path("invitations/<str:token>/", views.invitation_accept, name="invitation-accept"),
-    path("p/<slug:project>/", views.ProjectHomeView.as_view(), name="project-home"),
+    path("", pages.dashboard, name="dashboard"),
+    path("invitations/<str:token>/", pages.invitation_accept, name="invitation-accept"),
+    path(f"{P}/", sessions.SessionListView.as_view(), name="project-home"),
+    path(S, sessions.SessionView.as_view(), name="session"),
+    path(f"{S}/m/<int:index>", sessions.SessionMessageView.as_view(), name="session-message"),
+    path(f"{S}/raw", sessions.SessionRawView.as_view(), name="session-raw"),
+    path(f"{P}/c/<str:sha>", links.CommitLinkView.as_view(), name="commit-link"),
+    path(f"{P}/t/<path:task_id>", links.TaskLinkView.as_view(), name="task-link"),
+    path(f"{P}/b/<path:branch>", links.BranchTimelineView.as_view(), name="branch"),
+    path(f"{P}/settings/", ProjectSettingsView.as_view(), name="project-settings"),
 ]

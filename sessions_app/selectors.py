@@ -157,13 +157,16 @@ def sessions_on_branch(*, project: Project, branch: str) -> QuerySet[Session]:
     return session_queryset(project=project).filter(feature_branch=branch).order_by("created_at", "id")
 
 
-def session_branches(*, project: Project, limit: int = 200) -> list[str]:
-    """Branch names with sessions, for the list's branch picker."""
-    names = (
+def session_branches(*, project: Project, limit: int = 200, recent: int = 2000) -> list[str]:
+    """Branch names of the project's recent sessions, for the list's branch picker.
+
+    Taken from the newest ``recent`` sessions (an index range scan), not a DISTINCT over the
+    whole project, so the picker costs the same at a million sessions.
+    """
+    newest = (
         Session.objects.filter(project=project)
-        .exclude(feature_branch="")
-        .order_by("feature_branch")
-        .values_list("feature_branch", flat=True)
-        .distinct()
+        .order_by("-created_at", "-id")
+        .values_list("feature_branch", flat=True)[:recent]
     )
-    return list(names[:limit])
+    names = sorted({name for name in newest if name})
+    return names[:limit]

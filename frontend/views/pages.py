@@ -1,16 +1,18 @@
+"""Pages outside a project: the dashboard, invitation acceptance, the 404 page."""
+
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Max
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.generic import TemplateView
 
-from frontend.access import ProjectPageMixin
 from projects import selectors, services
 from projects.errors import DomainError, json_error_response
 from projects.models import Invitation
 from projects.scoping import project_scope, unscoped
+from sessions_app.selectors import session_recent_for_user
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
@@ -21,12 +23,11 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    projects = selectors.project_list(user=request.user)
-    return render(request, "frontend/dashboard.html", {"projects": projects})
-
-
-class ProjectHomeView(ProjectPageMixin, TemplateView):
-    template_name = "frontend/project.html"
+    projects = selectors.project_list(user=request.user).annotate(
+        session_count=Count("sessions"), last_activity=Max("sessions__created_at")
+    )
+    recent = session_recent_for_user(user=request.user, limit=15)
+    return render(request, "frontend/dashboard.html", {"projects": projects, "recent": recent})
 
 
 @login_required

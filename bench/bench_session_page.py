@@ -1,0 +1,221 @@
+"""Server time of the session page (issue 5) against the floor of decoding its content blob.
+
+    .venv/bin/python bench/bench_session_page.py [--turns 100] [--repeat 15] [--list-rows 2000]
+
+A throwaway project gets one realistic session of ``--turns`` × 20 messages (Markdown replies
+with code, thinking, Bash/Read/Edit/Grep calls with kilobytes of output), stored and processed
+through the real ingest and worker code, plus ``--list-rows`` plain rows for the list page.
+Timings are server-side: Django's test client runs the whole request (middleware, auth,
+tenant scope, blob read, filtering, grouping, Markdown, templates) in-process.
+
+- decode: gunzip + json.loads of the content blob (bytes already in memory) — the floor of any
+  page that shows the document; ``decode_gc_paused`` is the same with the cyclic GC held, as the
+  page does it; ``fetch_decode`` adds reading the blob from storage.
+- page: GET /p/{project}/s/{id} (first page), a later page, and two filtered views; rendered
+  Markdown is memoised per process, so ``page_first_cold`` clears that memo before each request.
+- list: GET /p/{project}/ (50 rows) and with a branch filter.
+
+Prints one JSON object (best and median of N); the project and its blobs are deleted after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from djangobench import setup
+
+WORDS = ("the", "parser", "returns", "a", "value", "for", "each", "token", "test", "fails", "because", "module")
+CODE = "```python\ndef tokenize(text):\n    for word in text.split():\n        yield word.lower()\n```"
+
+
+def transcript(turns: int) -> bytes:
+    """``turns`` turns of 20 messages: prompt, thinking, reply, 8 calls with results, summary."""
+    from tests.client.transcript_builder import TranscriptBuilder
+
+    b = TranscriptBuilder(start="2026-02-10T09:00:00Z", step_seconds=3)
+    for turn in range(1, turns + 1):
+        b.prompt(f"Turn {turn}: make `tokenize` handle **unicode** input\n\n- keep it fast\n- add tests")
+        b.thinking(" ".join(WORDS[(turn + i) % len(WORDS)] for i in range(60)))
+        b.assistant_text(f"Plan for turn {turn}:\n\n1. read the module\n2. change it\n\n{CODE}")
+        for call in range(4):
+            b.new_response().tool_call(
+                "Bash",
+                {"command": f"pytest tests/test_tok.py -k case_{call}"},
+                result="\n".join(f"tests/test_tok.py::test_{n} PASSED" for n in range(40)),
+            )
+            b.new_response().tool_call(*_file_call(turn, call))
+        b.new_response().assistant_text(f"Turn {turn} done: all **{turn * 3}** tests pass.").turn_end()
+    return b.build()
+
+
+def _file_call(turn: int, call: int) -> tuple[str, dict[str, Any]]:
+    path = f"/work/app/src/module_{turn}_{call}.py"
+    if call % 2:
+        return "Edit", {"file_path": path, "old_string": "return word\n" * 5, "new_string": "return word.lower()\n" * 5}
+    return "Read", {"file_path": path}
+
+
+def make_session(project, user, raw: bytes):
+    from projects.scoping import project_scope
+    from sessions_app import ingest
+    from sessions_app.models import Session
+    from sessions_app.processing import session_process
+
+    ingest.enqueue_processing = lambda session_id: None  # processed right here, no worker involved
+    gz = gzip.compress(raw)
+    metadata = {
+        "kind": "checkpoint",
+        "feature_branch": "bench",
+        "commit_hash": uuid.uuid4().hex + "0" * 8,
+        "agent": "claude-code",
+        "agent_session_id": str(uuid.uuid4()),
+        "start_offset": 0,
+        "end_offset": len(raw),
+        "commit_message": "Bench session",
+        "captured_at": None,
+    }
+    with project_scope(project):
+        result = ingest.session_ingest(
+            project=project,
+            author=user,
+            metadata=metadata,
+            transcript=ingest.Upload(io.BytesIO(gz), len(gz)),
+            subagents=[],
+            idempotency_key=None,
+        )
+        session_process(session=Session.objects.select_related("project", "author").get(pk=result.session.pk))
+        return Session.objects.get(pk=result.session.pk)
+
+
+def timed(repeat: int, work: Callable[[], object]) -> dict[str, float]:
+    work()  # warm caches (templates, lexers) as a running server would have them
+    timings = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        timings.append(time.perf_counter() - start)
+    return {"best_ms": round(min(timings) * 1000, 2), "median_ms": round(statistics.median(timings) * 1000, 2)}
+
+
+def page_figures(client, project, session, tiny, repeat: int) -> dict[str, Any]:
+    from frontend.markdown import _render_memo
+    from frontend.reading import gc_paused
+    from sessions_app import blobs
+
+    blob = blobs.get(session.content_storage_key)
+
+    def decode_paused() -> None:
+        with gc_paused():
+            json.loads(gzip.decompress(blob))
+
+    decode = timed(repeat, lambda: json.loads(gzip.decompress(blob)))
+    paused = timed(repeat, decode_paused)
+    figures: dict[str, Any] = {
+        "messages": session.message_count,
+        "turns": session.turn_count,
+        "raw_bytes": session.raw_size_bytes,
+        "content_gzip_bytes": len(blob),
+        "decode": decode,
+        "decode_gc_paused": paused,
+        "fetch_decode": timed(repeat, lambda: blobs.load_json_gz(session.content_storage_key)),
+    }
+    # The same page for a one-turn session: what every project page costs (auth, membership, tenant
+    # scope, access log, layout) whatever the session's size.
+    figures["page_tiny_session"] = timed(repeat, lambda: client.get(f"/p/{project.slug}/s/{tiny.pk}"))
+    fixed = figures["page_tiny_session"]["median_ms"]
+    base = f"/p/{project.slug}/s/{session.pk}"
+    figures["page_first_cold"] = timed(repeat, lambda: (_render_memo.cache_clear(), client.get(base)))
+    for name, query in (("page_first", ""), ("page_5", "?page=5"), ("only_prompts", "?role=user"),
+                        ("find_text", "?q=unicode")):  # fmt: skip
+        response = client.get(base + query)
+        assert response.status_code == 200, response.status_code
+        page = {**timed(repeat, lambda q=query: client.get(base + q)), "html_bytes": len(response.content)}
+        page["ratio_to_decode"] = round(page["median_ms"] / decode["median_ms"], 2)
+        page["ratio_to_decode_best"] = round(page["best_ms"] / decode["best_ms"], 2)
+        page["ratio_to_gc_paused_decode"] = round(page["median_ms"] / paused["median_ms"], 2)
+        page["ratio_beyond_fixed_to_decode"] = round((page["median_ms"] - fixed) / decode["median_ms"], 2)
+        figures[name] = page
+    return figures
+
+
+def seed_rows(project, user, count: int) -> None:
+    from django.db import connection
+
+    sql = """
+    INSERT INTO sessions_app_session (id, project_id, kind, feature_branch, commit_hash, author_id, status,
+      requested_status, agent, agent_version, agent_session_id, raw_storage_key, content_storage_key, subagents,
+      size_bytes, raw_size_bytes, message_count, turn_count, title, summary, digest, files_touched, commit_message,
+      patch_id, diff_stat, redaction, created_at, error)
+    SELECT gen_random_uuid(), %(project)s, 'checkpoint', 'branch-' || (g %% 20), md5(g::text || 'bench-page')
+      || substr(md5(g::text), 1, 8), %(author)s, 'complete', 'complete', 'claude-code', '2.1.39', '', 'k', 'k',
+      '[]', 1000, 5000, 40, 4, 'Session ' || g, '', '{}', '[]', 'commit ' || g, '', '{}', '{}',
+      now() - (g || ' seconds')::interval, ''
+    FROM generate_series(1, %(count)s) AS g"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"project": project.pk, "author": user.pk, "count": count})
+        cursor.execute("ANALYZE sessions_app_session")
+
+
+def list_figures(client, project, repeat: int) -> dict[str, Any]:
+    return {
+        name: timed(repeat, lambda q=query: client.get(f"/p/{project.slug}/{q}"))
+        for name, query in (("newest", ""), ("branch", "?branch=branch-7"), ("older_page", "?limit=50&cursor="))
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--list-rows", type=int, default=2000)
+    args = parser.parse_args(argv)
+    setup()
+    from django.conf import settings
+    from django.test import Client
+
+    from projects.models import Project, Role, User
+    from projects.scoping import project_scope, unscoped
+    from projects.services import membership_add
+    from sessions_app import blobs
+    from sessions_app.models import Session
+
+    settings.ALLOWED_HOSTS = ["*"]
+    tag = uuid.uuid4().hex[:8]
+    user = User.objects.create_user(f"bench-page-{tag}@example.com")
+    project = Project.objects.create(slug=f"bench-page-{tag}", name="Bench page")
+    with project_scope(project):
+        membership_add(project=project, user=user, role=Role.ADMIN)
+    try:
+        session = make_session(project, user, transcript(args.turns))
+        tiny = make_session(project, user, transcript(1))
+        client = Client()
+        client.force_login(user)
+        figures = {"session": page_figures(client, project, session, tiny, args.repeat)}
+        seed_rows(project, user, args.list_rows)
+        figures["list"] = {"rows": args.list_rows + 1, **list_figures(client, project, args.repeat)}
+    finally:
+        with unscoped():
+            keys = [
+                k
+                for s in Session.objects.filter(project=project)
+                for k in (s.raw_storage_key, s.content_storage_key)
+                if k and k != "k"
+            ]
+        blobs.delete(*keys)
+        project.delete()
+        user.delete()
+    json.dump(figures, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    main()

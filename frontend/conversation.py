@@ -1,0 +1,182 @@
+"""The session page's reading of a content document: cards, tool pairs, sub-agents, pages.
+
+- The lines of one assistant API response (same ``message_id``) form one card.
+- A tool result is attached to its call (found by tool id), so a call reads with its outcome.
+- Sub-agent (sidechain) messages sit under the Task call that spawned them (``parent_tool_id``)
+  when that call is shown; otherwise they stand on their own, marked as sub-agent work.
+- Pages hold whole cards and about ``PAGE_MESSAGES`` messages, so a 2,000-message session is
+  never one huge HTML document.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+Message = dict[str, Any]
+PAGE_MESSAGES = 100
+
+
+@dataclass(slots=True)
+class Item:
+    """One message of a card; a tool call also carries its result and its sub-agent's cards."""
+
+    message: Message
+    result: Message | None = None
+    children: list[Card] = field(default_factory=list)
+    view: Any = None  # filled in by frontend.present for the cards of the page being shown
+
+    @property
+    def child_count(self) -> int:
+        return sum(card.message_count for card in self.children)
+
+    def indexes(self) -> Iterator[int]:
+        yield self.message["index"]
+        if self.result is not None:
+            yield self.result["index"]
+        for card in self.children:
+            yield from card.indexes()
+
+
+@dataclass(slots=True)
+class Card:
+    kind: str  # prompt | response | user | meta | tool | compact | summary | system
+    items: list[Item]
+    continued: bool = False  # a response right after another: drawn as one block with it
+
+    @property
+    def first(self) -> Message:
+        return self.items[0].message
+
+    @property
+    def anchor(self) -> str:
+        return f"m-{self.first['index']}"
+
+    @property
+    def message_count(self) -> int:
+        return sum(1 for _ in self.indexes())
+
+    def indexes(self) -> Iterator[int]:
+        for item in self.items:
+            yield from item.indexes()
+
+
+def card_kind(message: Message) -> str:
+    role, kind = message["role"], message["kind"]
+    if role == "assistant":
+        return "response"
+    if role == "tool":
+        return "tool"
+    if role == "user":
+        return {"prompt": "prompt", "text": "user"}.get(kind, "meta")
+    if message.get("subtype") == "compact_boundary":
+        return "compact"
+    return "summary" if kind == "summary" else "system"
+
+
+def build_cards(messages: list[Message]) -> list[Card]:
+    """Group filtered messages into cards (see the module docstring)."""
+    calls = {m["tool"]["id"] for m in messages if m["kind"] == "tool_use" and (m.get("tool") or {}).get("id")}
+    top: list[Message] = []
+    children: dict[str, list[Message]] = defaultdict(list)
+    for message in messages:
+        parent = message.get("parent_tool_id")
+        (children[parent] if parent in calls else top).append(message)
+    return _Grouper(children).group(top)
+
+
+class _Grouper:
+    def __init__(self, children: dict[str, list[Message]]) -> None:
+        self.children = children
+
+    def group(self, messages: list[Message]) -> list[Card]:
+        cards: list[Card] = []
+        calls: dict[str, Item] = {}
+        open_key = None  # the message_id of the response card still open
+        for message in messages:
+            if message["kind"] == "tool_result" and self._attach_result(message, calls):
+                continue
+            key = message.get("message_id") or message.get("uuid") if message["role"] == "assistant" else None
+            if key is not None and key == open_key:
+                cards[-1].items.append(self._item(message, calls))
+                continue
+            card = Card(card_kind(message), [self._item(message, calls)])
+            card.continued = card.kind == "response" and bool(cards) and cards[-1].kind == "response"
+            cards.append(card)
+            open_key = key
+        return cards
+
+    def _attach_result(self, message: Message, calls: dict[str, Item]) -> bool:
+        item = calls.get((message.get("tool") or {}).get("id") or "")
+        if item is None or item.result is not None:
+            return False
+        item.result = message
+        return True
+
+    def _item(self, message: Message, calls: dict[str, Item]) -> Item:
+        item = Item(message)
+        if message["kind"] == "tool_use":
+            tool_id = (message.get("tool") or {}).get("id")
+            if tool_id:
+                calls[tool_id] = item
+                if tool_id in self.children:
+                    item.children = self.group(self.children.pop(tool_id))
+        return item
+
+
+@dataclass
+class Paged:
+    """The cards cut into pages, and where each shown message landed (for turn links)."""
+
+    pages: list[list[Card]]
+    located: dict[int, tuple[int, str]]  # message index -> (page number from 1, card anchor)
+    shown: list[int] = field(init=False)  # the located indexes, in order
+
+    def __post_init__(self) -> None:
+        self.shown = sorted(self.located)
+
+    @property
+    def count(self) -> int:
+        return len(self.pages)
+
+    def page(self, number: int) -> list[Card]:
+        return self.pages[min(max(number, 1), self.count) - 1]
+
+    def locate_turn(self, turn: dict[str, Any]) -> tuple[int, str] | None:
+        """The page and card of the first shown message of a turn, or None when all of it is hidden."""
+        position = bisect_left(self.shown, turn["first_message"])
+        last = turn.get("last_message", turn["first_message"])
+        if position < len(self.shown) and self.shown[position] <= last:
+            return self.located[self.shown[position]]
+        return None
+
+
+def paginate(cards: list[Card], per_page: int = PAGE_MESSAGES) -> Paged:
+    pages: list[list[Card]] = [[]]
+    located: dict[int, tuple[int, str]] = {}
+    size = 0
+    for card in cards:
+        indexes: list[int] = []
+        _collect_indexes(card.items, indexes)
+        if pages[-1] and size + len(indexes) > per_page:
+            pages.append([])
+            size = 0
+        pages[-1].append(card)
+        size += len(indexes)
+        where = (len(pages), card.anchor)
+        for index in indexes:
+            located[index] = where
+    return Paged(pages, located)
+
+
+def _collect_indexes(items: list[Item], out: list[int]) -> None:
+    """``Card.indexes`` without generators: paging walks every card of a long session."""
+    for item in items:
+        out.append(item.message["index"])
+        if item.result is not None:
+            out.append(item.result["index"])
+        for child in item.children:
+            _collect_indexes(child.items, out)

@@ -1,0 +1,122 @@
+"""Small formatting helpers shared by templates (``ledger`` tags) and the card renderer.
+
+Return plain ``str``; callers mark HTML safe. Times are shown in UTC everywhere, so the times
+on a page match the time-range filter, which is in UTC too.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from functools import lru_cache
+from html import escape
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import QueryDict
+
+from frontend.icons import ICON_PATHS
+
+USAGE_LABELS = (
+    ("input_tokens", "input"),
+    ("cache_read_input_tokens", "cache read"),
+    ("cache_creation_input_tokens", "cache write"),
+    ("output_tokens", "output"),
+)
+
+
+@lru_cache(maxsize=128)
+def icon(name: str, label: str = "") -> str:
+    """An inline SVG icon (emoji fonts are often missing); decorative unless given a label."""
+    body = ICON_PATHS.get(name, ICON_PATHS["dot"])
+    aria = f'role="img" aria-label="{escape(label)}"' if label else 'aria-hidden="true"'
+    return (
+        f'<svg class="icon icon-{escape(name)}" viewBox="0 0 24 24" width="16" height="16" fill="none" '
+        f'stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" '
+        f'focusable="false" {aria}>{body}</svg>'
+    )
+
+
+def moment(value: Any) -> datetime | None:
+    """A datetime in UTC from a datetime or an ISO 8601 string (naive means UTC)."""
+    if not isinstance(value, datetime):
+        try:
+            value = datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+        except ValueError:
+            return None
+    if value is None:
+        return None
+    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _utc_text(value: Any) -> bool:
+    """``2026-02-10T21:00:03.000Z``, as transcripts write it: sliced, not parsed (pages show hundreds)."""
+    return isinstance(value, str) and len(value) >= 20 and value[10] == "T" and value[-1] == "Z"
+
+
+def clock(value: Any) -> str:
+    """``21:00:03`` (UTC) for a message timestamp."""
+    if _utc_text(value):
+        return value[11:19]
+    stamp_ = moment(value)
+    return stamp_.strftime("%H:%M:%S") if stamp_ else ""
+
+
+def stamp(value: Any) -> str:
+    """``2026-02-10 21:00:03 UTC``."""
+    if _utc_text(value):
+        return f"{value[:10]} {value[11:19]} UTC"
+    stamp_ = moment(value)
+    return stamp_.strftime("%Y-%m-%d %H:%M:%S UTC") if stamp_ else ""
+
+
+def iso(value: Any) -> str:
+    if _utc_text(value):
+        return value
+    stamp_ = moment(value)
+    return stamp_.isoformat() if stamp_ else ""
+
+
+def local_input(value: Any) -> str:
+    """A ``datetime-local`` input value in UTC (``2026-02-10T21:00:03``)."""
+    stamp_ = moment(value)
+    return stamp_.strftime("%Y-%m-%dT%H:%M:%S") if stamp_ else ""
+
+
+def short_number(value: Any) -> str:
+    if not isinstance(value, int):
+        return ""
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.1f}M"
+    return f"{value / 1000:.1f}k" if value >= 1000 else str(value)
+
+
+def tokens(usage: Any) -> str:
+    """``12 out`` — the output tokens of one response, compact."""
+    out = usage.get("output_tokens") if isinstance(usage, dict) else None
+    return f"{short_number(out)} out" if isinstance(out, int) else ""
+
+
+def usage_title(usage: Any) -> str:
+    """``input 3 · cache read 2,400 · cache write 120 · output 12 tokens``."""
+    if not isinstance(usage, dict):
+        return ""
+    parts = [f"{label} {usage[key]:,}" for key, label in USAGE_LABELS if isinstance(usage.get(key), int)]
+    return " · ".join(parts) + " tokens" if parts else ""
+
+
+def local_part(email: Any) -> str:
+    return str(email or "").split("@", 1)[0]
+
+
+def query_string(params: Any, **changes: Any) -> str:
+    """``?a=1&b=2`` from a QueryDict or dict, with ``changes`` applied (None or "" removes a key)."""
+    data = params.copy() if isinstance(params, QueryDict) else QueryDict(mutable=True)
+    if not isinstance(params, QueryDict):
+        for key, value in (params or {}).items():
+            data.setlist(key, value if isinstance(value, list) else [value])
+    for key, value in changes.items():
+        data.pop(key, None)
+        if value not in (None, ""):
+            data[key] = value
+    encoded = urlencode(list(data.lists()), doseq=True)
+    return f"?{encoded}" if encoded else "?"

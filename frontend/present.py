@@ -1,0 +1,103 @@
+"""Safe HTML for the cards of one page (Markdown, tool layouts, search marks), computed once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+
+from frontend import tools
+from frontend.conversation import Card, Item
+from frontend.markdown import mark_matches, render_markdown, render_plain
+
+TEXT_LIMIT = 30_000  # characters of a prompt or reply shown inline; the rest via the message page
+MARKDOWN_KINDS = frozenset({"prompt", "text", "thinking"})
+PREVIEW_LIMIT = 140
+EVENT_LABELS = {
+    "caveat": "Caveat",
+    "command_output": "Command output",
+    "bash_output": "Shell output",
+    "interrupt": "Interrupted",
+    "task_notification": "Notification",
+    "hook_feedback": "Hook feedback",
+    "hook_context": "Hook context",
+    "meta": "Injected context",
+    "api_error": "API error",
+    "informational": "Note",
+    "stop_hook_summary": "Stop hook",
+    "local_command": "Command",
+}
+
+
+@dataclass
+class ItemView:
+    html: str = ""
+    hidden: int = 0  # characters left out of the inline view
+    tool_name: str = ""
+    icon: str = "tool"
+    summary_html: str = ""
+    sections: list[tools.Section] = field(default_factory=list)
+    result_html: str = ""
+    result_hidden: int = 0
+    error: bool = False
+    label: str = ""
+    preview: str = ""  # first line, for events shown on one line
+    long: bool = False  # more than the preview: shown collapsible
+
+
+def present(cards: list[Card], needle: str = "") -> None:
+    for card in cards:
+        for item in card.items:
+            item.view = _tool_view(item, needle) if item.message["kind"] == "tool_use" else _view(item, needle)
+            present(item.children, needle)
+
+
+def _body(content: str, markdown: bool) -> tuple[str, int]:
+    if len(content) > TEXT_LIMIT:
+        return f'<pre class="plain">{render_plain(content[:TEXT_LIMIT])}</pre>', len(content) - TEXT_LIMIT
+    return (render_markdown(content) if markdown else render_plain(content)), 0
+
+
+def _view(item: Item, needle: str) -> ItemView:
+    message = item.message
+    if message["kind"] == "tool_result":
+        return _result_only(item, needle)
+    content = message.get("content") or ""
+    html, hidden = _body(content, message["kind"] in MARKDOWN_KINDS or bool(message.get("compact_summary")))
+    first = next((line.strip() for line in content.splitlines() if line.strip()), "")
+    preview = first if len(first) <= PREVIEW_LIMIT else first[: PREVIEW_LIMIT - 1] + "…"
+    subtype = message.get("subtype") or ""
+    return ItemView(
+        html=mark_matches(html, needle),
+        hidden=hidden,
+        preview=preview,
+        long=preview != content.strip(),
+        label=EVENT_LABELS.get(subtype, subtype.replace("_", " ").capitalize() or "Note"),
+    )
+
+
+def _result_only(item: Item, needle: str) -> ItemView:
+    tool = item.message.get("tool") or {}
+    html, hidden = tools.result_html(item.message.get("content") or "", name=tool.get("name"))
+    return ItemView(
+        tool_name=tool.get("name") or "Tool result",
+        icon=tools.icon_for(tool.get("name")),
+        result_html=mark_matches(html, needle),
+        result_hidden=hidden,
+        error=bool(tool.get("is_error")),
+    )
+
+
+def _tool_view(item: Item, needle: str) -> ItemView:
+    message, result = item.message, item.result
+    tool = message.get("tool") or {}
+    view = ItemView(
+        tool_name=tool.get("name") or "tool",
+        icon=tools.icon_for(tool.get("name")),
+        summary_html=mark_matches(escape(tools.summary_line(message.get("content") or "")), needle),
+        sections=tools.input_sections(tool.get("name"), tool.get("input")),
+    )
+    if result is not None:
+        html, view.result_hidden = tools.result_html(result.get("content") or "", name=tool.get("name"))
+        view.result_html = mark_matches(html, needle)
+        view.error = bool((result.get("tool") or {}).get("is_error"))
+    return view

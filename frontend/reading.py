@@ -1,0 +1,130 @@
+"""What the session page shows of a content document under the reader's filters.
+
+Filtering is the selectors' (the API applies the same); grouping, paging and HTML are the
+page's. Only the cards of the requested page are turned into HTML.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from frontend import format as fmt
+from frontend.conversation import Paged, build_cards, paginate
+from frontend.forms import ALL_ROLES, MessageFilterForm
+from frontend.present import present
+from frontend.render import Where, cards_html, turns_html
+from sessionledger.formats.facts import time_span
+from sessions_app.selectors import filter_messages
+
+PROMPT_PREVIEW = 90
+
+
+@dataclass(slots=True)
+class TurnLink:
+    number: int  # 1-based, as people count turns (and as `fork --turn N` does)
+    prompt: str
+    clock: str  # HH:MM:SS (UTC), preformatted: a long session has hundreds of turns
+    iso: str
+    page: int | None  # None: every message of the turn is hidden by the filters
+    anchor: str | None
+    href: str | None
+
+
+@dataclass
+class Reading:
+    total: int
+    shown: int
+    page_count: int
+    page: int
+    html: str  # the cards of this page
+    turns: list[TurnLink]
+    usage: dict[str, int]
+    first_timestamp: str | None
+    last_timestamp: str | None
+
+    @property
+    def turns_html(self) -> str:
+        return turns_html(self.turns)
+
+    @property
+    def previous_page(self) -> int | None:
+        return self.page - 1 if self.page > 1 else None
+
+    @property
+    def previous_param(self) -> int | None:
+        return self.page - 1 if self.page > 2 else None
+
+    @property
+    def next_page(self) -> int | None:
+        return self.page + 1 if self.page < self.page_count else None
+
+
+def read(document: dict[str, Any], form: MessageFilterForm, *, where: Where, params: dict[str, Any]) -> Reading:
+    """The page of ``document`` that ``form`` asks for; ``params`` are the filters links must keep."""
+    messages = document.get("messages") or []
+    shown = messages
+    if form.narrowed:
+        roles = form.roles if set(form.roles) != set(ALL_ROLES) else None
+        since, until, text = form.value("since"), form.value("until"), form.value("q")
+        shown = filter_messages(messages, roles=roles, since=since, until=until, text=text)
+    paged = paginate(build_cards(shown))
+    page = min(form.value("page") or 1, paged.count)
+    cards = paged.page(page)
+    present(cards, form.value("q") or "")
+    base = fmt.query_string(params)[1:]
+    turns = [_turn_link(turn, paged, base) for turn in document.get("turns") or []]
+    return Reading(
+        len(messages),
+        len(shown),
+        paged.count,
+        page,
+        cards_html(cards, where),
+        turns,
+        token_totals(messages),
+        *time_span(messages),
+    )
+
+
+def _turn_link(turn: dict[str, Any], paged: Paged, base: str) -> TurnLink:
+    """A turn-navigation entry; ``base`` is the encoded filters the link keeps."""
+    prompt = " ".join(str(turn.get("prompt") or "")[: PROMPT_PREVIEW * 4].split())
+    if len(prompt) > PROMPT_PREVIEW:
+        prompt = prompt[: PROMPT_PREVIEW - 1] + "…"
+    stamp = turn.get("timestamp")
+    link = TurnLink(turn["index"] + 1, prompt or "(no text)", fmt.clock(stamp), fmt.iso(stamp), None, None, None)
+    located = paged.locate_turn(turn)
+    if located is not None:
+        link.page, link.anchor = located
+        query = "&".join(part for part in (base, f"page={link.page}" if link.page > 1 else "") if part)
+        link.href = f"?{query}#{link.anchor}"
+    return link
+
+
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def token_totals(messages: list[dict[str, Any]]) -> dict[str, int]:
+    """Tokens of the session, each API response counted once (its lines repeat the same usage)."""
+    by_response = {m["message_id"]: m["usage"] for m in messages if "usage" in m and "message_id" in m}
+    return {key: sum(u.get(key) or 0 for u in by_response.values() if isinstance(u, dict)) for key in USAGE_KEYS}
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Hold the cyclic garbage collector while a document is decoded and read.
+
+    Decoding a 2,000-message document allocates ~100k objects, which would trigger several
+    collections that each walk the whole (now larger) heap; none of these objects form cycles,
+    so reference counting frees them anyway. Worth a third of the page's time on long sessions.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

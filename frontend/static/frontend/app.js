@@ -1,0 +1,207 @@
+/* Sessionledger: progressive enhancement only. Every page works without this file.
+ * - copy buttons, confirmations
+ * - session page: filters apply as you type (the server filters; we swap the result in and
+ *   keep the URL in step), later pages load as you scroll, j/k jump between turns, / finds. */
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+
+  function copyText(text, button) {
+    var done = function () {
+      var label = button.getAttribute("data-label") || button.innerHTML;
+      button.setAttribute("data-label", label);
+      button.textContent = "Copied";
+      setTimeout(function () { button.innerHTML = label; }, 1500);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { fallbackCopy(text, done); });
+    } else {
+      fallbackCopy(text, done);
+    }
+  }
+
+  function fallbackCopy(text, done) {
+    var area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.className = "visually-hidden";
+    document.body.appendChild(area);
+    area.select();
+    try { document.execCommand("copy"); done(); } catch (e) { /* the text stays selectable in the page */ }
+    document.body.removeChild(area);
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("[data-copy]");
+    if (button) { event.preventDefault(); copyText(button.getAttribute("data-copy"), button); }
+  });
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    var question = form.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) { event.preventDefault(); }
+  });
+
+  var narrow = window.matchMedia("(max-width: 640px)").matches;
+  document.querySelectorAll(".filter-box:not([data-active])").forEach(function (box) {
+    if (narrow) { box.open = false; } /* on a phone the list comes first; filters are one tap away */
+  });
+
+  /* ---- session page ---------------------------------------------------------------------- */
+  var filters = document.getElementById("message-filters");
+  var conversation = document.getElementById("conversation");
+  if (!filters || !conversation) { return; }
+  if (window.matchMedia("(max-width: 980px)").matches) {
+    /* on a narrow screen the details panel sits above the conversation: start it folded */
+    document.querySelectorAll(".reader-side .details-panel").forEach(function (panel) { panel.open = false; });
+  }
+
+  function filterUrl() {
+    var params = new URLSearchParams();
+    var boxes = filters.querySelectorAll("input[name=role]");
+    var checked = Array.prototype.filter.call(boxes, function (b) { return b.checked; });
+    if (checked.length && checked.length < boxes.length) {
+      checked.forEach(function (b) { params.append("role", b.value); });
+    }
+    ["since", "until", "q"].forEach(function (name) {
+      var input = filters.elements[name];
+      if (input && input.value.trim()) { params.set(name, input.value.trim()); }
+    });
+    var query = params.toString();
+    return window.location.pathname + (query ? "?" + query : "");
+  }
+
+  function fetchPage(url) {
+    return fetch(url, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
+      .then(function (response) {
+        if (!response.ok) { throw new Error("HTTP " + response.status); }
+        return response.text();
+      })
+      .then(function (html) { return new DOMParser().parseFromString(html, "text/html"); });
+  }
+
+  function swap(id, page) {
+    var fresh = page.getElementById(id);
+    var current = document.getElementById(id);
+    if (fresh && current) { current.replaceWith(document.adoptNode(fresh)); }
+  }
+
+  var pending = 0;
+  function apply() {
+    var url = filterUrl();
+    var ticket = ++pending;
+    conversation.setAttribute("aria-busy", "true");
+    fetchPage(url).then(function (page) {
+      if (ticket !== pending) { return; }
+      swap("conversation", page);
+      swap("turn-nav", page);
+      conversation = document.getElementById("conversation");
+      var showing = document.getElementById("showing");
+      var status = document.getElementById("filter-status");
+      if (showing && status) { status.textContent = showing.textContent.split("·")[0].trim(); }
+      history.replaceState(null, "", url);
+      watchMore();
+      watchTurns();
+    }).catch(function () {
+      window.location.assign(url); /* let the server page say what went wrong */
+    });
+  }
+
+  var typing = null;
+  filters.addEventListener("input", function (event) {
+    if (event.target.name !== "q") { return; }
+    clearTimeout(typing);
+    typing = setTimeout(apply, 300);
+  });
+  filters.addEventListener("change", function (event) {
+    if (event.target.name !== "q") { apply(); }
+  });
+  filters.addEventListener("submit", function (event) { event.preventDefault(); clearTimeout(typing); apply(); });
+
+  /* Later pages: appended when the "Later messages" link scrolls into view (or is activated). */
+  var loading = false;
+  function loadMore(link) {
+    if (loading) { return; }
+    loading = true;
+    link.setAttribute("aria-busy", "true");
+    fetchPage(link.href).then(function (page) {
+      var cards = page.getElementById("cards");
+      var list = document.getElementById("cards");
+      if (cards && list) {
+        Array.prototype.slice.call(cards.children).forEach(function (node) { list.appendChild(document.adoptNode(node)); });
+      }
+      var nav = document.getElementById("more");
+      var next = page.getElementById("more");
+      if (nav) { if (next) { nav.replaceWith(document.adoptNode(next)); } else { nav.remove(); } }
+      loading = false;
+      watchMore();
+      watchTurns();
+    }).catch(function () { loading = false; window.location.assign(link.href); });
+  }
+
+  var moreObserver = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) { if (entry.isIntersecting) { loadMore(entry.target); } });
+  }, { rootMargin: "600px 0px" }) : null;
+
+  function watchMore() {
+    var link = document.querySelector("#more [data-more]");
+    if (link && moreObserver) { moreObserver.disconnect(); moreObserver.observe(link); }
+  }
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest("[data-more]");
+    if (link) { event.preventDefault(); loadMore(link); }
+  });
+
+  /* Turn navigation: stay on the page when the turn is already loaded. */
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest("#turn-nav a[data-anchor]");
+    if (!link) { return; }
+    var target = document.getElementById(link.getAttribute("data-anchor"));
+    if (target) {
+      event.preventDefault();
+      target.scrollIntoView({ block: "start" });
+      history.replaceState(null, "", window.location.search + "#" + target.id);
+      target.setAttribute("tabindex", "-1");
+      target.focus({ preventScroll: true });
+    }
+  });
+
+  var turnObserver = null;
+  function watchTurns() {
+    if (!("IntersectionObserver" in window)) { return; }
+    if (turnObserver) { turnObserver.disconnect(); }
+    turnObserver = new IntersectionObserver(function (entries) {
+      entries.forEach(function (entry) {
+        if (!entry.isIntersecting) { return; }
+        var nav = document.getElementById("turn-nav");
+        if (!nav) { return; }
+        nav.querySelectorAll("a.current").forEach(function (a) { a.classList.remove("current"); });
+        var link = nav.querySelector('a[data-anchor="' + entry.target.id + '"]');
+        if (link) { link.classList.add("current"); }
+      });
+    }, { rootMargin: "0px 0px -70% 0px" });
+    document.querySelectorAll("article.prompt").forEach(function (card) { turnObserver.observe(card); });
+  }
+
+  function jumpTurn(step) {
+    var prompts = Array.prototype.slice.call(document.querySelectorAll("article.prompt"));
+    var tops = prompts.map(function (card) { return card.getBoundingClientRect().top; });
+    var current = -1;
+    tops.forEach(function (top, i) { if (top <= 20) { current = i; } });
+    var target = step > 0 ? prompts[current + 1]
+      : (current >= 0 && tops[current] < -5 ? prompts[current] : prompts[current - 1]);
+    if (target) { target.scrollIntoView({ block: "start" }); }
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.altKey || event.ctrlKey || event.metaKey) { return; }
+    var tag = (event.target.tagName || "").toLowerCase();
+    if (tag === "input" || tag === "textarea" || tag === "select" || event.target.isContentEditable) { return; }
+    if (event.key === "j") { jumpTurn(1); }
+    else if (event.key === "k") { jumpTurn(-1); }
+    else if (event.key === "/") { event.preventDefault(); filters.elements.q.focus(); }
+  });
+
+  watchMore();
+  watchTurns();
+})();

@@ -1,0 +1,89 @@
+"""Permalinks for pull-request comments (commit, task) and the branch timeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views import View
+from django.views.generic import TemplateView
+
+from frontend.access import PAGE_READ, ProjectPageMixin
+from projects.errors import DomainError
+from sessions_app import selectors
+from sessions_app.models import Session
+
+CHOICES_SHOWN = 50
+
+
+class PermalinkView(ProjectPageMixin, View):
+    """One session → redirect to it; several → a short list to choose from; none → 404."""
+
+    required_roles = PAGE_READ
+    what = ""
+
+    def sessions(self) -> list[Session]:
+        raise NotImplementedError
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            sessions = self.sessions()
+        except DomainError as exc:
+            raise Http404(exc.message) from None
+        if len(sessions) == 1:
+            return redirect("session", project=self.project.slug, session_id=sessions[0].pk)
+        context = {
+            "project": self.project,
+            "membership": self.membership,
+            "switchable": self.switchable,
+            "nav": self.nav,
+            "sessions": sessions,
+            "what": self.what,
+            "ref": self.ref,
+        }
+        return render(request, "frontend/session_choices.html", context, status=200 if sessions else 404)
+
+
+class CommitLinkView(PermalinkView):
+    """``/p/{project}/c/{sha}`` — any prefix of 7 or more hex characters."""
+
+    what = "commit"
+
+    @property
+    def ref(self) -> str:
+        return self.kwargs["sha"]
+
+    def sessions(self) -> list[Session]:
+        return list(selectors.sessions_for_commit(project=self.project, sha=self.ref)[:CHOICES_SHOWN])
+
+
+class TaskLinkView(PermalinkView):
+    """``/p/{project}/t/{task}``."""
+
+    what = "task"
+
+    @property
+    def ref(self) -> str:
+        return self.kwargs["task_id"]
+
+    def sessions(self) -> list[Session]:
+        return list(selectors.sessions_for_task(project=self.project, task_id=self.ref)[:CHOICES_SHOWN])
+
+
+class BranchTimelineView(ProjectPageMixin, TemplateView):
+    """``/p/{project}/b/{branch}``: a branch's checkpoints in order, with turns and diff stats."""
+
+    required_roles = PAGE_READ
+    template_name = "frontend/branch.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        sessions = list(selectors.sessions_on_branch(project=self.project, branch=self.kwargs["branch"]))
+        if not sessions:
+            raise Http404("No sessions on this branch.")
+        totals = {
+            key: sum(int((s.diff_stat or {}).get(key) or 0) for s in sessions) for key in ("insertions", "deletions")
+        }
+        return super().get_context_data(
+            sessions=sessions, totals=totals, turns=sum(s.turn_count for s in sessions), **kwargs
+        )

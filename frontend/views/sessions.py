@@ -1,0 +1,175 @@
+"""The session list of a project, the session page, one full message, the raw download."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.urls import reverse
+from django.views import View
+from django.views.generic import TemplateView
+
+from frontend.access import PAGE_READ, ProjectPageMixin
+from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
+from frontend.markdown import MARKDOWN_LIMIT, render_markdown, render_plain
+from frontend.pagination import keyset_page
+from frontend.reading import gc_paused, read
+from frontend.render import Where
+from projects import selectors as project_selectors
+from sessions_app import blobs, selectors
+from sessions_app.audit import access_record
+from sessions_app.filters import SessionFilter
+from sessions_app.links import session_web_url
+from sessions_app.models import Session, Status
+
+logger = logging.getLogger(__name__)
+LIST_PAGE_SIZE = 50
+
+
+class SessionListView(ProjectPageMixin, TemplateView):
+    """``/p/{project}/``: filters in the URL, keyset pages, one query for the rows."""
+
+    required_roles = PAGE_READ
+    template_name = "frontend/session_list.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        authors = [m.user.email for m in project_selectors.membership_list(project=self.project)]
+        form = SessionListForm(self.request.GET, authors=authors)
+        form.is_valid()
+        limit = form.cleaned_data.get("limit") or LIST_PAGE_SIZE
+        page = keyset_page(self._rows(form), form.cleaned_data.get("cursor"), limit)
+        return super().get_context_data(
+            form=form,
+            page=page,
+            branches=selectors.session_branches(project=self.project),
+            params=self.request.GET,
+            **kwargs,
+        )
+
+    def _rows(self, form: SessionListForm) -> Any:
+        rows = SessionFilter(form.api_filters(), queryset=selectors.session_queryset(project=self.project)).qs
+        text = (form.cleaned_data.get("q") or "").strip()
+        return selectors.session_list_with_snippets(rows, text) if text else rows
+
+
+class SessionObjectMixin(ProjectPageMixin):
+    required_roles = PAGE_READ
+
+    def get_session(self) -> Session:
+        session = selectors.session_get(project=self.project, session_id=self.kwargs["session_id"])
+        if session is None:
+            raise Http404("No such session.")
+        return session
+
+
+class SessionView(SessionObjectMixin, TemplateView):
+    """``/p/{project}/s/{id}``: the conversation, filtered server-side, one page at a time."""
+
+    template_name = "frontend/session.html"
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        context = self.get_context_data(**kwargs)
+        return self.render_to_response(context, status=503 if context.get("unavailable") else 200)
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        session = self.get_session()
+        form = MessageFilterForm(self.request.GET)
+        form.is_valid()
+        params = _filter_params(form)
+        reading, unavailable = self._reading(session, form, params)
+        return super().get_context_data(
+            session=session,
+            form=form,
+            role_choices=ROLE_CHOICES,
+            unavailable=unavailable,
+            reading=reading,
+            next_segment=selectors.session_next_segment(session=session),
+            web_url=session_web_url(session),
+            markdown_link=markdown_link(session),
+            params=params,
+            **kwargs,
+        )
+
+    def _reading(self, session: Session, form: MessageFilterForm, params: dict[str, Any]) -> tuple[Any, bool]:
+        with gc_paused():
+            document, unavailable = _document(session)
+            if document is None:
+                return None, unavailable
+            url = reverse("session", kwargs={"project": self.project.slug, "session_id": session.pk})
+            where = Where(url, (session.author.email if session.author else "").split("@")[0])
+            reading = read(document, form, where=where, params=params)
+            del document  # freed before the collector is back: it never has to walk 100k messages
+        access_record(session=session, request=self.request, via="web")
+        return reading, False
+
+
+def _document(session: Session) -> tuple[dict[str, Any] | None, bool]:
+    """(document, storage unavailable); no document while processing or after a failure."""
+    if session.status in (Status.PROCESSING, Status.FAILED):
+        return None, False
+    try:
+        return selectors.session_document(session=session), False
+    except blobs.StorageUnavailable:
+        logger.warning("content of session %s unavailable", session.pk, exc_info=True)
+        return None, True
+    except FileNotFoundError:
+        logger.error("content blob of session %s is missing", session.pk)
+        return None, True
+
+
+def _filter_params(form: MessageFilterForm) -> dict[str, Any]:
+    """The active message filters as query parameters (for page and turn links)."""
+    params: dict[str, Any] = {}
+    if set(form.roles) != {value for value, _ in ROLE_CHOICES}:
+        params["role"] = form.roles
+    for name in ("since", "until"):
+        if form.value(name):
+            params[name] = form.local_value(name)
+    if form.value("q"):
+        params["q"] = form.value("q")
+    return params
+
+
+def markdown_link(session: Session) -> str:
+    """A Markdown link for a pull-request comment."""
+    title = " ".join((session.title or "Session").split()).replace("[", "\\[").replace("]", "\\]")
+    ref = session.ref
+    return f"[{title}{f' ({ref})' if ref else ''}]({session_web_url(session)})"
+
+
+class SessionMessageView(SessionObjectMixin, TemplateView):
+    """``/p/{project}/s/{id}/m/{index}``: one message in full (long outputs are cut on the session page)."""
+
+    template_name = "frontend/message.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        session = self.get_session()
+        document, unavailable = _document(session)
+        messages = (document or {}).get("messages") or []
+        index = self.kwargs["index"]
+        if unavailable or not 0 <= index < len(messages):
+            raise Http404("No such message.")
+        message = messages[index]
+        access_record(session=session, request=self.request, via="web")
+        content = message.get("content") or ""
+        as_markdown = message["kind"] in ("prompt", "text", "thinking") and len(content) <= MARKDOWN_LIMIT
+        html = render_markdown(content) if as_markdown else f'<pre class="plain">{render_plain(content)}</pre>'
+        return super().get_context_data(session=session, message=message, html=html, **kwargs)
+
+
+class SessionRawView(SessionObjectMixin, View):
+    """``/p/{project}/s/{id}/raw``: the transcript as uploaded (gzip JSONL)."""
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> FileResponse:
+        session = self.get_session()
+        try:
+            stream = blobs.open_stream(session.raw_storage_key)
+        except (blobs.StorageUnavailable, FileNotFoundError):
+            raise Http404("The raw transcript is not available right now.") from None
+        access_record(session=session, request=request, via="raw")
+        response = FileResponse(
+            stream, content_type="application/gzip", as_attachment=True, filename=f"{session.pk}.jsonl.gz"
+        )
+        response["Content-Encoding"] = "identity"
+        return response

@@ -1,0 +1,173 @@
+"""The UI in a real browser: sign in, filter, read, narrow, jump, link, invite — and no XSS."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.client.transcript_builder import TranscriptBuilder
+from tests.frontend.browser.conftest import log_in, screenshot
+from tests.frontend.conftest import long_transcript, rich_transcript, xss_transcript
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _raw(prompt: str) -> bytes:
+    return TranscriptBuilder().prompt(prompt).assistant_text("Done.").turn_end().build()
+
+
+@pytest.fixture
+def rich(world, make_session):
+    raw, subagents = rich_transcript()
+    return make_session(
+        world.project,
+        world.member,
+        raw,
+        subagents=subagents,
+        seed="rich",
+        commit_message="Add --verbose flag\n\nAlso documents it.",
+    )
+
+
+def test_log_in_filter_the_list_and_open_a_session(page, world, make_session, rich) -> None:
+    make_session(
+        world.project,
+        world.admin,
+        _raw("Tune the search ranking"),
+        seed="s1",
+        feature_branch="feature/search",
+        commit_message="Tune ranking",
+    )
+    make_session(world.project, world.admin, _raw("Speed up the tokenizer"), seed="s2", feature_branch="feature/search")
+    log_in(page, world.member.email)
+    page.get_by_role("link", name="Acme Api").first.click()
+    page.wait_for_url(f"**/p/{world.project.slug}/")
+    assert page.locator("table.sessions tbody tr").count() == 3
+    screenshot(page, "session-list")
+
+    page.fill("#f-branch", "feature/search")
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url(re.compile(r"branch=feature%2Fsearch"))
+    assert page.locator("table.sessions tbody tr").count() == 2
+
+    page.fill("#f-q", "tokenizer")
+    page.click("form.filters button[type=submit]")
+    assert page.locator("table.sessions tbody tr").count() == 1
+    assert page.locator(".snippet mark").first.inner_text().lower() == "tokenizer"
+
+    page.goto(f"/p/{world.project.slug}/")
+    page.get_by_role("link", name=re.compile("Add a .*--verbose")).click()
+    page.wait_for_url(f"**/s/{rich.pk}")
+    assert page.locator("article.card.prompt").count() == 2
+    assert page.locator("details.thinking").first.get_attribute("open") is None
+    screenshot(page, "session-page")
+
+
+def test_hide_the_assistant_narrow_the_time_and_find_text(page, world, rich) -> None:
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/s/{rich.pk}")
+    reply = page.locator("#cards").get_by_text("I'll look at the CLI first.")
+    assert reply.is_visible()
+
+    page.locator("label.chip", has_text="Assistant").click()  # applies at once, no reload
+    page.wait_for_url(re.compile(r"role=user&role=tool&role=thinking&role=system"))
+    reply.wait_for(state="detached")
+    assert page.locator("article.card.prompt").count() == 2
+
+    page.locator("label.chip", has_text="Assistant").click()
+    page.wait_for_url(lambda url: "role=" not in url)
+    page.fill("#m-since", "2026-02-10T21:00:19")
+    page.locator("#m-since").dispatch_event("change")
+    page.wait_for_url(re.compile(r"since=2026-02-10T21%3A00%3A19"))
+    cards = page.locator("#cards")
+    cards.get_by_text("Add a --verbose flag").wait_for(state="detached")
+    assert cards.get_by_text("Now update the README").is_visible()
+
+    page.fill("#m-q", "readme updated")
+    page.wait_for_url(re.compile(r"q=readme\+updated"))
+    page.locator("#cards mark").first.wait_for()
+    assert page.locator("#cards article").count() == 1
+    screenshot(page, "session-filtered", full_page=False)
+
+
+def test_filters_work_without_javascript(browser, live_server, world, rich) -> None:
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    page = context.new_page()
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/s/{rich.pk}")
+    page.locator("label.chip", has_text="Assistant").click()
+    page.click("#message-filters button[type=submit]")
+    page.wait_for_url(re.compile(r"role=user"))
+    assert page.get_by_text("I'll look at the CLI first.").count() == 0
+    context.close()
+
+
+def test_jump_to_a_turn_on_a_later_page_and_load_more_while_scrolling(page, world, make_session) -> None:
+    session = make_session(world.project, world.member, long_transcript(40), seed="long")
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/s/{session.pk}")
+    before = page.locator("article.card.prompt").count()
+    assert before < 40
+
+    page.locator("#turn-nav a", has_text="Turn 35: please change").click()
+    page.wait_for_url(re.compile(r"page=\d+#m-\d+"))
+    target = page.locator("article.card.prompt", has_text="Turn 35: please change module_35.py")
+    target.wait_for()
+    page.wait_for_timeout(200)
+    assert _in_viewport(page, target)
+
+    page.goto(f"/p/{world.project.slug}/s/{session.pk}")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    assert 0 <= page.locator("article.card.prompt").nth(1).bounding_box()["y"] < 50  # j, j: turn 1, then turn 2
+    page.mouse.wheel(0, 200_000)
+    page.locator("article.card.prompt").nth(before).wait_for()  # the next page was appended while scrolling
+
+
+def _in_viewport(page, locator) -> bool:
+    box = locator.bounding_box()
+    return box is not None and 0 <= box["y"] < page.viewport_size["height"]
+
+
+def test_a_commit_permalink_opens_its_session(page, world, rich) -> None:
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/c/{rich.commit_hash[:7]}")
+    page.wait_for_url(f"**/p/{world.project.slug}/s/{rich.pk}")
+    snippet = page.locator("#md-link").input_value()
+    assert snippet.endswith(f"({rich.commit_hash[:12]})](http://testserver/p/acme-api/s/{rich.pk})")
+
+
+def test_an_admin_invites_a_member(page, world) -> None:
+    log_in(page, world.admin.email)
+    page.goto(f"/p/{world.project.slug}/")
+    page.get_by_role("link", name="Settings").click()
+    page.fill("#inv-email", "dana@example.com")
+    page.select_option("#inv-role", "viewer")
+    page.get_by_role("button", name="Send invitation").click()
+    page.get_by_text("Invited dana@example.com as viewer").wait_for()
+    link = page.locator("#invitations td.link-cell input").input_value()
+    assert re.search(r"/invitations/[\w-]+/$", link)
+    screenshot(page, "settings")
+
+
+def test_a_hostile_transcript_cannot_run_script(page, world, make_session) -> None:
+    session = make_session(world.project, world.member, xss_transcript(), seed="xss")
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/s/{session.pk}")
+    for summary in page.locator("#cards details > summary").all():
+        if summary.is_visible():
+            summary.click()
+    page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    page.wait_for_timeout(300)
+    assert page.dialogs == []
+    sources = page.evaluate("Array.from(document.scripts).map(s => s.getAttribute('src'))")
+    assert sources == ["/static/frontend/app.js"]
+    assert page.evaluate("document.querySelectorAll('[onerror],[onload],iframe,img,object,embed').length") == 0
+    assert page.evaluate('document.querySelectorAll(\'a[href^="javascript" i],a[href^="data" i]\').length') == 0
+    assert page.get_by_text("<script>alert('prompt')</script>").first.is_visible()
+    page.fill("#m-q", "script")  # the search path re-renders hostile text too
+    page.wait_for_url(re.compile(r"q=script"))
+    page.wait_for_timeout(300)
+    assert page.dialogs == []
+    screenshot(page, "session-xss", full_page=False)
