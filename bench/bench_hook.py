@@ -1,0 +1,224 @@
+"""How long the PostToolUse hook keeps Claude Code waiting, against a bare interpreter start.
+
+The hook runs after every Bash call, so its no-op path (HEAD did not move) must cost about as
+much as starting Python (target ≤ 1.3× `python -c pass`), and a commit after a 5 MB turn must
+still return at once (target ≤ 2×): the hook only reads HEAD, queues offsets and detaches the
+uploader, which slims, redacts and gzips afterwards.
+
+    .venv/bin/python bench/bench_hook.py [--runs 21] [--mb 5] [--python /path/to/venv/bin/python]
+
+`--python` measures another installation of the client (e.g. a `pipx install ./client`, whose
+interpreter starts faster than this editable development venv).
+
+Prints one JSON object. The baseline is the same interpreter (`sys.executable -c pass`, same
+site-packages start-up) and, for reference, `python3 -c pass` from PATH. The client package is
+byte-compiled first, as pip/pipx do on install (environments with PYTHONDONTWRITEBYTECODE would
+otherwise measure the compiler on every run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SESSION = "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"
+
+
+CPU: list[float] = []  # CPU milliseconds (user + system) of each timed run, in order
+
+
+def timed(command: list[str], *, stdin: bytes = b"", env: dict[str, str] | None = None) -> float:
+    """Wall milliseconds until the process exits; its CPU time goes to `CPU` (less sensitive to
+    other load on the machine than wall time)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, input=stdin, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
+    return wall
+
+
+def paired_ms(runs: int, baseline: list[str], command: list[str], **kwargs: object) -> tuple[float, ...]:
+    """Medians (wall, then CPU) of the baseline and the command, run alternately so that load on
+    the machine affects both alike."""
+    timed(baseline)
+    timed(command, **kwargs)  # warm the page cache
+    base, measured, base_cpu, cpu = [], [], [], []
+    for _ in range(runs):
+        base.append(timed(baseline))
+        base_cpu.append(CPU[-1])
+        measured.append(timed(command, **kwargs))
+        cpu.append(CPU[-1])
+    return statistics.median(base), statistics.median(measured), statistics.median(base_cpu), statistics.median(cpu)
+
+
+def line(kind: str, **fields: object) -> bytes:
+    record = {
+        "type": kind,
+        "sessionId": SESSION,
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+        **fields,
+    }
+    return json.dumps(record, separators=(",", ":")).encode() + b"\n"
+
+
+def turn_bytes(megabytes: float) -> bytes:
+    """A turn of ~`megabytes`: a prompt, then Bash calls whose outputs are long logs."""
+    out = [line("user", message={"role": "user", "content": "run the whole test suite and fix what fails"})]
+    size, i = 0, 0
+    output = "".join(f"tests/test_mod{n}.py::test_case_{n} PASSED [{n % 100:3d}%]\n" for n in range(600))
+    while size < megabytes * 1024 * 1024:
+        use = {"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": "pytest -v"}}
+        out.append(line("assistant", message={"role": "assistant", "content": [use]}))
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": output}
+        out.append(line("user", message={"role": "user", "content": [result]}, toolUseResult={"stdout": output}))
+        size += len(out[-1]) + len(out[-2])
+        i += 1
+    return b"".join(out)
+
+
+class Sandbox:
+    """A HOME with a git repository, a transcript, and the environment a hook sees."""
+
+    def __init__(self, root: Path) -> None:
+        self.repo = root / "repo"
+        self.repo.mkdir()
+        self.transcript = root / "home" / ".claude" / "projects" / "-repo" / f"{SESSION}.jsonl"
+        self.transcript.parent.mkdir(parents=True)
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("SESSIONLEDGER_")},
+            "HOME": str(root / "home"),
+            "XDG_CONFIG_HOME": str(root / "home" / ".config"),
+            "XDG_STATE_HOME": str(root / "home" / ".state"),
+            "GIT_AUTHOR_NAME": "Bench",
+            "GIT_AUTHOR_EMAIL": "bench@example.com",
+            "GIT_COMMITTER_NAME": "Bench",
+            "GIT_COMMITTER_EMAIL": "bench@example.com",
+        }
+        self.git("init", "-q", "-b", "main")
+        self.git("commit", "-q", "--allow-empty", "-m", "start")
+        self.transcript.write_bytes(line("user", message={"role": "user", "content": "hello"}))
+
+    def git(self, *args: str) -> None:
+        subprocess.run(["git", *args], cwd=self.repo, env=self.env, check=True, capture_output=True)
+
+    def payload(self, command: str) -> bytes:
+        return json.dumps(
+            {
+                "session_id": SESSION,
+                "transcript_path": str(self.transcript),
+                "cwd": str(self.repo),
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": command},
+                "tool_response": {"stdout": "", "stderr": "", "interrupted": False, "isImage": False},
+                "tool_use_id": "toolu_bench",
+            }
+        ).encode()
+
+    def queue_settled(self, timeout: float = 300) -> float:
+        """Seconds until every queued segment is prepared and no uploader holds its lock: the
+        detached work of the last capture, which must not compete with the next measurement."""
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
+        from sessionledger.fsutil import is_locked
+
+        state = Path(self.env["XDG_STATE_HOME"]) / "sessionledger"
+        started = time.perf_counter()
+        while time.perf_counter() - started < timeout:
+            entries = [e for e in (state / "queue").iterdir() if (e / "intent.json").exists()]
+            if all((e / "local.json").exists() for e in entries) and not is_locked(str(state / "uploader.lock")):
+                break
+            time.sleep(0.01)
+        return time.perf_counter() - started
+
+
+def bench_commits(box: Sandbox, python: str, runs: int, megabytes: float) -> tuple[float, float, float]:
+    """Medians of `python -c pass`, of the hook after a commit with a fresh `megabytes` delta
+    (until it exits), and of the detached work that follows (until the segment is prepared)."""
+    delta = turn_bytes(megabytes)
+    base_ms, hook_ms, hook_cpu, detached_s = [], [], [], []
+    for n in range(runs):
+        with box.transcript.open("ab") as handle:
+            handle.write(delta)
+        box.git("commit", "-q", "--allow-empty", "-m", f"commit {n}")
+        base_ms.append(timed([python, "-c", "pass"]))
+        hook_ms.append(timed(hook_command(python), stdin=box.payload(f"git commit -m 'commit {n}'"), env=box.env))
+        hook_cpu.append(CPU[-1])
+        detached_s.append(box.queue_settled())
+    return (
+        statistics.median(base_ms),
+        statistics.median(hook_ms),
+        statistics.median(hook_cpu),
+        statistics.median(detached_s),
+    )
+
+
+def hook_command(python: str) -> list[str]:
+    """The installed `sessionledger` script next to the interpreter (what Claude Code runs),
+    else `python -m sessionledger`."""
+    script = Path(python).parent / "sessionledger"
+    prefix = [python, str(script)] if script.exists() else [python, "-m", "sessionledger"]
+    return [*prefix, "hook", "post-tool-use"]
+
+
+def byte_compile_client(python: str) -> None:
+    code = (
+        "import compileall, os, sessionledger; compileall.compile_dir(os.path.dirname(sessionledger.__file__), quiet=1)"
+    )
+    subprocess.run([python, "-c", code], check=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--mb", type=float, default=5.0)
+    parser.add_argument("--python", default=sys.executable, help="interpreter with the client installed")
+    options = parser.parse_args()
+    python = options.python
+    byte_compile_client(python)
+    root = Path(tempfile.mkdtemp(prefix="bench-hook-"))
+    try:
+        box = Sandbox(root)
+        timed(hook_command(python), stdin=box.payload("ls"), env=box.env)  # first sight of the repository
+        base, noop, base_cpu, noop_cpu = paired_ms(
+            options.runs, [python, "-c", "pass"], hook_command(python), stdin=box.payload("ls -la"), env=box.env
+        )
+        python3 = shutil.which("python3")
+        python3_ms = statistics.median(timed([python3, "-c", "pass"]) for _ in range(5)) if python3 else None
+        commit_base, commit_ms, commit_cpu, detached_s = bench_commits(
+            box, python, max(5, options.runs // 2), options.mb
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    result = {
+        "python": python,
+        "hook_command": " ".join(hook_command(python)[1:]),
+        "runs": options.runs,
+        "python_c_pass_ms": round(base, 1),
+        "python_c_pass_cpu_ms": round(base_cpu, 1),
+        "python3_on_path_c_pass_ms": round(python3_ms, 1) if python3_ms else None,
+        "hook_noop_ms": round(noop, 1),
+        "hook_noop_ratio": round(noop / base, 2),
+        "hook_noop_cpu_ratio": round(noop_cpu / base_cpu, 2),
+        "hook_commit_delta_mb": options.mb,
+        "hook_commit_ms": round(commit_ms, 1),
+        "hook_commit_ratio": round(commit_ms / commit_base, 2),
+        "hook_commit_cpu_ratio": round(commit_cpu / base_cpu, 2),
+        "detached_prepare_s": round(detached_s, 2),
+        "targets": {"hook_noop_ratio": 1.3, "hook_commit_ratio": 2.0},
+    }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Entry point: `sessionledger <command>`.
+
+`hook` is dispatched before anything else is imported (no argparse: it imports `re`, `gettext`
+and more, a large share of the hook's budget). Other commands build the argparse tree, importing
+each command module; a command's heavy imports live inside its `run`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+COMMANDS = ("login", "init", "status", "sync", "list", "show", "capture", "task", "hook")
+_MODULES = {"list": "listing"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["hook"]:
+        from sessionledger.commands import hook
+
+        code = hook.run(args[1:])
+        if argv is None:
+            _exit_now(code)
+        return code
+    if args[:1] == ["_upload"]:  # the detached uploader where fork() is unavailable
+        from sessionledger import uploader
+
+        uploader.run(uploader.Mode.DETACHED)
+        return 0
+    return _run_command(args)
+
+
+def _exit_now(code: int) -> None:
+    """End the hook process without interpreter teardown (module GC, atexit): every file it
+    wrote is closed and fsynced already, and Claude Code is waiting for the exit."""
+    import os
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def _run_command(args: list[str]) -> int:
+    from sessionledger.commands.common import CommandError
+
+    parser = build_parser()
+    options = parser.parse_args(args)
+    if not getattr(options, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(options.func(options) or 0)
+    except CommandError as exc:
+        print(f"sessionledger: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+def build_parser():
+    import argparse
+    import importlib
+
+    from sessionledger import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="sessionledger", description="Capture the AI-assistant conversation behind every commit."
+    )
+    parser.add_argument("--version", action="version", version=f"sessionledger {__version__}")
+    sub = parser.add_subparsers(title="commands", metavar="<command>")
+    for name in COMMANDS:
+        module = importlib.import_module(f"sessionledger.commands.{_MODULES.get(name, name)}")
+        module.register(sub)
+    return parser

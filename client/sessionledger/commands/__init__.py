@@ -1,0 +1,1 @@
+"""One module per command; `cli` imports only the one being run (the hook path stays light)."""

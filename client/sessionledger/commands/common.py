@@ -1,0 +1,109 @@
+"""Helpers shared by the commands: errors, config and API client, output formatting."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from sessionledger import config as config_mod
+from sessionledger.api import ApiError, Client
+
+
+class CommandError(Exception):
+    """A failure the user can act on: printed as `sessionledger: <message>`, exit code 1."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def load_config() -> config_mod.Config:
+    try:
+        return config_mod.load()
+    except config_mod.ConfigError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def client(config: config_mod.Config, *, need_token: bool = True) -> Client:
+    if not config.server:
+        raise CommandError("no server configured: run `sessionledger login --server https://…`")
+    if need_token and not config.token:
+        raise CommandError("not logged in: run `sessionledger login`")
+    return Client(config.server, config.token, timeout=float(config["upload_timeout"]))
+
+
+def api_error(exc: ApiError) -> CommandError:
+    if exc.status == 401:
+        return CommandError(f"{exc.message} Run `sessionledger login`.")
+    return CommandError(exc.message if exc.status == 0 else f"the server answered {exc.status}: {exc.message}")
+
+
+def project_for_cwd(config: config_mod.Config, api: Client, explicit: str | None = None) -> str:
+    """`--project`, else the project of the repository around the working directory."""
+    if explicit:
+        return explicit
+    from sessionledger.project import ProjectUnknown, for_directory
+
+    try:
+        return for_directory(os.getcwd(), config, api)
+    except ProjectUnknown as exc:
+        raise CommandError(str(exc)) from None
+    except ApiError as exc:
+        raise api_error(exc) from None
+
+
+def print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def table(rows: list[list[str]], headers: list[str]) -> str:
+    """Left-aligned columns; the last column is not padded (titles can be long)."""
+    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers) - 1)]
+    lines = []
+    for row in [headers, *rows]:
+        cells = [str(c).ljust(w) for c, w in zip(row, widths, strict=False)] + [str(row[-1])]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def age(epoch: float | None) -> str:
+    """`12s ago`, `5m ago`, `3h ago`, `2d ago`."""
+    if not epoch:
+        return "-"
+    seconds = max(0, int(time.time() - epoch))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+def short(text: str | None, width: int = 60) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class ProgressBar:
+    """`[#####-----] 3/6 checkpoint 1a2b3c4d uploaded` on a terminal, one line per step otherwise."""
+
+    def __init__(self, total: int, stream: Any = None) -> None:
+        self.total, self.done = max(total, 1), 0
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+
+    def step(self, label: str) -> None:
+        self.done = min(self.done + 1, self.total)
+        filled = int(20 * self.done / self.total)
+        line = f"[{'#' * filled}{'-' * (20 - filled)}] {self.done}/{self.total} {label}"
+        if self.tty:
+            self.stream.write("\r\033[K" + line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty and self.done:
+            self.stream.write("\n")

@@ -1,0 +1,134 @@
+"""Configuration: `$XDG_CONFIG_HOME/sessionledger/config.json`, every key overridable by
+`SESSIONLEDGER_<KEY>` in the environment (SPEC §7), so CI jobs and scripts need no file.
+
+JSON rather than TOML: the standard library can read TOML but not write it, and `login`/`init`
+write this file. Environment values are coerced to the type of the key's default; dict-valued
+keys (`redaction`, `repos`) take JSON text. The file holds the API token, so it is created 0600.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from sessionledger import paths
+from sessionledger.fsutil import atomic_write
+
+ENV_PREFIX = "SESSIONLEDGER_"
+DEFAULTS: dict[str, Any] = {
+    "server": "",  # e.g. https://sessionledger.example.com
+    "token": "",
+    "project": "",  # pin one project slug for every repository (else resolved from the git remote)
+    "repos": {},  # normalised git remote -> project slug, written by `init`
+    "max_raw_bytes": 10 * 1024 * 1024,  # the server's limit; a 413 teaches the real one
+    "image_threshold": 8192,  # inline base64 images larger than this are slimmed to a placeholder
+    "redaction": {},  # {"disabled": [kinds], "extra": [{"kind", "pattern", "group", "min_entropy"}]}
+    "upload_timeout": 60,  # seconds per HTTP request
+    "uploader_max_seconds": 900,  # how long a detached uploader keeps retrying a server that is down
+    "retry_base_seconds": 2,
+    "retry_max_seconds": 300,
+    "auto_checkpoint_on_clear": True,
+    "auto_resume_on_start": True,
+    "verify_before_clear": False,
+}
+SECRET_KEYS = ("token",)
+
+
+class ConfigError(ValueError):
+    """A config file or environment value that cannot be used; the message names the key."""
+
+
+class Config:
+    """Effective settings plus where each came from (`default`, `file` or the env variable)."""
+
+    def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
+        self.values = values
+        self.sources = sources
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    @property
+    def server(self) -> str:
+        return str(self.values["server"]).rstrip("/")
+
+    @property
+    def token(self) -> str:
+        return str(self.values["token"])
+
+
+def load() -> Config:
+    """Defaults, then the file, then the environment."""
+    values, sources = dict(DEFAULTS), dict.fromkeys(DEFAULTS, "default")
+    for key, value in read_file().items():
+        values[key] = value
+        sources[key] = "file"
+    for key, default in DEFAULTS.items():
+        name = ENV_PREFIX + key.upper()
+        if name in os.environ:
+            values[key] = coerce(key, os.environ[name], default)
+            sources[key] = name
+    return Config(values, sources)
+
+
+def read_file() -> dict[str, Any]:
+    path = paths.config_file()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a JSON object")
+    return data
+
+
+def coerce(key: str, text: str, default: Any) -> Any:
+    """An environment string as the type of the key's default."""
+    if isinstance(default, bool):
+        lowered = text.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off", ""):
+            return False
+        raise ConfigError(f"{ENV_PREFIX}{key.upper()}: expected a boolean, got {text!r}")
+    if isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise ConfigError(f"{ENV_PREFIX}{key.upper()}: expected a whole number, got {text!r}") from None
+    if isinstance(default, dict):
+        try:
+            value = json.loads(text) if text.strip() else {}
+        except ValueError:
+            raise ConfigError(f"{ENV_PREFIX}{key.upper()}: expected a JSON object") from None
+        if not isinstance(value, dict):
+            raise ConfigError(f"{ENV_PREFIX}{key.upper()}: expected a JSON object")
+        return value
+    return text
+
+
+def update_file(**changes: Any) -> str:
+    """Merge `changes` into the config file (keys set to None are removed); returns its path."""
+    data = read_file()
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    path = paths.config_file()
+    atomic_write(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(), mode=0o600)
+    return path
+
+
+def shown(key: str, value: Any) -> Any:
+    """A value as `status` may print it: secrets reduced to their prefix."""
+    if key in SECRET_KEYS and value:
+        return str(value)[:8] + "…"
+    return value

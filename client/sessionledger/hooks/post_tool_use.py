@@ -1,0 +1,73 @@
+"""PostToolUse (Bash): capture the segment when HEAD moved to a new commit; `bd close` → task.
+
+Fast path, on every Bash call: find the repositories the command may have touched (the working
+directory's, plus any named by `git -C <dir>` or `cd <dir>`), read their HEAD from files and
+compare with the last observation. Nothing moved → return, having imported nothing beyond
+`os` and read three small files. Only then does `checkpoint` take the state lock.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+from sessionledger import gitrefs, observe
+
+
+def handle(payload: dict) -> None:
+    if payload.get("tool_name") != "Bash":
+        return
+    cwd = str(payload.get("cwd") or os.getcwd())
+    command = _command(payload)
+    captured = False
+    for repo in repos_touched(cwd, command):
+        captured = _check(payload, repo) or captured
+    if "bd " in command:
+        from sessionledger import tasks
+
+        captured = tasks.from_bash(payload, command, cwd) or captured
+    if captured:
+        from sessionledger.spawn import start_uploader
+
+        start_uploader()
+
+
+def _command(payload: dict) -> str:
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    return command if isinstance(command, str) else ""
+
+
+def _check(payload: dict, repo: gitrefs.Repo) -> bool:
+    sha, ref = gitrefs.read_head(repo)
+    if sha is None and gitrefs.uses_reftable(repo):
+        from sessionledger.gitmeta import head
+
+        sha, ref = head(repo.worktree)[0], None
+    if sha is None or sha == observe.seen(repo.git_dir):
+        return False
+    from sessionledger import checkpoint
+
+    return checkpoint.on_head_moved(payload, repo, sha, gitrefs.branch_name(ref))
+
+
+def repos_touched(cwd: str, command: str) -> list[gitrefs.Repo]:
+    """The working directory's repository and those named by `-C <dir>` / `cd <dir>`."""
+    found: dict[str, gitrefs.Repo] = {}
+    for directory in [cwd, *_named_dirs(cwd, command)]:
+        repo = gitrefs.find_repo(directory)
+        if repo is not None:
+            found.setdefault(repo.git_dir, repo)
+    return list(found.values())
+
+
+def _named_dirs(cwd: str, command: str) -> list[str]:
+    if "-C" not in command and "cd " not in command:
+        return []
+    tokens = command.replace(";", " ").replace("&&", " ").replace("||", " ").split()
+    dirs = []
+    for flag, value in itertools.pairwise(tokens):
+        if flag in ("-C", "cd", "pushd"):
+            path = os.path.expanduser(value.strip("'\""))
+            dirs.append(os.path.join(cwd, path))
+    return dirs

@@ -1,0 +1,227 @@
+"""Make a queued intent uploadable: read its bytes, slim, redact, fit, gzip, describe.
+
+Runs in the detached uploader, never in the hook: slimming, redaction and gzip of a 5 MB turn
+take far longer than a hook may. It must still happen before anything leaves the machine, and
+its output is written into the queue entry, so a segment captured offline is already reduced to
+what will be sent. The order matters: slimming first (it drops whole progress payloads),
+redaction on what remains, fitting last so the limit applies to the bytes actually sent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sessionledger import formats, gitmeta, log, transcripts
+from sessionledger.config import Config
+from sessionledger.formats.base import load_record
+from sessionledger.fsutil import atomic_write
+from sessionledger.queue import Entry, write_json
+
+MAIN = "transcript"
+
+
+class BrokenSegment(Exception):
+    """The captured bytes cannot be read back as they were (file gone, rewritten) or cannot fit."""
+
+
+@dataclass
+class Part:
+    """One transcript (main or sub-agent) on its way to the server."""
+
+    name: str  # "transcript" or the agent id
+    data: bytes
+    redaction: dict[str, int] = field(default_factory=dict)
+    changed_lines: list[int] = field(default_factory=list)
+    slimmed: dict[str, int] = field(default_factory=dict)
+    truncated_bytes: int = 0
+    truncated_outputs: int = 0
+
+    @property
+    def filename(self) -> str:
+        return "transcript.jsonl.gz" if self.name == MAIN else f"agent-{self.name}.jsonl.gz"
+
+
+def prepare(entry: Entry, config: Config, limit: int) -> None:
+    """Write the entry's gzip parts, `metadata.json` and finally `local.json` (= prepared)."""
+    intent = entry.intent
+    parts = [_clean(p, config) for p in _read_parts(intent)]
+    _fit(parts, limit)
+    metadata = build_metadata(intent, parts)
+    for part in parts:
+        atomic_write(entry.file(part.filename), gzip.compress(part.data, compresslevel=6, mtime=0))
+    write_json(entry.file("metadata.json"), metadata)
+    write_json(entry.file("local.json"), _local(intent, parts, limit))
+    log.info(f"prepared {entry.describe()}: {sum(len(p.data) for p in parts)} bytes, redacted {metadata['redaction']}")
+
+
+def _read_parts(intent: dict) -> list[Part]:
+    main = _read(intent["transcript"], intent["start_offset"], intent["end_offset"], intent.get("crc"))
+    parts = [Part(MAIN, main)]
+    for sub in intent.get("subagents") or []:
+        parts.append(Part(sub["agent_id"], _read(sub["path"], sub["start_offset"], sub["end_offset"], sub.get("crc"))))
+    return parts
+
+
+def _read(path: str, start: int, end: int, crc: int | None) -> bytes:
+    """The captured range, verified: a rewritten file must not be uploaded as this segment."""
+    try:
+        data = transcripts.read_range(path, start, end)
+    except (OSError, transcripts.TranscriptShrunk) as exc:
+        raise BrokenSegment(f"cannot read the captured bytes of {path}: {exc}") from None
+    if crc is not None and end > start and transcripts.tail_crc_of(data) != crc:
+        raise BrokenSegment(f"{path} changed since it was captured (bytes {start}-{end} differ)")
+    if formats.complete_lines(data) != len(data):
+        raise BrokenSegment(f"the captured range of {path} does not end at a line boundary")
+    return data
+
+
+def _clean(part: Part, config: Config) -> Part:
+    slimmed, counts = formats.slim(part.data, image_threshold=int(config["image_threshold"]))
+    result = redactor(config).redact_bytes(slimmed)
+    part.data, part.slimmed = result.data, counts
+    part.redaction, part.changed_lines = dict(result.counts), list(result.changed_lines)
+    return part
+
+
+_REDACTORS: dict[str, Any] = {}
+
+
+def redactor(config: Config) -> Any:
+    """The configured Redactor, built once per rule set (compiling the rules is not free)."""
+    from sessionledger.redact import Redactor
+
+    rules = config["redaction"] or {}
+    key = json.dumps(rules, sort_keys=True)
+    if key not in _REDACTORS:
+        _REDACTORS[key] = Redactor.from_config(rules)
+    return _REDACTORS[key]
+
+
+def _fit(parts: list[Part], limit: int) -> None:
+    """Truncate the largest tool outputs until the parts together fit the server's limit.
+
+    Each part gets a share of the limit proportional to its size; the result is checked, and a
+    segment that still cannot fit is broken rather than silently dropped or cut mid-line.
+    """
+    total = sum(len(p.data) for p in parts)
+    if total <= limit:
+        return
+    from sessionledger.fit import fit_to_limit
+
+    for part in parts:
+        share = max(1, limit * len(part.data) // total)
+        try:
+            result = fit_to_limit(part.data, share)
+        except ValueError as exc:
+            raise BrokenSegment(f"the segment cannot be reduced to {limit:,} bytes: {exc}") from None
+        part.data = result.data
+        part.truncated_bytes, part.truncated_outputs = result.truncated_bytes, result.truncated_outputs
+    fitted = sum(len(p.data) for p in parts)
+    if fitted > limit:
+        raise BrokenSegment(f"the segment is {fitted:,} bytes even with tool outputs truncated; limit {limit:,}")
+    log.info(f"fitted a {total:,}-byte segment into {fitted:,} bytes (limit {limit:,})")
+
+
+def build_metadata(intent: dict, parts: list[Part]) -> dict:
+    """The `metadata` part of the upload (SPEC §3)."""
+    start = int(intent["start_offset"])
+    data: dict[str, Any] = {
+        "kind": intent["kind"],
+        "feature_branch": intent.get("feature_branch") or "",
+        "commit_hash": intent.get("commit_hash"),
+        "task_id": intent.get("task_id"),
+        "status": intent.get("status") if intent["kind"] == "task" else None,
+        "agent": intent.get("agent") or formats.DEFAULT_AGENT,
+        "agent_version": agent_version(parts[0].data),
+        "agent_session_id": intent.get("agent_session_id") or "",
+        "start_offset": start,
+        "end_offset": int(intent["end_offset"]),
+        "previous_end_offset": start if start and intent["kind"] != "task" else None,
+        "captured_at": _iso(float(intent.get("captured_at") or time.time())),
+        "redaction": _merged(p.redaction for p in parts),
+        "subagents": _subagent_offsets(intent),
+    }
+    data.update(_commit_facts(intent))
+    return {key: value for key, value in data.items() if value is not None}
+
+
+def _subagent_offsets(intent: dict) -> list[dict]:
+    return [
+        {"agent_id": s["agent_id"], "start_offset": s["start_offset"], "end_offset": s["end_offset"]}
+        for s in intent.get("subagents") or []
+    ]
+
+
+def _commit_facts(intent: dict) -> dict:
+    """Message, diff stat, files and patch id of a checkpoint's commit, and what it amends."""
+    sha, repo = intent.get("commit_hash"), intent.get("repo")
+    if intent["kind"] != "checkpoint" or not sha or not repo or not os.path.isdir(repo):
+        return {}
+    try:
+        facts = gitmeta.commit_facts(repo, sha)
+        facts["amends"] = gitmeta.amended(repo, sha, intent.get("previous_head"))
+    except gitmeta.GitError as exc:
+        log.warning(f"commit facts of {sha[:10]} unavailable: {exc}")
+        return {}
+    return facts
+
+
+def agent_version(data: bytes) -> str:
+    """The assistant's version from the first line that names it (`version` on every line)."""
+    for line in data.split(b"\n", 200)[:200]:
+        if b'"version"' not in line:
+            continue
+        record = load_record(line)
+        if record and isinstance(record.get("version"), str):
+            return record["version"][:32]
+    return ""
+
+
+def idempotency_key(intent: dict) -> str:
+    """Stable across retries and re-preparation: the same captured range is the same upload."""
+    fields = [intent.get(k) for k in ("agent_session_id", "start_offset", "end_offset", "commit_hash")]
+    fields += [intent.get("kind"), intent.get("task_id")]
+    return "sl1-" + hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:48]
+
+
+def _local(intent: dict, parts: list[Part], limit: int) -> dict:
+    """What stays on this machine: changed lines (fork drops their thinking signatures), counts."""
+    return {
+        "idempotency_key": idempotency_key(intent),
+        "limit": limit,
+        "files": [p.filename for p in parts],
+        "changed_lines": {p.name: p.changed_lines for p in parts if p.changed_lines},
+        "slimmed": {p.name: p.slimmed for p in parts},
+        "truncated": {p.name: [p.truncated_bytes, p.truncated_outputs] for p in parts if p.truncated_outputs},
+        "raw_bytes": sum(len(p.data) for p in parts),
+        "remote": _remote(intent.get("repo")),
+        "prepared_at": time.time(),
+    }
+
+
+def _remote(repo: str | None) -> str | None:
+    if not repo or not os.path.isdir(repo):
+        return None
+    try:
+        return gitmeta.remote_url(repo)
+    except gitmeta.GitError:
+        return None
+
+
+def _merged(counts: Any) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for mapping in counts:
+        for kind, n in mapping.items():
+            total[kind] = total.get(kind, 0) + int(n)
+    return total
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,147 @@
+"""Turn "capture now" into a durable queue intent and an advanced offset, inside one state
+transaction (SPEC §7 "Delta").
+
+Only offsets are recorded here, never transcript bytes: the hook must exit in milliseconds even
+after a 5 MB turn. The bytes stay in Claude Code's append-only file; the detached uploader reads
+exactly [start, end) and re-checks a checksum of the last bytes before `end`, so a rewritten file
+is noticed instead of uploaded.
+
+Checkpoint, end, clear and manual captures partition a transcript: each starts where the last
+one ended and moves the offset. A task capture is an overlay: it spans from its `task start`
+mark (or the last capture) to now, and does not move the offset, so the commit that follows a
+`bd close` still gets the whole conversation behind it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from sessionledger import log, queue, transcripts
+from sessionledger.gitrefs import Repo
+from sessionledger.state import Transaction
+
+AGENT = "claude-code"
+
+
+class Request:
+    """What to capture: the transcript, why (kind), and what it is linked to."""
+
+    def __init__(
+        self,
+        transcript: str,
+        kind: str,
+        *,
+        session_id: str | None = None,
+        commit: str | None = None,
+        previous_head: str | None = None,
+        branch: str = "",
+        repo: Repo | None = None,
+        task_id: str | None = None,
+        status: str | None = None,
+        cwd: str | None = None,
+    ) -> None:
+        self.transcript = transcript
+        self.kind = kind
+        self.session_id = session_id or transcripts.session_id_of(transcript)
+        self.commit = commit
+        self.previous_head = previous_head
+        self.branch = branch
+        self.repo = repo
+        self.task_id = task_id
+        self.status = status
+        self.cwd = cwd or os.getcwd()
+
+
+def capture(
+    txn: Transaction, request: Request, *, start: int | None = None, sub_starts: dict | None = None
+) -> queue.Entry | None:
+    """Queue the complete lines after the last capture (or after `start`); None when none."""
+    record = txn.transcript(request.transcript)
+    overlay = start is not None
+    begin = record["offset"] if start is None else start
+    bounds = _bounds(request.transcript, begin, record)
+    if bounds is None:
+        return None
+    begin, end, crc = bounds
+    subagents = _subagent_deltas(request.transcript, record["subagents"] if sub_starts is None else sub_starts)
+    if end <= begin and not subagents:
+        log.info(f"nothing new to capture in {request.transcript} after byte {begin} ({request.kind})")
+        return None
+    entry = queue.enqueue(_intent(request, begin, end, crc, subagents))
+    if not overlay:
+        _advance(record, request, end, subagents)
+    log.info(f"queued {entry.describe()} {request.transcript} [{begin}, {end}) as {entry.id}")
+    return entry
+
+
+def _bounds(path: str, begin: int, record: dict) -> tuple[int, int, int] | None:
+    """(start, end, crc); a transcript shorter than our offset was replaced: start over at 0."""
+    try:
+        end, crc = transcripts.complete_end(path, begin)
+    except transcripts.TranscriptShrunk as exc:
+        log.warning(f"{exc}; capturing it from the start")
+        record["offset"], record["subagents"], begin = 0, {}, 0
+        end, crc = transcripts.complete_end(path, 0)
+    except OSError as exc:
+        log.warning(f"cannot read transcript {path}: {exc}")
+        return None
+    return begin, end, crc
+
+
+def _subagent_deltas(transcript: str, starts: dict) -> list[dict]:
+    """Sub-agent files with complete lines after their own last offset."""
+    deltas = []
+    for agent_id, path in transcripts.subagent_files(transcript):
+        begin = int(starts.get(path, 0))
+        try:
+            end, crc = transcripts.complete_end(path, begin)
+        except transcripts.TranscriptShrunk:
+            begin = 0
+            end, crc = transcripts.complete_end(path, 0)
+        except OSError:
+            continue
+        if end > begin:
+            deltas.append({"agent_id": agent_id, "path": path, "start_offset": begin, "end_offset": end, "crc": crc})
+    return deltas
+
+
+def _intent(request: Request, begin: int, end: int, crc: int, subagents: list[dict]) -> dict:
+    return {
+        "version": 1,
+        "kind": request.kind,
+        "agent": AGENT,
+        "agent_session_id": request.session_id,
+        "transcript": request.transcript,
+        "start_offset": begin,
+        "end_offset": end,
+        "crc": crc,
+        "subagents": subagents,
+        "commit_hash": request.commit,
+        "previous_head": request.previous_head,
+        "feature_branch": request.branch,
+        "task_id": request.task_id,
+        "status": request.status,
+        "repo": request.repo.worktree if request.repo else None,
+        "cwd": request.cwd,
+        "project": os.environ.get("SESSIONLEDGER_PROJECT") or None,
+        "captured_at": time.time(),
+    }
+
+
+def _advance(record: dict, request: Request, end: int, subagents: list[dict]) -> None:
+    record.update(offset=end, captured_at=time.time(), session_id=request.session_id)
+    for delta in subagents:
+        record["subagents"][delta["path"]] = delta["end_offset"]
+
+
+def sizes_now(transcript: str) -> tuple[int, dict[str, int]]:
+    """Complete-line ends of a transcript and its sub-agents right now (a `task start` mark)."""
+    end, _ = transcripts.complete_end(transcript, 0)
+    subs = {}
+    for _, path in transcripts.subagent_files(transcript):
+        try:
+            subs[path] = transcripts.complete_end(path, 0)[0]
+        except OSError:
+            continue
+    return end, subs

@@ -1,0 +1,87 @@
+"""Start the uploader detached from the hook, so the hook exits at once (SPEC §7 never block).
+
+POSIX: a double fork with `setsid`, no new interpreter — the grandchild is already a Python
+process with the client loaded, belongs to no terminal or process group of Claude Code, and has
+stdin/stdout/stderr re-pointed at /dev/null and the log file (Claude Code waits for the hook's
+pipes to close, so an inherited pipe would block it). Elsewhere: `subprocess.Popen` with a new
+session. `SESSIONLEDGER_UPLOAD_INLINE=1` uploads synchronously instead (deterministic tests).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from sessionledger import log, paths
+
+INLINE_ENV = "SESSIONLEDGER_UPLOAD_INLINE"
+
+
+def start_uploader() -> None:
+    """Upload the queue now (inline) or in a detached process; never raises."""
+    try:
+        if os.environ.get(INLINE_ENV, "").lower() in ("1", "true", "yes"):
+            from sessionledger import uploader
+
+            uploader.run(uploader.Mode.INLINE)
+        elif hasattr(os, "fork"):
+            _double_fork()
+        else:  # pragma: no cover - Windows
+            _popen()
+    except Exception:
+        log.exception("could not start the uploader")
+
+
+def _double_fork() -> None:
+    """Fork twice; the hook returns at once (its exit reaps the first child via init).
+
+    The first child lets go of Claude Code's pipes before anything else, so the hook's caller
+    sees end-of-file as soon as the hook itself exits.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.fork():
+        return
+    try:
+        _detach_stdio()
+        os.setsid()
+        if os.fork():
+            os._exit(0)
+        _run_detached()
+    finally:
+        os._exit(0)  # never return into the hook's code path
+
+
+def _run_detached() -> None:
+    try:
+        from sessionledger import uploader
+
+        uploader.run(uploader.Mode.DETACHED)
+    except BaseException:
+        log.exception("the detached uploader failed")
+
+
+def _detach_stdio() -> None:
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.makedirs(paths.state_dir(), exist_ok=True)
+    logfd = os.open(paths.log_file(), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.dup2(devnull, 0)
+    os.dup2(logfd, 1)
+    os.dup2(logfd, 2)
+    os.close(devnull)
+    os.close(logfd)
+
+
+def _popen() -> None:  # pragma: no cover - Windows
+    import subprocess
+
+    os.makedirs(paths.state_dir(), exist_ok=True)
+    with open(paths.log_file(), "ab") as logfile:
+        subprocess.Popen(
+            [sys.executable, "-m", "sessionledger", "_upload"],
+            stdin=subprocess.DEVNULL,
+            stdout=logfile,
+            stderr=logfile,
+            start_new_session=True,
+            creationflags=getattr(subprocess, "DETACHED_PROCESS", 0) | getattr(subprocess, "CREATE_NO_WINDOW", 0),
+        )

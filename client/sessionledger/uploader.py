@@ -1,0 +1,281 @@
+"""Send queued segments: prepare, upload, and decide what each answer means (SPEC §7).
+
+Only a 2xx or a definitive duplicate (200 replay, 409 conflict) removes a segment. A transient
+failure (unreachable, 429, 5xx) backs off exponentially with jitter, or for as long as
+Retry-After says; when it concerns the whole server (unreachable, 429, 502-504) it also stops
+the pass: the next segment would meet the same server. A 401 keeps
+everything and waits for `login`. Any other 4xx keeps the segment as `rejected` with the
+server's message, for `status`. A 413 teaches the real size limit: the segment is fitted again.
+
+One uploader works at a time (a lock held per pass, not while sleeping, so `sync` never waits
+long behind a detached uploader that is backing off). After each pass the queue is looked at
+again, so a segment queued while the lock was held is never left behind.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from enum import Enum
+
+from sessionledger import config as config_mod
+from sessionledger import log, paths, queue
+from sessionledger.api import ApiError, Client
+from sessionledger.fsutil import FileLock
+from sessionledger.multipart import Body, Part
+from sessionledger.prepare import BrokenSegment, prepare
+from sessionledger.project import ProjectUnknown, for_remote
+
+# Failures that say the whole server is unavailable: stop the pass instead of trying every segment.
+# Others (a 500 on one request) back off that segment only, so one bad segment blocks no other.
+_SERVER_WIDE = (0, 429, 502, 503, 504)
+
+
+class Mode(Enum):
+    INLINE = "inline"  # one pass, no waiting (tests, `capture`)
+    DETACHED = "detached"  # spawned by a hook: retries with backoff up to uploader_max_seconds
+    SYNC = "sync"  # `sessionledger sync`: tries everything now; with wait, until done or stuck
+
+
+class Outcome(Enum):
+    SENT = "uploaded"
+    DUPLICATE = "already on the server"
+    RETRY = "will retry"
+    KEPT = "kept"
+    STOP = "stopped"
+
+
+Progress = Callable[[queue.Entry, str], None]
+
+
+class Summary:
+    def __init__(self) -> None:
+        self.sent: list[dict] = []
+        self.duplicates: list[dict] = []
+        self.stopped: str = ""
+        self.busy = False
+
+
+def run(
+    mode: Mode,
+    *,
+    wait: bool = False,
+    retry_rejected: bool = False,
+    timeout: float | None = None,
+    progress: Progress | None = None,
+) -> Summary:
+    runner = Runner(mode, wait=wait, retry_rejected=retry_rejected, timeout=timeout, progress=progress)
+    return runner.run()
+
+
+class Runner:
+    def __init__(
+        self, mode: Mode, *, wait: bool, retry_rejected: bool, timeout: float | None, progress: Progress | None
+    ) -> None:
+        self.mode, self.retry_rejected, self.progress = mode, retry_rejected, progress
+        self.config = config_mod.load()
+        self.waits = mode is Mode.DETACHED or wait
+        budget = timeout if timeout is not None else float(self.config["uploader_max_seconds"])
+        self.deadline = time.monotonic() + budget
+        self.tried: set[str] = set()
+        self.hold_until = 0.0  # after a transient failure nothing is sent before this time
+        self.halted = False  # a 401 or a missing server: nothing can be sent in this run
+        self.summary = Summary()
+        self._client: Client | None = None
+        self._waiter: FileLock | None = None
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    def run(self) -> Summary:
+        queue.clean_stale()
+        try:
+            while not self.halted:
+                if not self._locked_pass():
+                    break
+                if any(self._due(e) for e in queue.entries()):
+                    continue  # queued while we held the lock, or due right away
+                pause = self._next_retry_in()
+                if not self._may_sleep(pause):
+                    break
+                time.sleep(pause)  # type: ignore[arg-type]
+        finally:
+            if self._waiter is not None:
+                self._waiter.release()
+        return self.summary
+
+    def _may_sleep(self, pause: float | None) -> bool:
+        """Wait for the next retry? A detached uploader only if no other one is already waiting:
+        while the server is down every capture starts one, and one sleeper is enough."""
+        if not self.waits or pause is None or time.monotonic() + pause > self.deadline:
+            return False
+        if self.mode is not Mode.DETACHED or self._waiter is not None:
+            return True
+        waiter = FileLock(paths.uploader_wait_lock(), timeout=0)
+        if not waiter.acquire():
+            return False
+        self._waiter = waiter
+        return True
+
+    def _locked_pass(self) -> bool:
+        """One pass under the uploader lock; False when another uploader holds it."""
+        lock = FileLock(paths.uploader_lock(), timeout=30.0 if self.mode is Mode.SYNC else 0)
+        if not lock.acquire():
+            self.summary.busy = True
+            return False
+        try:
+            self._pass()
+        finally:
+            lock.release()
+        return True
+
+    def _pass(self) -> None:
+        """Prepare every new segment first (offline ones too), then upload in capture order."""
+        entries = queue.entries()
+        for entry in entries:
+            if entry.exists() and not entry.prepared and entry.status().get("state") != queue.BROKEN:
+                self._prepare_quietly(entry)
+        for entry in entries:
+            if self._due(entry) and entry.exists() and self._process(entry) is Outcome.STOP:
+                return
+
+    def _prepare_quietly(self, entry: queue.Entry) -> None:
+        try:
+            self._prepare(entry, int(entry.status().get("limit") or self.config["max_raw_bytes"]))
+        except Exception:  # retried when the entry's turn to upload comes
+            log.exception(f"preparing {entry.id} failed")
+
+    def _due(self, entry: queue.Entry) -> bool:
+        if self.halted or time.time() < self.hold_until:
+            return False
+        status = entry.status()
+        state = status.get("state", queue.PENDING)
+        if entry.id in self.tried:
+            return state == queue.PENDING and self.waits and status.get("next_at", 0) <= time.time()
+        if state in queue.RETRIED_EVERY_RUN:
+            forced = self.mode is Mode.SYNC
+            return forced or state != queue.PENDING or status.get("next_at", 0) <= time.time()
+        return self.retry_rejected
+
+    def _next_retry_in(self) -> float | None:
+        times = [e.status().get("next_at", 0) for e in queue.entries() if e.status().get("state") == queue.PENDING]
+        if not times or self.halted:
+            return None
+        return max(0.0, min(times) - time.time(), self.hold_until - time.time())
+
+    # --- one entry -------------------------------------------------------------------------------
+
+    def _process(self, entry: queue.Entry) -> Outcome:
+        self.tried.add(entry.id)
+        try:
+            outcome = self._attempt(entry)
+        except Exception as exc:  # a bug or a local failure: keep the segment, retry later
+            log.exception(f"uploading {entry.id} failed")
+            outcome = self._backoff(entry, f"local error: {exc}", None)
+        if self.progress is not None:
+            self.progress(entry, outcome.value)
+        return outcome
+
+    def _attempt(self, entry: queue.Entry) -> Outcome:
+        status = entry.status()
+        needs_prepare = not entry.prepared or status.get("reprepare")
+        if needs_prepare and not self._prepare(entry, int(status.get("limit") or self.config["max_raw_bytes"])):
+            return Outcome.KEPT
+        try:
+            client = self.client()
+            slug = for_remote(entry.local().get("remote"), self.config, client, pinned=entry.intent.get("project"))
+            if not self.config.token:
+                raise ApiError(401, "not_logged_in", "Not logged in.")
+            code, body = self._send(entry, client, slug)
+        except ProjectUnknown as exc:
+            entry.set_status(state=queue.BLOCKED, reason=str(exc))
+            return Outcome.KEPT
+        except ApiError as exc:
+            return self._refused(entry, exc)
+        return self._accepted(entry, code, body, slug)
+
+    def _prepare(self, entry: queue.Entry, limit: int) -> bool:
+        try:
+            prepare(entry, self.config, limit)
+        except BrokenSegment as exc:
+            log.warning(f"{entry.id}: {exc}")
+            entry.set_status(state=queue.BROKEN, reason=str(exc))
+            return False
+        entry.set_status(reprepare=False, limit=limit)
+        return True
+
+    def client(self) -> Client:
+        if self._client is None:
+            self._client = Client(self.config.server, self.config.token, timeout=float(self.config["upload_timeout"]))
+        return self._client
+
+    def _send(self, entry: queue.Entry, client: Client, slug: str) -> tuple[int, object]:
+        local = entry.local()
+        parts = [Part("metadata", path=entry.file("metadata.json"), content_type="application/json")]
+        for name in local.get("files", ["transcript.jsonl.gz"]):
+            field = "transcript" if name == "transcript.jsonl.gz" else "subagent"
+            parts.append(Part(field, path=entry.file(name), filename=name, content_type="application/gzip"))
+        body = Body(parts)
+        headers = {"Idempotency-Key": local["idempotency_key"]}
+        return client.post_stream(f"/projects/{slug}/sessions", body, len(body), body.content_type, headers)
+
+    # --- what the server said ------------------------------------------------------------------
+
+    def _accepted(self, entry: queue.Entry, code: int, body: object, slug: str) -> Outcome:
+        reply = body if isinstance(body, dict) else {}
+        duplicate = code == 200
+        self.summary.stopped = ""
+        queue.archive(entry, {"http_status": code, "project": slug, "session": reply, "duplicate": duplicate})
+        (self.summary.duplicates if duplicate else self.summary.sent).append(reply)
+        log.info(f"uploaded {entry.describe()} → {reply.get('url')} ({code})")
+        return Outcome.DUPLICATE if duplicate else Outcome.SENT
+
+    def _refused(self, entry: queue.Entry, exc: ApiError) -> Outcome:
+        if exc.status == 409:
+            queue.archive(entry, {"http_status": 409, "duplicate": True, "session": exc.error})
+            self.summary.duplicates.append(exc.error)
+            return Outcome.DUPLICATE
+        if exc.status == 401:
+            return self._halt(entry, queue.AUTH, f"{exc.message} Run `sessionledger login`.")
+        if exc.code == "no_server":
+            return self._halt(entry, queue.BLOCKED, exc.message)
+        if exc.status == 413:
+            return self._too_large(entry, exc)
+        if exc.transient:
+            return self._backoff(entry, exc.message, exc.retry_after, stop=exc.status in _SERVER_WIDE)
+        entry.set_status(state=queue.REJECTED, reason=exc.message, http_status=exc.status, code=exc.code)
+        log.warning(f"server rejected {entry.describe()} ({entry.id}): {exc}")
+        return Outcome.KEPT
+
+    def _halt(self, entry: queue.Entry, state: str, reason: str) -> Outcome:
+        entry.set_status(state=state, reason=reason)
+        self.summary.stopped = reason
+        self.halted = True
+        log.warning(f"{entry.id}: {reason}")
+        return Outcome.STOP
+
+    def _too_large(self, entry: queue.Entry, exc: ApiError) -> Outcome:
+        limit = exc.error.get("limit")
+        current = int(entry.local().get("limit") or self.config["max_raw_bytes"])
+        if isinstance(limit, int) and 0 < limit < current:
+            entry.set_status(reprepare=True, limit=limit)
+            self.tried.discard(entry.id)
+            return self._process(entry)
+        entry.set_status(state=queue.REJECTED, reason=exc.message, http_status=413, code=exc.code)
+        return Outcome.KEPT
+
+    def _backoff(self, entry: queue.Entry, reason: str, retry_after: float | None, *, stop: bool = False) -> Outcome:
+        attempts = int(entry.status().get("attempts", 0)) + 1
+        delay = retry_after if retry_after is not None else self._delay(attempts)
+        entry.set_status(state=queue.PENDING, attempts=attempts, next_at=time.time() + delay, reason=reason)
+        log.info(f"{entry.id}: {reason}; retry {attempts} in {delay:.0f}s")
+        if stop:
+            self.summary.stopped = reason
+            self.hold_until = time.time() + delay
+            return Outcome.STOP
+        return Outcome.RETRY
+
+    def _delay(self, attempts: int) -> float:
+        """Exponential backoff with jitter: base·2ⁿ⁻¹ capped, then a random 50-100 % of it."""
+        base, cap = float(self.config["retry_base_seconds"]), float(self.config["retry_max_seconds"])
+        return min(cap, base * 2 ** (attempts - 1)) * (0.5 + random.random() / 2)

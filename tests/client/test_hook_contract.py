@@ -1,0 +1,116 @@
+"""The hook's contract with Claude Code: exit 0 and silence whatever happens, and a fast path
+that imports almost nothing when HEAD did not move."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sessionledger import beads, fastjson
+from tests.client.conftest import ClaudeSession, ClientEnv
+
+NOOP_FORBIDDEN = {
+    "json",
+    "re",
+    "argparse",
+    "subprocess",
+    "typing",
+    "dataclasses",
+    "fcntl",
+    "sessionledger.state",
+    "sessionledger.formats",
+    "sessionledger.config",
+}
+
+
+def run_hook(env: ClientEnv, stdin: bytes, event: str = "post-tool-use", **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "sessionledger", "hook", event],
+        input=stdin,
+        env=env.env(**extra),
+        capture_output=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [b"", b"not json", b"[1, 2]", b'{"tool_name": "Bash", "tool_input": "oops", "cwd": 3}', b"\xff\xfe"],
+)
+def test_the_hook_exits_0_and_prints_nothing_on_bad_input(client_env, stdin) -> None:
+    result = run_hook(client_env, stdin)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+def test_an_internal_failure_is_logged_not_reported_to_the_agent(client_env, repo, claude, tmp_path) -> None:
+    claude.prompt("commit")
+    (repo / "a.py").write_text("a = 1\n")
+    claude.bash("git add -A && git commit -q -m a", hook=False)
+    blocker = tmp_path / "state-is-a-file"
+    blocker.write_text("")
+    payload = json.dumps(claude.payload("git commit", {}, repo)).encode()
+
+    result = run_hook(client_env, payload, XDG_STATE_HOME=str(blocker))
+
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+def test_unknown_events_and_other_tools_are_ignored(client_env, repo, claude) -> None:
+    payload = claude.payload("ls", {}, repo)
+    assert run_hook(client_env, json.dumps(payload).encode(), "pre-compact").returncode == 0
+    write = {**payload, "tool_name": "Write", "tool_input": {"file_path": "/x", "content": ""}}
+    assert run_hook(client_env, json.dumps(write).encode()).returncode == 0
+    assert not client_env.state_dir.exists()
+
+
+def test_the_no_op_path_imports_almost_nothing(client_env: ClientEnv, repo, claude: ClaudeSession) -> None:
+    claude.bash("ls")  # the first call observes HEAD
+    probe = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "from sessionledger.cli import main\n"
+        "main(['hook', 'post-tool-use'])\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))\n"
+    )
+    payload = json.dumps(claude.payload("git status", {"stdout": ""}, repo)).encode()
+    result = subprocess.run(
+        [sys.executable, "-c", probe], input=payload, env=client_env.env(), capture_output=True, timeout=60
+    )
+    loaded = set(result.stdout.decode().split())
+    assert "sessionledger.hooks.post_tool_use" in loaded
+    assert loaded & NOOP_FORBIDDEN == set()
+
+
+def test_fastjson_decodes_like_json() -> None:
+    samples = ['{"a": [1, 2.5, -3e2, "x\\u00e9\\n", null, true, false], "b": {}}', "  [] ", '"s"', "0"]
+    for text in samples:
+        assert fastjson.loads(text) == json.loads(text)
+    for bad in ["", "{", '{"a": 1} x', "[1,]"]:
+        with pytest.raises(ValueError):
+            fastjson.loads(bad)
+
+
+@pytest.mark.parametrize(
+    ("command", "closed", "started"),
+    [
+        ("bd close SL-42", ["SL-42"], []),
+        ("bd close SL-1 SL-2 --reason 'all done' && git push", ["SL-1", "SL-2"], []),
+        ("cd x; bd update bd-a3f8.1 --status in_progress", [], ["bd-a3f8.1"]),
+        ("bd update SL-3 --status=in_progress && bd close SL-4 -r fixed", ["SL-4"], ["SL-3"]),
+        ("bd show SL-5", [], []),
+        ("echo 'bd close SL-6'", [], []),
+        ("bd close", [], []),
+    ],
+)
+def test_beads_commands_are_recognised(command, closed, started) -> None:
+    assert beads.closed_ids(command) == closed
+    assert beads.started_ids(command) == started
+
+
+def test_a_failed_bd_close_is_not_a_task_completion() -> None:
+    assert beads.succeeded({"stdout": "✓ Closed SL-1: done", "stderr": ""}, "SL-1")
+    assert not beads.succeeded({"stdout": "", "stderr": "Error: issue SL-1 not found"}, "SL-1")
+    assert not beads.succeeded({"stdout": "", "stderr": "", "interrupted": True}, "SL-1")
