@@ -213,7 +213,13 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.schema.add_error_responses"],
 }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": env.string("SESSIONLEDGER_CACHE_PREFIX", "sl"),
+    }
+}
 
 # Security headers. Transcript content is untrusted: the CSP allows no inline script, no eval and
 # no third-party origin, so even a rendering bug cannot make a transcript execute in the page.
