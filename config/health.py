@@ -38,5 +38,4 @@ def _run(check: Callable[[], None]) -> str:
 def healthz(request: HttpRequest) -> JsonResponse:
     results = {name: _run(check) for name, check in CHECKS.items()}
     healthy = all(value == "ok" for value in results.values())
-    return JsonResponse({"status": "ok" if healthy else "degraded", "checks": results},
-                        status=200 if healthy else 503)
+    return JsonResponse({"status": "ok" if healthy else "degraded", "checks": results}, status=200 if healthy else 503)

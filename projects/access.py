@@ -20,8 +20,13 @@ from projects.scoping import project_scope, unscoped
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 READ_MEMBER_WRITE: dict[str, str] = {
-    "GET": Role.VIEWER, "HEAD": Role.VIEWER, "OPTIONS": Role.VIEWER,
-    "POST": Role.MEMBER, "PUT": Role.MEMBER, "PATCH": Role.MEMBER, "DELETE": Role.ADMIN,
+    "GET": Role.VIEWER,
+    "HEAD": Role.VIEWER,
+    "OPTIONS": Role.VIEWER,
+    "POST": Role.MEMBER,
+    "PUT": Role.MEMBER,
+    "PATCH": Role.MEMBER,
+    "DELETE": Role.ADMIN,
 }
 ADMIN_ONLY: dict[str, str] = dict.fromkeys(READ_MEMBER_WRITE, Role.ADMIN)
 READ_ONLY: dict[str, str] = {m: Role.VIEWER for m in SAFE_METHODS}

@@ -41,8 +41,9 @@ class ProjectListView(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        return selectors.project_list(user=self.request.user, repo=self.request.query_params.get("repo"),
-                                      token=_token(self.request))
+        return selectors.project_list(
+            user=self.request.user, repo=self.request.query_params.get("repo"), token=_token(self.request)
+        )
 
 
 class ProjectDetailView(ProjectAPIView):
@@ -71,8 +72,9 @@ class MemberListView(ProjectAPIView):
         data = _validated(MembershipCreateSerializer, request)
         user = User.objects.filter(email__iexact=data["email"]).first()
         if user is None:
-            raise DomainError("no_such_user", f"No account for {data['email']}; send an invitation instead.",
-                              field="email")
+            raise DomainError(
+                "no_such_user", f"No account for {data['email']}; send an invitation instead.", field="email"
+            )
         membership = services.membership_add(project=self.project, user=user, role=data["role"])
         return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
 
@@ -109,8 +111,9 @@ class InvitationListView(ProjectAPIView):
     @extend_schema(request=InvitationCreateSerializer, responses={201: InvitationSerializer})
     def post(self, request: Request, project: str) -> Response:
         data = _validated(InvitationCreateSerializer, request)
-        invitation = services.invitation_create(project=self.project, email=data["email"], role=data["role"],
-                                                invited_by=request.user)
+        invitation = services.invitation_create(
+            project=self.project, email=data["email"], role=data["role"], invited_by=request.user
+        )
         return Response(InvitationSerializer(invitation).data, status=status.HTTP_201_CREATED)
 
 
@@ -150,8 +153,13 @@ class TokenListView(APIView):
     def post(self, request: Request) -> Response:
         data = _validated(ApiTokenCreateSerializer, request)
         project = _token_project(request, data.get("project"))
-        token, secret = services.token_create(user=request.user, name=data["name"], project=project,
-                                              scopes=data["scopes"], expires_days=data.get("expires_days"))
+        token, secret = services.token_create(
+            user=request.user,
+            name=data["name"],
+            project=project,
+            scopes=data["scopes"],
+            expires_days=data.get("expires_days"),
+        )
         token.secret = secret  # type: ignore[attr-defined]
         return Response(ApiTokenCreatedSerializer(token).data, status=status.HTTP_201_CREATED)
 
@@ -171,7 +179,6 @@ def _validated(serializer_class: type, request: Request) -> dict:
     return serializer.validated_data
 
 
-
 class DeviceStartRequest(serializers.Serializer):
     client_name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
 
@@ -186,18 +193,37 @@ class DeviceStartView(APIView):
     authentication_classes: list = []
     permission_classes: list = []
 
-    @extend_schema(request=DeviceStartRequest, responses={201: inline_serializer("DeviceStartResponse", {
-            "device_code": serializers.CharField(), "user_code": serializers.CharField(),
-            "verification_uri": serializers.URLField(), "verification_uri_complete": serializers.URLField(),
-            "interval": serializers.IntegerField(), "expires_in": serializers.IntegerField()})})
+    @extend_schema(
+        request=DeviceStartRequest,
+        responses={
+            201: inline_serializer(
+                "DeviceStartResponse",
+                {
+                    "device_code": serializers.CharField(),
+                    "user_code": serializers.CharField(),
+                    "verification_uri": serializers.URLField(),
+                    "verification_uri_complete": serializers.URLField(),
+                    "interval": serializers.IntegerField(),
+                    "expires_in": serializers.IntegerField(),
+                },
+            )
+        },
+    )
     def post(self, request: Request) -> Response:
         data = _validated(DeviceStartRequest, request)
         started = device.device_start(client_name=data["client_name"])
         verify = f"{settings.SITE_URL}/device"
-        return Response({"device_code": started.device_code, "user_code": started.user_code,
-                         "verification_uri": verify, "verification_uri_complete": f"{verify}?code={started.user_code}",
-                         "interval": device.POLL_INTERVAL_SECONDS, "expires_in": started.expires_in},
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            {
+                "device_code": started.device_code,
+                "user_code": started.user_code,
+                "verification_uri": verify,
+                "verification_uri_complete": f"{verify}?code={started.user_code}",
+                "interval": device.POLL_INTERVAL_SECONDS,
+                "expires_in": started.expires_in,
+            },
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class DeviceTokenView(APIView):
@@ -206,9 +232,10 @@ class DeviceTokenView(APIView):
     authentication_classes: list = []
     permission_classes: list = []
 
-    @extend_schema(request=DeviceTokenRequest,
-                   responses={200: inline_serializer("DeviceTokenResponse", {"token": serializers.CharField()})})
+    @extend_schema(
+        request=DeviceTokenRequest,
+        responses={200: inline_serializer("DeviceTokenResponse", {"token": serializers.CharField()})},
+    )
     def post(self, request: Request) -> Response:
         code = _validated(DeviceTokenRequest, request)["device_code"]
         return Response({"token": device.device_poll(device_code=code)})
-

@@ -33,8 +33,12 @@ def _user_code() -> str:
 
 def device_start(*, client_name: str = "") -> DeviceStart:
     device_code = secrets.token_urlsafe(32)
-    DeviceGrant.objects.create(device_code_hash=hash_secret(device_code), user_code=_user_code(),
-                               client_name=client_name[:200], expires_at=timezone.now() + LIFETIME)
+    DeviceGrant.objects.create(
+        device_code_hash=hash_secret(device_code),
+        user_code=_user_code(),
+        client_name=client_name[:200],
+        expires_at=timezone.now() + LIFETIME,
+    )
     grant = DeviceGrant.objects.get(device_code_hash=hash_secret(device_code))
     return DeviceStart(device_code, grant.user_code, int(LIFETIME.total_seconds()))
 
@@ -43,8 +47,13 @@ def device_grant_for_user_code(user_code: str) -> DeviceGrant | None:
     code = user_code.strip().upper().replace(" ", "")
     if len(code) == 8:
         code = f"{code[:4]}-{code[4:]}"
-    return DeviceGrant.objects.filter(user_code=code, expires_at__gt=timezone.now(), consumed_at__isnull=True,
-                                      denied_at__isnull=True, approved_by__isnull=True).first()
+    return DeviceGrant.objects.filter(
+        user_code=code,
+        expires_at__gt=timezone.now(),
+        consumed_at__isnull=True,
+        denied_at__isnull=True,
+        approved_by__isnull=True,
+    ).first()
 
 
 def device_decide(*, grant: DeviceGrant, user: User, approve: bool) -> None:

@@ -13,8 +13,16 @@ from rest_framework.views import exception_handler as drf_exception_handler
 class ApiError(exceptions.APIException):
     """An error with an explicit status, machine code and optional field."""
 
-    def __init__(self, status_code: int, code: str, message: str, *, field: str | None = None,
-                 retry_after: int | None = None, extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        status_code: int,
+        code: str,
+        message: str,
+        *,
+        field: str | None = None,
+        retry_after: int | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(detail=message, code=code)
         self.status_code = status_code
         self.field = field
@@ -72,8 +80,16 @@ class DomainError(Exception):
 
     status_code = 400
 
-    def __init__(self, code: str, message: str, *, field: str | None = None, status_code: int | None = None,
-                 retry_after: int | None = None, extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        field: str | None = None,
+        status_code: int | None = None,
+        retry_after: int | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -84,5 +100,6 @@ class DomainError(Exception):
             self.status_code = status_code
 
     def as_api_error(self) -> ApiError:
-        return ApiError(self.status_code, self.code, self.message, field=self.field,
-                        retry_after=self.retry_after, extra=self.extra)
+        return ApiError(
+            self.status_code, self.code, self.message, field=self.field, retry_after=self.retry_after, extra=self.extra
+        )

@@ -19,7 +19,10 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 TENANT_TABLES = (
-    "projects_membership", "projects_invitation", "sessions_app_session", "sessions_app_commitlink",
+    "projects_membership",
+    "projects_invitation",
+    "sessions_app_session",
+    "sessions_app_commitlink",
     "sessions_app_accesslog",
 )
 SETTING = "sessionledger.project"
@@ -33,8 +36,10 @@ def tenant_transaction(project_id: object) -> Iterator[None]:
         return
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config(%s, %s, true), set_config('role', %s, true)",
-                           [SETTING, str(project_id), settings.DATABASE_WEB_ROLE])
+            cursor.execute(
+                "SELECT set_config(%s, %s, true), set_config('role', %s, true)",
+                [SETTING, str(project_id), settings.DATABASE_WEB_ROLE],
+            )
         try:
             yield
         finally:

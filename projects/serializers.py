@@ -77,8 +77,9 @@ class ApiTokenSerializer(serializers.ModelSerializer):
 class ApiTokenCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     project = serializers.SlugField(required=False, allow_null=True, default=None)
-    scopes = serializers.ListField(child=serializers.ChoiceField(choices=Scope.choices),
-                                   default=[Scope.READ, Scope.WRITE], allow_empty=False)
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=Scope.choices), default=[Scope.READ, Scope.WRITE], allow_empty=False
+    )
     expires_days = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=3650)
 
 

@@ -6,8 +6,8 @@ import json
 import random
 
 import pytest
-from sessionledger.formats import cut_after_turn, get_format, parse_transcript, slim, turn_starts
 
+from sessionledger.formats import cut_after_turn, get_format, parse_transcript, slim, turn_starts
 from tests.client.transcript_builder import AGENT_ID, TranscriptBuilder, every_line_type, image_block
 
 

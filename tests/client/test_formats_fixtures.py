@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from sessionledger.formats import cut_after_turn, parse_transcript, slim, turn_starts
 
+from sessionledger.formats import cut_after_turn, parse_transcript, slim, turn_starts
 from tests.client.test_formats_turns import assert_safe_cut
 from tests.client.transcript_builder import TranscriptBuilder
 

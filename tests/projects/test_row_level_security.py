@@ -18,7 +18,7 @@ def _scalar(sql: str, params: list | None = None) -> object:
 
 
 @pytest.fixture
-def two_tenants(world, ingest):  # noqa: ANN001, ANN201
+def two_tenants(world, ingest):
     ingest(world.project, world.member, "ours")
     ingest(world.other_project, world.other_admin, "theirs")
     return world
@@ -28,8 +28,10 @@ def test_raw_sql_inside_a_scope_sees_only_that_projects_rows(two_tenants) -> Non
     with project_scope(two_tenants.project):
         assert _scalar("SELECT current_user") == settings.DATABASE_WEB_ROLE
         assert _scalar("SELECT count(*) FROM sessions_app_session") == 1
-        assert _scalar("SELECT count(*) FROM sessions_app_session WHERE project_id = %s",
-                       [two_tenants.other_project.pk]) == 0
+        assert (
+            _scalar("SELECT count(*) FROM sessions_app_session WHERE project_id = %s", [two_tenants.other_project.pk])
+            == 0
+        )
         assert _scalar("SELECT count(*) FROM projects_membership") == 3
 
 
@@ -43,8 +45,11 @@ def test_raw_sql_as_the_web_role_without_a_project_returns_no_rows(two_tenants) 
 def test_the_web_role_cannot_write_into_another_project(two_tenants) -> None:
     from django.db import DatabaseError, transaction
 
-    with project_scope(two_tenants.project), pytest.raises(DatabaseError, match="row-level security"), \
-            transaction.atomic():
+    with (
+        project_scope(two_tenants.project),
+        pytest.raises(DatabaseError, match="row-level security"),
+        transaction.atomic(),
+    ):
         _scalar("UPDATE projects_membership SET project_id = %s RETURNING 1", [two_tenants.other_project.pk])
 
 

@@ -14,5 +14,7 @@ class Command(OperatorCommand):
     def handle(self, *args, slug: str, name: str, repo: str | None, admin: str | None, **options: object) -> None:
         admin_user = user_by_email(admin) if admin else None
         project = services.project_create(slug=slug, name=name, repo=repo, admin=admin_user)
-        self.stdout.write(f"created project {project.slug} (id {project.pk}, repo {project.repo or '-'})"
-                          + (f", admin {admin_user.email}" if admin_user else ""))
+        self.stdout.write(
+            f"created project {project.slug} (id {project.pk}, repo {project.repo or '-'})"
+            + (f", admin {admin_user.email}" if admin_user else "")
+        )

@@ -12,11 +12,20 @@ class Command(OperatorCommand):
         parser.add_argument("--scopes", default="read,write", help="comma-separated: read,write")
         parser.add_argument("--expires-days", type=int)
 
-    def handle(self, *args, email: str, name: str, project: str | None, scopes: str,
-               expires_days: int | None, **options: object) -> None:
+    def handle(
+        self,
+        *args,
+        email: str,
+        name: str,
+        project: str | None,
+        scopes: str,
+        expires_days: int | None,
+        **options: object,
+    ) -> None:
         user = user_by_email(email)
         restricted = project_by_slug(project) if project else None
-        token, secret = services.token_create(user=user, name=name, project=restricted,
-                                              scopes=scopes.split(","), expires_days=expires_days)
+        token, secret = services.token_create(
+            user=user, name=name, project=restricted, scopes=scopes.split(","), expires_days=expires_days
+        )
         self.stderr.write(f"created token {token.name} ({token.prefix}…) for {user.email}, scopes {token.scopes}")
         self.stdout.write(secret)
