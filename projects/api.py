@@ -91,8 +91,9 @@ class MemberDetailView(ProjectAPIView):
 
     @extend_schema(request=MembershipUpdateSerializer, responses=MembershipSerializer)
     def patch(self, request: Request, project: str, member_id: int) -> Response:
+        membership = self._membership(member_id)  # a foreign or missing id is a 404 whatever the body says
         data = _validated(MembershipUpdateSerializer, request)
-        membership = services.membership_change_role(membership=self._membership(member_id), role=data["role"])
+        membership = services.membership_change_role(membership=membership, role=data["role"])
         return Response(MembershipSerializer(membership).data)
 
     @extend_schema(responses={204: None})

@@ -36,10 +36,10 @@ class Route:
     view_class: type
     kind: str  # "api" or "page"
 
-    def url(self, slug: str) -> str:
+    def url(self, slug: str, ids: dict[str, str] | None = None) -> str:
         def fill(match: re.Match) -> str:
             converter, name = match.group(1) or "str", match.group(2)
-            return slug if name == "project" else PLACEHOLDERS[converter]
+            return slug if name == "project" else (ids or {}).get(name, PLACEHOLDERS[converter])
 
         return "/" + re.sub(r"<(?:(\w+):)?(\w+)>", fill, self.pattern)
 
@@ -89,8 +89,8 @@ def test_every_project_route_is_built_on_a_scoped_base() -> None:
     assert len(project_routes()) >= 6
 
 
-def _call(route: Route, method: str, role: str, world, api_as, client, slug: str):
-    url = route.url(slug)
+def _call(route: Route, method: str, role: str, world, api_as, client, slug: str, ids: dict | None = None):
+    url = route.url(slug, ids)
     user = world.user(role)
     if route.kind == "api":
         return getattr(api_as(user), method)(url, {}, format="json")
@@ -126,3 +126,57 @@ def test_unknown_project_looks_exactly_like_a_foreign_one(route: Route, world, a
     assert foreign.status_code == missing.status_code == 404
     if route.kind == "api":
         assert foreign.json() == missing.json()
+
+
+SECRET = "globex secret roadmap"
+OBJECT_ROUTES = [route for route in project_routes() if route.has_object_id]
+
+
+@pytest.fixture
+def foreign_ids(world, ingest) -> dict[str, str]:
+    """Real ids of the *other* project's objects, by URL parameter name."""
+    from projects import services
+    from projects.models import Membership
+    from projects.scoping import project_scope
+
+    session = ingest(
+        world.other_project,
+        world.other_admin,
+        SECRET,
+        kind="task",
+        task_id="GX-1",
+        status="complete",
+        agent_session_id="globex-agent-session",
+        feature_branch="globex/branch",
+    )
+    with project_scope(world.other_project):
+        invitation = services.invitation_create(
+            project=world.other_project, email="new@globex.example", role="member", invited_by=world.other_admin
+        )
+        member = Membership.objects.get(user=world.other_admin)
+    return {
+        "session_id": str(session.pk),
+        "member_id": str(member.pk),
+        "invitation_id": str(invitation.pk),
+        "sha": session.commit_hash,
+        "task_id": "GX-1",
+        "agent_session_id": "globex-agent-session",
+        "branch": "globex/branch",
+        "index": "0",
+    }
+
+
+@pytest.mark.parametrize(
+    ("route", "method"),
+    [(r, m) for r in OBJECT_ROUTES for m in r.methods() or ["get"]],
+    ids=lambda value: value.pattern if isinstance(value, Route) else value,
+)
+def test_another_projects_object_is_invisible_even_to_an_admin_here(
+    route, method, world, api_as, client, foreign_ids
+) -> None:
+    response = _call(route, method, "admin", world, api_as, client, world.project.slug, foreign_ids)
+    if method == "get" and response.status_code == 200:  # lookups by name (commit, task, branch) list nothing
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert SECRET.encode() not in body and foreign_ids["session_id"].encode() not in body
+    else:
+        assert response.status_code == 404
