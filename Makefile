@@ -35,8 +35,9 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
 	  else echo "Browser tests need Debian's chromium: sudo apt-get install chromium" >&2; fi; }
 
+## make bench: every bench/ script, one JSON report in test-artifacts/bench/report.json (BENCH_ARGS="--only parse")
 bench: install
-	$(BIN)/python -m config.localstack exec -- $(BIN)/python bench/run_all.py
+	$(BIN)/python -m config.localstack exec -- $(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .data test-artifacts

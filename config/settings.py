@@ -7,6 +7,7 @@ from pathlib import Path
 import dj_database_url
 
 from config import env
+from config.logging import logging_config, sentry_init
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env.string("SESSIONLEDGER_DATA_DIR", str(BASE_DIR / ".data")))
@@ -36,6 +37,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from here (no CDN)
+    "django_prometheus",
     "frontend",  # before allauth: its templates restyle allauth's pages
     "allauth",
     "allauth.account",
@@ -44,6 +47,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.logging.RequestIdMiddleware",
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -53,6 +58,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+    "config.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -61,7 +68,7 @@ WSGI_APPLICATION = "config.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        "DIRS": [BASE_DIR / "config" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -210,7 +217,17 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.schema.add_error_responses"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.schema.add_error_responses",
+        "config.api_docs.document_filters_and_examples",
+    ],
+    # Swagger UI at /api/v1/docs: its files come from drf-spectacular-sidecar (no CDN), its init script
+    # from a URL (SpectacularSwaggerSplitView), so the strict CSP below needs no exception.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None, "tryItOutEnabled": False},
 }
 
 CACHES = {
@@ -224,7 +241,7 @@ CACHES = {
 # Security headers. Transcript content is untrusted: the CSP allows no inline script, no eval and
 # no third-party origin, so even a rendering bug cannot make a transcript execute in the page.
 INSTALLED_APPS.append("csp")
-MIDDLEWARE.insert(1, "csp.middleware.CSPMiddleware")
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
@@ -250,14 +267,24 @@ SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SECURE_HSTS_SECONDS = env.integer("SECURE_HSTS_SECONDS", 31536000 if PRODUCTION else 0)
 SECURE_SSL_REDIRECT = env.boolean("SECURE_SSL_REDIRECT", False)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]  # load balancers and Prometheus use plain HTTP inside
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env.string("LOG_LEVEL", "INFO")},
-}
+# Observability (docs/observability.md). Logs: one line per record on stderr, JSON by default, each
+# with the request id that also reaches the Celery task of an upload (config/logging.py).
+LOGGING = logging_config(level=env.string("LOG_LEVEL", "INFO").upper(), fmt=env.string("LOG_FORMAT", "json"))
+# Prometheus metrics (config/metrics.py): /metrics answers only with this token (Bearer or ?token=);
+# unset, only direct loopback requests in development — nothing in production.
+SESSIONLEDGER_METRICS_TOKEN = env.string("SESSIONLEDGER_METRICS_TOKEN", "")
+SESSIONLEDGER_WORKER_METRICS_PORT = env.integer("SESSIONLEDGER_WORKER_METRICS_PORT", 0)
+# prometheus_client reads this itself (before settings load); it is listed here to be documented.
+PROMETHEUS_MULTIPROC_DIR = env.string("PROMETHEUS_MULTIPROC_DIR", "")
+PROMETHEUS_LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, float("inf"))
+SENTRY_DSN = env.string("SENTRY_DSN", "")
+if SENTRY_DSN:
+    sentry_init(
+        dsn=SENTRY_DSN,
+        environment=ENVIRONMENT,
+        traces_sample_rate=env.string("SENTRY_TRACES_SAMPLE_RATE", "0"),
+    )

@@ -15,6 +15,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from config import metrics
 from projects.errors import DomainError
 from projects.models import Project, User
 from sessions_app import blobs
@@ -68,6 +69,8 @@ def session_ingest(
     except BaseException:
         blobs.delete(*keys)
         raise
+    metrics.UPLOADED_BYTES.inc(raw_size)
+    logger.info("session %s accepted (%d bytes)", session.pk, raw_size, extra={"session_id": str(session.pk)})
     return IngestResult(session, created=True)
 
 
@@ -191,6 +194,7 @@ def _store_blobs(
             session.size_bytes += part.size
     except blobs.StorageUnavailable as exc:
         blobs.delete(*stored)
+        metrics.STORAGE_ERRORS.labels("ingest").inc()
         logger.warning("ingest refused, storage unavailable: %s", exc)
         raise DomainError(
             "storage_unavailable",

@@ -10,6 +10,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from config import metrics
 from projects.scoping import unscoped
 from projects.tasking import TransientError, project_task
 from sessions_app import blobs
@@ -26,7 +27,9 @@ def process_session(session: Session) -> None:
     try:
         session_process(session=session)
     except blobs.StorageUnavailable as exc:
+        metrics.STORAGE_ERRORS.labels("process").inc()
         raise TransientError(str(exc)) from exc
+    logger.info("session %s processed", session.pk, extra={"session_id": str(session.pk)})
 
 
 @shared_task(name="sessions.sweep_processing", acks_late=True, ignore_result=True)

@@ -6,12 +6,14 @@ import json
 from typing import Any
 
 from django.conf import settings
+from django.http import HttpResponseBase
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from config import metrics
 from projects.access import ProjectAPIView
 from projects.errors import ApiError, DomainError
 from sessions_app import selectors
@@ -87,6 +89,12 @@ class SessionsView(ProjectAPIView):
             "web_url": session_web_url(result.session),
         }
         return Response(body, status=status.HTTP_202_ACCEPTED if result.created else status.HTTP_200_OK)
+
+    def finalize_response(self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any) -> Any:
+        """Every upload answered, refusals included (auth, throttle, size, storage), counted by status."""
+        if request.method == "POST":
+            metrics.UPLOADS.labels(str(response.status_code)).inc()
+        return super().finalize_response(request, response, *args, **kwargs)
 
 
 def _refuse_oversized_body(request: Request) -> None:

@@ -1,0 +1,31 @@
+"""gunicorn's settings for the web service: ``gunicorn config.wsgi … --config python:config.gunicorn``.
+
+- its own log lines (start-up, worker deaths, the access log) in the same format as the app's
+  (``LOG_FORMAT``), the access line carrying the request id the app put on the response;
+- with ``PROMETHEUS_MULTIPROC_DIR`` set, a worker that exits is marked dead for prometheus_client,
+  so /metrics (answered by any worker) adds up every worker's counters and drops dead workers' gauges.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from config.logging import logging_config
+
+_logging = logging_config(level=os.environ.get("LOG_LEVEL", "INFO").upper(), fmt=os.environ.get("LOG_FORMAT", "json"))
+_logging["loggers"].update(
+    {
+        "gunicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "gunicorn.access": {"handlers": ["console"], "level": "INFO", "propagate": False},
+    }
+)
+logconfig_dict = _logging
+access_log_format = '%(h)s "%(r)s" %(s)s %(B)s %(M)sms request_id=%({x-request-id}o)s'
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)
