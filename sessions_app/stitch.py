@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from projects.models import Project
 from sessionledger.formats import cut_after_turn
 from sessions_app import blobs
-from sessions_app.models import Session
+from sessions_app.models import Kind, Session
 
 
 @dataclass(frozen=True)
@@ -29,13 +29,21 @@ class Chain:
 
 
 def agent_session_chain(*, project: Project, agent_session_id: str) -> Chain:
-    """Segments in offset order (duplicates of one range collapse to the earliest upload)."""
-    rows = (
+    """Segments in offset order (duplicates of one range collapse to the earliest upload).
+
+    Task sessions are left out when others exist: the client captures them as overlays (from
+    the task's start mark, without moving the capture offset), so their bytes are also in the
+    checkpoint, end or clear segments that partition the transcript; stitching both would
+    repeat lines.
+    """
+    rows = list(
         Session.objects.filter(project=project, agent_session_id=agent_session_id)
         .select_related("author", "project")
         .defer("search_vector")
         .order_by("start_offset", "created_at")
     )
+    if any(session.kind != Kind.TASK for session in rows):
+        rows = [session for session in rows if session.kind != Kind.TASK]
     segments: list[Session] = []
     for session in rows:
         if segments and (session.start_offset, session.end_offset) == (
@@ -64,3 +72,9 @@ def stitched_transcript(chain: Chain, *, until_turn: int | None = None) -> bytes
         return raw
     agent = chain.segments[0].agent if chain.segments else "claude-code"
     return cut_after_turn(raw, until_turn, agent=agent)
+
+
+def transcript_bytes(session: Session) -> int:
+    """Size of the segment's main transcript part (`raw_size_bytes` also counts sub-agent parts):
+    where the segment's bytes sit inside the stitched transcript."""
+    return session.raw_size_bytes - sum(int(part.get("raw_size_bytes") or 0) for part in session.subagents or [])

@@ -56,6 +56,10 @@ class Client:
     def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
         return self._json(urllib.request.Request(self.url(path, params), method="GET"))
 
+    def get_bytes(self, path: str, params: dict[str, Any] | None = None) -> bytes:
+        """GET a body that is not JSON (a stitched transcript); refusals raise ApiError alike."""
+        return self._send(urllib.request.Request(self.url(path, params), method="GET"), decode=False)[1]
+
     def post_json(self, path: str, body: dict[str, Any]) -> Any:
         data = json.dumps(body).encode()
         request = urllib.request.Request(self.url(path), data=data, method="POST")
@@ -76,14 +80,15 @@ class Client:
     def _json(self, request: urllib.request.Request) -> Any:
         return self._send(request)[1]
 
-    def _send(self, request: urllib.request.Request) -> tuple[int, Any]:
+    def _send(self, request: urllib.request.Request, *, decode: bool = True) -> tuple[int, Any]:
         request.add_header("Accept", "application/json")
         request.add_header("User-Agent", USER_AGENT)
         if self.token:
             request.add_header("Authorization", f"Bearer {self.token}")
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return response.status, _decode(response.read())
+                body = response.read()
+                return response.status, (_decode(body) if decode else body)
         except urllib.error.HTTPError as exc:
             raise _http_error(exc) from None
         except (TimeoutError, urllib.error.URLError, OSError) as exc:

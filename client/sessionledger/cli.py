@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import sys
 
-COMMANDS = ("login", "init", "status", "sync", "list", "show", "capture", "task", "hook")
-_MODULES = {"list": "listing"}
+COMMANDS = ("login", "init", "status", "sync", "list", "show", "capture", "task", "hook", "context", "config", "mcp")
+_MODULES = {"list": "listing", "config": "config_cmd", "mcp": "mcp_cmd"}
+# Conversation history: fork a turn, rewind files, restore, relink after a rebase, PR links, import.
+COMMANDS += ("turns", "fork", "rewind", "restore", "relink", "pr-links", "import")
+_MODULES.update({"pr-links": "prlinks", "import": "importer"})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,6 +31,8 @@ DEFAULTS: dict[str, Any] = {
     "auto_checkpoint_on_clear": True,
     "auto_resume_on_start": True,
     "verify_before_clear": False,
+    "context_budget": 8000,  # characters of the SessionStart digest (Claude Code inlines up to 10,000)
+    "context_timeout": 3.0,  # seconds the SessionStart hook waits for the server before giving up
 }
 SECRET_KEYS = ("token",)
 
@@ -91,27 +93,37 @@ def read_file() -> dict[str, Any]:
 
 def coerce(key: str, text: str, default: Any) -> Any:
     """An environment string as the type of the key's default."""
+    name = f"{ENV_PREFIX}{key.upper()}"
     if isinstance(default, bool):
-        lowered = text.strip().lower()
-        if lowered in ("1", "true", "yes", "on"):
-            return True
-        if lowered in ("0", "false", "no", "off", ""):
-            return False
-        raise ConfigError(f"{ENV_PREFIX}{key.upper()}: expected a boolean, got {text!r}")
-    if isinstance(default, int):
+        return _boolean(name, text)
+    if isinstance(default, int | float):
+        kind, what = (float, "a number") if isinstance(default, float) else (int, "a whole number")
         try:
-            return int(text)
+            return kind(text)
         except ValueError:
-            raise ConfigError(f"{ENV_PREFIX}{key.upper()}: expected a whole number, got {text!r}") from None
+            raise ConfigError(f"{name}: expected {what}, got {text!r}") from None
     if isinstance(default, dict):
-        try:
-            value = json.loads(text) if text.strip() else {}
-        except ValueError:
-            raise ConfigError(f"{ENV_PREFIX}{key.upper()}: expected a JSON object") from None
-        if not isinstance(value, dict):
-            raise ConfigError(f"{ENV_PREFIX}{key.upper()}: expected a JSON object")
-        return value
+        return _object(name, text)
     return text
+
+
+def _boolean(name: str, text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise ConfigError(f"{name}: expected a boolean, got {text!r}")
+
+
+def _object(name: str, text: str) -> dict:
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except ValueError:
+        raise ConfigError(f"{name}: expected a JSON object") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name}: expected a JSON object")
+    return value
 
 
 def update_file(**changes: Any) -> str:

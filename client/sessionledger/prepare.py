@@ -54,10 +54,15 @@ def prepare(entry: Entry, config: Config, limit: int) -> None:
     parts = [_clean(p, config) for p in _read_parts(intent)]
     _fit(parts, limit)
     metadata = build_metadata(intent, parts)
+    local = _local(intent, parts, limit)
+    if intent["kind"] == "clear":  # the uncommitted diff stat and the message count (SPEC §7 /clear)
+        from sessionledger import clears
+
+        clears.add_facts(entry, metadata, local, {p.name: p.data for p in parts})
     for part in parts:
         atomic_write(entry.file(part.filename), gzip.compress(part.data, compresslevel=6, mtime=0))
     write_json(entry.file("metadata.json"), metadata)
-    write_json(entry.file("local.json"), _local(intent, parts, limit))
+    write_json(entry.file("local.json"), local)
     log.info(f"prepared {entry.describe()}: {sum(len(p.data) for p in parts)} bytes, redacted {metadata['redaction']}")
 
 

@@ -11,28 +11,34 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 from sessionledger import log, paths
 
 INLINE_ENV = "SESSIONLEDGER_UPLOAD_INLINE"
 
 
-def start_uploader() -> None:
-    """Upload the queue now (inline) or in a detached process; never raises."""
+def start_uploader(before: Callable[[], None] | None = None) -> None:
+    """Upload the queue now (inline) or in a detached process; never raises.
+
+    `before` runs first in that process: hook work too slow for the hook itself that must not
+    wait behind another uploader's lock (the diff stat of a /clear).
+    """
     try:
         if os.environ.get(INLINE_ENV, "").lower() in ("1", "true", "yes"):
             from sessionledger import uploader
 
+            _run_step(before)
             uploader.run(uploader.Mode.INLINE)
         elif hasattr(os, "fork"):
-            _double_fork()
+            _double_fork(before)
         else:  # pragma: no cover - Windows
             _popen()
     except Exception:
         log.exception("could not start the uploader")
 
 
-def _double_fork() -> None:
+def _double_fork(before: Callable[[], None] | None = None) -> None:
     """Fork twice; the hook returns at once (its exit reaps the first child via init).
 
     The first child lets go of Claude Code's pipes before anything else, so the hook's caller
@@ -47,9 +53,19 @@ def _double_fork() -> None:
         os.setsid()
         if os.fork():
             os._exit(0)
+        _run_step(before)
         _run_detached()
     finally:
         os._exit(0)  # never return into the hook's code path
+
+
+def _run_step(step: Callable[[], None] | None) -> None:
+    if step is None:
+        return
+    try:
+        step()
+    except Exception:
+        log.exception("a detached step before the upload failed")
 
 
 def _run_detached() -> None:

@@ -71,6 +71,7 @@ class AgentSessionView(AgentSessionMixin, ProjectAPIView):
                     **SessionSerializer(session).data,
                     "first_turn": first_turn,
                     "prompts": session.digest.get("prompts", []),
+                    "transcript_bytes": stitch.transcript_bytes(session),
                 }
             )
             first_turn += session.turn_count

@@ -80,3 +80,45 @@ def test_a_viewer_cannot_relink(world, api_as) -> None:
     pairs = {"pairs": [{"old": commit_hash("a"), "new": commit_hash("b")}]}
     response = api_as(world.viewer).post(f"/api/v1/projects/{world.project.slug}/commits/relink", pairs, format="json")
     assert response.status_code == 403
+
+
+def test_a_task_overlay_is_not_stitched_twice(world, ingest, api_as) -> None:
+    raw, cuts = _three_turns()
+    _upload_segments(world, ingest, raw, [(0, cuts[0]), (cuts[0], cuts[2])])
+    ingest(
+        world.project,
+        world.member,
+        raw=raw[cuts[0] : cuts[1]],
+        seed="task",
+        kind="task",
+        task_id="SL-7",
+        status="complete",
+        start_offset=cuts[0],
+        end_offset=cuts[1],
+        agent_session_id=AGENT,
+    )
+    client = api_as(world.viewer)
+    url = f"/api/v1/projects/{world.project.slug}/agent-sessions/{AGENT}"
+    assert [s["kind"] for s in client.get(url).json()["segments"]] == ["checkpoint", "checkpoint"]
+    assert client.get(f"{url}/transcript").content == raw
+
+
+def test_each_segment_says_how_many_transcript_bytes_it_holds_without_its_subagents(world, api_as) -> None:
+    from tests.uploads import metadata_for, upload
+
+    raw, cuts = _three_turns()
+    client = api_as(world.member)
+    for start, end in [(0, cuts[0]), (cuts[0], cuts[2])]:
+        meta = metadata_for(
+            raw[start:end],
+            commit_hash=commit_hash(f"s{start}"),
+            start_offset=start,
+            end_offset=end,
+            agent_session_id=AGENT,
+            subagents=[{"agent_id": "a1", "start_offset": 0, "end_offset": 40}],
+        )
+        response = upload(client, world.project.slug, raw[start:end], meta, subagents={"a1": b"x" * 40})
+        assert response.status_code == 202, response.content
+    listing = client.get(f"/api/v1/projects/{world.project.slug}/agent-sessions/{AGENT}").json()
+    assert [s["transcript_bytes"] for s in listing["segments"]] == [cuts[0], cuts[2] - cuts[0]]
+    assert [s["raw_size_bytes"] for s in listing["segments"]] == [cuts[0] + 40, cuts[2] - cuts[0] + 40]

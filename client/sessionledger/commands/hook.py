@@ -2,7 +2,8 @@
 
 Contract with Claude Code (reference §2): JSON on stdin; exit 0 always — a non-zero exit would
 show up as a hook error, and exit 2 on PostToolUse would feed stderr to the model as if its
-command had failed — and print nothing on PostToolUse. Every failure goes to the log instead.
+command had failed — and print nothing on PostToolUse and SessionEnd; SessionStart prints its
+JSON answer (or nothing). Every failure goes to the log instead.
 Imports are deliberately minimal: this runs after every Bash call.
 """
 
@@ -12,9 +13,10 @@ import sys
 
 HANDLERS = {
     "post-tool-use": "sessionledger.hooks.post_tool_use",
+    "session-start": "sessionledger.hooks.session_start",
     "session-end": "sessionledger.hooks.session_end",
 }
-_EVENT_NAMES = {"PostToolUse": "post-tool-use", "SessionEnd": "session-end"}
+_EVENT_NAMES = {"PostToolUse": "post-tool-use", "SessionStart": "session-start", "SessionEnd": "session-end"}
 
 
 def run(argv: list[str]) -> int:

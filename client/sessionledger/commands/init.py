@@ -22,7 +22,8 @@ HOOK_COMMAND = "sessionledger hook"
 # (Claude Code event, matcher, our sub-command): what `init` installs.
 HOOKS = (
     ("PostToolUse", "Bash", "post-tool-use"),
-    ("SessionEnd", None, "session-end"),
+    ("SessionStart", "startup|resume|clear|compact|fork", "session-start"),  # `fork`: 2.1.214+
+    ("SessionEnd", None, "session-end"),  # every reason: `clear` → kind clear, others → end
 )
 TIMEOUT_SECONDS = 30
 
@@ -33,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--global", dest="global_", action="store_true", help="install in ~/.claude/settings.json")
     where.add_argument("--local", action="store_true", help="install in .claude/settings.local.json (not committed)")
     parser.add_argument("--project", help="project slug (default: resolved from the git remote)")
+    parser.add_argument("--mcp", action="store_true", help="also register the MCP server in the repository's .mcp.json")
     parser.set_defaults(func=run)
 
 
@@ -43,9 +45,20 @@ def run(options: argparse.Namespace) -> int:
     path = settings_path(repo.worktree if repo else None, local=options.local)
     changed = install_hooks(path)
     print(f"{'Installed' if changed else 'Already installed:'} hooks in {path}")
+    if getattr(options, "mcp", False):
+        _install_mcp(repo)
     if repo is not None:
         _bind_project(repo, options.project)
     return 0
+
+
+def _install_mcp(repo: gitrefs.Repo | None) -> None:
+    from sessionledger.commands import mcp_cmd
+
+    if repo is None:
+        raise CommandError("--mcp writes the repository's .mcp.json: run it inside the repository")
+    mcp_path, changed = mcp_cmd.install_config(repo.worktree)
+    print(f"{'Registered' if changed else 'Already registered:'} the MCP server in {mcp_path}")
 
 
 def settings_path(worktree: str | None, *, local: bool = False) -> str:

@@ -1,0 +1,294 @@
+"""A captured agent session as `turns`, `fork` and `restore` see it: its segments, its stitched
+transcript, its turns and the checkpoint (commit) each turn ended at.
+
+Turns are numbered on the stitched bytes with the same function the server cuts with
+(`formats.turn_starts` / `cut_after_turn`), so "turn 7" in `turns` is turn 7 in `fork --turn 7`
+and in `…/transcript?until_turn=7`. Each segment's place in the stitched bytes comes from its
+`transcript_bytes`; a segment ends where its commit was captured, so the checkpoint of turn N is
+the commit of the last segment that ended before turn N did.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessionledger import formats, gitmeta
+from sessionledger.api import ApiError, Client
+from sessionledger.commands.common import CommandError, api_error
+from sessionledger.formats.base import iter_lines, load_record
+from sessionledger.formats.classify import block_text, is_prompt_record, render_prompt, user_content
+
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
+
+
+@dataclass
+class Target:
+    """What a `<commit|session>` argument names: an agent session, maybe one segment of it."""
+
+    agent_session_id: str
+    segment_id: str | None = None  # the captured session (segment) the argument named
+    commit: str | None = None  # the commit the argument named, as resolved here
+    relinked: dict[str, str] = field(default_factory=dict)  # old commit (sessions) -> new commit (here)
+
+
+@dataclass
+class Segment:
+    session: dict[str, Any]
+    start: int  # where its bytes sit in the stitched transcript
+    end: int
+
+    @property
+    def commit(self) -> str | None:
+        return self.session.get("commit_hash") or None
+
+
+@dataclass
+class Turn:
+    number: int
+    start: int
+    end: int
+    prompt: str
+    timestamp: str | None
+    checkpoint: str | None  # the commit the code was at when the turn ended
+    before_first: bool  # no commit captured yet: `checkpoint` is the first one, take its parent
+    made: list[dict[str, Any]]  # checkpoint sessions whose commit was made during this turn
+
+
+@dataclass
+class AgentSession:
+    id: str
+    listing: dict[str, Any]
+    raw: bytes
+    segments: list[Segment]
+    turns: list[Turn]
+
+    @property
+    def gaps(self) -> list[dict[str, Any]]:
+        return list(self.listing.get("gaps") or [])
+
+    def turn(self, number: int) -> Turn:
+        if not 1 <= number <= len(self.turns):
+            count = len(self.turns)
+            raise CommandError(f"no turn {number}: agent session {self.id} has {count} turn{'s' * (count != 1)}")
+        return self.turns[number - 1]
+
+    def segment(self, session_id: str) -> Segment | None:
+        return next((s for s in self.segments if s.session.get("id") == session_id), None)
+
+    def turn_of_segment(self, segment: Segment) -> int:
+        """The turn during which a segment was captured (its commit made): 1 at least."""
+        starts = [t.start for t in self.turns]
+        return max(1, bisect.bisect_left(starts, segment.end))
+
+
+# --- resolving an argument ---------------------------------------------------------------------
+
+
+def resolve(api: Client, slug: str, ref: str, repo_dir: str | None) -> Target:
+    """A session id, an agent session id, or a commit (anything git can resolve, or a hash)."""
+    ref = ref.strip()
+    if UUID.match(ref):
+        return _resolve_uuid(api, slug, ref.lower())
+    sha = local_commit(repo_dir, ref) if repo_dir else None
+    if sha is None and not HEX.match(ref):
+        raise CommandError(f"{ref!r} is neither a session id nor a commit of this repository")
+    return _resolve_commit(api, slug, sha or ref.lower())
+
+
+def _resolve_uuid(api: Client, slug: str, ref: str) -> Target:
+    try:
+        session = api.get(f"/projects/{slug}/sessions/{ref}")
+    except ApiError as exc:
+        if exc.status != 404:
+            raise api_error(exc) from None
+    else:
+        if not session.get("agent_session_id"):
+            raise CommandError(f"session {ref} does not record which agent session it came from")
+        return Target(session["agent_session_id"], segment_id=session["id"], commit=session.get("commit_hash"))
+    try:
+        api.get(f"/projects/{slug}/agent-sessions/{ref}")
+    except ApiError as exc:
+        if exc.status == 404:
+            raise CommandError(f"no captured session or agent session {ref} in {slug}") from None
+        raise api_error(exc) from None
+    return Target(ref)
+
+
+def _resolve_commit(api: Client, slug: str, sha: str) -> Target:
+    try:
+        found = api.get(f"/projects/{slug}/commits/{sha}").get("results", [])
+    except ApiError as exc:
+        raise api_error(exc) from None
+    found = [s for s in found if s.get("agent_session_id")]
+    if not found:
+        raise CommandError(f"no captured session for commit {sha[:12]} in {slug}")
+    rank = {"checkpoint": 0, "manual": 1, "clear": 2, "end": 3}
+    best = min(found, key=lambda s: (rank.get(s.get("kind"), 9), s.get("created_at") or ""))
+    commit = best.get("commit_hash") or sha
+    relinked = {commit: sha} if len(sha) == 40 and not commit.startswith(sha) else {}
+    return Target(best["agent_session_id"], segment_id=best["id"], commit=sha, relinked=relinked)
+
+
+def local_commit(repo_dir: str | None, ref: str) -> str | None:
+    if not repo_dir:
+        return None
+    text = gitmeta.git(repo_dir, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).strip()
+    return text if len(text) in (40, 64) else None
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+
+def load(api: Client, slug: str, agent_session_id: str, *, allow_gaps: bool) -> AgentSession:
+    """The listing and the stitched transcript; a gap refuses unless `allow_gaps`."""
+    base = f"/projects/{slug}/agent-sessions/{agent_session_id}"
+    try:
+        listing = api.get(base)
+        if listing.get("gaps") and not allow_gaps:
+            raise CommandError(gap_message(agent_session_id, listing["gaps"]))
+        raw = api.get_bytes(f"{base}/transcript", {"allow_gaps": "1" if allow_gaps else None})
+    except ApiError as exc:
+        if exc.status == 404:
+            raise CommandError(f"no agent session {agent_session_id} in {slug}") from None
+        if exc.code == "gap":
+            raise CommandError(gap_message(agent_session_id, exc.error.get("gaps") or [])) from None
+        raise api_error(exc) from None
+    segments = place_segments(listing.get("segments") or [], len(raw))
+    return AgentSession(agent_session_id, listing, raw, segments, find_turns(raw, segments))
+
+
+def gap_message(agent_session_id: str, gaps: list[dict[str, Any]]) -> str:
+    first = gaps[0] if gaps else {}
+    where = f"bytes {first.get('expected_start')}–{first.get('actual_start')}" if first else "bytes"
+    return (
+        f"agent session {agent_session_id} has {len(gaps) or 'a'} gap(s) in its captured segments ({where} "
+        "were never uploaded, or were deleted): nothing written. Pass --allow-gaps to use what there is."
+    )
+
+
+def place_segments(sessions: list[dict[str, Any]], total: int) -> list[Segment]:
+    """Each segment's span in the stitched bytes, from the sizes the server reports."""
+    segments, position = [], 0
+    for session in sessions:
+        size = session.get("transcript_bytes")
+        size = int(size if size is not None else session.get("raw_size_bytes") or 0)
+        segments.append(Segment(session, position, position + size))
+        position += size
+    if position != total:
+        raise CommandError(
+            f"the server's segment sizes ({position} bytes) do not add up to the transcript it sent "
+            f"({total} bytes); is the server older than this client?"
+        )
+    return segments
+
+
+def find_turns(raw: bytes, segments: list[Segment]) -> list[Turn]:
+    starts = formats.turn_starts(raw)
+    ends = [*starts[1:], len(raw)]
+    turns = []
+    for number, (start, end) in enumerate(zip(starts, ends, strict=True), 1):
+        text, stamp = _prompt(raw, start, end)
+        checkpoint, before_first = _checkpoint(segments, end)
+        made = [s.session for s in segments if start < s.end <= end and s.session.get("kind") == "checkpoint"]
+        turns.append(Turn(number, start, end, text, stamp, checkpoint, before_first, made))
+    return turns
+
+
+def _checkpoint(segments: list[Segment], end: int) -> tuple[str | None, bool]:
+    """The commit of the last segment captured by `end`; before any, the first segment's commit —
+    to be taken as its parent when that segment is the checkpoint that made it."""
+    done = [s for s in segments if s.end <= end and s.commit]
+    if done:
+        return done[-1].commit, False
+    first = next((s for s in segments if s.commit), None)
+    if first is None:
+        return None, False
+    return first.commit, first.session.get("kind") == "checkpoint"
+
+
+def _prompt(raw: bytes, start: int, end: int) -> tuple[str, str | None]:
+    """The prompt that opens a turn, as a person reads it, and its timestamp."""
+    for _, line in iter_lines(raw[start:end]):
+        rec = load_record(line) if b'"user"' in line else None
+        if rec and is_prompt_record(rec):
+            text, _ = render_prompt(block_text(user_content(rec)))
+            if not text.strip() and isinstance(user_content(rec), list):
+                text = "[image]"
+            stamp = rec.get("timestamp")
+            return text, stamp if isinstance(stamp, str) else None
+    return "", None
+
+
+def checkpoint_commit(turn: Turn, repo_dir: str, relinked: dict[str, str]) -> str:
+    """The commit to check out for the end of `turn`, resolved in the local repository."""
+    if not turn.checkpoint:
+        raise CommandError(f"no commit is linked to the segments of turn {turn.number}")
+    sha = relinked.get(turn.checkpoint, turn.checkpoint)
+    if turn.before_first:
+        parent = local_commit(repo_dir, f"{sha}^")
+        if parent is None and local_commit(repo_dir, sha) is None:
+            raise _missing(sha)
+        return parent or sha
+    found = local_commit(repo_dir, sha)
+    if found is None:
+        raise _missing(sha)
+    return found
+
+
+def _missing(sha: str) -> CommandError:
+    return CommandError(
+        f"commit {sha[:12]} is not in this repository: fetch it, or after a rebase run `sessionledger relink`"
+    )
+
+
+# --- what the redactor changed, as recorded on this machine ----------------------------------------
+
+
+def changed_lines(agent: AgentSession, cut: bytes | None = None) -> Any:
+    """`changed(line index)`: True/False where this machine uploaded the segment and kept which
+    lines redaction changed (`sent/`), None elsewhere (the caller then looks for the mark).
+
+    Indexes count lines of the stitched transcript, or of `cut` when given: a cut keeps the
+    stitched lines in order but may leave some out (summaries whose leaf was cut)."""
+    from sessionledger import queue
+
+    known: dict[tuple[int, int], set[int]] = {}
+    for record in queue.sent(queue.KEEP_SENT):
+        intent = record.get("intent") or {}
+        if intent.get("agent_session_id") != agent.id or intent.get("kind") == "task":
+            continue
+        lines = ((record.get("local") or {}).get("changed_lines") or {}).get("transcript") or []
+        known[(intent.get("start_offset"), intent.get("end_offset"))] = set(lines)
+    first_lines, tables = [], []
+    line = 0
+    for segment in agent.segments:
+        first_lines.append(line)
+        tables.append(known.get((segment.session.get("start_offset"), segment.session.get("end_offset"))))
+        line += agent.raw.count(b"\n", segment.start, segment.end)
+
+    positions = _line_positions(agent.raw, cut) if cut is not None else None
+
+    def changed(index: int) -> bool | None:
+        if positions is not None:
+            index = positions[index] if index < len(positions) else -1
+        position = bisect.bisect_right(first_lines, index) - 1
+        table = tables[position] if position >= 0 else None
+        return None if table is None else (index - first_lines[position]) in table
+
+    return changed
+
+
+def _line_positions(raw: bytes, cut: bytes) -> list[int]:
+    """For each line of `cut` (a subsequence of `raw`'s lines), its line index in `raw`."""
+    lines = [line for _, line in iter_lines(raw)]
+    positions, j = [], 0
+    for _, line in iter_lines(cut):
+        while j < len(lines) and lines[j] != line:
+            j += 1
+        positions.append(j)
+        j += 1
+    return positions

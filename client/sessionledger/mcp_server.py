@@ -1,0 +1,266 @@
+"""`sessionledger mcp`: a Model Context Protocol server over stdio, so the assistant can pull more
+than the SessionStart digest — search the project's sessions, read one (filtered by role, kind,
+time or text), or ask for the digest of another branch or other files.
+
+Optional: it needs the official MCP Python SDK (`pip install 'sessionledger[mcp]'`), imported
+only here. Both SDK generations are served: `MCPServer` (mcp 2.x) and `FastMCP` (mcp 1.x).
+The tools are thin: every answer comes from the same REST API the CLI uses, as text written for
+a model to read (ids and links included, so one answer leads to the next call).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any
+
+from sessionledger.api import ApiError, Client
+
+INSTRUCTIONS = (
+    "Sessionledger keeps the conversations behind this repository's commits. Use search_sessions to "
+    "find earlier work (by text, branch, author, commit, task or date), get_session to read what was "
+    "said and decided, and get_context for a digest of the sessions most relevant to a branch or files."
+)
+ROLES = ("user", "assistant", "tool", "system", "thinking")
+KINDS = ("prompt", "text", "thinking", "tool_use", "tool_result", "summary", "system")
+MAX_OUTPUT = 40_000  # characters per tool answer
+
+
+class Backend:
+    """Config, API client and project, resolved on first use (the server starts even when the
+    client is not configured yet; each tool call then says what is missing)."""
+
+    def __init__(self, cwd: str | None = None, project: str | None = None) -> None:
+        self.cwd = cwd or os.getcwd()
+        self.project = project
+        self._api: Client | None = None
+        self.error: type[Exception] = RuntimeError  # the SDK's ToolError once served: its text reaches the model
+
+    def api(self) -> tuple[Client, str]:
+        from sessionledger import config as config_mod
+        from sessionledger.project import ProjectUnknown, for_directory
+
+        if self._api is None or not self.project:
+            try:
+                config = config_mod.load()
+            except config_mod.ConfigError as exc:
+                raise self.error(str(exc)) from None
+            if not config.server or not config.token:
+                raise self.error("Sessionledger is not configured: run `sessionledger login` and `sessionledger init`.")
+            self._api = Client(config.server, config.token, timeout=float(config["upload_timeout"]))
+            try:
+                self.project = self.project or for_directory(self.cwd, config, self._api)
+            except ProjectUnknown as exc:
+                raise self.error(str(exc)) from None
+        return self._api, str(self.project)
+
+    def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
+        api, slug = self.api()
+        try:
+            return api.get(f"/projects/{slug}{path}", params)
+        except ApiError as exc:
+            raise self.error(_explain(exc)) from None
+
+    # --- the tools ---------------------------------------------------------------------------
+
+    def search_sessions(self, **filters: Any) -> str:
+        params = {k: v for k, v in filters.items() if v not in (None, "")}
+        params["limit"] = max(1, min(int(params.get("limit") or 10), 50))
+        page = self.get("/sessions", params)
+        sessions = page.get("results", []) if isinstance(page, dict) else []
+        if not sessions:
+            return "No session matches."
+        lines = [f"{len(sessions)} session(s), newest first:"]
+        lines += [_session_line(s) for s in sessions]
+        if isinstance(page, dict) and page.get("next"):
+            lines.append("(more exist: narrow the filters or use `until` = the oldest created_at shown)")
+        return _fit("\n".join(lines))
+
+    def get_session(self, session_id: str, *, max_chars_per_message: int = 2000, **filters: Any) -> str:
+        session = self.get(f"/sessions/{session_id.strip()}")
+        params = {k: v for k, v in filters.items() if v not in (None, "", [])}
+        params["limit"] = max(1, min(int(params.get("limit") or 50), 200))
+        try:
+            page = self.get(f"/sessions/{session_id.strip()}/messages", params)
+        except self.error as exc:
+            page = {"results": [], "error": str(exc)}
+        return _fit(_session_text(session, page, int(params.get("offset") or 0), max_chars_per_message))
+
+    def get_context(self, branch: str | None = None, files: list[str] | None = None, budget: int = 8000) -> str:
+        from sessionledger import context
+
+        api, slug = self.api()
+        branch = context.current_branch(self.cwd) if branch is None else branch
+        files = context.files_in_play(self.cwd) if files is None else files
+        try:
+            digest = context.fetch(api, slug, branch=branch, files=files, budget=budget)
+        except ApiError as exc:
+            raise self.error(_explain(exc)) from None
+        if not digest.get("sessions"):
+            return f"No earlier sessions in {slug} for this branch or these files."
+        return str(digest.get("text", ""))
+
+
+def _explain(exc: ApiError) -> str:
+    if exc.status == 404:
+        return "Not found (no such session in this project)."
+    if exc.status == 409:
+        return "This session is still being processed; try again in a few seconds."
+    if exc.status == 401:
+        return f"{exc.message} Run `sessionledger login`."
+    return exc.message if exc.status == 0 else f"The server answered {exc.status}: {exc.message}"
+
+
+def _session_line(s: dict) -> str:
+    author = (s.get("author") or {}).get("email") or "unknown"
+    what = f"task {s['task_id']}" if s.get("kind") == "task" else f"{s.get('kind')} {(s.get('commit_hash') or '')[:10]}"
+    title = " ".join(str(s.get("title") or s.get("commit_message") or "").split())[:160]
+    when = (s.get("created_at") or "")[:16].replace("T", " ")
+    return (
+        f"- {s['id']} · {when} · {what} · branch {s.get('feature_branch') or '-'} · {author} · "
+        f"{s.get('message_count', 0)} messages\n  {title}\n  {s.get('web_url', '')}"
+    )
+
+
+def _session_text(session: dict, page: dict, offset: int, per_message: int) -> str:
+    stat = session.get("diff_stat") or {}
+    lines = [
+        _session_line(session),
+        f"Status {session.get('status')}; diff {stat.get('files', 0)} files +{stat.get('insertions', 0)} "
+        f"-{stat.get('deletions', 0)}; files: {', '.join((session.get('files_touched') or [])[:30]) or '-'}",
+    ]
+    if session.get("summary"):
+        lines += ["", "Summary:", str(session["summary"]).strip()]
+    if page.get("error"):
+        lines += ["", f"Messages unavailable: {page['error']}"]
+        return "\n".join(lines)
+    results = page.get("results", [])
+    total = page.get("count", len(results))
+    lines += ["", f"Messages {offset + 1}-{offset + len(results)} of {total} (matching the filters):"]
+    for message in results:
+        lines.append(_message_text(message, per_message))
+    if offset + len(results) < total:
+        lines.append(f"(more: call again with offset={offset + len(results)})")
+    return "\n".join(lines)
+
+
+def _message_text(message: dict, limit: int) -> str:
+    content = str(message.get("content") or "")
+    if len(content) > limit:
+        content = content[:limit] + f" […{len(content) - limit} more characters]"
+    tool = message.get("tool") or {}
+    name = f" {tool.get('name')}" if tool.get("name") else ""
+    stamp = (message.get("timestamp") or "")[:19].replace("T", " ")
+    return f"\n[#{message.get('index')} {message.get('role')}/{message.get('kind')}{name} {stamp}]\n{content}"
+
+
+def _fit(text: str) -> str:
+    if len(text) <= MAX_OUTPUT:
+        return text
+    return text[:MAX_OUTPUT] + "\n[…answer truncated: narrow the filters or lower `limit`]"
+
+
+# --- the MCP server ----------------------------------------------------------------------------
+
+
+def _sdk() -> tuple[Any, type[Exception]]:
+    """(server class, ToolError): a ToolError's message is what the model sees; mcp 2.x hides the
+    text of any other exception."""
+    try:
+        from mcp.server.mcpserver import MCPServer  # mcp 2.x
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        return MCPServer, ToolError
+    except ImportError:
+        from mcp.server.fastmcp import FastMCP  # mcp 1.x
+        from mcp.server.fastmcp.exceptions import ToolError
+
+        return FastMCP, ToolError
+
+
+def build(backend: Backend | None = None) -> Any:
+    """The MCP server with its three tools (not started)."""
+    backend = backend or Backend()
+    server_class, backend.error = _sdk()
+    accepts_instructions = "instructions" in inspect.signature(server_class).parameters  # mcp ≥ 1.3
+    server = server_class("sessionledger", **({"instructions": INSTRUCTIONS} if accepts_instructions else {}))
+
+    @server.tool()
+    def search_sessions(
+        query: str = "",
+        branch: str = "",
+        author: str = "",
+        commit: str = "",
+        task: str = "",
+        kind: str = "",
+        since: str = "",
+        until: str = "",
+        limit: int = 10,
+    ) -> str:
+        """Search this project's captured AI sessions, newest first.
+
+        query: full-text search over prompts, replies and commit messages. branch: feature branch.
+        author: e-mail. commit: hash prefix (7+ hex). task: task id. kind: checkpoint, task, end,
+        clear or manual. since/until: ISO 8601 date-times. limit: 1-50.
+        Returns one entry per session with its id (for get_session) and web link.
+        """
+        return backend.search_sessions(
+            q=query,
+            branch=branch,
+            author=author,
+            commit=commit,
+            task=task,
+            kind=kind,
+            since=since,
+            until=until,
+            limit=limit,
+        )
+
+    @server.tool()
+    def get_session(
+        session_id: str,
+        roles: list[str] | None = None,
+        kinds: list[str] | None = None,
+        since: str = "",
+        until: str = "",
+        query: str = "",
+        offset: int = 0,
+        limit: int = 50,
+        max_chars_per_message: int = 2000,
+    ) -> str:
+        """Read one session: its metadata, summary and messages.
+
+        roles: any of user, assistant, tool, system, thinking (default: all). kinds: any of prompt,
+        text, thinking, tool_use, tool_result, summary, system. since/until: ISO 8601 date-times
+        of the messages. query: only messages containing this text. offset/limit page through
+        the messages (limit 1-200). Long messages are cut at max_chars_per_message.
+        Tip: roles=["user"] gives the developer's prompts — their decisions and constraints.
+        """
+        return backend.get_session(
+            session_id,
+            max_chars_per_message=max(200, max_chars_per_message),
+            role=[r for r in roles or [] if r in ROLES],
+            kind=[k for k in kinds or [] if k in KINDS],
+            since=since,
+            until=until,
+            q=query,
+            offset=max(0, offset),
+            limit=limit,
+        )
+
+    @server.tool()
+    def get_context(branch: str | None = None, files: list[str] | None = None, budget: int = 8000) -> str:
+        """A digest of the earlier sessions most relevant to a branch and files: same branch first,
+        then sessions that touched the same files, then recent ones, within `budget` characters.
+
+        branch: default the checked-out branch. files: repository-relative paths (default: the
+        uncommitted files and those of the last commits). budget: 200-50000 characters.
+        """
+        return backend.get_context(branch, files, budget)
+
+    return server
+
+
+def serve(*, project: str | None = None) -> None:
+    """Run on stdin/stdout until the client closes the connection."""
+    build(Backend(project=project)).run()

@@ -1,0 +1,111 @@
+"""PostgreSQL "restarts" in the middle of a burst of commits: nothing is lost.
+
+The web server (gunicorn) reaches the database through a proxy that drops every connection
+and refuses new ones for the outage. Uploads during it are refused (503) and stay queued;
+after it, `sessionledger sync --wait` drains the queue and every commit has its session.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import requests
+from django.conf import settings
+
+from tests.client.conftest import head
+from tests.e2e.tcp_proxy import OutageProxy
+from tests.factories import make_token
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+COMMITS = 9
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def proxied_server(world):
+    """gunicorn on the test database, through an outage proxy; yields (url, proxy)."""
+    database = urlsplit(os.environ["DATABASE_URL"])
+    proxy = OutageProxy((database.hostname or "127.0.0.1", database.port or 5432))
+    netloc = f"{database.username or 'postgres'}@127.0.0.1:{proxy.port}"
+    url = urlunsplit(database._replace(netloc=netloc, path="/" + settings.DATABASES["default"]["NAME"]))
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "DATABASE_CONN_MAX_AGE": "0",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SITE_URL": f"http://127.0.0.1:{port}",
+    }
+    web = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "config.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            "2",
+            "--log-level",
+            "warning",
+        ],
+        cwd=settings.BASE_DIR,
+        env=env,
+    )
+    base = f"http://127.0.0.1:{port}"
+    _wait_healthy(base)
+    yield base, proxy
+    web.terminate()
+    web.wait(timeout=30)
+
+
+def _wait_healthy(base: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"{base}/healthz", timeout=5).ok:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.3)
+    raise AssertionError("gunicorn did not become healthy")
+
+
+def test_a_database_restart_during_a_burst_loses_nothing(
+    world, client_env, claude, repo, proxied_server, start_worker
+) -> None:
+    base, proxy = proxied_server
+    client_env.vars.update(SESSIONLEDGER_SERVER=base, SESSIONLEDGER_TOKEN=make_token(world.member))
+    start_worker()
+    commits = []
+    for n in range(COMMITS):
+        if n == 3:
+            proxy.outage()
+        if n == 6:
+            proxy.restore()
+        claude.prompt(f"change {n}")
+        (repo / f"f{n}.txt").write_text(f"{n}\n")
+        claude.bash(f"git add -A && git commit -q -m 'Change {n}'")
+        commits.append(head(repo))
+    assert client_env.queue(), "uploads during the outage must wait in the queue"
+    sync = client_env.cli("sync", "--wait")
+    assert sync.returncode == 0, sync.stdout + sync.stderr
+    assert client_env.queue() == []
+    token = client_env.vars["SESSIONLEDGER_TOKEN"]
+    for commit in commits:
+        found = requests.get(
+            f"{base}/api/v1/projects/{world.project.slug}/commits/{commit}",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=10,
+        ).json()["results"]
+        assert len(found) == 1, f"commit {commit[:10]} has {len(found)} sessions"

@@ -1,0 +1,92 @@
+"""`sessionledger mcp`: the MCP server, spawned as Claude Code would (stdio), answering a real
+MCP client (the SDK's `mcp.client.stdio`) with data from the live server."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.client.conftest import ClientEnv
+
+pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def talk(
+    env: ClientEnv, cwd: Path, calls: list[tuple[str, dict[str, Any]]]
+) -> tuple[list[str], list[tuple[bool, str]]]:
+    """Start the server, list its tools, make `calls`; (tool names, [(is_error, text)])."""
+
+    async def session() -> tuple[list[str], list[tuple[bool, str]]]:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "sessionledger", "mcp"], env=env.env(), cwd=str(cwd)
+        )
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            answers = []
+            for name, arguments in calls:
+                result = await client.call_tool(name, arguments)
+                error = bool(getattr(result, "is_error", getattr(result, "isError", False)))
+                answers.append((error, "\n".join(getattr(block, "text", "") for block in result.content)))
+            return names, answers
+
+    return asyncio.run(asyncio.wait_for(session(), timeout=60))
+
+
+@pytest.fixture
+def sessions(world, ingest) -> dict:
+    return {
+        "parser": ingest(
+            world.project,
+            world.member,
+            "rewrite the tokenizer as a generator, no regex",
+            feature_branch="feat/tokenizer",
+            files_touched=["src/tokenizer.py"],
+        ),
+        "docs": ingest(world.project, world.admin, "document the upload protocol", feature_branch="main"),
+    }
+
+
+def test_the_mcp_server_lists_its_tools_and_searches_sessions(ledger, sessions, repo, client_env) -> None:
+    names, [(error, text)] = talk(client_env, repo, [("search_sessions", {"query": "tokenizer"})])
+
+    assert set(names) == {"search_sessions", "get_session", "get_context"}
+    assert not error, text
+    assert str(sessions["parser"].pk) in text and "feat/tokenizer" in text
+    assert str(sessions["docs"].pk) not in text
+
+
+def test_get_session_filters_messages_by_role_and_get_context_gives_the_digest(
+    ledger, sessions, repo, client_env
+) -> None:
+    session_id = str(sessions["parser"].pk)
+    calls = [
+        ("get_session", {"session_id": session_id, "roles": ["user"]}),
+        ("get_session", {"session_id": session_id}),
+        ("get_context", {"branch": "feat/tokenizer", "files": ["src/tokenizer.py"], "budget": 2000}),
+        ("get_session", {"session_id": "00000000-0000-0000-0000-000000000000"}),
+    ]
+
+    _, [(e1, prompts), (e2, everything), (e3, digest), (e4, missing)] = talk(client_env, repo, calls)
+
+    assert not (e1 or e2 or e3)
+    assert "rewrite the tokenizer as a generator, no regex" in prompts
+    assert "user/prompt" in prompts and "assistant/" not in prompts  # filtered by role on the server
+    assert "\nDone." in everything and "assistant/text" in everything
+    assert digest.startswith("Sessionledger: earlier conversations in acme-api (branch feat/tokenizer)")
+    assert digest.index("generator, no regex") < digest.index("upload protocol") and len(digest) <= 2000
+    assert e4 and "Not found" in missing
+
+
+def test_the_mcp_server_explains_a_missing_configuration(client_env, repo) -> None:
+    _, [(error, text)] = talk(client_env, repo, [("search_sessions", {})])
+    assert error and "sessionledger login" in text
