@@ -26,7 +26,15 @@ class DatabaseUnavailableMiddleware:
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
         logger.warning("database unavailable for %s: %s", request.path, exception)
-        response = JsonResponse({"error": {"code": "database_unavailable", "field": None,
-                                           "message": "The database is unavailable; retry shortly."}}, status=503)
+        response = JsonResponse(
+            {
+                "error": {
+                    "code": "database_unavailable",
+                    "field": None,
+                    "message": "The database is unavailable; retry shortly.",
+                }
+            },
+            status=503,
+        )
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response

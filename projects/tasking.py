@@ -23,12 +23,23 @@ class TransientError(Exception):
     """Worth retrying later (storage hiccup, lock timeout)."""
 
 
-def project_task(*, model: type[models.Model], name: str, time_limit: int = 600,
-                 max_retries: int = 5) -> Callable[[Callable[[Any], Any]], Any]:
+def project_task(
+    *, model: type[models.Model], name: str, time_limit: int = 600, max_retries: int = 5
+) -> Callable[[Callable[[Any], Any]], Any]:
     def decorate(body: Callable[[Any], Any]) -> Any:
-        @shared_task(name=name, bind=True, acks_late=True, reject_on_worker_lost=True,
-                     time_limit=time_limit, soft_time_limit=time_limit - 30, max_retries=max_retries,
-                     autoretry_for=(TransientError,), retry_backoff=5, retry_backoff_max=600, retry_jitter=True)
+        @shared_task(
+            name=name,
+            bind=True,
+            acks_late=True,
+            reject_on_worker_lost=True,
+            time_limit=time_limit,
+            soft_time_limit=time_limit - 30,
+            max_retries=max_retries,
+            autoretry_for=(TransientError,),
+            retry_backoff=5,
+            retry_backoff_max=600,
+            retry_jitter=True,
+        )
         def task(self: Any, object_id: str) -> Any:
             with unscoped():
                 obj = model.objects.select_related("project").filter(pk=object_id).first()  # type: ignore[attr-defined]

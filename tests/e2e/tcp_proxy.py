@@ -3,6 +3,7 @@ new ones for a while, exactly what the application sees when the database restar
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 
@@ -54,8 +55,6 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
 
 
 def _close(sock: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
     sock.close()
