@@ -1,6 +1,6 @@
 from django.urls import path
 
-from frontend.views import links, pages, sessions
+from frontend.views import access_log, insights, links, pages, sessions
 from frontend.views.settings import ProjectSettingsView
 
 P = "p/<slug:project>"
@@ -12,8 +12,13 @@ urlpatterns = [
     path(S, sessions.SessionView.as_view(), name="session"),
     path(f"{S}/m/<int:index>", sessions.SessionMessageView.as_view(), name="session-message"),
     path(f"{S}/raw", sessions.SessionRawView.as_view(), name="session-raw"),
+    path(f"{S}/access", access_log.SessionAccessLogView.as_view(), name="session-access"),
+    path(f"{S}/delete", access_log.SessionDeleteView.as_view(), name="session-delete"),
     path(f"{P}/c/<str:sha>", links.CommitLinkView.as_view(), name="commit-link"),
     path(f"{P}/t/<path:task_id>", links.TaskLinkView.as_view(), name="task-link"),
     path(f"{P}/b/<path:branch>", links.BranchTimelineView.as_view(), name="branch"),
     path(f"{P}/settings/", ProjectSettingsView.as_view(), name="project-settings"),
+    path(f"{P}/insights", insights.InsightsView.as_view(), name="insights"),
+    path(f"{P}/insights.csv", insights.InsightsCsvView.as_view(), name="insights-csv"),
+    path(f"{P}/access-log", access_log.ProjectAccessLogView.as_view(), name="access-log"),
 ]

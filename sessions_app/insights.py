@@ -1,95 +1,166 @@
 """Retrospective numbers for a project (SPEC §5 Insights), as a handful of aggregate queries.
 
-Per-session facts (turns, messages, tool calls and errors, size) were precomputed by the worker,
-so nothing here reads a blob. The page, the CSV export and the API all come from ``insights``.
+Per-session facts (turns, messages, tool calls and errors) are summed by the database into daily
+totals per facet (``InsightsDay``, kept by a trigger, migration 0006). A chart adds up the whole
+days of the period from there and takes the rest — a partial first or last day — from the
+sessions themselves through the same SQL function the trigger uses, so the numbers agree and a
+chart costs about the same at a thousand sessions or a million. Only the median sizes walk an
+index of the project's sessions (to its middle, no sort); nothing reads a blob or a digest.
+The page, the CSV export and the API all come from ``insights`` and ``chart``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count, Q, QuerySet, Sum
-from django.db.models.functions import TruncWeek
 
 from projects.models import Project
-from sessions_app.models import Kind, Session, Status
+from sessions_app.models import Status
 
 TURN_BUCKETS = ((1, 1, "1"), (2, 3, "2–3"), (4, 7, "4–7"), (8, 15, "8–15"), (16, None, "16+"))
 TOP_TOOLS, TOP_BRANCHES = 15, 10
+DAY, INSTANT = timedelta(days=1), timedelta(microseconds=1)
 
 
 @dataclass(frozen=True)
 class Period:
     since: datetime | None = None
-    until: datetime | None = None
+    until: datetime | None = None  # inclusive
     branch: str = ""
 
+    def whole_days(self) -> tuple[date | None, date | None] | None:
+        """(first, last) UTC day lying wholly inside the period, None for an open end; None if no day does."""
+        try:
+            first = _day_after(self.since - INSTANT) if self.since else None
+            last = _day_before(self.until + INSTANT) if self.until else None
+        except OverflowError:  # a bound at the end of the calendar: count the sessions one by one
+            return None
+        if first and last and first > last:
+            return None
+        return first, last
 
-def _sessions(project: Project, period: Period) -> QuerySet[Session]:
-    sessions = Session.objects.filter(project=project).exclude(status__in=[Status.PROCESSING, Status.FAILED])
-    if period.since:
-        sessions = sessions.filter(created_at__gte=period.since)
-    if period.until:
-        sessions = sessions.filter(created_at__lte=period.until)
+
+def _day_after(moment: datetime) -> date:
+    return moment.astimezone(UTC).date() + DAY
+
+
+def _day_before(moment: datetime) -> date:
+    return moment.astimezone(UTC).date() - DAY
+
+
+def _start(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def _counted(project: Project, period: Period) -> tuple[list[str], list[Any]]:
+    """WHERE terms for the period's counted sessions (final and not failed), as ``s``."""
+    terms, params = ["s.project_id = %s", "s.status NOT IN (%s, %s)"], [project.pk, Status.PROCESSING, Status.FAILED]
     if period.branch:
-        sessions = sessions.filter(feature_branch=period.branch)
-    return sessions
+        terms.append("s.feature_branch = %s")
+        params.append(period.branch)
+    return terms, params
 
 
-def per_author_week(sessions: QuerySet[Session]) -> list[dict[str, Any]]:
-    rows = (
-        sessions.annotate(week=TruncWeek("created_at"))
-        .values("week", "author__email")
-        .annotate(sessions=Count("id"), turns=Sum("turn_count"))
-        .order_by("week", "author__email")
-    )
-    return [
-        {
-            "week": r["week"].date().isoformat(),
-            "author": r["author__email"] or "unknown",
-            "sessions": r["sessions"],
-            "turns": r["turns"] or 0,
-        }
-        for r in rows
-    ]
+def _edges(period: Period, days: tuple[date | None, date | None] | None) -> tuple[str, list[Any]] | None:
+    """The part of the period outside its whole days, as a WHERE term on ``s.created_at``; None if empty."""
+    if days is None:
+        terms = [("s.created_at >= %s", period.since), ("s.created_at <= %s", period.until)]
+        present = [(sql, value) for sql, value in terms if value is not None]
+        return " AND ".join(sql for sql, _ in present) or "TRUE", [value for _, value in present]
+    first, last = days
+    ranges, params = [], []
+    if first and period.since and period.since < _start(first):
+        ranges.append("(s.created_at >= %s AND s.created_at < %s)")
+        params += [period.since, _start(first)]
+    if last and period.until and period.until >= _start(last + DAY):
+        ranges.append("(s.created_at >= %s AND s.created_at <= %s)")
+        params += [_start(last + DAY), period.until]
+    return (f"({' OR '.join(ranges)})", params) if ranges else None
 
 
-def turns_per_commit(sessions: QuerySet[Session]) -> list[dict[str, Any]]:
-    commits = sessions.filter(kind=Kind.CHECKPOINT)
-    buckets = {label: Count("id", filter=_bucket(low, high)) for low, high, label in TURN_BUCKETS}
-    counts = commits.aggregate(**buckets)
-    messages = commits.aggregate(
-        **{label: Sum("message_count", filter=_bucket(low, high)) for low, high, label in TURN_BUCKETS}
-    )
-    return [
-        {"turns": label, "commits": counts[label], "messages": messages[label] or 0} for _, _, label in TURN_BUCKETS
-    ]
+def _facts(project: Project, period: Period, facet: str) -> tuple[str, list[Any]]:
+    """SQL of ``(day, key, sessions, a, b)`` rows of one facet over the period (see ``InsightsDay``)."""
+    parts, params = [], []
+    days = period.whole_days()
+    if days is not None:
+        sql = "SELECT day, key, sessions, a, b FROM sessions_app_insightsday WHERE project_id = %s AND branch = %s"
+        params += [project.pk, period.branch]
+        for term, bound in (("day >= %s", days[0]), ("day <= %s", days[1])):
+            if bound is not None:
+                sql += f" AND {term}"
+                params.append(bound)
+        parts.append(f"{sql} AND facet = %s")
+        params.append(facet)
+    edges = _edges(period, days)
+    if edges is not None:
+        terms, counted = _counted(project, period)
+        parts.append(
+            "SELECT (s.created_at AT TIME ZONE 'UTC')::date AS day, f.key, f.sessions, f.a, f.b "
+            "FROM sessions_app_session AS s, sessions_app_insight_facts(s) AS f "
+            f"WHERE {' AND '.join(terms)} AND {edges[0]} AND f.facet = %s"
+        )
+        params += [*counted, *edges[1], facet]
+    return " UNION ALL ".join(parts), params
 
 
-def _bucket(low: int, high: int | None) -> Q:
-    return Q(turn_count__gte=low) & (Q(turn_count__lte=high) if high is not None else Q())
-
-
-def tool_usage(sessions: QuerySet[Session]) -> list[dict[str, Any]]:
-    inner_sql, params = sessions.values("digest").query.sql_with_params()
-    sql = f"""
-        SELECT tool.key, SUM((tool.value->>'calls')::int), SUM(COALESCE((tool.value->>'errors')::int, 0))
-        FROM ({inner_sql}) AS s, jsonb_each(s.digest->'tool_counts') AS tool
-        GROUP BY tool.key ORDER BY 2 DESC, 1 LIMIT {TOP_TOOLS}"""
+def _fetch(sql: str, params: list[Any]) -> list[tuple]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        rows = cursor.fetchall()
+        return cursor.fetchall()
+
+
+def per_author_week(project: Project, period: Period) -> list[dict[str, Any]]:
+    facts, params = _facts(project, period, "author")
+    users = get_user_model()._meta.db_table
+    rows = _fetch(
+        f"""SELECT date_trunc('week', f.day::timestamp)::date, u.email, sum(f.sessions), sum(f.a)::bigint
+            FROM ({facts}) AS f LEFT JOIN {users} AS u ON u.id = NULLIF(f.key, '')::bigint
+            GROUP BY 1, 2 HAVING sum(f.sessions) > 0 ORDER BY 1, 2""",
+        params,
+    )
+    return [
+        {"week": week.isoformat(), "author": email or "unknown", "sessions": sessions, "turns": turns}
+        for week, email, sessions, turns in rows
+    ]
+
+
+def turns_per_commit(project: Project, period: Period) -> list[dict[str, Any]]:
+    facts, params = _facts(project, period, "commit")
+    rows = _fetch(f"SELECT f.key::int, sum(f.sessions), sum(f.a)::bigint FROM ({facts}) AS f GROUP BY 1", params)
+    buckets = {label: {"turns": label, "commits": 0, "messages": 0} for _, _, label in TURN_BUCKETS}
+    for turns, commits, messages in rows:
+        label = _bucket(turns)
+        if label:
+            buckets[label]["commits"] += commits
+            buckets[label]["messages"] += messages
+    return list(buckets.values())
+
+
+def _bucket(turns: int) -> str | None:
+    return next((label for low, high, label in TURN_BUCKETS if low <= turns and (high is None or turns <= high)), None)
+
+
+def tool_usage(project: Project, period: Period) -> list[dict[str, Any]]:
+    facts, params = _facts(project, period, "tool")
+    rows = _fetch(
+        f"""SELECT f.key, sum(f.a)::bigint, sum(f.b)::bigint FROM ({facts}) AS f
+            GROUP BY 1 HAVING sum(f.sessions) > 0 ORDER BY 2 DESC, 1 LIMIT {TOP_TOOLS}""",
+        params,
+    )
     return [
         {"tool": name, "calls": calls, "errors": errors, "error_rate": round(errors / calls, 4) if calls else 0}
         for name, calls, errors in rows
     ]
 
 
-def task_outcomes(sessions: QuerySet[Session]) -> list[dict[str, Any]]:
-    counts = dict(sessions.filter(kind=Kind.TASK).values_list("status").annotate(n=Count("id")))
+def task_outcomes(project: Project, period: Period) -> list[dict[str, Any]]:
+    facts, params = _facts(project, period, "task")
+    counts = dict(_fetch(f"SELECT f.key, sum(f.sessions) FROM ({facts}) AS f GROUP BY 1", params))
     total = sum(counts.values())
     return [
         {"status": s, "sessions": counts.get(s, 0), "rate": round(counts.get(s, 0) / total, 4) if total else 0}
@@ -97,30 +168,49 @@ def task_outcomes(sessions: QuerySet[Session]) -> list[dict[str, Any]]:
     ]
 
 
-def busiest_branches(sessions: QuerySet[Session]) -> list[dict[str, Any]]:
-    rows = (
-        sessions.exclude(feature_branch="")
-        .values("feature_branch")
-        .annotate(sessions=Count("id"), turns=Sum("turn_count"))
-        .order_by("-sessions", "feature_branch")
+def busiest_branches(project: Project, period: Period) -> list[dict[str, Any]]:
+    facts, params = _facts(project, period, "branch")
+    rows = _fetch(
+        f"""SELECT f.key, sum(f.sessions), sum(f.a)::bigint FROM ({facts}) AS f
+            GROUP BY 1 HAVING sum(f.sessions) > 0 ORDER BY 2 DESC, 1 LIMIT {TOP_BRANCHES}""",
+        params,
     )
-    return [
-        {"branch": r["feature_branch"], "sessions": r["sessions"], "turns": r["turns"] or 0}
-        for r in rows[:TOP_BRANCHES]
-    ]
+    return [{"branch": branch, "sessions": sessions, "turns": turns} for branch, sessions, turns in rows]
 
 
-def size_summary(sessions: QuerySet[Session]) -> dict[str, Any]:
-    inner_sql, params = sessions.values("raw_size_bytes", "size_bytes").query.sql_with_params()
-    sql = f"""SELECT count(*), percentile_cont(0.5) WITHIN GROUP (ORDER BY raw_size_bytes),
-                     percentile_cont(0.5) WITHIN GROUP (ORDER BY size_bytes) FROM ({inner_sql}) AS s"""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        count, raw_median, stored_median = cursor.fetchone()
-    return {"sessions": count, "median_raw_bytes": int(raw_median or 0), "median_stored_bytes": int(stored_median or 0)}
+def size_summary(project: Project, period: Period) -> dict[str, Any]:
+    """Count and exact median sizes (``percentile_cont(0.5)``) in one statement, without sorting.
+
+    The count comes from the daily totals; each median is the middle one or two values of a walk
+    along the ``session_raw_size``/``session_stored_size`` index — half a project's entries at
+    most, where a sort would order all of them. One statement, so one snapshot for all three.
+    """
+    facts, facts_params = _facts(project, period, "author")
+    terms, params = _counted(project, period)
+    for term, bound in (("s.created_at >= %s", period.since), ("s.created_at <= %s", period.until)):
+        if bound is not None:
+            terms.append(term)
+            params.append(bound)
+    where, middle = " AND ".join(terms), "ORDER BY 1 OFFSET (SELECT GREATEST((total - 1) / 2, 0) FROM n) LIMIT 2"
+    sql = f"""WITH n AS (SELECT COALESCE(sum(f.sessions), 0) AS total FROM ({facts}) AS f)
+        SELECT (SELECT total FROM n),
+            ARRAY(SELECT s.raw_size_bytes FROM sessions_app_session AS s WHERE {where} {middle}),
+            ARRAY(SELECT s.size_bytes FROM sessions_app_session AS s WHERE {where} {middle})"""
+    [(count, raw, stored)] = _fetch(sql, [*facts_params, *params, *params])
+    return {"sessions": count, "median_raw_bytes": _median(raw, count), "median_stored_bytes": _median(stored, count)}
 
 
-CHARTS = {
+def _median(middle: list[int], count: int) -> int:
+    """``percentile_cont(0.5)`` from the middle value(s), interpolated in floating point as PostgreSQL does."""
+    if not middle:
+        return 0
+    if count % 2 or len(middle) == 1:
+        return int(middle[0])
+    low, high = float(middle[0]), float(middle[1])
+    return int(low + (high - low) * 0.5)
+
+
+CHARTS: dict[str, Callable[[Project, Period], list[dict[str, Any]]]] = {
     "sessions_per_author_week": per_author_week,
     "turns_per_commit": turns_per_commit,
     "tool_usage": tool_usage,
@@ -130,9 +220,8 @@ CHARTS = {
 
 
 def insights(*, project: Project, period: Period) -> dict[str, Any]:
-    sessions = _sessions(project, period)
-    return {"size": size_summary(sessions), **{name: chart(sessions) for name, chart in CHARTS.items()}}
+    return {"size": size_summary(project, period), **{name: chart(project, period) for name, chart in CHARTS.items()}}
 
 
 def chart(*, project: Project, period: Period, name: str) -> list[dict[str, Any]]:
-    return CHARTS[name](_sessions(project, period))
+    return CHARTS[name](project, period)

@@ -109,6 +109,17 @@ class Session(models.Model):
             models.Index(fields=["status", "created_at"], name="session_status_age"),
             GinIndex(fields=["search_vector"], name="session_search"),
             GinIndex(fields=["files_touched"], name="session_files"),
+            # Insights' exact median sizes: walk to the middle of the project's sizes in order (no sort).
+            models.Index(
+                fields=["project", "raw_size_bytes"],
+                include=["status", "created_at", "feature_branch"],
+                name="session_raw_size",
+            ),
+            models.Index(
+                fields=["project", "size_bytes"],
+                include=["status", "created_at", "feature_branch"],
+                name="session_stored_size",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -167,3 +178,36 @@ class AccessLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} read {self.session_id} via {self.via}"
+
+
+class InsightsDay(models.Model):
+    """One day's totals of one facet of a project's sessions, for insights (SPEC §5).
+
+    Written only by the database: a trigger on ``sessions_app_session`` (migration 0006) adds a
+    session's facts when it is counted (status final and not failed) and takes them away when it
+    changes or is deleted, so the insights page sums a few hundred rows per chart instead of
+    every session (and never unpacks a digest). ``branch`` is ``""`` for the whole project and a
+    branch name for that branch's own copy. Facets and what ``sessions``/``a``/``b`` hold:
+
+    - ``author`` (key: author id or ""): sessions, turns
+    - ``commit`` (checkpoints; key: turn count): commits, messages
+    - ``task`` (task sessions; key: status): sessions
+    - ``branch`` (key: branch name): sessions, turns
+    - ``tool`` (key: tool name): sessions using it, calls, errors
+
+    Read only by ``sessions_app.insights`` with SQL inside a project scope, where row-level
+    security shows this project's rows alone; no ORM query touches it, hence no scoped manager.
+    """
+
+    pk = models.CompositePrimaryKey("project", "branch", "facet", "day", "key")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    branch = models.CharField(max_length=255, blank=True)
+    facet = models.CharField(max_length=8)
+    day = models.DateField()
+    key = models.TextField(blank=True)
+    sessions = models.IntegerField(default=0)
+    a = models.BigIntegerField(default=0)
+    b = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.facet} {self.key}: {self.sessions}"

@@ -17,11 +17,12 @@ from frontend.pagination import keyset_page
 from frontend.reading import gc_paused, read
 from frontend.render import Where
 from projects import selectors as project_selectors
+from projects.models import Role
 from sessions_app import blobs, selectors
 from sessions_app.audit import access_record
 from sessions_app.filters import SessionFilter
 from sessions_app.links import session_web_url
-from sessions_app.models import Session, Status
+from sessions_app.models import AccessLog, Session, Status
 
 logger = logging.getLogger(__name__)
 LIST_PAGE_SIZE = 50
@@ -88,8 +89,15 @@ class SessionView(SessionObjectMixin, TemplateView):
             web_url=session_web_url(session),
             markdown_link=markdown_link(session),
             params=params,
+            access_log=self._access_log(session),
             **kwargs,
         )
+
+    def _access_log(self, session: Session) -> list[AccessLog] | None:
+        """The latest reads of this session, for admins (after this read was recorded)."""
+        if self.membership.role != Role.ADMIN:
+            return None
+        return list(AccessLog.objects.filter(project=self.project, session_id=session.pk).select_related("user")[:5])
 
     def _reading(self, session: Session, form: MessageFilterForm, params: dict[str, Any]) -> tuple[Any, bool]:
         with gc_paused():

@@ -47,6 +47,9 @@
     if (narrow) { box.open = false; } /* on a phone the list comes first; filters are one tap away */
   });
 
+  /* insights: a wide week chart that scrolls starts at its latest week */
+  document.querySelectorAll(".chart-frame.scroll-end").forEach(function (frame) { frame.scrollLeft = frame.scrollWidth; });
+
   /* ---- session page ---------------------------------------------------------------------- */
   var filters = document.getElementById("message-filters");
   var conversation = document.getElementById("conversation");
