@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections.abc import Iterable
 from datetime import timedelta
-from urllib.parse import urlsplit
 
 from django.core.validators import slug_re
 from django.db import IntegrityError, transaction
@@ -15,6 +13,7 @@ from django.utils import timezone
 from projects.errors import DomainError
 from projects.models import ApiToken, Invitation, Membership, Project, Role, Scope, User
 from projects.tokens import display_prefix, hash_secret, new_secret
+from sessionledger.gitmeta import normalise_remote
 
 INVITATION_DAYS = 7
 
@@ -44,20 +43,12 @@ def project_create(*, slug: str, name: str = "", repo: str | None = None, admin:
     return project
 
 
-_SCP_REMOTE = re.compile(r"^(?:[\w.-]+@)?(?P<host>[\w.-]+):(?P<path>[^/].*)$")
-
-
 def normalise_repo(remote: str) -> str:
-    """``git@github.com:acme/api.git`` or ``https://github.com/acme/api`` → ``github.com/acme/api``."""
-    text = remote.strip()
-    parsed = urlsplit(text)
-    if parsed.scheme and parsed.hostname:
-        host, path = parsed.hostname, parsed.path
-    elif match := _SCP_REMOTE.match(text):
-        host, path = match["host"], match["path"]
-    else:
-        host, _, path = text.partition("/")
-    return f"{host.lower()}/{path.strip('/').removesuffix('.git')}"
+    """``git@github.com:acme/api.git`` or ``https://github.com/acme/api`` → ``github.com/acme/api``.
+
+    The client keys its remote → project cache the same way: one function, in the client package.
+    """
+    return normalise_remote(remote)
 
 
 def membership_add(*, project: Project, user: User, role: str) -> Membership:

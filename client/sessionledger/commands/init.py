@@ -69,7 +69,7 @@ def settings_path(worktree: str | None, *, local: bool = False) -> str:
 
 def install_hooks(path: str) -> bool:
     """Merge our hooks into the settings file; True when the file changed."""
-    settings = _read_settings(path)
+    settings = read_json_object(path)
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise CommandError(f"{path}: `hooks` is not an object; fix it by hand first")
@@ -82,7 +82,8 @@ def install_hooks(path: str) -> bool:
     return True
 
 
-def _read_settings(path: str) -> dict:
+def read_json_object(path: str) -> dict:
+    """A JSON settings file as a dict ({} when absent); refuses to touch anything else."""
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()

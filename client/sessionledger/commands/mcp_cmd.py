@@ -9,6 +9,7 @@ import json
 import os
 
 from sessionledger.commands.common import CommandError
+from sessionledger.commands.init import read_json_object
 from sessionledger.fsutil import atomic_write
 
 SERVER_NAME = "sessionledger"
@@ -35,7 +36,7 @@ def run(options: argparse.Namespace) -> int:
 def install_config(worktree: str) -> tuple[str, bool]:
     """Merge our server into `<worktree>/.mcp.json`; (path, changed). Other servers and keys stay."""
     path = os.path.join(worktree, ".mcp.json")
-    data = _read(path)
+    data = read_json_object(path)
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise CommandError(f"{path}: `mcpServers` is not an object; fix it by hand first")
@@ -46,18 +47,3 @@ def install_config(worktree: str) -> tuple[str, bool]:
     servers[SERVER_NAME] = wanted
     atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(), mode=0o644)
     return path, True
-
-
-def _read(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        return {}
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
-        raise CommandError(f"{path} is not valid JSON ({exc}); not touching it") from None
-    if not isinstance(data, dict):
-        raise CommandError(f"{path} does not hold a JSON object; not touching it")
-    return data
