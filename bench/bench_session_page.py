@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import io
 import json
 import statistics
 import sys
@@ -31,7 +30,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from djangobench import setup
+from djangobench import setup, stored_session
 
 WORDS = ("the", "parser", "returns", "a", "value", "for", "each", "token", "test", "fails", "because", "module")
 CODE = "```python\ndef tokenize(text):\n    for word in text.split():\n        yield word.lower()\n```"
@@ -65,35 +64,15 @@ def _file_call(turn: int, call: int) -> tuple[str, dict[str, Any]]:
 
 
 def make_session(project, user, raw: bytes):
+    """Stored through the real ingest service, then processed right here (no worker)."""
     from projects.scoping import project_scope
-    from sessions_app import ingest
     from sessions_app.models import Session
     from sessions_app.processing import session_process
 
-    ingest.enqueue_processing = lambda session_id: None  # processed right here, no worker involved
-    gz = gzip.compress(raw)
-    metadata = {
-        "kind": "checkpoint",
-        "feature_branch": "bench",
-        "commit_hash": uuid.uuid4().hex + "0" * 8,
-        "agent": "claude-code",
-        "agent_session_id": str(uuid.uuid4()),
-        "start_offset": 0,
-        "end_offset": len(raw),
-        "commit_message": "Bench session",
-        "captured_at": None,
-    }
+    session = stored_session(project, user, raw)
     with project_scope(project):
-        result = ingest.session_ingest(
-            project=project,
-            author=user,
-            metadata=metadata,
-            transcript=ingest.Upload(io.BytesIO(gz), len(gz)),
-            subagents=[],
-            idempotency_key=None,
-        )
-        session_process(session=Session.objects.select_related("project", "author").get(pk=result.session.pk))
-        return Session.objects.get(pk=result.session.pk)
+        session_process(session=session)
+        return Session.objects.get(pk=session.pk)
 
 
 def timed(repeat: int, work: Callable[[], object]) -> dict[str, float]:

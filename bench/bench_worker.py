@@ -15,15 +15,13 @@ The throwaway project and its blobs are deleted afterwards.
 from __future__ import annotations
 
 import argparse
-import gzip
-import io
 import json
 import statistics
 import time
 import uuid
 
 from bench_parse import synthetic
-from djangobench import percentile, setup
+from djangobench import percentile, setup, stored_session
 
 
 def _figures(project, user, size_kb: int, count: int) -> dict:
@@ -62,36 +60,6 @@ def _row_bytes(ids: list) -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT avg(pg_column_size(s.*)) FROM sessions_app_session s WHERE id = ANY(%s)", [ids])
         return int(cursor.fetchone()[0] or 0)
-
-
-def stored_session(project, user, raw: bytes):
-    """Stored and still ``processing``, as a worker finds it."""
-    from projects.scoping import project_scope
-    from sessions_app import ingest
-    from sessions_app.models import Session
-
-    ingest.enqueue_processing = lambda session_id: None  # no worker: this process is the worker
-    gz = gzip.compress(raw)
-    metadata = {
-        "kind": "checkpoint",
-        "feature_branch": "bench",
-        "commit_hash": uuid.uuid4().hex + "0" * 8,
-        "agent": "claude-code",
-        "agent_session_id": str(uuid.uuid4()),
-        "start_offset": 0,
-        "end_offset": len(raw),
-        "commit_message": "Bench session",
-    }
-    with project_scope(project):
-        result = ingest.session_ingest(
-            project=project,
-            author=user,
-            metadata=metadata,
-            transcript=ingest.Upload(io.BytesIO(gz), len(gz)),
-            subagents=[],
-            idempotency_key=None,
-        )
-        return Session.objects.select_related("project", "author").get(pk=result.session.pk)
 
 
 def main() -> None:

@@ -6,8 +6,11 @@ local-disk folder under .data/bench unless S3 is configured.
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
 import sys
+import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -43,3 +46,33 @@ def _create_database() -> None:
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def stored_session(project, user, raw: bytes):
+    """Stored and still ``processing``, as a worker finds it."""
+    from projects.scoping import project_scope
+    from sessions_app import ingest
+    from sessions_app.models import Session
+
+    ingest.enqueue_processing = lambda session_id: None  # no worker: this process is the worker
+    gz = gzip.compress(raw)
+    metadata = {
+        "kind": "checkpoint",
+        "feature_branch": "bench",
+        "commit_hash": uuid.uuid4().hex + "0" * 8,
+        "agent": "claude-code",
+        "agent_session_id": str(uuid.uuid4()),
+        "start_offset": 0,
+        "end_offset": len(raw),
+        "commit_message": "Bench session",
+    }
+    with project_scope(project):
+        result = ingest.session_ingest(
+            project=project,
+            author=user,
+            metadata=metadata,
+            transcript=ingest.Upload(io.BytesIO(gz), len(gz)),
+            subagents=[],
+            idempotency_key=None,
+        )
+        return Session.objects.select_related("project", "author").get(pk=result.session.pk)
