@@ -20,7 +20,7 @@ import requests
 from django.conf import settings
 
 from tests.client.conftest import head
-from tests.e2e.tcp_proxy import OutageProxy
+from tests.e2e.tcp_proxy import OutageProxy, database_target
 from tests.factories import make_token
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -37,7 +37,8 @@ def _free_port() -> int:
 def proxied_server(world):
     """gunicorn on the test database, through an outage proxy; yields (url, proxy)."""
     database = urlsplit(os.environ["DATABASE_URL"])
-    proxy = OutageProxy((database.hostname or "127.0.0.1", database.port or 5432))
+    configured = settings.DATABASES["default"]
+    proxy = OutageProxy(database_target(configured["HOST"], configured["PORT"]))
     netloc = f"{database.username or 'postgres'}@127.0.0.1:{proxy.port}"
     url = urlunsplit(database._replace(netloc=netloc, path="/" + settings.DATABASES["default"]["NAME"]))
     port = _free_port()

@@ -1,5 +1,9 @@
-"""A TCP proxy in front of PostgreSQL that can "restart" it: drop every connection and refuse
-new ones for a while, exactly what the application sees when the database restarts."""
+"""A proxy in front of PostgreSQL that can "restart" it: drop every connection and refuse
+new ones for a while, exactly what the application sees when the database restarts.
+
+It listens on a loopback TCP port and forwards to the server's TCP address or, for the
+embedded PostgreSQL of `make test` (which listens only on a Unix socket), to its socket file.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,27 @@ import contextlib
 import socket
 import threading
 
+Target = tuple[str, int] | str  # (host, port) or the path of a Unix socket
+
+
+def database_target(host: str, port: str | int | None) -> Target:
+    """Where a PostgreSQL server with Django's HOST/PORT settings accepts connections."""
+    port = int(port or 5432)
+    if not host or host.startswith("/"):  # libpq: no host or a directory means a Unix socket
+        return f"{host or '/var/run/postgresql'}/.s.PGSQL.{port}"
+    return (host, port)
+
+
+def _connect(target: Target) -> socket.socket:
+    if isinstance(target, str):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(target)
+        return sock
+    return socket.create_connection(target)
+
 
 class OutageProxy:
-    def __init__(self, target: tuple[str, int]) -> None:
+    def __init__(self, target: Target) -> None:
         self.target = target
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
@@ -36,7 +58,11 @@ class OutageProxy:
             if not self.available.is_set():
                 _close(client)
                 continue
-            upstream = socket.create_connection(self.target)
+            try:
+                upstream = _connect(self.target)
+            except OSError:
+                _close(client)
+                continue
             with self._lock:
                 self._open.update((client, upstream))
             threading.Thread(target=_pump, args=(client, upstream), daemon=True).start()
