@@ -14,6 +14,7 @@ from projects.models import Project, Role, User
 from projects.scoping import project_scope
 from sessions_app.models import Session
 from sessions_app.processing import session_process
+from tests import realfixtures
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.factories import ProjectFactory, UserFactory, make_member, make_token
 from tests.uploads import commit_hash, metadata_for, upload
@@ -105,3 +106,32 @@ def ingest(api_as) -> Callable[..., Session]:
             return Session.objects.get(pk=session.pk)
 
     return make
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``real_transcripts`` skip when the real transcripts are absent (tests/realfixtures.py)."""
+    needing = [item for item in items if item.get_closest_marker(realfixtures.MARKER)]
+    config.stash[_REAL_TRANSCRIPT_TESTS] = len(needing)
+    if needing and not realfixtures.available():
+        skip = pytest.mark.skip(reason=f"no real transcripts at {realfixtures.REAL_TRANSCRIPTS}")
+        for item in needing:
+            item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """One line saying whether the tests on real transcripts ran, so a skip cannot hide in a green run."""
+    count = config.stash.get(_REAL_TRANSCRIPT_TESTS, 0)
+    if not count:
+        return
+    if realfixtures.available():
+        terminalreporter.write_line(f"real transcripts: {count} tests ran on {realfixtures.REAL_TRANSCRIPTS}")
+    else:
+        terminalreporter.write_line(
+            f"real transcripts: {count} tests SKIPPED — none at {realfixtures.REAL_TRANSCRIPTS} "
+            "(set SESSIONLEDGER_FIXTURES to the folder of Claude Code .jsonl files)",
+            yellow=True,
+            bold=True,
+        )
+
+
+_REAL_TRANSCRIPT_TESTS = pytest.StashKey[int]()

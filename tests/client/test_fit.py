@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import random
 import re
-from pathlib import Path
 
 import pytest
 
 from sessionledger.fit import MIN_KEEP, fit_to_limit
 from tests.client.transcript_builder import TranscriptBuilder, image_block
+from tests.realfixtures import REAL_TRANSCRIPTS as FIXTURES
+from tests.realfixtures import real_transcripts
 
 RNG = random.Random(7)
 MARKER_RE = re.compile(r"\[… sessionledger truncated (\d+) bytes …\]")
-FIXTURES = Path("/work/shared/fixtures/transcripts")
 
 
 def output(n_lines: int, tag: str) -> str:
@@ -180,7 +180,7 @@ def test_impossible_limit_raises(limit: int) -> None:
         fit_to_limit(data, limit)
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
+@real_transcripts
 def test_real_transcript_fits_half_its_size() -> None:
     data = (FIXTURES / "spotter__subagent.jsonl").read_bytes()
     result = fit_to_limit(data, len(data) // 2)

@@ -1,24 +1,20 @@
-"""Real Claude Code sessions (shared/fixtures/transcripts); skipped when the folder is absent."""
+"""Real Claude Code sessions (tests/realfixtures.py); skipped, and said so, when they are absent."""
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import pytest
 
 from sessionledger.formats import cut_after_turn, parse_transcript, slim, turn_starts
 from tests.client.test_formats_turns import assert_safe_cut
 from tests.client.transcript_builder import TranscriptBuilder
+from tests.realfixtures import REAL_TRANSCRIPTS as FIXTURES
+from tests.realfixtures import real_transcripts
 
-FIXTURES = Path(
-    os.environ.get("SESSIONLEDGER_FIXTURES", Path(__file__).resolve().parents[3] / "shared/fixtures/transcripts")
-)
 NAMES = ["spotter__short.jsonl", "spotter__tool_heavy.jsonl", "spotter__subagent.jsonl"]
 ROLES = {"user", "assistant", "tool", "system"}
 KINDS = {"prompt", "text", "thinking", "tool_use", "tool_result", "summary", "system"}
 
-pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"no real transcripts at {FIXTURES}")
+pytestmark = real_transcripts
 
 
 @pytest.fixture(params=NAMES)

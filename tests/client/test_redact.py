@@ -18,12 +18,13 @@ import pytest
 
 from sessionledger.redact import DEFAULT_RULES, Redactor, Rule, looks_secret, shannon_entropy
 from tests.client.transcript_builder import TranscriptBuilder
+from tests.realfixtures import REAL_TRANSCRIPTS as FIXTURES
+from tests.realfixtures import real_transcripts
 
 RNG = random.Random(20260210)
 ALNUM = string.ascii_letters + string.digits
 B64 = ALNUM + "+/"
 B64URL = ALNUM + "-_"
-FIXTURES = Path("/work/shared/fixtures/transcripts")
 
 
 def rand(n: int, alphabet: str = ALNUM) -> str:
@@ -397,7 +398,7 @@ def test_empty_input() -> None:
     assert (result.data, result.counts, result.changed_lines, result.total) == (b"", {}, [], 0)
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
+@real_transcripts
 def test_real_transcripts_have_nothing_to_redact() -> None:
     for path in sorted(FIXTURES.glob("*.jsonl")):
         data = path.read_bytes()
