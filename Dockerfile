@@ -6,7 +6,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    # Run the source tree (it carries the templates, static files and migrations the wheel does not).
+    # manage.py runs from /app; the installed packages carry templates, static files and migrations.
     PYTHONPATH=/app \
     DJANGO_SETTINGS_MODULE=config.settings \
     SESSIONLEDGER_DATA_DIR=/app/data
@@ -20,8 +20,9 @@ COPY config/ config/
 COPY projects/ projects/
 COPY sessions_app/ sessions_app/
 COPY frontend/ frontend/
-RUN pip install ./client . \
-    && rm -rf build client/build ./*.egg-info client/*.egg-info
+# The server declares the client package (client/) as its dependency: one install brings both.
+RUN pip install . \
+    && rm -rf build client/build
 
 COPY manage.py ./
 

@@ -9,7 +9,9 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml client/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ./client -e '.[dev]'
+	# The server declares the client (pip install . brings it); the second step makes it editable.
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-deps -e ./client
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -128,6 +128,9 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"
+# `collectstatic` fills STATIC_ROOT (the Docker image does it at build). Until it has run, WhiteNoise
+# serves the apps' own static folders, so a server started any other way never renders unstyled.
+WHITENOISE_USE_FINDERS = not (STATIC_ROOT / "frontend").is_dir()
 
 # Object storage: S3 when S3_BUCKET is set, else local disk under the data directory.
 S3_BUCKET = env.string("S3_BUCKET", "")
