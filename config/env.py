@@ -71,3 +71,24 @@ def boolean(name: str, default: object = _MISSING) -> bool:
 
 def csv(name: str, default: object = _MISSING) -> list[str]:
     return _typed(name, default, lambda v: [item.strip() for item in v.split(",") if item.strip()])
+
+
+def choice(name: str, choices: tuple[str, ...], default: object = _MISSING) -> str:
+    def parse(value: str) -> str:
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}")
+        return value
+
+    return _typed(name, default, parse)
+
+
+def rate(name: str, default: object = _MISSING) -> str:
+    """A rate limit such as ``10/min``: a count per s, min, hour or day (DRF's notation)."""
+
+    def parse(value: str) -> str:
+        count, _, period = value.strip().partition("/")
+        if not count.isdigit() or period not in {"s", "sec", "m", "min", "h", "hour", "d", "day"}:
+            raise ValueError("expected a count per period, e.g. 10/min (periods: s, min, hour, day)")
+        return f"{int(count)}/{period}"
+
+    return _typed(name, default, parse)

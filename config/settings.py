@@ -103,12 +103,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
-# django-allauth: e-mail is the login; no usernames anywhere.
+# django-allauth: e-mail is the login; no usernames anywhere. Joining a project needs a verified address
+# (projects/addresses.py); in production nobody signs in before verifying, and sign-up answers the same
+# whether or not the address already has an account (allauth's enumeration prevention needs "mandatory").
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
-ACCOUNT_EMAIL_VERIFICATION = env.string("ACCOUNT_EMAIL_VERIFICATION", "none")
+ACCOUNT_EMAIL_VERIFICATION = env.choice(
+    "ACCOUNT_EMAIL_VERIFICATION", ("none", "optional", "mandatory"), "mandatory" if PRODUCTION else "optional"
+)
+ACCOUNT_PREVENT_ENUMERATION = True
 ACCOUNT_ALLOW_SIGNUPS = env.boolean("ACCOUNT_ALLOW_SIGNUPS", True)
+# Budgets of projects/limits.py; a client's address is REMOTE_ADDR, or what the outermost of
+# SESSIONLEDGER_PROXY_COUNT proxies in front saw (REST_FRAMEWORK's NUM_PROXIES below).
+SESSIONLEDGER_TOKEN_MINT_RATE = env.rate("SESSIONLEDGER_TOKEN_MINT_RATE", "20/hour")
+SESSIONLEDGER_DEVICE_START_RATE = env.rate("SESSIONLEDGER_DEVICE_START_RATE", "30/min")
+SESSIONLEDGER_DEVICE_CODE_RATE = env.rate("SESSIONLEDGER_DEVICE_CODE_RATE", "10/min")
+SESSIONLEDGER_DEVICE_TOKEN_DAYS = env.integer("SESSIONLEDGER_DEVICE_TOKEN_DAYS", 90)
 ACCOUNT_ADAPTER = "projects.adapters.AccountAdapter"
 LOGIN_REDIRECT_URL = "/"
 ACCOUNT_LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -210,6 +221,7 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "EXCEPTION_HANDLER": "projects.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "NUM_PROXIES": env.integer("SESSIONLEDGER_PROXY_COUNT", 0),
     "DEFAULT_THROTTLE_RATES": {
         "ingest": env.string("SESSIONLEDGER_INGEST_RATE", "120/min"),
         "query": env.string("SESSIONLEDGER_QUERY_RATE", "600/min"),

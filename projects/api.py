@@ -10,10 +10,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from projects import device, selectors, services
+from projects import device, limits, selectors, services
 from projects.access import ADMIN_ONLY, READ_ONLY, ProjectAPIView, TokenScopePermission
 from projects.errors import DomainError
-from projects.models import ApiToken, Invitation, Membership, Project, Role, User
+from projects.models import ApiToken, Invitation, Membership, Project, Role
 from projects.serializers import (
     ApiTokenCreatedSerializer,
     ApiTokenCreateSerializer,
@@ -67,16 +67,20 @@ class MemberListView(ProjectAPIView):
     def get(self, request: Request, project: str) -> Response:
         return Response(MembershipSerializer(selectors.membership_list(project=self.project), many=True).data)
 
-    @extend_schema(request=MembershipCreateSerializer, responses={201: MembershipSerializer})
+    @extend_schema(
+        request=MembershipCreateSerializer,
+        responses={202: InvitationSerializer},
+        description=(
+            "Adding someone by e-mail invites them: the answer is the same invitation whether or not the address "
+            "has an account, and they join once they accept it with that address verified (docs/security.md)."
+        ),
+    )
     def post(self, request: Request, project: str) -> Response:
         data = _validated(MembershipCreateSerializer, request)
-        user = User.objects.filter(email__iexact=data["email"]).first()
-        if user is None:
-            raise DomainError(
-                "no_such_user", f"No account for {data['email']}; send an invitation instead.", field="email"
-            )
-        membership = services.membership_add(project=self.project, user=user, role=data["role"])
-        return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
+        invitation = services.invitation_create(
+            project=self.project, email=data["email"], role=data["role"], invited_by=request.user
+        )
+        return Response(InvitationSerializer(invitation).data, status=status.HTTP_202_ACCEPTED)
 
 
 class MemberDetailView(ProjectAPIView):
@@ -148,17 +152,21 @@ class TokenListView(APIView):
 
     @extend_schema(responses=ApiTokenSerializer(many=True))
     def get(self, request: Request) -> Response:
-        return Response(ApiTokenSerializer(selectors.token_list(user=request.user), many=True).data)
+        tokens = selectors.token_list(user=request.user, token=_token(request))
+        return Response(ApiTokenSerializer(tokens, many=True).data)
 
     @extend_schema(request=ApiTokenCreateSerializer, responses={201: ApiTokenCreatedSerializer})
     def post(self, request: Request) -> Response:
+        limits.spend(
+            scope="token-mint", rate_setting="SESSIONLEDGER_TOKEN_MINT_RATE", idents=[f"user:{request.user.pk}"]
+        )
         data = _validated(ApiTokenCreateSerializer, request)
-        project = _token_project(request, data.get("project"))
-        token, secret = services.token_create(
+        token, secret = services.token_mint(
             user=request.user,
+            parent=_token(request),
             name=data["name"],
-            project=project,
-            scopes=data["scopes"],
+            project=_token_project(request, data.get("project")),
+            scopes=data.get("scopes"),
             expires_days=data.get("expires_days"),
         )
         token.secret = secret  # type: ignore[attr-defined]
@@ -170,7 +178,8 @@ class TokenDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, token_id: int) -> Response:
-        services.token_revoke(token=get_object_or_404(selectors.token_list(user=request.user), pk=token_id))
+        tokens = selectors.token_list(user=request.user, token=_token(request))
+        services.token_revoke(token=get_object_or_404(tokens, pk=token_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -25,5 +25,9 @@ def invitation_list(*, project: Project) -> QuerySet[Invitation]:
     return Invitation.objects.filter(project=project).select_related("invited_by")
 
 
-def token_list(*, user: User) -> QuerySet[ApiToken]:
-    return ApiToken.objects.filter(user=user).select_related("project")
+def token_list(*, user: User, token: ApiToken | None = None) -> QuerySet[ApiToken]:
+    """The user's tokens; through a project-restricted token, only those restricted to the same project."""
+    tokens = ApiToken.objects.filter(user=user).select_related("project")
+    if token is not None and token.project_id is not None:
+        tokens = tokens.filter(project_id=token.project_id)
+    return tokens

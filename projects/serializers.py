@@ -78,9 +78,18 @@ class ApiTokenCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     project = serializers.SlugField(required=False, allow_null=True, default=None)
     scopes = serializers.ListField(
-        child=serializers.ChoiceField(choices=Scope.choices), default=[Scope.READ, Scope.WRITE], allow_empty=False
+        child=serializers.ChoiceField(choices=Scope.choices),
+        required=False,
+        allow_empty=False,
+        help_text="default: read and write — or, created with a token, that token's scopes (never more)",
     )
-    expires_days = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=3650)
+    expires_days = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=3650,
+        help_text="default: never — or, created with an expiring token, that token's expiry (never later)",
+    )
 
 
 class ApiTokenCreatedSerializer(ApiTokenSerializer):

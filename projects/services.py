@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.core.validators import slug_re
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from projects.addresses import address_verified, address_vouch
 from projects.errors import DomainError
 from projects.models import ApiToken, Invitation, Membership, Project, Role, Scope, User
 from projects.tokens import display_prefix, hash_secret, new_secret
@@ -21,7 +22,10 @@ INVITATION_DAYS = 7
 def user_create(*, email: str, password: str | None = None, staff: bool = False) -> User:
     if User.objects.filter(email__iexact=email).exists():
         raise DomainError("exists", f"A user with e-mail {email} already exists.", field="email", status_code=409)
-    return User.objects.create_user(email, password, is_staff=staff, is_superuser=staff)
+    with transaction.atomic():
+        user = User.objects.create_user(email, password, is_staff=staff, is_superuser=staff)
+        address_vouch(user=user)
+    return user
 
 
 def project_create(*, slug: str, name: str = "", repo: str | None = None, admin: User | None = None) -> Project:
@@ -57,6 +61,17 @@ def membership_add(*, project: Project, user: User, role: str) -> Membership:
             return Membership.objects.create(project=project, user=user, role=Role(role))
     except IntegrityError:
         raise DomainError("exists", f"{user.email} is already a member.", field="email", status_code=409) from None
+
+
+def membership_add_verified(*, project: Project, user: User, role: str) -> Membership:
+    """Add a user by their address (``manage.py add_member``): only once they have verified it."""
+    if not address_verified(user=user, email=user.email):
+        raise DomainError(
+            "unverified_email",
+            f"{user.email} has not been verified by its owner; send an invitation instead.",
+            field="email",
+        )
+    return membership_add(project=project, user=user, role=role)
 
 
 def _lock_admins(project: Project) -> list[int]:
@@ -118,6 +133,13 @@ def invitation_accept(*, invitation: Invitation, user: User) -> Membership:
         raise DomainError(
             "wrong_user", f"This invitation is for {invitation.email}; log in with that address.", status_code=403
         )
+    if not address_verified(user=user, email=invitation.email):
+        raise DomainError(
+            "unverified_email",
+            f"Verify {invitation.email} first: follow the link in the verification e-mail (Account › E-mail), "
+            "then accept the invitation again.",
+            status_code=403,
+        )
     membership, _ = Membership.objects.get_or_create(
         project=invitation.project, user=user, defaults={"role": invitation.role}
     )
@@ -126,21 +148,30 @@ def invitation_accept(*, invitation: Invitation, user: User) -> Membership:
     return membership
 
 
+DEFAULT_SCOPES = (Scope.READ, Scope.WRITE)
+
+
+def _scope_list(scopes: Iterable[str]) -> list[str]:
+    try:
+        return sorted({Scope(s.strip()).value for s in scopes})
+    except ValueError:
+        raise DomainError("invalid", "Scopes must be read and/or write.", field="scopes") from None
+
+
 def token_create(
     *,
     user: User,
     name: str,
     project: Project | None = None,
-    scopes: Iterable[str] = (Scope.READ, Scope.WRITE),
+    scopes: Iterable[str] = DEFAULT_SCOPES,
     expires_days: int | None = None,
+    expires_at: datetime | None = None,
 ) -> tuple[ApiToken, str]:
     """Create a token; returns it with its secret, which is never stored or shown again."""
-    try:
-        scope_list = sorted({Scope(s.strip()).value for s in scopes})
-    except ValueError:
-        raise DomainError("invalid", "Scopes must be read and/or write.", field="scopes") from None
+    scope_list = _scope_list(scopes)
     secret = new_secret()
-    expires_at = timezone.now() + timedelta(days=expires_days) if expires_days else None
+    if expires_days:
+        expires_at = timezone.now() + timedelta(days=expires_days)
     token = ApiToken.objects.create(
         user=user,
         name=name,
@@ -151,6 +182,55 @@ def token_create(
         expires_at=expires_at,
     )
     return token, secret
+
+
+def _exceeds_parent(message: str, field: str) -> DomainError:
+    return DomainError("exceeds_parent", message, field=field, status_code=403)
+
+
+def _child_scopes(parent: ApiToken, scopes: Iterable[str] | None) -> list[str]:
+    allowed = set(parent.scopes or [])
+    wanted = _scope_list(scopes) if scopes is not None else sorted(allowed)
+    if not set(wanted) <= allowed:
+        have = ", ".join(sorted(allowed)) or "no scope"
+        raise _exceeds_parent(f"This token has {have}; a token it creates cannot have more.", "scopes")
+    return wanted
+
+
+def _child_expiry(parent: ApiToken, expires_days: int | None) -> datetime | None:
+    """The requested expiry, cut to the parent's: asking for longer gets exactly as long as the parent."""
+    wanted = timezone.now() + timedelta(days=expires_days) if expires_days else None
+    if parent.expires_at is None:
+        return wanted
+    return min(wanted, parent.expires_at) if wanted else parent.expires_at
+
+
+def token_mint(
+    *,
+    user: User,
+    parent: ApiToken | None,
+    name: str,
+    project: Project | None,
+    scopes: Iterable[str] | None = None,
+    expires_days: int | None = None,
+) -> tuple[ApiToken, str]:
+    """A token created through the API. Created with another token (``parent``), it can neither outlive it
+    (expires no later) nor outrank it (no scope or project it lacks), so a leaked short-lived or read-only
+    token cannot be turned into a lasting one. Without a parent (a browser session) the user's own rights
+    are the bound, as for every token."""
+    if parent is None:
+        return token_create(
+            user=user, name=name, project=project, scopes=scopes or DEFAULT_SCOPES, expires_days=expires_days
+        )
+    if parent.project_id is not None and (project is None or project.pk != parent.project_id):
+        raise _exceeds_parent("This token is restricted to one project; so is every token it creates.", "project")
+    return token_create(
+        user=user,
+        name=name,
+        project=project,
+        scopes=_child_scopes(parent, scopes),
+        expires_at=_child_expiry(parent, expires_days),
+    )
 
 
 def token_revoke(*, token: ApiToken) -> None:

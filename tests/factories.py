@@ -5,6 +5,7 @@ from __future__ import annotations
 import factory
 
 from projects import services
+from projects.addresses import address_vouch
 from projects.models import Membership, Project, Role, User
 
 
@@ -20,6 +21,12 @@ class UserFactory(factory.django.DjangoModelFactory):
     def _save(obj, create, extracted, **kwargs):
         if create:
             obj.save()
+
+    @factory.post_generation
+    def email_verified(obj, create, extracted, **kwargs):
+        """Like a real user's, the address is verified unless ``email_verified=False`` (docs/security.md)."""
+        if create and extracted is not False:
+            address_vouch(user=obj)
 
 
 class ProjectFactory(factory.django.DjangoModelFactory):

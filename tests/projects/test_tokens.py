@@ -223,3 +223,84 @@ def test_another_users_token_id_is_404_and_stays_valid(world, api_as) -> None:
 def test_the_token_api_needs_authentication(db) -> None:
     assert APIClient().get("/api/v1/tokens").status_code == 401
     assert APIClient().post("/api/v1/tokens", {"name": "x"}, format="json").status_code == 401
+
+
+# --- a minted token stays within the token that minted it (issue 14, item 3) ----------------------
+
+
+def _mint(client: APIClient, **body: object):
+    response = client.post("/api/v1/tokens", {"name": "child", **body}, format="json")
+    assert response.status_code in (201, 403, 429), response.content
+    return response
+
+
+def test_minted_token_never_outlives_its_parent(world, api_as) -> None:
+    parent = api_as(world.member, expires_days=1)
+    parent_expiry = ApiToken.objects.get(user=world.member).expires_at
+
+    inherited = _mint(parent)
+    assert inherited.status_code == 201, inherited.content
+    assert ApiToken.objects.get(pk=inherited.json()["id"]).expires_at == parent_expiry
+
+    longer = _mint(parent, expires_days=365)
+    assert longer.status_code == 201
+    assert ApiToken.objects.get(pk=longer.json()["id"]).expires_at == parent_expiry
+
+    shorter = _mint(api_as(world.member, expires_days=30), expires_days=1)
+    assert ApiToken.objects.get(pk=shorter.json()["id"]).expires_at < timezone.now() + timedelta(days=1, minutes=1)
+    assert ApiToken.objects.filter(user=world.member, expires_at__isnull=True).count() == 0
+
+
+def test_minted_token_never_outranks_its_parents_scopes(world, api_as) -> None:
+    write_only = api_as(world.member, scopes=["write"])
+
+    wider = _mint(write_only, scopes=["read", "write"])
+    assert wider.status_code == 403
+    assert wider.json()["error"]["code"] == "exceeds_parent" and wider.json()["error"]["field"] == "scopes"
+
+    default = _mint(write_only)
+    assert default.status_code == 201 and default.json()["scopes"] == ["write"]
+    assert ApiToken.objects.filter(user=world.member).count() == 2
+
+
+def test_a_browser_session_mints_tokens_bounded_only_by_the_users_rights(world, client) -> None:
+    client.force_login(world.member)
+    response = client.post("/api/v1/tokens", {"name": "from the browser"}, content_type="application/json")
+    assert response.status_code == 201
+    assert response.json()["scopes"] == ["read", "write"] and response.json()["expires_at"] is None
+
+
+def test_a_project_restricted_token_lists_and_revokes_only_its_projects_tokens(member_of_both, api_as) -> None:
+    world = member_of_both
+    unrestricted, _ = services.token_create(user=world.member, name="laptop")
+    other, _ = services.token_create(user=world.member, name="globex ci", project=world.other_project)
+    sibling, _ = services.token_create(user=world.member, name="acme ci", project=world.project)
+    restricted = api_as(world.member, project=world.project)
+
+    listed = {t["name"] for t in restricted.get("/api/v1/tokens").json()}
+    assert listed == {"test", "acme ci"}
+
+    for victim in (unrestricted, other):
+        response = restricted.delete(f"/api/v1/tokens/{victim.pk}")
+        assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+        victim.refresh_from_db()
+        assert victim.revoked_at is None
+
+    assert restricted.delete(f"/api/v1/tokens/{sibling.pk}").status_code == 204
+    assert {t["name"] for t in api_as(world.member).get("/api/v1/tokens").json()} >= {"laptop", "globex ci"}
+
+
+def test_a_throttled_token_cannot_mint_fresh_tokens_to_dodge_its_limit(world, api_as, settings) -> None:
+    """Minting is budgeted per user, not per token: rotating to a fresh token does not reset the count."""
+    settings.SESSIONLEDGER_TOKEN_MINT_RATE = "3/hour"
+    first = api_as(world.member)
+    minted = [_mint(first) for _ in range(3)]
+    assert [r.status_code for r in minted] == [201, 201, 201]
+
+    fresh = _bearer(minted[-1].json()["secret"])
+    refused = [_mint(first), _mint(fresh)]
+    assert [r.status_code for r in refused] == [429, 429]
+    assert refused[1].json()["error"]["code"] == "throttled"
+    assert int(refused[1]["Retry-After"]) > 0
+    assert ApiToken.objects.filter(user=world.member).count() == 4
+    assert _mint(api_as(world.admin)).status_code == 201  # another user has their own budget
