@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from projects import device, limits, selectors, services
 from projects.access import ADMIN_ONLY, READ_ONLY, ProjectAPIView, TokenScopePermission
 from projects.errors import DomainError
-from projects.models import ApiToken, Invitation, Membership, Project, Role
+from projects.models import ApiToken, Invitation, Membership, Project, Role, Scope
 from projects.serializers import (
     ApiTokenCreatedSerializer,
     ApiTokenCreateSerializer,
@@ -190,7 +190,18 @@ def _validated(serializer_class: type, request: Request) -> dict:
 
 
 class DeviceStartRequest(serializers.Serializer):
-    client_name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    client_name = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=200, help_text="shown, as unverified, when approving"
+    )
+    project = serializers.SlugField(
+        required=False, allow_blank=True, default="", max_length=64, help_text="restrict the token to this project"
+    )
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=Scope.choices),
+        required=False,
+        allow_empty=False,
+        default=lambda: [scope.value for scope in services.DEFAULT_SCOPES],
+    )
 
 
 class DeviceTokenRequest(serializers.Serializer):
@@ -198,7 +209,7 @@ class DeviceTokenRequest(serializers.Serializer):
 
 
 class DeviceStartView(APIView):
-    """Start a device login; anonymous by design (the user approves in the browser)."""
+    """Start a device login; anonymous by design (the user approves in the browser by typing the code)."""
 
     authentication_classes: list = []
     permission_classes: list = []
@@ -212,7 +223,6 @@ class DeviceStartView(APIView):
                     "device_code": serializers.CharField(),
                     "user_code": serializers.CharField(),
                     "verification_uri": serializers.URLField(),
-                    "verification_uri_complete": serializers.URLField(),
                     "interval": serializers.IntegerField(),
                     "expires_in": serializers.IntegerField(),
                 },
@@ -220,15 +230,20 @@ class DeviceStartView(APIView):
         },
     )
     def post(self, request: Request) -> Response:
+        address = limits.client_address(request)
+        limits.spend(scope="device-start", rate_setting="SESSIONLEDGER_DEVICE_START_RATE", idents=[f"ip:{address}"])
         data = _validated(DeviceStartRequest, request)
-        started = device.device_start(client_name=data["client_name"])
-        verify = f"{settings.SITE_URL}/device"
+        started = device.device_start(
+            client_name=data["client_name"],
+            project=data["project"],
+            scopes=data["scopes"],
+            requester=device.Requester(ip=address, user_agent=request.headers.get("User-Agent", "")),
+        )
         return Response(
             {
                 "device_code": started.device_code,
                 "user_code": started.user_code,
-                "verification_uri": verify,
-                "verification_uri_complete": f"{verify}?code={started.user_code}",
+                "verification_uri": f"{settings.SITE_URL}/device",
                 "interval": device.POLL_INTERVAL_SECONDS,
                 "expires_in": started.expires_in,
             },

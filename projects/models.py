@@ -152,11 +152,21 @@ class ApiToken(models.Model):
 class DeviceGrant(models.Model):
     """A pending ``sessionledger login``: the CLI polls with the device code while the user
     approves the short user code in the browser. The token is minted at the first poll after
-    approval, so no secret is ever stored."""
+    approval, so no secret is ever stored.
+
+    Everything the requester sent (client name, project, scopes) and where it came from (address,
+    user agent) is kept to be shown, as unverified claims, on the approval page."""
 
     device_code_hash = models.CharField(max_length=64, unique=True)
     user_code = models.CharField(max_length=9, unique=True)
     client_name = models.CharField(max_length=200, blank=True, default="")
+    requested_project = models.CharField(max_length=64, blank=True, default="", help_text="slug, as requested")
+    scopes = models.JSONField(default=list)
+    requested_ip = models.GenericIPAddressField(null=True, blank=True)
+    requested_user_agent = models.CharField(max_length=300, blank=True, default="")
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+", help_text="set at approval"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     approved_by = models.ForeignKey(
