@@ -172,7 +172,7 @@ def test_healthz_is_503_naming_redis_when_redis_is_down(db, client, settings) ->
     assert response.status_code == 503
     body = response.json()
     assert body["status"] == "degraded"
-    assert body["checks"]["redis"].startswith("down: ConnectionError")
+    assert body["checks"]["redis"] == "down"
     assert body["checks"]["database"] == body["checks"]["storage"] == "ok"
 
 

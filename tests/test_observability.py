@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import socket
 import sys
 import time
 import urllib.error
@@ -257,3 +258,22 @@ def test_sentry_events_are_tagged_with_the_request_id() -> None:
     finally:
         request_logging.REQUEST_ID.set("")
     assert event["tags"]["request_id"] == "sentry-1"
+
+
+# --- /healthz when degraded (issue 14, item 10) -----------------------------------------------------
+
+
+def test_degraded_healthz_tells_anonymous_callers_only_which_component_is_down(db, settings, caplog) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    settings.REDIS_URL = f"redis://127.0.0.1:{closed_port}/0"
+    with caplog.at_level(logging.WARNING, logger="config.health"):
+        response = Client().get("/healthz")
+
+    assert response.status_code == 503
+    assert response.json() == {"status": "degraded", "checks": {"database": "ok", "redis": "down", "storage": "ok"}}
+    assert "Error" not in response.content.decode() and str(closed_port) not in response.content.decode()
+    [record] = [r for r in caplog.records if r.name == "config.health"]
+    assert record.getMessage() == "healthz: redis is down"
+    assert record.exc_info is not None and str(closed_port) in str(record.exc_info[1])

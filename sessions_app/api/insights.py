@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import uuid
 
 from django.http import HttpResponse
@@ -16,6 +14,7 @@ from rest_framework.response import Response
 from projects.access import ADMIN_ONLY, READ_ONLY, ProjectAPIView
 from sessions_app import insights
 from sessions_app.api.common import OffsetPagination, offset_page
+from sessions_app.csv_export import csv_response as insights_csv  # one writer for the page and the API
 from sessions_app.models import AccessLog
 from sessions_app.throttles import QueryThrottle
 
@@ -27,17 +26,6 @@ class InsightsQuery(serializers.Serializer):
     export = serializers.ChoiceField(
         choices=sorted(insights.CHARTS), required=False, help_text="return this chart's numbers as CSV"
     )
-
-
-def insights_csv(rows: list[dict], filename: str) -> HttpResponse:
-    buffer = io.StringIO()
-    if rows:
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
-    return response
 
 
 class InsightsView(ProjectAPIView):
