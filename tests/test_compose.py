@@ -32,7 +32,7 @@ REQUIRED_SECRETS = {"SECRET_KEY": "k" * 50, "POSTGRES_PASSWORD": "pg-password", 
 def settings_variables() -> set[str]:
     """Every name config/settings.py reads through the typed helper (each also accepts NAME_FILE)."""
     source = (BASE_DIR / "config" / "settings.py").read_text()
-    return set(re.findall(r"env\.(?:string|integer|boolean|csv)\(\s*\"([A-Z][A-Z0-9_]*)\"", source))
+    return set(re.findall(r"env\.(?:string|integer|boolean|csv|rate|choice)\(\s*\"([A-Z][A-Z0-9_]*)\"", source))
 
 
 @pytest.fixture(scope="module")
