@@ -49,6 +49,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "config.logging.RequestIdMiddleware",
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "config.middleware.UnreadableRequestMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -210,6 +211,14 @@ SESSIONLEDGER_MAX_RAW_BYTES = env.integer("SESSIONLEDGER_MAX_RAW_BYTES", 10 * 10
 SESSIONLEDGER_MAX_UPLOAD_BYTES = env.integer(
     "SESSIONLEDGER_MAX_UPLOAD_BYTES", SESSIONLEDGER_MAX_RAW_BYTES + SESSIONLEDGER_MAX_RAW_BYTES // 10 + 2**20
 )
+# Hostile uploads (docs/scaling.md "Limits"): every bound the server keeps on what a member sends.
+SESSIONLEDGER_MAX_GZIP_MEMBERS = env.integer("SESSIONLEDGER_MAX_GZIP_MEMBERS", 64)
+SESSIONLEDGER_MAX_CONTENT_BYTES = env.integer("SESSIONLEDGER_MAX_CONTENT_BYTES", 8 * SESSIONLEDGER_MAX_RAW_BYTES)
+SESSIONLEDGER_MAX_METADATA_BYTES = env.integer("SESSIONLEDGER_MAX_METADATA_BYTES", 2**20)
+SESSIONLEDGER_PROCESS_CPU_SECONDS = env.integer("SESSIONLEDGER_PROCESS_CPU_SECONDS", 30)
+SESSIONLEDGER_PROCESS_TIME_LIMIT = env.integer("SESSIONLEDGER_PROCESS_TIME_LIMIT", 180)
+SESSIONLEDGER_PROCESS_MAX_ATTEMPTS = env.integer("SESSIONLEDGER_PROCESS_MAX_ATTEMPTS", 3)
+SESSIONLEDGER_PROJECT_CONCURRENCY = env.integer("SESSIONLEDGER_PROJECT_CONCURRENCY", 2)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

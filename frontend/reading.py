@@ -70,7 +70,7 @@ def read(document: dict[str, Any], form: MessageFilterForm, *, where: Where, par
     if form.narrowed:
         roles = form.roles if set(form.roles) != set(ALL_ROLES) else None
         since, until, text = form.value("since"), form.value("until"), form.value("q")
-        shown = filter_messages(messages, roles=roles, since=since, until=until, text=text)
+        shown = filter_messages(messages, buckets=roles, since=since, until=until, text=text)
     paged = paginate(build_cards(shown))
     page = min(form.value("page") or 1, paged.count)
     cards = paged.page(page)

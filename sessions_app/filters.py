@@ -5,20 +5,23 @@ from django.db.models import Q, QuerySet
 
 from sessions_app.models import Kind, Session, Status
 from sessions_app.selectors import commit_prefix, session_search
+from sessions_app.validation import MAX_QUERY_CHARS, author_value
 
 
 class SessionFilter(django_filters.FilterSet):
     """The list filters of SPEC §4; the page's filter form uses the same names."""
 
     branch = django_filters.CharFilter(field_name="feature_branch")
-    author = django_filters.CharFilter(method="filter_author", help_text="e-mail or user id")
+    author = django_filters.CharFilter(method="filter_author", help_text="e-mail or user id", validators=[author_value])
     commit = django_filters.CharFilter(method="filter_commit", help_text="7 to 40 hex characters (prefix)")
     task = django_filters.CharFilter(field_name="task_id")
     kind = django_filters.ChoiceFilter(choices=Kind.choices)
     status = django_filters.ChoiceFilter(choices=Status.choices)
     since = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
     until = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
-    q = django_filters.CharFilter(method="filter_text", help_text="full text over prompts, replies, commit messages")
+    q = django_filters.CharFilter(
+        method="filter_text", help_text="full text over prompts, replies, commit messages", max_length=MAX_QUERY_CHARS
+    )
 
     class Meta:
         model = Session

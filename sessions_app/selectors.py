@@ -13,6 +13,7 @@ from projects.errors import DomainError
 from projects.models import Project
 from sessions_app import blobs
 from sessions_app.models import CommitLink, Session
+from sessions_app.validation import search_text
 
 COMMIT_PREFIX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 
@@ -29,7 +30,7 @@ def commit_prefix(value: str) -> str:
 
 
 def session_search(queryset: QuerySet[Session], text: str) -> QuerySet[Session]:
-    return queryset.filter(search_vector=SearchQuery(text, search_type="websearch", config="english"))
+    return queryset.filter(search_vector=SearchQuery(search_text(text), search_type="websearch", config="english"))
 
 
 def sessions_for_commit(*, project: Project, sha: str) -> QuerySet[Session]:
@@ -71,17 +72,20 @@ def filter_messages(
     since: datetime | None = None,
     until: datetime | None = None,
     text: str | None = None,
+    buckets: list[str] | None = None,
 ) -> list[dict]:
     """Role/kind/time/text filtering of normalised messages.
 
-    Roles are the UI's buckets: ``thinking`` is its own role here, so hiding the assistant's
-    replies and showing its thinking (or the reverse) are both possible.
+    ``roles`` is the message's own role (the API's contract: thinking is role ``assistant``, kind
+    ``thinking``). ``buckets`` are the session page's: there ``thinking`` is a bucket of its own,
+    so hiding the assistant's replies and showing its thinking (or the reverse) are both possible.
     """
     needle = (text or "").casefold()
 
     def keep(message: dict[str, Any]) -> bool:
         return (
-            (not roles or role_bucket(message) in roles)
+            (not roles or message["role"] in roles)
+            and (not buckets or role_bucket(message) in buckets)
             and (not kinds or message["kind"] in kinds)
             and _within(message_time(message), since, until)
             and (not needle or needle in (message.get("content") or "").casefold())
@@ -123,7 +127,7 @@ def session_list_with_snippets(queryset: QuerySet[Session], text: str) -> QueryS
     from django.db.models import TextField, Value
     from django.db.models.functions import Concat
 
-    query = SearchQuery(text, search_type="websearch", config="english")
+    query = SearchQuery(search_text(text), search_type="websearch", config="english")
     document = Concat("title", Value("\n"), "commit_message", Value("\n"), "summary", output_field=TextField())
     return queryset.filter(search_vector=query).annotate(
         snippet=SearchHeadline(

@@ -10,20 +10,50 @@ from rest_framework import serializers
 
 from sessions_app.links import session_api_url, session_web_url
 from sessions_app.models import FINAL_TASK_STATUSES, Kind, Session
+from sessions_app.validation import CONTROL, MAX_DB_INT, no_control_characters
 
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
 
+# Caps on every list and dict of the metadata (docs/api.md, "Limits"); the whole part is also
+# capped in bytes (SESSIONLEDGER_MAX_METADATA_BYTES) before it is parsed.
+MAX_FILES_TOUCHED, MAX_PATH_CHARS = 10_000, 1024
+MAX_REDACTION_RULES, MAX_RULE_CHARS = 100, 64
+MAX_SUBAGENTS = 100  # Django's default cap on file parts in one request is 100 too
+IDENTIFIER = [no_control_characters]
+
+
+def _count(**kwargs: object) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=0, max_value=MAX_DB_INT, **kwargs)
+
+
 class DiffStatSerializer(serializers.Serializer):
-    files = serializers.IntegerField(min_value=0, default=0)
-    insertions = serializers.IntegerField(min_value=0, default=0)
-    deletions = serializers.IntegerField(min_value=0, default=0)
+    files = _count(default=0)
+    insertions = _count(default=0)
+    deletions = _count(default=0)
 
 
 class SubagentOffsetsSerializer(serializers.Serializer):
-    agent_id = serializers.CharField(max_length=100)
-    start_offset = serializers.IntegerField(min_value=0, required=False, allow_null=True)
-    end_offset = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+    agent_id = serializers.CharField(max_length=100, validators=IDENTIFIER)
+    start_offset = _count(required=False, allow_null=True)
+    end_offset = _count(required=False, allow_null=True)
+
+
+class RedactionField(serializers.DictField):
+    """Counts per redaction rule: ``{"github_token": 2}``; a bounded number of short rule names."""
+
+    child = _count()
+
+    def to_internal_value(self, data: Any) -> dict[str, int]:
+        if isinstance(data, dict) and len(data) > MAX_REDACTION_RULES:
+            raise serializers.ValidationError(f"at most {MAX_REDACTION_RULES} redaction rules")
+        if isinstance(data, dict):
+            for key in data:
+                if len(str(key)) > MAX_RULE_CHARS or CONTROL.search(str(key)):
+                    raise serializers.ValidationError(
+                        f"a rule name is at most {MAX_RULE_CHARS} characters, without control characters"
+                    )
+        return super().to_internal_value(data)
 
 
 def _commit(**kwargs: object) -> serializers.RegexField:
@@ -37,27 +67,33 @@ def _commit(**kwargs: object) -> serializers.RegexField:
 
 
 class IngestMetadataSerializer(serializers.Serializer):
-    """The ``metadata`` part of an upload (SPEC §3)."""
+    """The ``metadata`` part of an upload (docs/api.md)."""
 
     kind = serializers.ChoiceField(choices=Kind.choices, default=Kind.CHECKPOINT)
-    feature_branch = serializers.CharField(max_length=255, allow_blank=True, default="")
+    feature_branch = serializers.CharField(max_length=255, allow_blank=True, default="", validators=IDENTIFIER)
     commit_hash = _commit()
-    task_id = serializers.CharField(max_length=100, required=False, allow_null=True)
+    task_id = serializers.CharField(max_length=100, required=False, allow_null=True, validators=IDENTIFIER)
     status = serializers.ChoiceField(choices=[s.value for s in FINAL_TASK_STATUSES], required=False, allow_null=True)
     amends = _commit()
-    agent = serializers.CharField(max_length=32, default="claude-code")
-    agent_version = serializers.CharField(max_length=32, allow_blank=True, default="")
-    agent_session_id = serializers.CharField(max_length=100, allow_blank=True, default="")
-    start_offset = serializers.IntegerField(min_value=0, required=False, allow_null=True)
-    end_offset = serializers.IntegerField(min_value=0, required=False, allow_null=True)
-    previous_end_offset = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+    agent = serializers.CharField(max_length=32, default="claude-code", validators=IDENTIFIER)
+    agent_version = serializers.CharField(max_length=32, allow_blank=True, default="", validators=IDENTIFIER)
+    agent_session_id = serializers.CharField(max_length=100, allow_blank=True, default="", validators=IDENTIFIER)
+    start_offset = _count(required=False, allow_null=True)
+    end_offset = _count(required=False, allow_null=True)
+    previous_end_offset = _count(required=False, allow_null=True)
     commit_message = serializers.CharField(allow_blank=True, default="", trim_whitespace=False, max_length=100_000)
     patch_id = serializers.RegexField(r"^[0-9a-f]{40}$", required=False, allow_blank=True, default="")
     diff_stat = DiffStatSerializer(required=False)
-    files_touched = serializers.ListField(child=serializers.CharField(max_length=1024), default=list, max_length=10_000)
+    files_touched = serializers.ListField(
+        child=serializers.CharField(max_length=MAX_PATH_CHARS),  # git allows newlines in paths; NUL is refused
+        default=list,
+        max_length=MAX_FILES_TOUCHED,
+    )
     captured_at = serializers.DateTimeField(required=False, allow_null=True)
-    redaction = serializers.DictField(child=serializers.IntegerField(min_value=0), default=dict)
-    subagents = SubagentOffsetsSerializer(many=True, required=False, default=list)
+    redaction = RedactionField(default=dict)
+    subagents = serializers.ListField(
+        child=SubagentOffsetsSerializer(), required=False, default=list, max_length=MAX_SUBAGENTS
+    )
 
     def validate_agent(self, value: str) -> str:
         from sessionledger.formats import get_format
@@ -101,13 +137,14 @@ _PLAIN_FIELDS = (
     "agent_session_id",
     "start_offset",
     "end_offset",
-    "commit_message",
-    "files_touched",
     "diff_stat",
     "patch_id",
     "redaction",
     "error",
 )
+# Only a single session shows these: a list of 200 sessions carrying up to 10,000 paths and a long
+# commit message each was tens of megabytes (docs/api.md, "Limits").
+_DETAIL_ONLY_FIELDS = ("commit_message", "files_touched")
 
 
 class SessionSerializer(serializers.ModelSerializer):
@@ -142,23 +179,24 @@ class SessionSerializer(serializers.ModelSerializer):
 
 
 ROW_COLUMNS = ("id", *_PLAIN_FIELDS, "author_id", "author__email", "created_at", "captured_at", "processed_at")
+DETAIL_COLUMNS = (*ROW_COLUMNS, *_DETAIL_ONLY_FIELDS)
 
 
-def session_row(session: Session) -> dict[str, Any]:
-    """A model instance as the row ``QuerySet.values(*ROW_COLUMNS)`` would give."""
-    row = {name: getattr(session, name) for name in ROW_COLUMNS if "__" not in name}
+def session_row(session: Session, columns: tuple[str, ...] = ROW_COLUMNS) -> dict[str, Any]:
+    """A model instance as the row ``QuerySet.values(*columns)`` would give."""
+    row = {name: getattr(session, name) for name in columns if "__" not in name}
     row["author__email"] = session.author.email if session.author else None
     return row
 
 
-def session_representation(row: dict[str, Any], project_slug: str) -> dict[str, Any]:
+def session_representation(row: dict[str, Any], project_slug: str, fields: list[str] | None = None) -> dict[str, Any]:
     """A session as the API shows it, from a values() row.
 
     Equal to DRF's generic ModelSerializer output (a test holds them equal) but built directly:
     list pages show up to 200 sessions and model instances plus the generic field machinery were
     most of their time.
     """
-    data = {name: row[name] for name in _PLAIN_FIELDS}
+    data = {name: row[name] for name in (*_PLAIN_FIELDS, *_DETAIL_ONLY_FIELDS) if name in row}
     url = f"{settings.SITE_URL}/api/v1/projects/{project_slug}/sessions/{row['id']}"
     data.update(
         id=str(row["id"]),
@@ -170,7 +208,7 @@ def session_representation(row: dict[str, Any], project_slug: str) -> dict[str, 
         captured_at=_iso(row["captured_at"]),
         processed_at=_iso(row["processed_at"]),
     )
-    return {name: data[name] for name in SessionSerializer.Meta.fields}
+    return {name: data[name] for name in fields or SessionSerializer.Meta.fields}
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -184,10 +222,12 @@ class SessionDetailSerializer(SessionSerializer):
     links = serializers.SerializerMethodField()
 
     class Meta(SessionSerializer.Meta):
-        fields = [*SessionSerializer.Meta.fields, "links"]
+        fields = [*SessionSerializer.Meta.fields, *_DETAIL_ONLY_FIELDS, "links"]
 
     def to_representation(self, session: Session) -> dict[str, Any]:
-        return {**super().to_representation(session), "links": self.get_links(session)}
+        row = session_row(session, DETAIL_COLUMNS)
+        fields = [name for name in self.Meta.fields if name != "links"]
+        return {**session_representation(row, session.project.slug, fields), "links": self.get_links(session)}
 
     def get_links(self, session: Session) -> dict[str, str | None]:
         base = session_api_url(session)
@@ -213,7 +253,7 @@ class ErrorSerializer(serializers.Serializer):
 
 
 class MessageSerializer(serializers.Serializer):
-    """A message of the normalised content document (SPEC §2), returned as stored."""
+    """A message of the normalised content document (docs/api.md), returned as stored."""
 
     index = serializers.IntegerField()
     uuid = serializers.CharField(allow_null=True)

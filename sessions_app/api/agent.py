@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from projects.access import READ_ONLY, ProjectAPIView
 from projects.errors import DomainError
-from sessions_app import stitch
+from sessions_app import blobs, stitch
 from sessions_app.audit import access_record
 from sessions_app.relink import relink_commits
 from sessions_app.serializers import (
@@ -109,9 +109,13 @@ class AgentTranscriptView(AgentSessionMixin, ProjectAPIView):
                 extra={"gaps": _gap_list(chain)},
             )
         until = request.query_params.get("until_turn")
-        if until is not None and (not until.isdigit() or int(until) < 1):
+        if until is not None and not (until.isascii() and until.isdigit() and 0 < len(until) < 10 and int(until)):
             raise DomainError("invalid", "until_turn is a whole number ≥ 1.", field="until_turn")
-        body = stitch.stitched_transcript(chain, until_turn=int(until) if until else None)
+        try:
+            body = stitch.stitched_transcript(chain, until_turn=int(until) if until else None)
+        except blobs.NotGzip as exc:  # stored before ingest counted gzip members
+            message = f"A segment's stored transcript cannot be read: {exc}."
+            raise DomainError("unreadable", message, status_code=409) from None
         for session in chain.segments:
             access_record(session=session, request=request, via="transcript")
         response = HttpResponse(body, content_type="application/x-ndjson")

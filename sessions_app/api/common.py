@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Field, QuerySet
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
-from rest_framework.pagination import CursorPagination, LimitOffsetPagination
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import Cursor, CursorPagination, LimitOffsetPagination
+from rest_framework.request import Request
 
 from projects.access import READ_ONLY, ProjectAPIView
+from projects.models import Project
 from sessions_app import selectors
 from sessions_app.models import Session
 from sessions_app.serializers import (
+    ROW_COLUMNS,
     ErrorSerializer,
+    session_representation,
 )
 from sessions_app.throttles import QueryThrottle
 
@@ -60,10 +69,31 @@ class SessionCursorPagination(CursorPagination):
     page_size_query_param = "limit"
     max_page_size = 200
 
+    def decode_cursor(self, request: Request) -> Cursor | None:
+        """A cursor is opaque but travels through the client: one that does not decode, or whose
+        position is not a value of the ordering column (``cD0y`` is ``p=2``), is a 400, not a 500."""
+        try:
+            cursor = super().decode_cursor(request)
+            if cursor and cursor.position is not None:
+                _ordering_field(self.ordering).to_python(cursor.position)
+        except (NotFound, DjangoValidationError):
+            raise serializers.ValidationError({"cursor": "This cursor is not valid; start again without it."}) from None
+        return cursor
+
+
+def _ordering_field(ordering: tuple[str, ...]) -> Field:
+    return Session._meta.get_field(ordering[0].lstrip("-"))
+
 
 class OffsetPagination(LimitOffsetPagination):
     default_limit = 200
     max_limit = 1000
+
+
+def session_list_items(sessions: QuerySet[Session], project: Project, limit: int = 200) -> list[dict[str, Any]]:
+    """Up to ``limit`` sessions as list items: only the list's columns are read (docs/api.md)."""
+    rows = sessions.values(*ROW_COLUMNS)[:limit]
+    return [session_representation(row, project.slug) for row in rows]
 
 
 class SessionObjectView(ProjectAPIView):

@@ -29,6 +29,9 @@ from sessions_app.serializers import (
     session_representation,
 )
 from sessions_app.throttles import IngestThrottle, QueryThrottle
+from sessions_app.validation import refuse_unstorable_text
+
+MAX_IDEMPOTENCY_KEY = 200  # the column's length
 
 
 class SessionsView(ProjectAPIView):
@@ -80,7 +83,7 @@ class SessionsView(ProjectAPIView):
             metadata=metadata,
             transcript=Upload(transcript, transcript.size),
             subagents=[Upload(f, f.size, _agent_id(f.name)) for f in request.FILES.getlist("subagent")],
-            idempotency_key=request.headers.get("Idempotency-Key") or None,
+            idempotency_key=_idempotency_key(request),
         )
         body = {
             "id": str(result.session.pk),
@@ -110,18 +113,47 @@ def _refuse_oversized_body(request: Request) -> None:
 
 
 def _metadata(request: Request) -> dict[str, Any]:
-    text = request.data.get("metadata")
-    if text is None:
-        raise DomainError("missing", "The upload needs a 'metadata' part (JSON).", field="metadata")
-    try:
-        data = json.loads(text.read() if hasattr(text, "read") else text)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise DomainError("invalid_json", f"metadata is not valid JSON: {exc}", field="metadata") from None
-    if not isinstance(data, dict):
-        raise DomainError("invalid_json", "metadata must be a JSON object.", field="metadata")
+    data = _metadata_json(request.data.get("metadata"))
+    refuse_unstorable_text(data)
     serializer = IngestMetadataSerializer(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
+
+
+def _metadata_json(part: Any) -> dict[str, Any]:
+    """The metadata part, text field or file part alike, read only up to its byte limit."""
+    if part is None:
+        raise DomainError("missing", "The upload needs a 'metadata' part (JSON).", field="metadata")
+    limit = settings.SESSIONLEDGER_MAX_METADATA_BYTES
+    text = part.read(limit + 1) if hasattr(part, "read") else part.encode()
+    if len(text) > limit:
+        raise DomainError(
+            "too_large",
+            f"metadata refused: it exceeds {limit:,} bytes.",
+            field="metadata",
+            status_code=413,
+            extra={"limit": limit},
+        )
+    try:
+        data = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DomainError("invalid_json", f"metadata is not valid JSON: {exc}", field="metadata") from None
+    except RecursionError:
+        raise DomainError("invalid_json", "metadata is nested too deeply.", field="metadata") from None
+    if not isinstance(data, dict):
+        raise DomainError("invalid_json", "metadata must be a JSON object.", field="metadata")
+    return data
+
+
+def _idempotency_key(request: Request) -> str | None:
+    key = request.headers.get("Idempotency-Key") or None
+    if key is not None and not (len(key) <= MAX_IDEMPOTENCY_KEY and key.isascii() and key.isprintable()):
+        raise DomainError(
+            "invalid",
+            f"Idempotency-Key is at most {MAX_IDEMPOTENCY_KEY} printable ASCII characters.",
+            field="Idempotency-Key",
+        )
+    return key
 
 
 def _agent_id(filename: str | None) -> str:

@@ -13,7 +13,13 @@ from projects.access import READ_ONLY, ProjectAPIView
 from projects.errors import DomainError
 from projects.models import Role
 from sessions_app import blobs, selectors
-from sessions_app.api.common import OffsetPagination, SessionObjectView, offset_page, result_list
+from sessions_app.api.common import (
+    OffsetPagination,
+    SessionObjectView,
+    offset_page,
+    result_list,
+    session_list_items,
+)
 from sessions_app.audit import access_record
 from sessions_app.retention import session_delete
 from sessions_app.serializers import (
@@ -39,7 +45,12 @@ class SessionDetailView(SessionObjectView):
 
 class MessagesQuery(serializers.Serializer):
     role = serializers.ListField(
-        child=serializers.ChoiceField(["user", "assistant", "tool", "system", "thinking"]), required=False
+        child=serializers.ChoiceField(
+            ["user", "assistant", "tool", "system"],
+            error_messages={"invalid_choice": '"{input}" is not a role; thinking is a kind (kind=thinking).'},
+        ),
+        required=False,
+        help_text="the message's own role: thinking is role assistant, kind thinking",
     )
     kind = serializers.ListField(
         child=serializers.ChoiceField(["prompt", "text", "thinking", "tool_use", "tool_result", "summary", "system"]),
@@ -103,8 +114,8 @@ class CommitSessionsView(ProjectAPIView):
 
     @extend_schema(responses={200: result_list("CommitSessions", SessionSerializer(many=True))})
     def get(self, request: Request, project: str, sha: str) -> Response:
-        sessions = selectors.sessions_for_commit(project=self.project, sha=sha)[:200]
-        return Response({"results": SessionSerializer(sessions, many=True).data})
+        sessions = selectors.sessions_for_commit(project=self.project, sha=sha)
+        return Response({"results": session_list_items(sessions, self.project)})
 
 
 class TaskSessionsView(ProjectAPIView):
@@ -113,5 +124,5 @@ class TaskSessionsView(ProjectAPIView):
 
     @extend_schema(responses={200: result_list("TaskSessions", SessionSerializer(many=True))})
     def get(self, request: Request, project: str, task_id: str) -> Response:
-        sessions = selectors.sessions_for_task(project=self.project, task_id=task_id)[:200]
-        return Response({"results": SessionSerializer(sessions, many=True).data})
+        sessions = selectors.sessions_for_task(project=self.project, task_id=task_id)
+        return Response({"results": session_list_items(sessions, self.project)})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from tests.client.transcript_builder import TranscriptBuilder
 from tests.uploads import commit_hash
 
 
@@ -116,7 +117,6 @@ def test_messages_page_with_offset_and_limit(world, ingest, api_as) -> None:
 
 
 def test_messages_of_a_session_still_processing_are_a_409(world, api_as) -> None:
-    from tests.client.transcript_builder import TranscriptBuilder
     from tests.uploads import metadata_for, upload
 
     raw = TranscriptBuilder().prompt("later").build()
@@ -154,3 +154,16 @@ def test_the_fast_session_representation_equals_drfs_generic_one(world, ingest) 
     assert fast["url"].endswith(
         reverse("api-session", kwargs={"project": world.project.slug, "session_id": session.pk})
     )
+
+
+def test_role_assistant_keeps_the_assistants_thinking(world, ingest, api_as) -> None:
+    raw = TranscriptBuilder().prompt("why?").thinking("let me think").assistant_text("Because.").turn_end().build()
+    session = ingest(world.project, world.member, raw=raw)
+    url = f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}/messages"
+    client = api_as(world.viewer)
+    assistant = client.get(url, {"role": "assistant"}).json()["results"]
+    assert [(m["role"], m["kind"]) for m in assistant] == [("assistant", "thinking"), ("assistant", "text")]
+    thinking = client.get(url, {"kind": "thinking"}).json()["results"]
+    assert [m["content"] for m in thinking] == ["let me think"]
+    refused = client.get(url, {"role": "thinking"})
+    assert refused.status_code == 400 and "kind=thinking" in refused.json()["error"]["message"]
