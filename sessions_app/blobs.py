@@ -8,12 +8,14 @@ retry instead of crashing.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import zlib
 from collections.abc import Iterator
 from typing import IO, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+from django.conf import settings
 from django.core.files.base import ContentFile, File
 from django.core.files.storage import Storage, storages
 
@@ -32,6 +34,12 @@ class TooLarge(ValueError):
 
 class NotGzip(ValueError):
     pass
+
+
+class TooManyMembers(NotGzip):
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the transcript has more than {limit:,} gzip members")
+        self.limit = limit
 
 
 STORAGE_ERRORS = (BotoCoreError, ClientError, OSError)
@@ -92,52 +100,92 @@ def delete(*keys: str) -> None:
             continue
 
 
-def gunzip_bounded(stream: IO[bytes], limit: int) -> Iterator[bytes]:
+def gunzip_bounded(stream: IO[bytes], limit: int, *, max_members: int | None = None) -> Iterator[bytes]:
     """Decompress a (possibly multi-member) gzip stream, refusing more than ``limit`` bytes out.
 
     Output comes in bounded pieces and is counted as it is produced, so a decompression bomb is
-    refused as soon as it passes the limit: it costs neither memory nor time.
+    refused as soon as it passes the limit: it costs neither memory nor time. Members are counted
+    too: each one costs a fresh decompressor and a copy of the rest of its input chunk, so ~11 MB
+    of empty members (``gzip.compress(b"") * 550000``) would otherwise keep a process busy for
+    minutes; past ``max_members`` the stream is refused at once (docs/scaling.md).
     """
-    decompressor, produced, member_open, seen = _gzip_decompressor(), 0, False, False
+    inflater = _Inflater(limit, max_members or _setting("SESSIONLEDGER_MAX_GZIP_MEMBERS", 64))
     while chunk := stream.read(CHUNK):
-        if not seen and not chunk.startswith(b"\x1f\x8b"):
+        if inflater.members == 0 and not chunk.startswith(b"\x1f\x8b"):
             raise NotGzip("the transcript is not gzip-compressed")
-        seen, data = True, chunk
-        while data is not None:
-            member_open = True
-            piece = _inflate(decompressor, data)
-            produced += len(piece)
-            if produced > limit:
-                raise TooLarge(limit)
-            yield piece
-            if decompressor.eof:
-                data, decompressor, member_open = decompressor.unused_data or None, _gzip_decompressor(), False
-            else:  # more input, or more output still pending for this input
-                data = decompressor.unconsumed_tail or (b"" if len(piece) == CHUNK else None)
-    if not seen or member_open:
+        yield from inflater.feed(chunk)
+    if inflater.members == 0 or inflater.open:
         raise NotGzip("the transcript gzip stream is empty or truncated")
+
+
+class _Inflater:
+    """One gzip stream fed chunk by chunk; every copy it makes is bounded by ``CHUNK``."""
+
+    def __init__(self, limit: int, max_members: int) -> None:
+        self.limit, self.max_members = limit, max_members
+        self.produced, self.members, self.open = 0, 0, False
+        self.decompressor: Any = None
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        while data:
+            if not self.open:
+                self._next_member()
+            piece = self._inflate(data)
+            if piece:
+                yield piece
+            if not self.decompressor.eof and not self.decompressor.unconsumed_tail and len(piece) == CHUNK:
+                yield from self._drain()  # all input taken, output still pending
+            if self.decompressor.eof:
+                data, self.open = self.decompressor.unused_data, False
+            else:
+                data = self.decompressor.unconsumed_tail
+
+    def _drain(self) -> Iterator[bytes]:
+        while not self.decompressor.eof and (piece := self._inflate(b"")):
+            yield piece
+
+    def _next_member(self) -> None:
+        if self.members >= self.max_members:
+            raise TooManyMembers(self.max_members)
+        self.decompressor, self.open = _gzip_decompressor(), True
+        self.members += 1
+
+    def _inflate(self, data: bytes) -> bytes:
+        try:
+            piece = self.decompressor.decompress(data, CHUNK)
+        except zlib.error as exc:
+            raise NotGzip(f"the transcript is not valid gzip: {exc}") from exc
+        self.produced += len(piece)
+        if self.produced > self.limit:
+            raise TooLarge(self.limit)
+        return piece
 
 
 def _gzip_decompressor() -> Any:
     return zlib.decompressobj(16 + zlib.MAX_WBITS)
 
 
-def _inflate(decompressor: Any, data: bytes) -> bytes:
-    try:
-        return decompressor.decompress(data, CHUNK)
-    except zlib.error as exc:
-        raise NotGzip(f"the transcript is not valid gzip: {exc}") from exc
+def _setting(name: str, default: int) -> int:
+    return int(getattr(settings, name, default))
 
 
-def gunzip(data: bytes) -> bytes:
-    return gzip.decompress(data)
+def gunzip(data: bytes, *, limit: int | None = None) -> bytes:
+    """Bounded, linear-time decompression of a stored blob (raw transcripts by default)."""
+    bound = limit if limit is not None else _setting("SESSIONLEDGER_MAX_RAW_BYTES", 10 * 1024 * 1024)
+    return b"".join(gunzip_bounded(io.BytesIO(data), bound))
 
 
 def gzip_json(document: object) -> bytes:
     """Level 1: the content document is derived data, re-creatable from the raw blob; level 6 cost
     the worker 5 times the time for a 25% smaller object (bench/bench_ingest.py)."""
-    return gzip.compress(json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode(), compresslevel=1)
+    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate the parser let through: stored as U+FFFD, not fatal
+        data = text.encode(errors="replace")
+    return gzip.compress(data, compresslevel=1)
 
 
 def load_json_gz(key: str) -> Any:
-    return json.loads(gunzip(get(key)))
+    """A content document: derived by the worker, still read through the same bounds."""
+    return json.loads(gunzip(get(key), limit=_setting("SESSIONLEDGER_MAX_CONTENT_BYTES", 64 * 1024 * 1024)))

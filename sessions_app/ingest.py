@@ -7,6 +7,7 @@ is down leaves the row ``processing`` for the sweep to re-queue — nothing is l
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import uuid
 from dataclasses import dataclass
@@ -50,36 +51,54 @@ def session_ingest(
     subagents: list[Upload],
     idempotency_key: str | None,
 ) -> IngestResult:
-    existing = _duplicate_of(project, metadata, idempotency_key)
+    if idempotency_key and (repeat := _same_key(project, idempotency_key)) is not None:
+        return IngestResult(repeat, created=False)
+    measured = _measure_all(transcript, subagents)
+    existing = _duplicate_of(project, metadata, measured.digest)
     if existing is not None:
         return IngestResult(existing, created=False)
-    raw_size, sizes = _measure_all(transcript, subagents)
-    session = _new_session(project, author, metadata, idempotency_key, raw_size)
-    keys = _store_blobs(session, transcript, subagents, sizes, metadata)
+    session = _new_session(project, author, metadata, idempotency_key, measured)
+    keys = _store_blobs(session, transcript, subagents, measured.sizes, metadata)
     try:
         with transaction.atomic():
             session.save(force_insert=True)
             transaction.on_commit(lambda: enqueue_processing(session.pk))
     except IntegrityError:
         blobs.delete(*keys)
-        existing = _duplicate_of(project, metadata, idempotency_key)
+        existing = _same_key(project, idempotency_key) or _duplicate_of(project, metadata, measured.digest)
         if existing is None:
             raise
         return IngestResult(existing, created=False)
     except BaseException:
         blobs.delete(*keys)
         raise
-    metrics.UPLOADED_BYTES.inc(raw_size)
-    logger.info("session %s accepted (%d bytes)", session.pk, raw_size, extra={"session_id": str(session.pk)})
+    metrics.UPLOADED_BYTES.inc(measured.total)
+    logger.info("session %s accepted (%d bytes)", session.pk, measured.total, extra={"session_id": str(session.pk)})
     return IngestResult(session, created=True)
 
 
-def _duplicate_of(project: Project, metadata: dict[str, Any], key: str | None) -> Session | None:
-    """The session this upload repeats, or None; 409 for a *different* upload of a checkpoint."""
-    if key:
-        found = Session.objects.filter(project=project, idempotency_key=key).first()
-        if found is not None:
-            return found
+def _same_key(project: Project, key: str | None) -> Session | None:
+    """A repeat of an upload already accepted under this Idempotency-Key (whatever it carries)."""
+    return Session.objects.filter(project=project, idempotency_key=key).first() if key else None
+
+
+def _duplicate_of(project: Project, metadata: dict[str, Any], digest: str) -> Session | None:
+    """The session this upload repeats, or None; 409 for a *different* upload of the same thing.
+
+    The same thing is the same commit's checkpoint, or the same byte range of the same agent
+    session: a transcript file only grows, so one range has one content, and different bytes
+    for it (with a new Idempotency-Key) must not be answered as if they had been stored.
+    """
+    segment = _same_segment(project, metadata)
+    if segment is not None and segment.raw_sha256 == digest and _same_capture(segment, metadata):
+        return segment
+    if segment is not None and segment.raw_sha256 != digest:
+        raise _conflict(
+            segment,
+            f"Bytes {metadata.get('start_offset') or 0}-{metadata['end_offset']} of agent session "
+            f"{metadata['agent_session_id']} were already uploaded with other content.",
+            "transcript",
+        )
     if metadata["kind"] != Kind.CHECKPOINT:
         return None
     found = Session.objects.filter(project=project, kind=Kind.CHECKPOINT, commit_hash=metadata["commit_hash"]).first()
@@ -87,22 +106,69 @@ def _duplicate_of(project: Project, metadata: dict[str, Any], key: str | None) -
         return None
     if (found.agent_session_id, found.end_offset) == (metadata["agent_session_id"], metadata.get("end_offset")):
         return found
-    raise DomainError(
-        "conflict",
-        f"Commit {metadata['commit_hash'][:12]} already has a checkpoint session.",
-        field="commit_hash",
-        status_code=409,
-        extra={"url": session_api_url(found), "id": str(found.pk)},
+    raise _conflict(found, f"Commit {metadata['commit_hash'][:12]} already has a checkpoint session.", "commit_hash")
+
+
+def _same_segment(project: Project, metadata: dict[str, Any]) -> Session | None:
+    if not metadata.get("agent_session_id") or metadata.get("end_offset") is None:
+        return None
+    return (
+        Session.objects.filter(
+            project=project,
+            agent_session_id=metadata["agent_session_id"],
+            start_offset=metadata.get("start_offset"),
+            end_offset=metadata["end_offset"],
+        )
+        .exclude(raw_sha256="")
+        .order_by("created_at")
+        .first()
     )
 
 
-def _measure(upload: Upload, limit: int) -> int:
+def _same_capture(session: Session, metadata: dict[str, Any]) -> bool:
+    return (session.kind, session.commit_hash, session.task_id) == (
+        metadata["kind"],
+        metadata.get("commit_hash"),
+        metadata.get("task_id"),
+    )
+
+
+def _conflict(existing: Session, message: str, field: str) -> DomainError:
+    return DomainError(
+        "conflict",
+        message,
+        field=field,
+        status_code=409,
+        extra={"url": session_api_url(existing), "id": str(existing.pk)},
+    )
+
+
+@dataclass(frozen=True)
+class Measured:
+    total: int  # decompressed bytes of every part
+    sizes: list[int]  # of each sub-agent part
+    digest: str  # SHA-256 of the decompressed transcript part
+
+
+def _measure(upload: Upload, limit: int, digest: Any = None) -> int:
     """Decompressed size of one part, validating its gzip framing on the way."""
+    size = 0
     try:
-        size = sum(len(piece) for piece in blobs.gunzip_bounded(upload.stream, limit))
+        for piece in blobs.gunzip_bounded(upload.stream, limit):
+            size += len(piece)
+            if digest is not None:
+                digest.update(piece)
     except blobs.TooLarge as exc:
         raise DomainError(
             "too_large", f"Upload refused: {exc}.", field="transcript", status_code=413, extra={"limit": exc.limit}
+        ) from None
+    except blobs.TooManyMembers as exc:
+        raise DomainError(
+            "too_many_members",
+            f"Upload refused: {exc}.",
+            field="transcript",
+            status_code=413,
+            extra={"limit": exc.limit},
         ) from None
     except blobs.NotGzip as exc:
         raise DomainError("invalid_gzip", f"Upload refused: {exc}.", field="transcript") from None
@@ -110,17 +176,19 @@ def _measure(upload: Upload, limit: int) -> int:
     return size
 
 
-def _measure_all(transcript: Upload, subagents: list[Upload]) -> tuple[int, list[int]]:
-    limit = settings.SESSIONLEDGER_MAX_RAW_BYTES
-    total = _measure(transcript, limit)
+def _measure_all(transcript: Upload, subagents: list[Upload]) -> Measured:
+    limit, digest = settings.SESSIONLEDGER_MAX_RAW_BYTES, hashlib.sha256()
+    total = _measure(transcript, limit, digest)
     sizes = []
     for part in subagents:
         sizes.append(_measure(part, limit - total))
         total += sizes[-1]
-    return total, sizes
+    return Measured(total, sizes, digest.hexdigest())
 
 
-def _new_session(project: Project, author: User, metadata: dict[str, Any], key: str | None, raw_size: int) -> Session:
+def _new_session(
+    project: Project, author: User, metadata: dict[str, Any], key: str | None, measured: Measured
+) -> Session:
     session_id = uuid.uuid4()
     fields = {name: metadata.get(name) for name in _COPIED_FIELDS if metadata.get(name) is not None}
     return Session(
@@ -131,7 +199,8 @@ def _new_session(project: Project, author: User, metadata: dict[str, Any], key: 
         status=Status.PROCESSING,
         requested_status=metadata.get("status") or Status.COMPLETE,
         raw_storage_key=blobs.raw_key(project.pk, session_id),
-        raw_size_bytes=raw_size,
+        raw_size_bytes=measured.total,
+        raw_sha256=measured.digest,
         previous=_previous_segment(project, metadata),
         **fields,
     )

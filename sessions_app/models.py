@@ -80,6 +80,10 @@ class Session(models.Model):
     captured_at = models.DateTimeField(null=True, blank=True)
     processed_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
+    # Hostile-input guards (sessions_app.ingest, sessions_app.tasks): a re-upload of the same
+    # offsets with other bytes is a conflict; a session that keeps killing workers is given up.
+    raw_sha256 = models.CharField(max_length=64, blank=True, default="", help_text="of the decompressed transcript")
+    processing_attempts = models.PositiveSmallIntegerField(default=0)
 
     objects = ScopedManager(project="project")
 
