@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from celery import shared_task
@@ -24,8 +25,16 @@ class TransientError(Exception):
 
 
 def project_task(
-    *, model: type[models.Model], name: str, time_limit: int = 600, max_retries: int = 5
+    *,
+    model: type[models.Model],
+    name: str,
+    time_limit: int = 600,
+    max_retries: int = 5,
+    gate: Callable[[Any], AbstractContextManager[bool]] | None = None,
 ) -> Callable[[Callable[[Any], Any]], Any]:
+    """``gate(obj)``, if given, is entered before the project scope, outside any transaction (so
+    what it writes is committed at once), and yields whether the body runs now."""
+
     def decorate(body: Callable[[Any], Any]) -> Any:
         @shared_task(
             name=name,
@@ -46,8 +55,11 @@ def project_task(
             if obj is None:
                 logger.warning("%s: %s %s no longer exists; nothing to do", name, model.__name__, object_id)
                 return None
-            with project_scope(obj.project):
-                return body(obj)
+            with gate(obj) if gate else nullcontext(True) as admitted:
+                if not admitted:
+                    return None
+                with project_scope(obj.project):
+                    return body(obj)
 
         return task
 

@@ -11,18 +11,25 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.postgres.search import SearchVector
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Value
 from django.utils import timezone
 
 from sessionledger.formats import parse_transcript
 from sessions_app import blobs
+from sessions_app.budget import BudgetExceeded, cpu_budget
 from sessions_app.models import Session, Status
+from sessions_app.pgtext import pg_safe
 
 logger = logging.getLogger(__name__)
 
 SEARCH_TEXT_CAP = 300_000  # characters per weight; keeps the tsvector well under Postgres's 1 MB
 PROMPT_CAP, PROMPTS_KEPT, LAST_TEXT_CAP, SUMMARY_CAP = 600, 30, 2_000, 4_000
+# A transcript names its own tools and files: bounded before they reach the row (and insights).
+FILES_KEPT, PATH_CAP, TOOLS_KEPT, TOOL_NAME_CAP = 10_000, 1024, 50, 64
+OUTAGES = (blobs.StorageUnavailable, OperationalError, InterfaceError)
 
 
 @dataclass
@@ -32,33 +39,72 @@ class Derived:
 
 
 def session_process(*, session: Session) -> None:
-    """The worker's job: derive, then set the final status once. Broken content → ``failed``, kept."""
+    """The worker's job: derive, then set the final status once. Broken content → ``failed``, kept.
+
+    Whatever goes wrong with this one session — a parser error, a spent CPU budget, a value the
+    database refuses at the final write — ends it ``failed`` with the reason, never ``processing``
+    (which the sweep would re-queue forever). Only outages (storage, database) propagate, to be
+    retried.
+    """
     if session.status != Status.PROCESSING:
         return
     try:
-        derived = derive(session)
+        with cpu_budget(settings.SESSIONLEDGER_PROCESS_CPU_SECONDS):
+            derived = derive(session)
     except blobs.StorageUnavailable:
         raise
+    except BudgetExceeded as exc:
+        logger.warning("processing session %s stopped: %s", session.pk, exc)
+        session_fail(session=session, reason=str(exc))
+        return
     except Exception as exc:
         logger.exception("processing session %s failed", session.pk)
-        _finish(session, {"error": f"{type(exc).__name__}: {exc}"[:2000]}, Status.FAILED)
+        session_fail(session=session, reason=f"{type(exc).__name__}: {exc}")
         return
-    _finish(session, derived.fields, session.requested_status, derived.search)
+    try:
+        _finish(session, derived.fields, session.requested_status, derived.search)
+    except OUTAGES:
+        raise
+    except Exception as exc:
+        logger.exception("storing the result of session %s failed", session.pk)
+        session_fail(session=session, reason=f"the result could not be stored: {type(exc).__name__}: {exc}")
+
+
+def session_fail(*, session: Session, reason: str) -> None:
+    """End a session still ``processing`` as ``failed``, keeping its raw blob and saying why."""
+    _finish(session, {"error": reason[:2000]}, Status.FAILED)
+
+
+def sessions_give_up(*, session_ids: list[object], attempts: int) -> int:
+    """Fail sessions whose processing was started ``attempts`` times without ever ending: each
+    start is counted before the work, so these are the ones that kill or hang their worker."""
+    reason = (
+        f"gave up after {attempts} processing attempt(s) that never finished (the worker was killed or "
+        "timed out each time); this session is not retried"
+    )
+    return Session.objects.filter(pk__in=session_ids, status=Status.PROCESSING).update(
+        status=Status.FAILED, processed_at=timezone.now(), error=reason
+    )
 
 
 def session_reprocess(*, session: Session) -> None:
     """Re-derive content for a stored session (parser upgrade); a final status stays as it was."""
     derived = derive(session)
-    Session.objects.filter(pk=session.pk).update(**derived.fields, search_vector=_search_vector(derived.search))
+    Session.objects.filter(pk=session.pk).update(
+        **pg_safe(derived.fields), search_vector=_search_vector(pg_safe(derived.search))
+    )
     if session.status in (Status.PROCESSING, Status.FAILED):
         Session.objects.filter(pk=session.pk).update(status=session.requested_status, error="")
 
 
 def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[str, str] | None = None) -> None:
-    extra = {"search_vector": _search_vector(search)} if search else {}
-    Session.objects.filter(pk=session.pk, status=Status.PROCESSING).update(
-        status=status, processed_at=timezone.now(), **fields, **extra
-    )
+    """The one write of a final status (in a savepoint: a refused write leaves the task's
+    transaction usable for ``session_fail``)."""
+    extra = {"search_vector": _search_vector(pg_safe(search))} if search else {}
+    with transaction.atomic():
+        Session.objects.filter(pk=session.pk, status=Status.PROCESSING).update(
+            status=status, processed_at=timezone.now(), **pg_safe(fields), **extra
+        )
 
 
 def derive(session: Session) -> Derived:
@@ -89,7 +135,8 @@ def _header(session: Session, parsed: Any) -> dict[str, Any]:
 
 
 def _fields(session: Session, parsed: Any, key: str) -> dict[str, Any]:
-    files = list(dict.fromkeys([*session.files_touched, *parsed.files_touched]))
+    files = list(dict.fromkeys(str(path)[:PATH_CAP] for path in [*session.files_touched, *parsed.files_touched]))
+    files = files[:FILES_KEPT]
     return {
         "content_storage_key": key,
         "message_count": parsed.message_count,
@@ -98,8 +145,8 @@ def _fields(session: Session, parsed: Any, key: str) -> dict[str, Any]:
         "summary": _summary(session, parsed, files),
         "files_touched": files,
         "digest": _digest(parsed),
-        "agent_version": session.agent_version or parsed.agent_version or "",
-        "agent_session_id": session.agent_session_id or parsed.agent_session_id or "",
+        "agent_version": (session.agent_version or parsed.agent_version or "")[:32],  # the columns' lengths
+        "agent_session_id": (session.agent_session_id or parsed.agent_session_id or "")[:100],
         "error": "",
     }
 
@@ -114,11 +161,21 @@ def _digest(parsed: Any) -> dict[str, Any]:
     return {
         "prompts": [_trim(p, PROMPT_CAP) for p in parsed.prompts[:PROMPTS_KEPT]],
         "last_assistant_text": _trim(parsed.last_assistant_text or "", LAST_TEXT_CAP),
-        "tool_counts": parsed.tool_counts,
+        "tool_counts": _top_tools(parsed.tool_counts),
         "first_timestamp": parsed.first_timestamp,
         "last_timestamp": parsed.last_timestamp,
         "skipped_lines": parsed.stats.get("skipped_lines", 0),
     }
+
+
+def _top_tools(counts: dict[str, Any]) -> dict[str, Any]:
+    """The most used tools, names shortened: one row per tool per day goes into insights."""
+    ranked = sorted(counts.items(), key=lambda item: -_calls(item[1]))[:TOOLS_KEPT]
+    return {name[:TOOL_NAME_CAP]: value for name, value in ranked}
+
+
+def _calls(value: Any) -> int:
+    return value.get("calls", 0) if isinstance(value, dict) else 0
 
 
 def _summary(session: Session, parsed: Any, files: list[str]) -> str:

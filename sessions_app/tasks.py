@@ -4,23 +4,69 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
+from django.db.models import F
 from django.utils import timezone
 
 from config import metrics
 from projects.scoping import unscoped
 from projects.tasking import TransientError, project_task
-from sessions_app import blobs
+from sessions_app import blobs, fairness
 from sessions_app.models import Session, Status
-from sessions_app.processing import session_process
+from sessions_app.processing import session_process, sessions_give_up
 
 logger = logging.getLogger(__name__)
 
 
-@project_task(model=Session, name="sessions.process_session")
+@contextmanager
+def processing_gate(session: Session) -> Iterator[bool]:
+    """Whether this delivery of the task processes the session now (outside the task's transaction).
+
+    The project's fairness slot is taken first (docs/scaling.md), then the attempt is counted on
+    the row and committed at once — a worker killed in the middle (out of memory, the hard time
+    limit) cannot roll the count back, so a session that keeps killing workers is given up after
+    ``SESSIONLEDGER_PROCESS_MAX_ATTEMPTS`` instead of being redelivered forever.
+    """
+    if session.status != Status.PROCESSING:
+        fairness.hand_on(session.project_id, session.pk)  # a stale duplicate passes the baton on
+        yield False
+        return
+    with fairness.project_slot(session.project_id, session.pk) as admitted:
+        attempt = _count_attempt(session, 1) if admitted else None
+        if attempt is not None and attempt > settings.SESSIONLEDGER_PROCESS_MAX_ATTEMPTS:
+            _give_up([session.pk])
+            attempt = None
+        try:
+            yield attempt is not None
+        except TransientError:
+            _count_attempt(session, -1)  # storage hiccups are retried, not held against the session
+            raise
+
+
+def _count_attempt(session: Session, step: int) -> int | None:
+    with unscoped():
+        rows = Session.objects.filter(pk=session.pk, status=Status.PROCESSING)
+        if not rows.update(processing_attempts=F("processing_attempts") + step):
+            return None
+        return rows.values_list("processing_attempts", flat=True).first()
+
+
+def _give_up(session_ids: list[object]) -> int:
+    with unscoped():
+        return sessions_give_up(session_ids=session_ids, attempts=settings.SESSIONLEDGER_PROCESS_MAX_ATTEMPTS)
+
+
+@project_task(
+    model=Session,
+    name="sessions.process_session",
+    time_limit=settings.SESSIONLEDGER_PROCESS_TIME_LIMIT,
+    gate=processing_gate,
+)
 def process_session(session: Session) -> None:
     if settings.SESSIONLEDGER_FAULT_PROCESS_DELAY:
         time.sleep(settings.SESSIONLEDGER_FAULT_PROCESS_DELAY)
@@ -34,19 +80,26 @@ def process_session(session: Session) -> None:
 
 @shared_task(name="sessions.sweep_processing", acks_late=True, ignore_result=True)
 def sweep_processing() -> int:
-    """Re-queue sessions stuck in ``processing`` (broker was down, or a worker died for good)."""
+    """Re-queue sessions stuck in ``processing`` (broker was down, or a worker died for good);
+    give up those whose processing was started too often without ending (they kill workers)."""
     from sessions_app.ingest import enqueue_processing
 
     cutoff = timezone.now() - timedelta(seconds=settings.SESSIONLEDGER_SWEEP_AFTER_SECONDS)
     with unscoped():
         stuck = list(
-            Session.objects.filter(status=Status.PROCESSING, created_at__lt=cutoff).values_list("pk", flat=True)[:1000]
+            Session.objects.filter(status=Status.PROCESSING, created_at__lt=cutoff).values_list(
+                "pk", "processing_attempts"
+            )[:1000]
         )
-    for session_id in stuck:
+    spent = [pk for pk, attempts in stuck if attempts >= settings.SESSIONLEDGER_PROCESS_MAX_ATTEMPTS]
+    retried = [pk for pk, attempts in stuck if attempts < settings.SESSIONLEDGER_PROCESS_MAX_ATTEMPTS]
+    if spent:
+        logger.warning("sweep gave up %d session(s) after repeated processing attempts", _give_up(spent))
+    for session_id in retried:
         enqueue_processing(session_id)
-    if stuck:
-        logger.info("sweep re-queued %d session(s) stuck in processing", len(stuck))
-    return len(stuck)
+    if retried:
+        logger.info("sweep re-queued %d session(s) stuck in processing", len(retried))
+    return len(retried)
 
 
 @shared_task(name="sessions.apply_retention", acks_late=True, ignore_result=True)

@@ -37,7 +37,7 @@ def start_worker(transactional_db: None) -> Iterator[Callable[[], subprocess.Pop
     """``start_worker()`` launches ``celery -A config worker`` on this run's queue; stopped at teardown."""
     started: list[subprocess.Popen] = []
 
-    def start(**extra_env: str) -> subprocess.Popen:
+    def start(*worker_args: str, **extra_env: str) -> subprocess.Popen:
         env = {**os.environ, "DATABASE_URL": _test_database_url(), **extra_env}
         process = subprocess.Popen(
             [
@@ -55,6 +55,7 @@ def start_worker(transactional_db: None) -> Iterator[Callable[[], subprocess.Pop
                 settings.CELERY_TASK_DEFAULT_QUEUE,
                 "--hostname",
                 f"e2e-{os.getpid()}-{len(started)}@%h",
+                *worker_args,  # e.g. "--pool", "prefork", "--concurrency", "2"
             ],
             env=env,
             cwd=settings.BASE_DIR,

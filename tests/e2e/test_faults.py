@@ -110,3 +110,48 @@ def test_duplicate_uploads_in_parallel_make_one_session(world, api_as, live_serv
     assert sorted(statuses).count(202) == 1 and set(statuses) <= {200, 202}
     with scopes_disabled():
         assert Session.objects.count() == 1
+
+
+def _wait_for_attempts(session_id: str, attempts: int, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with scopes_disabled():
+            if Session.objects.get(pk=session_id).processing_attempts >= attempts:
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"session {session_id} never reached {attempts} processing attempt(s)")
+
+
+def test_a_session_that_kills_its_worker_every_time_is_failed_after_its_attempts(world, api_as, start_worker) -> None:
+    app.control.purge()
+    once = {"SESSIONLEDGER_BROKER_VISIBILITY_TIMEOUT": "2", "SESSIONLEDGER_PROCESS_MAX_ATTEMPTS": "1"}
+    slow = start_worker(SESSIONLEDGER_FAULT_PROCESS_DELAY="30", **once)
+    session_id = upload(api_as(world.member), world.project.slug, RAW).json()["id"]
+    _wait_for_attempts(session_id, 1)  # counted and committed before the work, so the kill cannot undo it
+    slow.send_signal(signal.SIGKILL)
+    slow.wait(timeout=10)
+    start_worker(**once)
+    session = wait_for_status(session_id, seconds=90)
+    assert session.status == "failed" and "after 1 processing attempt(s)" in session.error
+
+
+def test_a_flood_from_one_project_does_not_hold_back_another_projects_session(world, api_as, start_worker) -> None:
+    app.control.purge()
+    flood = [
+        upload(api_as(world.member), world.project.slug, RAW, metadata_for(RAW, commit_hash=commit_hash(f"f{n}")))
+        for n in range(6)
+    ]
+    theirs = upload(api_as(world.other_admin), world.other_project.slug, RAW).json()["id"]
+    start_worker(
+        "--pool",
+        "prefork",
+        "--concurrency",
+        "2",
+        SESSIONLEDGER_FAULT_PROCESS_DELAY="1",
+        SESSIONLEDGER_PROJECT_CONCURRENCY="1",
+    )
+    other = wait_for_status(theirs, seconds=90)
+    done = [wait_for_status(accepted.json()["id"], seconds=120) for accepted in flood]
+    assert other.status == "complete" and {s.status for s in done} == {"complete"}
+    # Queued behind all six, the other project's session still finished before the flood's last four.
+    assert sum(s.processed_at > other.processed_at for s in done) >= 4
