@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCH_DB = "sessionledger_bench"
+BENCH_DB = os.environ.get("SESSIONLEDGER_BENCH_DB", "sessionledger_bench")  # one per branch if several run
 
 
 def setup() -> None:

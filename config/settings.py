@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -218,7 +219,9 @@ SESSIONLEDGER_MAX_METADATA_BYTES = env.integer("SESSIONLEDGER_MAX_METADATA_BYTES
 SESSIONLEDGER_PROCESS_CPU_SECONDS = env.integer("SESSIONLEDGER_PROCESS_CPU_SECONDS", 30)
 SESSIONLEDGER_PROCESS_TIME_LIMIT = env.integer("SESSIONLEDGER_PROCESS_TIME_LIMIT", 180)
 SESSIONLEDGER_PROCESS_MAX_ATTEMPTS = env.integer("SESSIONLEDGER_PROCESS_MAX_ATTEMPTS", 3)
-SESSIONLEDGER_PROJECT_CONCURRENCY = env.integer("SESSIONLEDGER_PROJECT_CONCURRENCY", 2)
+# Sessions of one project processed at once, across all workers; 0 = no limit. The default leaves one of
+# a default worker's processes (one per core) to the other projects (docs/scaling.md).
+SESSIONLEDGER_PROJECT_CONCURRENCY = env.integer("SESSIONLEDGER_PROJECT_CONCURRENCY", max(1, (os.cpu_count() or 2) - 1))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -202,8 +202,15 @@ def _new_session(
         raw_size_bytes=measured.total,
         raw_sha256=measured.digest,
         previous=_previous_segment(project, metadata),
+        title=_provisional_title(metadata),
         **fields,
     )
+
+
+def _provisional_title(metadata: dict[str, Any]) -> str:
+    """Until processing finds the first prompt, lists show the commit's subject (or the task id)."""
+    subject = (metadata.get("commit_message") or "").split("\n", 1)[0].strip()
+    return (subject or metadata.get("task_id") or "")[:200]
 
 
 _COPIED_FIELDS = (

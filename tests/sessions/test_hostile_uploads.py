@@ -175,6 +175,12 @@ def test_lists_of_sessions_leave_out_the_large_columns(world, ingest, api_as) ->
     assert len(detail["files_touched"]) == 500 and detail["commit_message"].startswith("Long")
 
 
+def test_a_session_still_processing_is_listed_with_its_commit_subject(world, api_as) -> None:
+    upload(api_as(world.member), world.project.slug, RAW)  # no worker: stays processing
+    [item] = api_as(world.viewer).get(f"/api/v1/projects/{world.project.slug}/sessions").json()["results"]
+    assert (item["status"], item["title"]) == ("processing", "Add session capture")
+
+
 # --- re-uploads --------------------------------------------------------------------------------------
 
 
