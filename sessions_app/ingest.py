@@ -83,54 +83,33 @@ def _same_key(project: Project, key: str | None) -> Session | None:
 
 
 def _duplicate_of(project: Project, metadata: dict[str, Any], digest: str) -> Session | None:
-    """The session this upload repeats, or None; 409 for a *different* upload of the same thing.
+    """The checkpoint this upload repeats, or None; 409 for a *different* upload of it.
 
-    The same thing is the same commit's checkpoint, or the same byte range of the same agent
-    session: a transcript file only grows, so one range has one content, and different bytes
-    for it (with a new Idempotency-Key) must not be answered as if they had been stored.
+    A repeat is the same commit's checkpoint from the same agent session and segment end, with the
+    same bytes. A transcript file only grows, so a segment has one content: other bytes for it
+    (under a new Idempotency-Key) are a conflict, never answered with the session stored before
+    as if the new bytes had been kept.
     """
-    segment = _same_segment(project, metadata)
-    if segment is not None and segment.raw_sha256 == digest and _same_capture(segment, metadata):
-        return segment
-    if segment is not None and segment.raw_sha256 != digest:
+    same = _checkpoint_of(project, metadata) if metadata["kind"] == Kind.CHECKPOINT else None
+    if same is not None and same.raw_sha256 and same.raw_sha256 != digest:
+        start, end = metadata.get("start_offset") or 0, metadata.get("end_offset")
         raise _conflict(
-            segment,
-            f"Bytes {metadata.get('start_offset') or 0}-{metadata['end_offset']} of agent session "
-            f"{metadata['agent_session_id']} were already uploaded with other content.",
+            same,
+            f"Bytes {start}-{end} of agent session {metadata['agent_session_id']} were already uploaded "
+            "with other content.",
             "transcript",
         )
-    if metadata["kind"] != Kind.CHECKPOINT:
-        return None
+    return same
+
+
+def _checkpoint_of(project: Project, metadata: dict[str, Any]) -> Session | None:
+    """The commit's checkpoint if it holds the same segment end; 409 if another upload holds it."""
     found = Session.objects.filter(project=project, kind=Kind.CHECKPOINT, commit_hash=metadata["commit_hash"]).first()
     if found is None:
         return None
     if (found.agent_session_id, found.end_offset) == (metadata["agent_session_id"], metadata.get("end_offset")):
         return found
     raise _conflict(found, f"Commit {metadata['commit_hash'][:12]} already has a checkpoint session.", "commit_hash")
-
-
-def _same_segment(project: Project, metadata: dict[str, Any]) -> Session | None:
-    if not metadata.get("agent_session_id") or metadata.get("end_offset") is None:
-        return None
-    return (
-        Session.objects.filter(
-            project=project,
-            agent_session_id=metadata["agent_session_id"],
-            start_offset=metadata.get("start_offset"),
-            end_offset=metadata["end_offset"],
-        )
-        .exclude(raw_sha256="")
-        .order_by("created_at")
-        .first()
-    )
-
-
-def _same_capture(session: Session, metadata: dict[str, Any]) -> bool:
-    return (session.kind, session.commit_hash, session.task_id) == (
-        metadata["kind"],
-        metadata.get("commit_hash"),
-        metadata.get("task_id"),
-    )
 
 
 def _conflict(existing: Session, message: str, field: str) -> DomainError:

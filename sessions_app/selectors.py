@@ -23,6 +23,12 @@ def session_queryset(*, project: Project) -> QuerySet[Session]:
     return Session.objects.filter(project=project).select_related("author", "project").defer("search_vector", "digest")
 
 
+def session_list_queryset(*, project: Project) -> QuerySet[Session]:
+    """Sessions for a list page: without the columns only one session's page shows (up to 10,000
+    paths and a 4,000-character summary each; a page of 200 sessions once weighed 96 MB)."""
+    return session_queryset(project=project).defer("files_touched", "summary")
+
+
 def commit_prefix(value: str) -> str:
     if not COMMIT_PREFIX.match(value or ""):
         raise DomainError("invalid", "A commit is 7 to 40 hexadecimal characters.", field="commit")
@@ -158,7 +164,7 @@ def session_recent_for_user(*, user: object, limit: int = 20) -> list[Session]:
 
 def sessions_on_branch(*, project: Project, branch: str) -> QuerySet[Session]:
     """A branch's sessions in the order they happened (the branch timeline)."""
-    return session_queryset(project=project).filter(feature_branch=branch).order_by("created_at", "id")
+    return session_list_queryset(project=project).filter(feature_branch=branch).order_by("created_at", "id")
 
 
 def session_branches(*, project: Project, limit: int = 200, recent: int = 2000) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -97,8 +96,6 @@ def ingest(api_as) -> Callable[..., Session]:
         **metadata: Any,
     ) -> Session:
         raw = raw if raw is not None else conversation(prompt)
-        # One agent session per seed: two different transcripts of the same session and offsets conflict.
-        metadata.setdefault("agent_session_id", str(uuid.uuid5(uuid.NAMESPACE_URL, seed or prompt)))
         meta = metadata_for(raw, commit_hash=commit_hash(seed or prompt), **metadata)
         response = upload(api_as(user), project.slug, raw, meta)
         assert response.status_code == 202, response.content

@@ -49,7 +49,7 @@ class SessionListView(ProjectPageMixin, TemplateView):
         )
 
     def _rows(self, form: SessionListForm) -> Any:
-        rows = SessionFilter(form.api_filters(), queryset=selectors.session_queryset(project=self.project)).qs
+        rows = SessionFilter(form.api_filters(), queryset=selectors.session_list_queryset(project=self.project)).qs
         text = (form.cleaned_data.get("q") or "").strip()
         return selectors.session_list_with_snippets(rows, text) if text else rows
 

@@ -13,6 +13,8 @@ import json
 import time
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django_scopes import scopes_disabled
 
 from projects.scoping import project_scope
@@ -20,7 +22,7 @@ from sessions_app import blobs
 from sessions_app.models import Session
 from sessions_app.processing import session_process
 from tests.client.transcript_builder import TranscriptBuilder
-from tests.uploads import commit_hash, gz_file, metadata_for, upload
+from tests.uploads import gz_file, metadata_for, upload
 
 RAW = TranscriptBuilder().prompt("Add capture").assistant_text("Done.").turn_end().build()
 EMPTY_MEMBERS = 30_000  # ~600 KB; gzip.decompress takes seconds on these, quadratic in their number
@@ -175,6 +177,17 @@ def test_lists_of_sessions_leave_out_the_large_columns(world, ingest, api_as) ->
     assert len(detail["files_touched"]) == 500 and detail["commit_message"].startswith("Long")
 
 
+def test_list_pages_do_not_read_the_large_columns(world, ingest, client) -> None:
+    session = ingest(world.project, world.member, files_touched=_paths(500, 200), feature_branch="feat/big")
+    client.force_login(world.member)
+    for page in (f"/p/{world.project.slug}/", f"/p/{world.project.slug}/b/feat/big"):
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(page).status_code == 200
+        reads = [q["sql"] for q in queries.captured_queries if 'FROM "sessions_app_session"' in q["sql"]]
+        assert reads and not any('"files_touched"' in sql.split(" FROM ")[0] for sql in reads), page
+    assert client.get(f"/p/{world.project.slug}/s/{session.pk}").status_code == 200
+
+
 def test_a_session_still_processing_is_listed_with_its_commit_subject(world, api_as) -> None:
     upload(api_as(world.member), world.project.slug, RAW)  # no worker: stays processing
     [item] = api_as(world.viewer).get(f"/api/v1/projects/{world.project.slug}/sessions").json()["results"]
@@ -199,8 +212,7 @@ def test_different_bytes_for_the_same_agent_session_and_offsets_are_a_409(world,
 
 def test_the_same_bytes_under_a_new_key_are_the_same_session(world, api_as) -> None:
     client = api_as(world.member)
-    meta = metadata_for(RAW, kind="end", commit_hash=commit_hash("head"))
-    first = upload(client, world.project.slug, RAW, meta, **{"Idempotency-Key": "one"})
-    again = upload(client, world.project.slug, RAW, meta, **{"Idempotency-Key": "two"})
+    first = upload(client, world.project.slug, RAW, **{"Idempotency-Key": "one"})
+    again = upload(client, world.project.slug, RAW, **{"Idempotency-Key": "two"})
     assert (first.status_code, again.status_code) == (202, 200)
     assert first.json()["id"] == again.json()["id"] and len(_sessions()) == 1
