@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.cache import cache
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -25,17 +26,22 @@ from tests.factories import ProjectFactory, make_member, make_token
 
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
 MAX_EXAMPLES = 25  # per operation, on top of the examples and coverage phases
+HIGH = "1000000/min"
 
 
 @pytest.fixture
-def own_rate_limit() -> Iterator[None]:
+def own_rate_limit(settings) -> Iterator[None]:
     """A limit of its own, high enough that the fuzzer sees the API rather than 429s.
 
     DRF reads the rates once, into ``SimpleRateThrottle.THROTTLE_RATES``; overriding the setting
     alone changes nothing (at 600 queries a minute most generated requests were answered 429).
+    The budgets of sensitive actions (``SESSIONLEDGER_*_RATE``) are read at each attempt.
     """
     original = SimpleRateThrottle.THROTTLE_RATES
-    SimpleRateThrottle.THROTTLE_RATES = {scope: "1000000/min" for scope in {*original, "ingest", "query"}}
+    SimpleRateThrottle.THROTTLE_RATES = {scope: HIGH for scope in {*original, "ingest", "query"}}
+    for name in dir(django_settings):
+        if name.startswith("SESSIONLEDGER_") and name.endswith("_RATE"):
+            setattr(settings, name, HIGH)
     cache.clear()
     yield
     SimpleRateThrottle.THROTTLE_RATES = original
