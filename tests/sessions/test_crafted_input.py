@@ -8,6 +8,7 @@ filter layer (sessions_app.validation).
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -131,3 +132,20 @@ def test_an_author_given_by_id_or_email_still_filters(world, api_as, ingest) -> 
     for author in (str(world.member.pk), world.member.email.upper()):
         page = client.get(f"/api/v1/projects/{world.project.slug}/sessions", {"author": author}).json()
         assert [s["id"] for s in page["results"]] == [str(mine.pk)]
+
+
+def test_a_branch_stored_with_a_newline_no_longer_breaks_its_sessions_page(world, ingest, client) -> None:
+    """Sessions stored before ingest refused control characters are repaired by migration 0010."""
+    from django.apps import apps
+    from django_scopes import scopes_disabled
+
+    migration = importlib.import_module("sessions_app.migrations.0010_secingest_raw_digest_attempts")
+    session = ingest(world.project, world.member, kind="task", task_id="SL-1", status="complete")
+    with scopes_disabled():
+        Session.objects.filter(pk=session.pk).update(feature_branch="feat/x\nfoo", task_id="SL-1\n2")
+    migration.replace_control_characters(apps, None)
+    with scopes_disabled():
+        session.refresh_from_db()
+    assert (session.feature_branch, session.task_id) == ("feat/x foo", "SL-1 2")
+    client.force_login(world.member)
+    assert client.get(f"/p/{world.project.slug}/s/{session.pk}").status_code == 200
