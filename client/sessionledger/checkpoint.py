@@ -24,6 +24,10 @@ def on_head_moved(payload: dict, repo: Repo, sha: str, branch: str) -> bool:
         outcome = _capture_commit(txn, payload, repo, sha, branch, old) if isinstance(transcript, str) else SKIPPED
         if outcome is not EMPTY:
             observe.record(repo.git_dir, sha)
+    if outcome is QUEUED:
+        from sessionledger.tasks import attach_to_commit
+
+        attach_to_commit(str(transcript), sha)  # tasks closed before this commit covered its work
     return outcome is QUEUED
 
 

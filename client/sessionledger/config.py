@@ -1,5 +1,7 @@
-"""Configuration: `$XDG_CONFIG_HOME/sessionledger/config.json`, every key overridable by
-`SESSIONLEDGER_<KEY>` in the environment (SPEC §7), so CI jobs and scripts need no file.
+"""Configuration: `$XDG_CONFIG_HOME/sessionledger/config.json`, every key overridable per
+repository (`git config sessionledger.<key>`, in the clone's `.git/config`, e.g. the project
+`init --project` pins or how much context a session starts with) and by `SESSIONLEDGER_<KEY>`
+in the environment (docs/client.md "Configuration"), so CI jobs and scripts need no file.
 
 JSON rather than TOML: the standard library can read TOML but not write it, and `login`/`init`
 write this file. Environment values are coerced to the type of the key's default; dict-valued
@@ -31,10 +33,13 @@ DEFAULTS: dict[str, Any] = {
     "auto_checkpoint_on_clear": True,
     "auto_resume_on_start": True,
     "verify_before_clear": False,
-    "context_budget": 8000,  # characters of the SessionStart digest (Claude Code inlines up to 10,000)
-    "context_timeout": 3.0,  # seconds the SessionStart hook waits for the server before giving up
+    "context_budget": 2000,  # characters of the SessionStart digest (Claude Code inlines up to 10,000)
+    "context_prompts": False,  # put teammates' prompts (their own words) into the SessionStart digest
+    "context_timeout": 0.6,  # seconds the SessionStart hook waits for the server, all requests together
 }
 SECRET_KEYS = ("token",)
+NOT_PER_REPO = ("token", "server")  # a secret has no place in .git/config; nor does the login's server
+REPO_SECTION = "sessionledger"
 
 
 class ConfigError(ValueError):
@@ -63,12 +68,15 @@ class Config:
         return str(self.values["token"])
 
 
-def load() -> Config:
-    """Defaults, then the file, then the environment."""
+def load(cwd: str | None = None) -> Config:
+    """Defaults, then the file, then the repository around `cwd` (if given), then the environment."""
     values, sources = dict(DEFAULTS), dict.fromkeys(DEFAULTS, "default")
     for key, value in read_file().items():
         values[key] = value
         sources[key] = "file"
+    for key, value in (read_repo(cwd) if cwd else {}).items():
+        values[key] = value
+        sources[key] = f"git config {git_name(key)}"
     for key, default in DEFAULTS.items():
         name = ENV_PREFIX + key.upper()
         if name in os.environ:
@@ -91,9 +99,38 @@ def read_file() -> dict[str, Any]:
     return data
 
 
-def coerce(key: str, text: str, default: Any) -> Any:
-    """An environment string as the type of the key's default."""
-    name = f"{ENV_PREFIX}{key.upper()}"
+def git_name(key: str) -> str:
+    """`context_budget` → `sessionledger.context-budget` (git allows no `_` in a variable name)."""
+    return f"{REPO_SECTION}.{key.replace('_', '-')}"
+
+
+def read_repo(cwd: str) -> dict[str, Any]:
+    """This repository's `sessionledger.*` git config as typed values; {} outside a repository."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "config", "-z", "--get-regexp", rf"^{REPO_SECTION}\."],
+            cwd=cwd,
+            capture_output=True,
+            timeout=5,
+            check=False,
+        ).stdout.decode("utf-8", "replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    by_name = {git_name(key).lower(): key for key in DEFAULTS if key not in NOT_PER_REPO}
+    values = {}
+    for item in filter(None, out.split("\0")):
+        name, _, text = item.partition("\n")
+        key = by_name.get(name.lower())
+        if key is not None:
+            values[key] = coerce(key, text, DEFAULTS[key], label=name)
+    return values
+
+
+def coerce(key: str, text: str, default: Any, *, label: str | None = None) -> Any:
+    """An environment (or git config) string as the type of the key's default."""
+    name = label or f"{ENV_PREFIX}{key.upper()}"
     if isinstance(default, bool):
         return _boolean(name, text)
     if isinstance(default, int | float):

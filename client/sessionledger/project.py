@@ -1,7 +1,8 @@
 """Which server project a repository's segments go to.
 
-In order: a pinned slug (`SESSIONLEDGER_PROJECT` at capture time, then the `project` key), the
-`repos` map written by `init`, a cache of earlier lookups, and finally the server itself
+In order: a pinned slug (`SESSIONLEDGER_PROJECT` at capture time, the repository's own pin
+that `init --project` writes, then the `project` key), the `repos` map written by `init`, a
+cache of earlier lookups, and finally the server itself
 (`GET /api/v1/projects?repo=<remote>`), whose answer is cached so later uploads ask nothing.
 """
 
@@ -20,7 +21,9 @@ def for_remote(remote: str | None, config: Config, client: Client, *, pinned: st
     if pinned or config["project"]:
         return str(pinned or config["project"])
     if not remote:
-        raise ProjectUnknown("the repository has no git remote: set one, or pin a project with `init --project`")
+        raise ProjectUnknown(
+            "the repository has no git remote and no pinned project: run `sessionledger init --project SLUG` in it"
+        )
     key = gitmeta.normalise_remote(remote)
     known = (config["repos"] or {}).get(key) or state.load()["projects"].get(key)
     if known:
@@ -39,12 +42,40 @@ def _ask_server(key: str, remote: str, client: Client) -> str:
     return slugs[0]
 
 
+def repo_pin(repo_dir: str | None) -> str | None:
+    """The project `init --project` pinned in a repository's git config, if any."""
+    import os
+
+    from sessionledger.config import ConfigError, read_repo
+
+    if not repo_dir or not os.path.isdir(repo_dir):
+        return None
+    try:
+        return read_repo(repo_dir).get("project") or None
+    except ConfigError:
+        return None
+
+
+def pinned_for(repo_dir: str | None, config: Config) -> tuple[str | None, str]:
+    """(slug, where it comes from) when a project is pinned for this repository; no server asked."""
+    if str(config.sources.get("project", "")).startswith("SESSIONLEDGER_") and config["project"]:
+        return str(config["project"]), str(config.sources["project"])
+    pinned = repo_pin(repo_dir)
+    if pinned:
+        return pinned, "pinned in this repository's git config"
+    if config["project"]:
+        source = config.sources.get("project", "file")
+        return str(config["project"]), "`project` in the config file" if source == "file" else source
+    return None, ""
+
+
 def for_directory(cwd: str, config: Config, client: Client) -> str:
     """The project of the repository around `cwd` (commands such as `list`)."""
-    if config["project"]:
-        return str(config["project"])
     from sessionledger.gitrefs import find_repo
 
     repo = find_repo(cwd)
+    pinned, _ = pinned_for(repo.worktree if repo else None, config)
+    if pinned:
+        return pinned
     remote = gitmeta.remote_url(repo.worktree) if repo else None
     return for_remote(remote, config, client)

@@ -29,6 +29,7 @@ BLOCKED = "blocked"  # no project, no server configured: waits for `init`/config
 REJECTED = "rejected"  # the server refused the segment (4xx): kept with its message
 BROKEN = "broken"  # the transcript bytes can no longer be read as captured
 RETRIED_EVERY_RUN = (PENDING, AUTH, BLOCKED)
+AWAITING = "waiting for the commit of its work (or the session's end)"  # a task closed before committing
 KEEP_SENT = 500
 
 
@@ -69,6 +70,16 @@ class Entry:
 
     def exists(self) -> bool:
         return os.path.exists(self.file("intent.json"))
+
+    def update_intent(self, **fields: object) -> None:
+        """Change a queued intent before it is prepared (a task learning the commit of its work)."""
+        self._intent = {**self.intent, **fields}
+        atomic_write(self.file("intent.json"), dumps(self._intent).encode())
+
+    @property
+    def waiting_for_commit(self) -> bool:
+        """A task closed before the commit of its work: held until that commit (or the end)."""
+        return bool(self.intent.get("await_commit"))
 
     def describe(self) -> str:
         """`checkpoint 1a2b3c4d5e` / `task SL-42 (complete)` for messages and `status`."""

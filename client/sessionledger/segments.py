@@ -51,6 +51,7 @@ class Request:
         self.task_id = task_id
         self.status = status
         self.cwd = cwd or os.getcwd()
+        self.await_commit = False  # a task closed before the commit of its work (see `tasks`)
 
 
 def capture(
@@ -126,6 +127,7 @@ def _intent(request: Request, begin: int, end: int, crc: int, subagents: list[di
         "cwd": request.cwd,
         "project": os.environ.get("SESSIONLEDGER_PROJECT") or None,
         "captured_at": time.time(),
+        **({"await_commit": True} if request.await_commit else {}),
     }
 
 

@@ -25,7 +25,7 @@ from sessionledger.api import ApiError, Client
 from sessionledger.fsutil import FileLock
 from sessionledger.multipart import Body, Part
 from sessionledger.prepare import BrokenSegment, prepare
-from sessionledger.project import ProjectUnknown, for_remote
+from sessionledger.project import ProjectUnknown, for_remote, repo_pin
 
 # Failures that say the whole server is unavailable: stop the pass instead of trying every segment.
 # Others (a 500 on one request) back off that segment only, so one bad segment blocks no other.
@@ -133,6 +133,8 @@ class Runner:
         """Prepare every new segment first (offline ones too), then upload in capture order."""
         entries = queue.entries()
         for entry in entries:
+            if self._held(entry):
+                continue
             if entry.exists() and not entry.prepared and entry.status().get("state") != queue.BROKEN:
                 self._prepare_quietly(entry)
         for entry in entries:
@@ -145,8 +147,20 @@ class Runner:
         except Exception:  # retried when the entry's turn to upload comes
             log.exception(f"preparing {entry.id} failed")
 
+    @staticmethod
+    def _held(entry: queue.Entry) -> bool:
+        """A task waiting for the commit of its work; after `tasks.WAIT_FOR_COMMIT` it goes as it is."""
+        if not entry.waiting_for_commit:
+            return False
+        from sessionledger import tasks
+
+        if not tasks.waited_enough(entry):
+            return True
+        entry.update_intent(await_commit=False)
+        return False
+
     def _due(self, entry: queue.Entry) -> bool:
-        if self.halted or time.time() < self.hold_until:
+        if self.halted or time.time() < self.hold_until or self._held(entry):
             return False
         status = entry.status()
         state = status.get("state", queue.PENDING)
@@ -158,7 +172,11 @@ class Runner:
         return self.retry_rejected
 
     def _next_retry_in(self) -> float | None:
-        times = [e.status().get("next_at", 0) for e in queue.entries() if e.status().get("state") == queue.PENDING]
+        times = [
+            e.status().get("next_at", 0)
+            for e in queue.entries()
+            if e.status().get("state") == queue.PENDING and not e.waiting_for_commit
+        ]
         if not times or self.halted:
             return None
         return max(0.0, min(times) - time.time(), self.hold_until - time.time())
@@ -183,7 +201,8 @@ class Runner:
             return Outcome.KEPT
         try:
             client = self.client()
-            slug = for_remote(entry.local().get("remote"), self.config, client, pinned=entry.intent.get("project"))
+            pinned = entry.intent.get("project") or repo_pin(entry.intent.get("repo"))
+            slug = for_remote(entry.local().get("remote"), self.config, client, pinned=pinned)
             if not self.config.token:
                 raise ApiError(401, "not_logged_in", "Not logged in.")
             code, body = self._send(entry, client, slug)

@@ -121,11 +121,60 @@ class ClientEnv:
         return path.read_text() if path.exists() else ""
 
 
-class ClaudeSession:
-    """A Claude Code session: appends transcript lines, runs Bash for real, fires the hooks."""
+class SettingsHooks:
+    """Runs hooks the way Claude Code does: read from the user, project and project-local settings
+    files, matched by event and matcher (reference §2.1), each command through `sh -c` with the
+    payload on stdin, `CLAUDE_PROJECT_DIR` set, in the environment Claude Code was started in."""
 
-    def __init__(self, env: ClientEnv, cwd: Path, session_id: str | None = None) -> None:
-        self.env, self.cwd = env, cwd
+    def __init__(self, env: ClientEnv, project_dir: Path, **env_overrides: str | None) -> None:
+        self.env, self.project_dir, self.overrides = env, project_dir, env_overrides
+
+    def commands(self, event: str, subject: str = "") -> list[str]:
+        files = [
+            self.env.home / ".claude" / "settings.json",
+            self.project_dir / ".claude" / "settings.json",
+            self.project_dir / ".claude" / "settings.local.json",
+        ]
+        found: list[str] = []
+        for path in files:
+            settings = json.loads(path.read_text()) if path.exists() else {}
+            for group in (settings.get("hooks") or {}).get(event, []):
+                if _matches(group.get("matcher"), subject):
+                    found += [h["command"] for h in group["hooks"] if h["command"] not in found]
+        return found
+
+    def fire(self, event: str, payload: dict[str, Any], subject: str = "") -> list[subprocess.CompletedProcess]:
+        env = self.env.env(CLAUDE_PROJECT_DIR=str(self.project_dir), **self.overrides)
+        data = json.dumps({**payload, "hook_event_name": event}).encode()
+        return [
+            subprocess.run(
+                ["sh", "-c", command], input=data, env=env, cwd=self.project_dir, capture_output=True, timeout=60
+            )
+            for command in self.commands(event, subject)
+        ]
+
+
+def _matches(matcher: str | None, subject: str) -> bool:
+    import re
+
+    if matcher in (None, "", "*"):
+        return True
+    if re.fullmatch(r"[\w|]+", matcher):
+        return subject in matcher.split("|")
+    return re.search(matcher, subject) is not None
+
+
+class ClaudeSession:
+    """A Claude Code session: appends transcript lines, runs Bash for real, fires the hooks.
+
+    With `hooks` (a SettingsHooks) the hooks come from the settings files `init` wrote and run
+    through `sh -c`, PostToolUse for a command that succeeded and PostToolUseFailure for one that
+    failed, as Claude Code 2.1.x does; without, the client's hook is called directly."""
+
+    def __init__(
+        self, env: ClientEnv, cwd: Path, session_id: str | None = None, hooks: SettingsHooks | None = None
+    ) -> None:
+        self.env, self.cwd, self.hooks = env, cwd, hooks
         self.session_id = session_id or str(uuid.uuid4())
         start = datetime.now(UTC) - timedelta(minutes=10)
         self.builder = TranscriptBuilder(self.session_id, cwd=str(cwd), start=start, step_seconds=0.5)
@@ -165,9 +214,25 @@ class ClaudeSession:
         output = (result.stdout + result.stderr).strip() or "(no output)"
         self.builder.tool_result(tool_id, output, is_error=result.returncode != 0, tool_use_result=response)
         self.flush()
-        if hook:
+        if hook and self.hooks is not None:
+            self.fired = self._fire_tool_hooks(command, response, result, cwd, tool_id)
+        elif hook:
             self.env.hook("post-tool-use", self.payload(command, response, cwd, tool_id), **env)
         return result
+
+    def _fire_tool_hooks(self, command: str, response: dict, result: Any, cwd: Path, tool_id: str | None) -> list:
+        payload = self.payload(command, response, cwd, tool_id)
+        if result.returncode == 0:
+            return self.hooks.fire("PostToolUse", payload, "Bash")  # type: ignore[union-attr]
+        del payload["tool_response"]
+        error = f"Exit code {result.returncode}\n{(result.stdout + result.stderr).strip()}"
+        failure = {**payload, "error": error, "is_interrupt": False, "duration_ms": 12}
+        return self.hooks.fire("PostToolUseFailure", failure, "Bash")  # type: ignore[union-attr]
+
+    def start(self, source: str = "startup") -> list[subprocess.CompletedProcess]:
+        """SessionStart through the settings hooks (requires `hooks`)."""
+        payload = {"session_id": self.session_id, "transcript_path": str(self.path), "cwd": str(self.cwd)}
+        return self.hooks.fire("SessionStart", {**payload, "source": source}, source)  # type: ignore[union-attr]
 
     def payload(self, command: str, response: dict, cwd: Path, tool_id: str | None = None) -> dict:
         return {
@@ -182,7 +247,10 @@ class ClaudeSession:
             "tool_use_id": tool_id or "toolu_01test",
         }
 
-    def end(self, reason: str = "prompt_input_exit", **env: str | None) -> subprocess.CompletedProcess:
+    def end(self, reason: str = "prompt_input_exit", **env: str | None) -> Any:
+        if self.hooks is not None:
+            base = {"session_id": self.session_id, "transcript_path": str(self.path), "cwd": str(self.cwd)}
+            return self.hooks.fire("SessionEnd", {**base, "reason": reason}, reason)
         payload = {
             "session_id": self.session_id,
             "transcript_path": str(self.path),

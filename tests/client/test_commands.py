@@ -31,16 +31,19 @@ EXISTING = {
 }
 
 
+GUARDED = "if command -v sessionledger >/dev/null 2>&1; then exec sessionledger hook {} --via team; fi"
+
+
 def test_init_merges_into_existing_settings_without_clobbering_and_is_idempotent(repo, client_env) -> None:
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps(EXISTING, indent=2))
 
-    first = client_env.cli("init", cwd=repo)
+    first = client_env.cli("init", "--team", cwd=repo)
     after_first = settings.read_bytes()
-    second = client_env.cli("init", cwd=repo)
+    second = client_env.cli("init", "--team", cwd=repo)
 
-    assert first.returncode == 0 and "Installed hooks" in first.stdout
+    assert first.returncode == 0 and "Installed guarded hooks" in first.stdout
     assert second.returncode == 0 and "Already installed" in second.stdout
     assert settings.read_bytes() == after_first
     merged = json.loads(after_first)
@@ -50,18 +53,19 @@ def test_init_merges_into_existing_settings_without_clobbering_and_is_idempotent
     assert post[:2] == EXISTING["hooks"]["PostToolUse"]
     assert post[2] == {
         "matcher": "Bash",
-        "hooks": [{"type": "command", "command": "sessionledger hook post-tool-use", "timeout": 30}],
+        "hooks": [{"type": "command", "command": GUARDED.format("post-tool-use"), "timeout": 30}],
     }
     assert merged["hooks"]["SessionEnd"] == [
-        {"hooks": [{"type": "command", "command": "sessionledger hook session-end", "timeout": 30}]}
+        {"hooks": [{"type": "command", "command": GUARDED.format("session-end"), "timeout": 30}]}
     ]
 
 
-def test_init_refuses_a_settings_file_that_is_not_json(repo, client_env) -> None:
-    settings = repo / ".claude" / "settings.json"
+@pytest.mark.parametrize("name", ["settings.json", "settings.local.json"])
+def test_init_refuses_a_settings_file_that_is_not_json(repo, client_env, name) -> None:
+    settings = repo / ".claude" / name
     settings.parent.mkdir()
     settings.write_text("{ not json")
-    result = client_env.cli("init", cwd=repo)
+    result = client_env.cli("init", *(["--team"] if name == "settings.json" else []), cwd=repo)
     assert result.returncode == 1 and "not valid JSON" in result.stderr
     assert settings.read_text() == "{ not json"
 
@@ -70,7 +74,8 @@ def test_init_global_writes_the_users_settings(client_env, tmp_path) -> None:
     result = client_env.cli("init", "--global", cwd=tmp_path)
     settings = json.loads((client_env.home / ".claude" / "settings.json").read_text())
     assert result.returncode == 0
-    assert settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"] == "sessionledger hook post-tool-use"
+    command = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+    assert command == f"{sys.executable} -m sessionledger hook post-tool-use"
 
 
 def test_init_binds_the_repository_to_its_project_through_the_api(ledger, repo, client_env) -> None:
@@ -159,8 +164,9 @@ def test_status_json_reports_config_sources_hooks_queue_and_recent(ledger, repo,
     report = json.loads(client_env.cli("status", "--json", "--check", cwd=repo).stdout)
 
     assert report["sources"]["server"] == "SESSIONLEDGER_SERVER" and report["config"]["token"].endswith("…")
-    assert report["login"] == {"server": ledger.url, "token": True, "verified": True}
-    assert list(report["hooks"].values()) == [True]
+    assert report["login"] == {"server": ledger.url, "token": True, "verified": True, "projects": ["acme-api"]}
+    assert [(h["scope"], h["works"]) for h in report["hooks"]] == [("personal", True)]
+    assert report["problems"] == []
     assert report["queue"] == [] and report["recent"][0]["what"] == f"checkpoint {head(repo)[:10]}"
 
 

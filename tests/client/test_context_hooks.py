@@ -339,15 +339,19 @@ def test_config_get_and_set_with_the_environment_winning(client_env) -> None:
     assert bad.returncode == 1 and "context_budget: expected a whole number" in bad.stderr
     assert unknown.returncode == 1 and "unknown setting 'colour'" in unknown.stderr
     assert client_env.cli("config", "unset", "context_budget").returncode == 0
-    assert client_env.cli("config", "get", "context_budget").stdout == "8000\n"
+    assert client_env.cli("config", "get", "context_budget").stdout == "2000\n"
+
+
+def guarded(name: str) -> str:
+    return f"if command -v sessionledger >/dev/null 2>&1; then exec sessionledger hook {name} --via team; fi"
 
 
 def test_init_installs_session_start_and_end_hooks_and_registers_the_mcp_server(repo, client_env) -> None:
     mcp_file = repo / ".mcp.json"
     mcp_file.write_text(json.dumps({"mcpServers": {"other": {"command": "other-server"}}, "x": 1}))
 
-    first = client_env.cli("init", "--mcp", cwd=repo)
-    second = client_env.cli("init", "--mcp", cwd=repo)
+    first = client_env.cli("init", "--team", "--mcp", cwd=repo)
+    second = client_env.cli("init", "--team", "--mcp", cwd=repo)
 
     assert first.returncode == 0 and "Registered the MCP server" in first.stdout
     assert "Already registered" in second.stdout
@@ -355,10 +359,10 @@ def test_init_installs_session_start_and_end_hooks_and_registers_the_mcp_server(
     assert hooks["SessionStart"] == [
         {
             "matcher": "startup|resume|clear|compact|fork",
-            "hooks": [{"type": "command", "command": "sessionledger hook session-start", "timeout": 30}],
+            "hooks": [{"type": "command", "command": guarded("session-start"), "timeout": 30}],
         }
     ]
-    assert hooks["SessionEnd"][0]["hooks"][0]["command"] == "sessionledger hook session-end"
+    assert hooks["SessionEnd"][0]["hooks"][0]["command"] == guarded("session-end")
     assert json.loads(mcp_file.read_text()) == {
         "mcpServers": {
             "other": {"command": "other-server"},

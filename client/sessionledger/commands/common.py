@@ -21,8 +21,9 @@ class CommandError(Exception):
 
 
 def load_config() -> config_mod.Config:
+    """The settings in effect here: the repository around the working directory may override."""
     try:
-        return config_mod.load()
+        return config_mod.load(os.getcwd())
     except config_mod.ConfigError as exc:
         raise CommandError(str(exc)) from None
 

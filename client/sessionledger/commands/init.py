@@ -1,39 +1,43 @@
 """`sessionledger init`: wire the hooks into Claude Code and bind this repository to a project.
 
-Hooks are merged into `.claude/settings.json` (or `settings.local.json` with `--local`, or
-`~/.claude/settings.json` with `--global`): other hooks and keys are kept as they are, ours are
-added once and updated in place on later runs — running `init` twice changes nothing. A file
-that is not valid JSON is refused, never overwritten.
+Where the hooks go decides who they can hurt (docs/client.md "Hooks that never hurt a teammate"):
+
+- default: `.claude/settings.local.json` — yours alone, kept out of git (`.git/info/exclude`),
+  running this client by its absolute path;
+- `--team`: the committed `.claude/settings.json`, with a guarded command that does nothing for
+  a teammate who has no client;
+- `--global`: `~/.claude/settings.json`, like the default but for every repository.
+
+Settings are merged: other hooks and keys are kept, ours are updated in place — running `init`
+twice changes nothing. A file that is not valid JSON is refused, never overwritten. `init` says
+what it chose and why.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import re
+import shutil
+import subprocess
 
-from sessionledger import config as config_mod
-from sessionledger import gitmeta, gitrefs, paths
-from sessionledger.api import ApiError
-from sessionledger.commands.common import CommandError, client, load_config
+from sessionledger import gitmeta, gitrefs, hookinstall, paths
+from sessionledger.commands.common import CommandError
 from sessionledger.fsutil import atomic_write
 
-HOOK_COMMAND = "sessionledger hook"
-# (Claude Code event, matcher, our sub-command): what `init` installs.
-HOOKS = (
-    ("PostToolUse", "Bash", "post-tool-use"),
-    ("SessionStart", "startup|resume|clear|compact|fork", "session-start"),  # `fork`: 2.1.214+
-    ("SessionEnd", None, "session-end"),  # every reason: `clear` → kind clear, others → end
-)
-TIMEOUT_SECONDS = 30
+# The oldest Claude Code known to send PostToolUseFailure (anthropics/claude-code#27886 on 2.1.50).
+# Before 2.1.101 an event name Claude Code does not know made it ignore the whole settings file.
+FAILURE_HOOK_SINCE = (2, 1, 50)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("init", help="install the Claude Code hooks and bind this repository to a project")
     where = parser.add_mutually_exclusive_group()
+    where.add_argument("--team", action="store_true", help="guarded hooks in the committed .claude/settings.json")
     where.add_argument("--global", dest="global_", action="store_true", help="install in ~/.claude/settings.json")
-    where.add_argument("--local", action="store_true", help="install in .claude/settings.local.json (not committed)")
-    parser.add_argument("--project", help="project slug (default: resolved from the git remote)")
+    where.add_argument("--local", action="store_true", help=argparse.SUPPRESS)  # the default; kept for scripts
+    parser.add_argument("--project", help="project slug (default: resolved from the git remote); remembered per repo")
+    parser.add_argument("--no-failure-hook", action="store_true", help="do not register PostToolUseFailure")
     parser.add_argument("--mcp", action="store_true", help="also register the MCP server in the repository's .mcp.json")
     parser.set_defaults(func=run)
 
@@ -42,14 +46,137 @@ def run(options: argparse.Namespace) -> int:
     repo = None if options.global_ else gitrefs.find_repo(os.getcwd())
     if repo is None and not options.global_:
         raise CommandError("not inside a git repository (use --global to install for every repository)")
-    path = settings_path(repo.worktree if repo else None, local=options.local)
-    changed = install_hooks(path)
-    print(f"{'Installed' if changed else 'Already installed:'} hooks in {path}")
+    events = _events(options)
+    if options.team:
+        _install_team(repo.worktree, events)  # type: ignore[union-attr]
+    else:
+        _install_personal(repo.worktree if repo else None, events)
     if getattr(options, "mcp", False):
         _install_mcp(repo)
     if repo is not None:
-        _bind_project(repo, options.project)
+        from sessionledger.commands.bind import bind_project
+
+        bind_project(repo, options.project)
     return 0
+
+
+def settings_path(worktree: str | None, *, local: bool = False) -> str:
+    if worktree is None:
+        return os.path.join(paths.claude_dir(), "settings.json")
+    return os.path.join(worktree, ".claude", "settings.local.json" if local else "settings.json")
+
+
+def read_json_object(path: str) -> dict:
+    try:
+        return hookinstall.read_settings(path)
+    except hookinstall.SettingsError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def write_settings(path: str, settings: dict, command_for: object, events: tuple) -> bool:
+    """Merge our hooks (and drop a failure hook that is not wanted); True when the file changed."""
+    import json
+
+    before = json.dumps(settings.get("hooks"), sort_keys=True)
+    try:
+        hookinstall.merge(settings, command_for, events=events)
+        if not any(e[0] == hookinstall.FAILURE_EVENT for e in events):
+            hookinstall.remove_event(settings, hookinstall.FAILURE_EVENT)
+    except hookinstall.SettingsError as exc:
+        raise CommandError(f"{path}: {exc}") from None
+    if json.dumps(settings.get("hooks"), sort_keys=True) == before and os.path.exists(path):
+        return False
+    atomic_write(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode(), mode=0o644)
+    return True
+
+
+def _install_personal(worktree: str | None, events: tuple) -> None:
+    path = settings_path(worktree, local=True) if worktree else settings_path(None)
+    client = hookinstall.client_command()
+    command_for = lambda name: hookinstall.personal_command(name, client)  # noqa: E731
+    changed = write_settings(path, read_json_object(path), command_for, events)
+    scope = "for you, in every repository" if worktree is None else "for you alone; not committed"
+    print(f"{'Installed' if changed else 'Already installed:'} hooks in {path} ({scope}).")
+    print(f"  They run this client by its absolute path: {client}")
+    print("  so capture works even where `sessionledger` is not on the PATH Claude Code gives hooks.")
+    if worktree is not None:
+        _keep_out_of_git(worktree, path)
+        _guard_committed(worktree)
+        print("  Teammates are not affected. For the whole team: `sessionledger init --team` (guarded hooks).")
+
+
+def _install_team(worktree: str, events: tuple) -> None:
+    path = settings_path(worktree)
+    changed = write_settings(path, read_json_object(path), hookinstall.team_command, events)
+    print(f"{'Installed' if changed else 'Already installed:'} guarded hooks in {path} (committed: for the team).")
+    print("  Each runs `sessionledger` only when it is on PATH and otherwise exits 0 silently,")
+    print("  so a teammate without the client sees no hook error (POSIX sh; on Windows, Git Bash).")
+    print("  Commit the file. If you also have personal hooks, those run instead (nothing runs twice).")
+    found = shutil.which("sessionledger")
+    if found is None:
+        print("  Note: `sessionledger` is not on your PATH, so these hooks skip you: run `sessionledger init` too.")
+
+
+def _guard_committed(worktree: str) -> None:
+    """Hooks an older `init` committed unguarded break teammates without the client: guard them."""
+    path = settings_path(worktree)
+    try:
+        settings = hookinstall.read_settings(path)
+    except hookinstall.SettingsError:
+        return
+    bare = [h for _, h in hookinstall.handlers(settings) if not hookinstall.is_guarded(str(h.get("command")))]
+    if not bare:
+        return
+    for handler in bare:
+        handler["command"] = hookinstall.team_command(hookinstall.our_event(handler["command"]) or "")
+    import json
+
+    atomic_write(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode(), mode=0o644)
+    print(f"  Guarded {len(bare)} unguarded sessionledger hook(s) an earlier `init` wrote into {path}:")
+    print("  teammates without the client got a hook error after every Bash call. Commit that change.")
+
+
+def _keep_out_of_git(worktree: str, path: str) -> None:
+    """settings.local.json is personal: make sure git ignores it (in .git/info/exclude, uncommitted)."""
+    relative = os.path.relpath(path, worktree)
+    if _ignored(worktree, relative):
+        return
+    exclude = gitmeta.git(worktree, "rev-parse", "--git-path", "info/exclude").strip()
+    exclude = exclude if os.path.isabs(exclude) else os.path.join(worktree, exclude)
+    os.makedirs(os.path.dirname(exclude), exist_ok=True)
+    with open(exclude, "a", encoding="utf-8") as handle:
+        handle.write(f"\n# personal Claude Code settings (sessionledger init)\n/{relative}\n")
+    print(f"  Added /{relative} to {exclude} so git ignores it.")
+
+
+def _ignored(worktree: str, relative: str) -> bool:
+    result = subprocess.run(["git", "check-ignore", "-q", relative], cwd=worktree, capture_output=True, check=False)
+    return result.returncode == 0
+
+
+def _events(options: argparse.Namespace) -> tuple:
+    """Every hook, less PostToolUseFailure when refused or when this Claude Code predates it."""
+    if options.no_failure_hook:
+        return tuple(e for e in hookinstall.HOOKS if e[0] != hookinstall.FAILURE_EVENT)
+    version = claude_version()
+    if version is not None and version < FAILURE_HOOK_SINCE and not options.team:
+        shown = ".".join(map(str, version))
+        print(f"Claude Code {shown} predates PostToolUseFailure: not registering it (upgrade, then run init again).")
+        return tuple(e for e in hookinstall.HOOKS if e[0] != hookinstall.FAILURE_EVENT)
+    return hookinstall.HOOKS
+
+
+def claude_version() -> tuple[int, ...] | None:
+    """`claude --version` as numbers; None when Claude Code is not on PATH or says nothing usable."""
+    claude = shutil.which("claude")
+    if claude is None:
+        return None
+    try:
+        out = subprocess.run([claude, "--version"], capture_output=True, text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"(\d+)\.(\d+)\.(\d+)", out)
+    return tuple(int(part) for part in match.groups()) if match else None
 
 
 def _install_mcp(repo: gitrefs.Repo | None) -> None:
@@ -59,93 +186,3 @@ def _install_mcp(repo: gitrefs.Repo | None) -> None:
         raise CommandError("--mcp writes the repository's .mcp.json: run it inside the repository")
     mcp_path, changed = mcp_cmd.install_config(repo.worktree)
     print(f"{'Registered' if changed else 'Already registered:'} the MCP server in {mcp_path}")
-
-
-def settings_path(worktree: str | None, *, local: bool = False) -> str:
-    if worktree is None:
-        return os.path.join(paths.claude_dir(), "settings.json")
-    return os.path.join(worktree, ".claude", "settings.local.json" if local else "settings.json")
-
-
-def install_hooks(path: str) -> bool:
-    """Merge our hooks into the settings file; True when the file changed."""
-    settings = read_json_object(path)
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise CommandError(f"{path}: `hooks` is not an object; fix it by hand first")
-    before = json.dumps(hooks, sort_keys=True)
-    for event, matcher, name in HOOKS:
-        merge_hook(hooks, event, matcher, f"{HOOK_COMMAND} {name}")
-    if json.dumps(hooks, sort_keys=True) == before and os.path.exists(path):
-        return False
-    atomic_write(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode(), mode=0o644)
-    return True
-
-
-def read_json_object(path: str) -> dict:
-    """A JSON settings file as a dict ({} when absent); refuses to touch anything else."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        return {}
-    try:
-        settings = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
-        raise CommandError(f"{path} is not valid JSON ({exc}); not touching it") from None
-    if not isinstance(settings, dict):
-        raise CommandError(f"{path} does not hold a JSON object; not touching it")
-    return settings
-
-
-def merge_hook(hooks: dict, event: str, matcher: str | None, command: str) -> None:
-    """Ensure one handler running `command` under `event`; keep every other handler."""
-    groups = hooks.setdefault(event, [])
-    if not isinstance(groups, list):
-        raise CommandError(f"hooks.{event} is not a list; fix it by hand first")
-    handler = {"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}
-    for group in groups:
-        for existing in group.get("hooks", []) if isinstance(group, dict) else []:
-            if isinstance(existing, dict) and str(existing.get("command", "")).strip().endswith(command):
-                existing.update(type="command", timeout=existing.get("timeout", TIMEOUT_SECONDS))
-                return
-    group = {"hooks": [handler]}
-    if matcher is not None:
-        group = {"matcher": matcher, **group}
-    groups.append(group)
-
-
-def _bind_project(repo: gitrefs.Repo, slug: str | None) -> None:
-    """Remember remote → project in the config so uploads need no lookup."""
-    remote = gitmeta.remote_url(repo.worktree)
-    if not remote:
-        print("This repository has no git remote; uploads need `--project` or SESSIONLEDGER_PROJECT.")
-        return
-    key = gitmeta.normalise_remote(remote)
-    slug = slug or _lookup(remote, key)
-    if slug:
-        config = load_config()
-        repos = {**(config_mod.read_file().get("repos") or {}), key: slug}
-        config_mod.update_file(repos=repos)
-        print(f"{key} → project {slug} on {config.server or '(no server yet)'}")
-
-
-def _lookup(remote: str, key: str) -> str | None:
-    config = load_config()
-    if not config.server or not config.token:
-        print("Not logged in yet: run `sessionledger login`, then `sessionledger init` again to bind a project.")
-        return None
-    try:
-        found = client(config).get("/projects", {"repo": remote}) or []
-    except ApiError as exc:
-        print(f"Could not ask {config.server} for the project of {key}: {exc.message}")
-        return None
-    slugs = [p["slug"] for p in found if isinstance(p, dict)]
-    if len(slugs) == 1:
-        return slugs[0]
-    if not slugs:
-        print(f"No project of yours on {config.server} has the repository {key}.")
-        print("Ask a project admin to set it (create_project --repo), or run `sessionledger init --project SLUG`.")
-    else:
-        print(f"Several projects match {key}: {', '.join(slugs)}; choose one with `--project`.")
-    return None

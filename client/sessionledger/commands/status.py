@@ -1,4 +1,12 @@
-"""`sessionledger status`: is capture working, and if not, why — config, login, hooks, queue.
+"""`sessionledger status`: is capture working, and if not, why — config, login, project, hooks,
+queue (docs/client.md "status").
+
+Nothing is taken on trust: the token is shown to the server (revoked or expired is said as
+such), the project of this repository is resolved as an upload would resolve it, and each
+settings file's PostToolUse hook is run the way Claude Code runs it (`hookprobe`). `--check`
+exits 1 when capture would not work — no server or token, a refused token, hooks that reach no
+client, an unresolved project — and says why. An unreachable server is not such a reason:
+segments wait in the queue and go when it is back.
 
 Every segment still in the queue is listed with the reason it waits (server down and when the
 next try is, token expired, no project, rejected with the server's message), so nothing sits
@@ -9,10 +17,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 from sessionledger import config as config_mod
-from sessionledger import fsutil, gitrefs, paths, queue
+from sessionledger import fsutil, gitrefs, hookprobe, paths, queue
 from sessionledger.commands.common import age, load_config, print_json, short, table
 
 WHY = {
@@ -22,69 +31,111 @@ WHY = {
     queue.REJECTED: "rejected by the server",
     queue.BROKEN: "cannot be read back",
 }
+CHECK_TIMEOUT = 5.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("status", help="show configuration, login, hooks, the upload queue and recent captures")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--check", action="store_true", help="also verify the token with the server")
+    parser.add_argument("--check", action="store_true", help="exit 1 (saying why) when capture would not work")
     parser.set_defaults(func=run)
 
 
 def run(options: argparse.Namespace) -> int:
-    report = collect(check=options.check)
+    report = collect()
     if options.json:
         print_json(report)
     else:
         print(render(report))
+    if options.check and report["problems"]:
+        print("Capture would not work: " + "; ".join(report["problems"]), file=sys.stderr)
+        return 1
     return 0
 
 
-def collect(*, check: bool = False) -> dict:
+def collect() -> dict:
     config = load_config()
-    return {
+    repo = gitrefs.find_repo(os.getcwd())
+    login = _login(config)
+    report = {
         "config_file": paths.config_file(),
         "state_dir": paths.state_dir(),
         "log_file": paths.log_file(),
         "config": {k: config_mod.shown(k, v) for k, v in config.values.items()},
         "sources": {k: v for k, v in config.sources.items() if v != "default"},
-        "login": _login(config, check),
-        "hooks": _hooks(),
+        "login": login,
+        "project": _project(config, repo, login),
+        "hooks": [r.as_json() for r in hookprobe.check(repo.worktree if repo else None)],
         "uploader_running": fsutil.is_locked(paths.uploader_lock()),
         "queue": [_queued(e) for e in queue.entries()],
         "recent": [_sent(r) for r in queue.sent(5)],
     }
+    report["problems"] = problems(report, in_repo=repo is not None)
+    return report
 
 
-def _login(config: config_mod.Config, check: bool) -> dict:
-    login = {"server": config.server or None, "token": bool(config.token), "verified": None}
-    if check and config.server and config.token:
-        from sessionledger.api import ApiError, Client
+def _login(config: config_mod.Config) -> dict:
+    """Ask the server whether it takes the token (and which projects it opens)."""
+    login: dict = {"server": config.server or None, "token": bool(config.token), "verified": None}
+    if not (config.server and config.token):
+        return login
+    from sessionledger.api import ApiError, Client
 
-        try:
-            Client(config.server, config.token, timeout=10).get("/projects")
-            login["verified"] = True
-        except ApiError as exc:
+    try:
+        found = Client(config.server, config.token, timeout=CHECK_TIMEOUT).get("/projects") or []
+    except ApiError as exc:
+        if exc.status == 0 or exc.transient:
+            login["unreachable"] = exc.message
+        else:
             login["verified"], login["error"] = False, exc.message
+        return login
+    login["verified"] = True
+    login["projects"] = [p.get("slug") for p in found if isinstance(p, dict)]
     return login
 
 
-def _hooks() -> dict:
-    from sessionledger.commands.init import settings_path
+def _project(config: config_mod.Config, repo: gitrefs.Repo | None, login: dict) -> dict:
+    """The project this repository's captures go to, and where that comes from."""
+    from sessionledger import gitmeta
+    from sessionledger.project import ProjectUnknown, for_remote, pinned_for
 
-    repo = gitrefs.find_repo(os.getcwd())
-    candidates = [settings_path(None)]
-    if repo is not None:
-        candidates += [settings_path(repo.worktree), settings_path(repo.worktree, local=True)]
-    return {path: _has_our_hooks(path) for path in candidates if os.path.exists(path)}
+    if repo is None:
+        return {"slug": None, "problem": "not inside a git repository"}
+    slug, source = pinned_for(repo.worktree, config)
+    if slug is None and login.get("verified"):
+        from sessionledger.api import ApiError, Client
+
+        try:
+            api = Client(config.server, config.token, timeout=CHECK_TIMEOUT)
+            slug, source = for_remote(gitmeta.remote_url(repo.worktree), config, api), "the git remote"
+        except (ProjectUnknown, ApiError) as exc:
+            return {"slug": None, "problem": str(exc)}
+    elif slug is None:
+        remote = gitmeta.remote_url(repo.worktree)
+        where = "its git remote, once the server can be asked" if remote else "nothing: no remote, no pin"
+        return {"slug": None, "source": where, "problem": None if remote else "no project: run `init --project`"}
+    mine = login.get("projects")
+    if mine is not None and slug not in mine:
+        return {"slug": slug, "source": source, "problem": f"project {slug} is not one of yours on the server"}
+    return {"slug": slug, "source": source}
 
 
-def _has_our_hooks(path: str) -> bool:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return "sessionledger hook post-tool-use" in handle.read()
-    except OSError:
-        return False
+def problems(report: dict, *, in_repo: bool) -> list[str]:
+    """Why capture would not work, in the order to fix them."""
+    login, found = report["login"], []
+    if not login["server"]:
+        found.append("no server configured (`sessionledger login --server URL`)")
+    elif not login["token"]:
+        found.append("not logged in (`sessionledger login`)")
+    elif login["verified"] is False:
+        found.append(f"the server refuses the token: {login.get('error')} (`sessionledger login`)")
+    hooks = report["hooks"]
+    if not any(h["works"] for h in hooks):
+        why = "; ".join(f"{h['path']}: {h.get('problem') or h.get('error')}" for h in hooks if not h["works"])
+        found.append(f"no hook reaches a client ({why or 'none installed: run `sessionledger init`'})")
+    if in_repo and report["project"].get("problem"):
+        found.append(f"project unresolved: {report['project']['problem']}")
+    return found
 
 
 def _queued(entry: queue.Entry) -> dict:
@@ -93,8 +144,8 @@ def _queued(entry: queue.Entry) -> dict:
     return {
         "id": entry.id,
         "what": entry.describe(),
-        "state": status.get("state", queue.PENDING),
-        "reason": status.get("reason"),
+        "state": "awaiting_commit" if entry.waiting_for_commit else status.get("state", queue.PENDING),
+        "reason": queue.AWAITING if entry.waiting_for_commit else status.get("reason"),
         "attempts": status.get("attempts", 0),
         "next_at": status.get("next_at"),
         "captured_at": intent.get("captured_at"),
@@ -121,27 +172,57 @@ def _sent(record: dict) -> dict:
 def render(report: dict) -> str:
     lines = [f"Config:   {report['config_file']}", f"State:    {report['state_dir']}"]
     lines += _render_login(report["login"])
+    lines += _render_project(report["project"])
     lines += _render_hooks(report["hooks"])
     lines += _render_queue(report["queue"], report["uploader_running"])
     lines += _render_recent(report["recent"])
     lines.append(f"Log:      {report['log_file']}")
+    verdict = "works" if not report["problems"] else "would not work: " + "; ".join(report["problems"])
+    lines.append(f"Capture:  {verdict}")
     return "\n".join(lines)
 
 
 def _render_login(login: dict) -> list[str]:
     if not login["server"]:
         return ["Server:   none — run `sessionledger login --server URL`"]
-    state = "logged in" if login["token"] else "not logged in — run `sessionledger login`"
-    if login["verified"] is False:
-        state = f"token refused: {login.get('error')} — run `sessionledger login`"
+    if not login["token"]:
+        state = "not logged in — run `sessionledger login`"
+    elif login["verified"] is False:
+        state = f"token refused by the server: {login.get('error')} — run `sessionledger login`"
+    elif login["verified"]:
+        state = "token accepted"
+    else:
+        state = f"cannot verify the token: {login.get('unreachable')}"
     return [f"Server:   {login['server']} ({state})"]
 
 
-def _render_hooks(hooks: dict) -> list[str]:
-    installed = [path for path, ok in hooks.items() if ok]
-    if not installed:
+def _render_project(project: dict) -> list[str]:
+    if project.get("slug"):
+        note = f" — {project['problem']}" if project.get("problem") else ""
+        return [f"Project:  {project['slug']} ({project.get('source')}){note}"]
+    if project.get("problem"):
+        return [f"Project:  unresolved: {project['problem']}"]
+    return [f"Project:  from {project.get('source')}"]
+
+
+def _render_hooks(hooks: list[dict]) -> list[str]:
+    if not hooks:
         return ["Hooks:    not installed — run `sessionledger init`"]
-    return [f"Hooks:    {path}" for path in installed]
+    lines = []
+    for hook in hooks:
+        lines.append(f"Hooks:    {hook['path']} ({hook['scope']}): {_hook_state(hook)}")
+    return lines
+
+
+def _hook_state(hook: dict) -> str:
+    if hook.get("error"):
+        return hook["error"]
+    reached = hook.get("reached")
+    if reached and reached.get("deferred"):
+        return "reaches a client, which leaves the work to your personal hooks"
+    if reached:
+        return f"reach sessionledger {reached.get('version')} ({reached.get('executable')})"
+    return f"do not work: {hook.get('problem')}"
 
 
 def _render_queue(entries: list[dict], running: bool) -> list[str]:

@@ -54,5 +54,8 @@ def report(summary: object) -> int:
     print(f"{len(left)} segment{'s' if len(left) != 1 else ''} still waiting — nothing more can be sent now:")
     for entry in left:
         status = entry.status()
+        if entry.waiting_for_commit:
+            print(f"  {entry.describe()}: {queue.AWAITING}")
+            continue
         print(f"  {entry.describe()}: {status.get('state')} — {short(status.get('reason'), 120) or 'not tried yet'}")
     return 1

@@ -1,9 +1,17 @@
-"""PostToolUse (Bash): capture the segment when HEAD moved to a new commit; `bd close` → task.
+"""PostToolUse and PostToolUseFailure (Bash): capture the segment when HEAD moved to a new
+commit; `bd close` → task.
+
+PostToolUse fires only when a tool succeeds: `git commit -m x && make lint` that fails at lint
+fires PostToolUseFailure instead, with the same `tool_input` and an `error` string in place of
+`tool_response` (docs/client.md "Claude Code behaviour we rely on"). Both run this handler.
 
 Fast path, on every Bash call: find the repositories the command may have touched (the working
 directory's, plus any named by `git -C <dir>` or `cd <dir>`), read their HEAD from files and
 compare with the last observation. Nothing moved → return, having imported nothing beyond
 `os` and read three small files. Only then does `checkpoint` take the state lock.
+
+Tasks are looked at first: in `bd close X && git commit …` the task's span ends before the
+commit that covers its work, and the commit's checkpoint is captured right after.
 """
 
 from __future__ import annotations
@@ -20,12 +28,12 @@ def handle(payload: dict) -> None:
     cwd = str(payload.get("cwd") or os.getcwd())
     command = _command(payload)
     captured = False
-    for repo in repos_touched(cwd, command):
-        captured = _check(payload, repo) or captured
     if "bd " in command:
         from sessionledger import tasks
 
-        captured = tasks.from_bash(payload, command, cwd) or captured
+        captured = tasks.from_bash(payload, command, cwd)
+    for repo in repos_touched(cwd, command):
+        captured = _check(payload, repo) or captured
     if captured:
         from sessionledger.spawn import start_uploader
 

@@ -30,6 +30,10 @@ def handle(payload: dict) -> None:
         entry = capture_segment(payload, transcript if usable else None, kind)
         if entry is not None and kind == "clear":
             before = _snapshot(entry.id)
+    if isinstance(transcript, str):
+        from sessionledger.tasks import attach_to_commit
+
+        attach_to_commit(transcript, None)  # no commit followed: the tasks keep the HEAD they closed at
     if _queue_waiting():
         start_uploader(before)  # also flushes segments still waiting from earlier failures
 
