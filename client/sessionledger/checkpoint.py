@@ -41,7 +41,7 @@ def _capture_commit(txn: state.Transaction, payload: dict, repo: Repo, sha: str,
     runs, and the next Bash call will then find the lines and link them to this commit.
     """
     transcript = str(payload["transcript_path"])
-    verdict = detect.judge(repo, sha, _reference_time(txn, transcript))
+    verdict = detect.judge(repo, sha, reference_time(txn, transcript))
     if not verdict.capture:
         log.info(f"HEAD of {repo.worktree} moved to {sha[:10]}; not captured: {verdict.reason}")
         return SKIPPED
@@ -58,7 +58,7 @@ def _capture_commit(txn: state.Transaction, payload: dict, repo: Repo, sha: str,
     return QUEUED if capture(txn, request) is not None else EMPTY
 
 
-def _reference_time(txn: state.Transaction, transcript: str) -> float | None:
+def reference_time(txn: state.Transaction, transcript: str) -> float | None:
     """When this conversation's current segment began: its last capture, else its first line."""
     record = txn.data["transcripts"].get(transcript) or {}
     if record.get("captured_at"):

@@ -79,12 +79,24 @@ def finish(
         mark = txn.tasks.pop(task_id, None)
         same_file = bool(mark) and mark.get("transcript") == transcript
         start, sub_starts = _span_start(txn.transcript(transcript), mark if same_file else None)
-        before = mark.get("head") if same_file and mark else (observe.seen(repo.git_dir) if repo else None)
-        request.await_commit = wait and sha is not None and before == sha
+        if wait and repo is not None and sha is not None:
+            request.await_commit = not _committed_during(txn, repo, sha, mark if same_file else None, transcript)
         entry = capture(txn, request, start=start, sub_starts=sub_starts)
         if entry is not None:
             _remember_end(txn.transcript(transcript), entry)
     return entry
+
+
+def _committed_during(txn: state.Transaction, repo: gitrefs.Repo, sha: str, mark: dict | None, transcript: str) -> bool:
+    """Was HEAD committed during the task's span (then it holds the work), or is it older?"""
+    before = mark.get("head") if mark else observe.seen(repo.git_dir)
+    if before is not None:
+        return before != sha
+    from sessionledger import detect
+    from sessionledger.checkpoint import reference_time
+
+    since = float(mark["started_at"]) if mark and mark.get("started_at") else reference_time(txn, transcript)
+    return detect.judge(repo, sha, since).capture
 
 
 def _span_start(record: dict, mark: dict | None) -> tuple[int, dict]:

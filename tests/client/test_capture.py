@@ -165,24 +165,6 @@ def test_session_end_captures_the_conversation_after_the_last_commit(ledger, rep
     assert len(ledger.sessions(kind="end")) == 1
 
 
-def test_bd_close_captures_a_task_session_with_status_complete(ledger, repo, claude, client_env, tmp_path) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "bd").write_text('#!/bin/sh\necho "✓ Closed $2: done"\n')
-    (bin_dir / "bd").chmod(0o755)
-    client_env.vars["PATH"] = f"{bin_dir}:{client_env.vars['PATH']}"
-    claude.bash("bd update SL-42 --status in_progress")
-    start = len(claude.content())
-    claude.prompt("implement SL-42")
-
-    claude.bash("bd close SL-42 --reason 'implemented'")
-
-    task = ledger.sessions(kind="task")
-    assert len(task) == 1 and task[0].task_id == "SL-42" and task[0].requested_status == "complete"
-    assert task[0].start_offset == start and task[0].end_offset == len(claude.content())
-    assert task[0].commit_hash == head(repo)
-
-
 def test_a_segment_over_the_servers_limit_is_fitted_after_a_413(ledger, repo, claude, settings) -> None:
     settings.SESSIONLEDGER_MAX_RAW_BYTES = 60_000
     claude.prompt("read the big log")
