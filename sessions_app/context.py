@@ -60,14 +60,23 @@ def context_candidates(*, project: Project, branch: str = "", files: list[str] |
 
 
 def context_digest(
-    *, project: Project, branch: str = "", files: list[str] | None = None, budget: int = DEFAULT_BUDGET
+    *,
+    project: Project,
+    branch: str = "",
+    files: list[str] | None = None,
+    budget: int = DEFAULT_BUDGET,
+    prompts: bool = True,
 ) -> Digest:
-    """Render candidates richest-first, degrading detail so as many as possible fit; never over budget."""
+    """Render candidates richest-first, degrading detail so as many as possible fit; never over budget.
+
+    ``prompts=False`` is the short digest (docs/client.md "SessionStart"): titles, commit
+    messages and files, none of the developers' prompts.
+    """
     budget = max(200, min(budget, MAX_BUDGET))
-    header = _header(project, branch)
+    header = _header(project, branch) if prompts else _short_header(project, branch)
     parts, included, used = [header], [], len(header)
     for candidate in context_candidates(project=project, branch=branch, files=files):
-        block = _fitting_block(candidate, budget - used)
+        block = _fitting_block(candidate, budget - used) if prompts else _short_block(candidate, budget - used)
         if block is None:
             break
         parts.append(block)
@@ -82,6 +91,25 @@ def _header(project: Project, branch: str) -> str:
         f"Sessionledger: earlier conversations in {project.slug}{where}, newest first. "
         "Prompts are the developers' own words: honour their decisions and constraints.\n"
     )
+
+
+def _short_header(project: Project, branch: str) -> str:
+    where = f" (branch {branch})" if branch else ""
+    return f"Sessionledger: earlier work in {project.slug}{where}, newest first.\n"
+
+
+def _short_block(candidate: Candidate, room: int) -> str | None:
+    session = candidate.session
+    lines = [f"\n## {_what(session)} · {session.created_at:%Y-%m-%d} · {candidate.reason}"]
+    if session.title:
+        lines.append(f"Title: {_cut(session.title, 120)}")
+    if session.commit_message:
+        lines.append(f"Commit: {_cut(session.commit_message.splitlines()[0], 160)}")
+    if session.files_touched:
+        lines.append("Files: " + _cut(", ".join(session.files_touched), 200))
+    lines.append(f"More: session {session.pk}")
+    block = "\n".join(lines) + "\n"
+    return block if len(block) <= room else None
 
 
 def _fitting_block(candidate: Candidate, room: int) -> str | None:

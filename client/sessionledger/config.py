@@ -35,7 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "verify_before_clear": False,
     "context_budget": 2000,  # characters of the SessionStart digest (Claude Code inlines up to 10,000)
     "context_prompts": False,  # put teammates' prompts (their own words) into the SessionStart digest
-    "context_timeout": 0.6,  # seconds the SessionStart hook waits for the server, all requests together
+    "context_timeout": 0.5,  # seconds the SessionStart hook waits for the server, all requests together
 }
 SECRET_KEYS = ("token",)
 NOT_PER_REPO = ("token", "server")  # a secret has no place in .git/config; nor does the login's server

@@ -6,9 +6,12 @@ MCP server's `get_context`, so all three ask the same question.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from sessionledger import gitrefs
-from sessionledger.api import Client
+
+if TYPE_CHECKING:  # urllib.request costs the SessionStart hook ~0.1 s: imported where a request is made
+    from sessionledger.api import Client
 
 INLINE_LIMIT = 10_000  # Claude Code writes longer additionalContext to a file (reference §2.4)
 SERVER_MIN_BUDGET, SERVER_MAX_BUDGET = 200, 50_000
@@ -35,17 +38,28 @@ def clamp_budget(budget: int) -> int:
     return max(SERVER_MIN_BUDGET, min(int(budget), SERVER_MAX_BUDGET))
 
 
-def fetch(api: Client, slug: str, *, branch: str = "", files: list[str] | None = None, budget: int = 8000) -> dict:
-    """`GET …/context`: {"text", "length", "budget", "sessions": [{id, reason, commit_hash, …}]}."""
+def fetch(
+    api: Client,
+    slug: str,
+    *,
+    branch: str = "",
+    files: list[str] | None = None,
+    budget: int = 8000,
+    prompts: bool = True,
+) -> dict:
+    """`GET …/context`: {"text", "length", "budget", "sessions": [{id, reason, commit_hash, …}]}.
+
+    `prompts=False` asks for the short digest: titles, commit messages and files only."""
     params = {"branch": branch, "files": ",".join(files or []), "budget": clamp_budget(budget)}
+    params["prompts"] = "1" if prompts else "0"
     reply = api.get(f"/projects/{slug}/context", params)
     return reply if isinstance(reply, dict) else {"text": "", "sessions": []}
 
 
-def for_directory(api: Client, slug: str, cwd: str | None = None, *, budget: int = 8000) -> dict:
+def for_directory(api: Client, slug: str, cwd: str | None = None, *, budget: int = 8000, prompts: bool = True) -> dict:
     """The digest for the working tree around `cwd`: its branch and its files in play."""
     cwd = cwd or os.getcwd()
-    return fetch(api, slug, branch=current_branch(cwd), files=files_in_play(cwd), budget=budget)
+    return fetch(api, slug, branch=current_branch(cwd), files=files_in_play(cwd), budget=budget, prompts=prompts)
 
 
 def cut(text: str, limit: int) -> str:

@@ -18,6 +18,9 @@ class ContextQuery(serializers.Serializer):
     budget = serializers.IntegerField(
         required=False, min_value=200, max_value=context.MAX_BUDGET, default=context.DEFAULT_BUDGET
     )
+    prompts = serializers.BooleanField(
+        required=False, default=True, help_text="false: the short digest (titles, commits, files; no prompts)"
+    )
 
 
 class ContextView(ProjectAPIView):

@@ -101,10 +101,13 @@ def test_context_prints_the_server_digest_for_the_current_branch_and_files(ledge
     text = printed.stdout
     assert "(branch feat/ctx)" in text
     assert text.index("never block the hook") < text.index("stream its input") < text.index("changelog")
+    assert "\n- " not in text  # the short digest: no prompts unless asked for
+    with_prompts = client_env.cli("context", "--prompts", cwd=repo).stdout
+    assert "\n- keep offsets per transcript, never block the hook" in with_prompts
 
 
 def test_context_respects_the_budget_and_explicit_branch_and_files(ledger, history, repo, client_env) -> None:
-    args = ("context", "--json", "--branch", "perf", "--files", "CHANGES.md")
+    args = ("context", "--json", "--prompts", "--branch", "perf", "--files", "CHANGES.md")
     small = json.loads(client_env.cli(*args, "--budget", "700", cwd=repo).stdout)
     large = json.loads(client_env.cli(*args, "--budget", "20000", cwd=repo).stdout)
 
@@ -127,8 +130,8 @@ def test_session_start_prints_the_digest_as_additional_context(ledger, history, 
 
     assert result.returncode == 0 and result.stderr == b""
     text = context_of(result)
-    assert text.startswith("Sessionledger: earlier conversations in acme-api (branch feat/ctx)")
-    assert text.index("never block the hook") < text.index("stream its input")
+    assert text.startswith("Sessionledger: earlier work in acme-api (branch feat/ctx)")
+    assert text.index("Title: keep offsets per transcript") < text.index("Title: make the parser stream its input")
 
 
 def test_the_digest_stays_inline_however_large_the_budget(ledger, world, ingest, repo, client_env) -> None:
@@ -136,7 +139,7 @@ def test_the_digest_stays_inline_however_large_the_budget(ledger, world, ingest,
         ingest(
             world.project, world.member, f"decision {n}: " + "keep it simple and explicit " * 14, feature_branch="main"
         )
-    write_config(client_env, context_budget=50_000)
+    write_config(client_env, context_budget=50_000, context_prompts=True)
 
     text = context_of(start(client_env, repo, "startup"))
 
@@ -152,7 +155,7 @@ def test_with_auto_resume_off_nothing_is_printed(ledger, history, repo, client_e
 
 
 def test_environment_overrides_beat_the_config_file(ledger, history, repo, client_env) -> None:
-    write_config(client_env, auto_resume_on_start=False, context_budget=700)
+    write_config(client_env, auto_resume_on_start=False, context_budget=700, context_prompts=True)
 
     result = start(client_env, repo, "startup", SESSIONLEDGER_AUTO_RESUME_ON_START="1")
     wider = start(

@@ -1,8 +1,9 @@
-"""`sessionledger config get|set|unset`: read and change the config file (SPEC §7).
+"""`sessionledger config get|set|unset [--repo]`: read and change the settings (SPEC §7).
 
 `get` shows the effective value and where it comes from — an environment variable beats the
-file — so "why is /clear not captured?" has a one-line answer. `set` checks the value against
-the key's type (the same rules as the environment) before writing it.
+repository's git config (`sessionledger.<key>`), which beats the file — so "why is /clear not
+captured?" has a one-line answer. `set` checks the value against the key's type (the same rules
+as the environment) before writing it; `--repo` writes it for this repository only.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     put = actions.add_parser("set", help="write a value to the config file")
     put.add_argument("key")
     put.add_argument("value")
+    put.add_argument("--repo", action="store_true", help="for this repository only (its .git/config)")
     put.set_defaults(func=run_set)
     unset = actions.add_parser("unset", help="remove a key from the config file (back to its default)")
     unset.add_argument("key")
+    unset.add_argument("--repo", action="store_true", help="remove this repository's own value")
     unset.set_defaults(func=run_unset)
     parser.set_defaults(func=lambda options: run_get(argparse.Namespace(key=None, json=False)))
 
@@ -57,6 +60,8 @@ def run_set(options: argparse.Namespace) -> int:
         value = config_mod.coerce(key, options.value, config_mod.DEFAULTS[key])
     except config_mod.ConfigError as exc:
         raise CommandError(str(exc).replace(config_mod.ENV_PREFIX + key.upper(), key)) from None
+    if getattr(options, "repo", False):
+        return _set_repo(key, value)
     path = config_mod.update_file(**{key: value})
     print(f"{key} = {_text(config_mod.shown(key, value))} in {path}")
     _warn_if_overridden(key)
@@ -65,16 +70,48 @@ def run_set(options: argparse.Namespace) -> int:
 
 def run_unset(options: argparse.Namespace) -> int:
     key = _known(options.key)
+    if getattr(options, "repo", False):
+        _git_config(key, "--unset-all")
+        print(f"{key} removed from this repository's git config")
+        return 0
     path = config_mod.update_file(**{key: None})
     print(f"{key} removed from {path} (default: {_text(config_mod.DEFAULTS[key])})")
     _warn_if_overridden(key)
     return 0
 
 
+def _set_repo(key: str, value: object) -> int:
+    if key in config_mod.NOT_PER_REPO:
+        raise CommandError(f"{key} is set for the whole machine, not per repository")
+    _git_config(key, _text(value))
+    print(f"{key} = {_text(value)} for this repository ({config_mod.git_name(key)} in its git config)")
+    _warn_if_overridden(key)
+    return 0
+
+
+def _git_config(key: str, *args: str) -> None:
+    import os
+
+    from sessionledger import gitmeta, gitrefs
+
+    repo = gitrefs.find_repo(os.getcwd())
+    if repo is None:
+        raise CommandError("--repo: not inside a git repository")
+    name = config_mod.git_name(key)
+    command = ("config", "--local", args[0], name) if args[0].startswith("--") else ("config", "--local", name, *args)
+    try:
+        gitmeta.git(repo.worktree, *command)
+    except gitmeta.GitError as exc:
+        if args[0] != "--unset-all":  # unsetting what is not set is fine
+            raise CommandError(str(exc)) from None
+
+
 def _warn_if_overridden(key: str) -> None:
     source = load_config().sources[key]
-    if source not in ("file", "default"):
-        print(f"Note: {source} is set and overrides the config file.")
+    if source.startswith(config_mod.ENV_PREFIX):
+        print(f"Note: {source} is set and overrides it.")
+    elif source.startswith("git config"):
+        print(f"Note: this repository's {source.split()[-1]} overrides the config file here.")
 
 
 def _text(value: object) -> str:

@@ -16,6 +16,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--branch", help="default: the checked-out branch")
     parser.add_argument("--files", help="comma-separated paths (default: uncommitted files and the last commits')")
     parser.add_argument("--budget", type=int, help="characters (default: the `context_budget` setting)")
+    parser.add_argument(
+        "--prompts",
+        action=argparse.BooleanOptionalAction,
+        help="include teammates' prompts (default: the `context_prompts` setting)",
+    )
     parser.add_argument("--json", action="store_true", help="print the API's JSON")
     parser.set_defaults(func=run)
 
@@ -31,7 +36,8 @@ def run(options: argparse.Namespace) -> int:
     files = [f for f in options.files.split(",") if f] if options.files is not None else context.files_in_play(cwd)
     budget = options.budget if options.budget is not None else int(config["context_budget"])
     try:
-        digest = context.fetch(api, slug, branch=branch, files=files, budget=budget)
+        prompts = options.prompts if options.prompts is not None else bool(config["context_prompts"])
+        digest = context.fetch(api, slug, branch=branch, files=files, budget=budget, prompts=prompts)
     except ApiError as exc:
         raise api_error(exc) from None
     if options.json:

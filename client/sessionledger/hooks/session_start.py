@@ -5,10 +5,18 @@ every source (`startup`, `resume`, `clear`, `compact`, `fork`), at most 10,000 c
 Claude Code keeps it inline instead of writing it to a file. After a `/clear` it starts with
 what the SessionEnd hook captured ("captured N messages as <url>; uncommitted: …").
 
-It must never get in the way of a session starting: no server, no token, the network down or
-slow (`context_timeout`, 3 s by default) — the digest is left out and the hook exits 0, printing
-nothing when it has nothing to say. `auto_resume_on_start` off prints nothing, except the
-uncommitted-work warning that `verify_before_clear` asks for.
+The digest is short by default — titles, commit messages and files, `context_budget` (2,000)
+characters, teammates' prompts only with `context_prompts` — because it enters every session
+and comes back after each compaction (docs/client.md "SessionStart"). Both settings can be set
+per repository (`sessionledger config set --repo …`).
+
+It must never get in the way of a session starting: no server, no token, the network down, a
+server that accepts connections and never answers, a DNS lookup that hangs — everything that
+waits for the network shares one deadline, `context_timeout` (0.5 s) from the hook's start,
+and runs in a thread the hook does not wait for beyond it (the hook ends with `os._exit`).
+What is late is left out; the hook exits 0, printing nothing when it has nothing to say.
+`auto_resume_on_start` off prints nothing, except the uncommitted-work warning that
+`verify_before_clear` asks for.
 """
 
 from __future__ import annotations
@@ -16,27 +24,51 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
+from collections.abc import Callable
 
 from sessionledger import clears, config, log
 from sessionledger.context import INLINE_LIMIT, cut
 
 EVENT = "SessionStart"
-CLEAR_WAIT_FOR_END = 1.0  # seconds for SessionEnd(clear) to record its capture, if it has not yet
-CLEAR_WAIT_FOR_UPLOAD = 2.0  # seconds from the hook's start for the upload's URL
-_ROOM_FOR_NOTES = 200
+CLEAR_WAIT_FOR_END = 0.5  # seconds for SessionEnd(clear) to record its capture, if it has not yet
+_ROOM_FOR_NOTES = 1000
 
 
 def handle(payload: dict) -> None:
     started = time.monotonic()
-    settings = config.load()
     source = str(payload.get("source") or "startup")
     cwd = str(payload.get("cwd") or os.getcwd())
-    notes, warning = _clear_notes(settings, cwd, started) if source == "clear" else ([], "")
+    settings = config.load(cwd)
+    deadline = started + float(settings["context_timeout"])
+    digest = None
     if settings["auto_resume_on_start"]:
-        room = INLINE_LIMIT - sum(len(n) + 2 for n in notes) - _ROOM_FOR_NOTES
-        notes.append(_digest(settings, cwd, min(int(settings["context_budget"]), room)))
+        budget = min(int(settings["context_budget"]), INLINE_LIMIT - _ROOM_FOR_NOTES)
+        digest = Background(lambda: _digest(settings, cwd, budget))
+    notes, warning = _clear_notes(settings, cwd, deadline) if source == "clear" else ([], "")
+    if digest is not None:
+        notes.append(digest.result(deadline, default=""))
     emit([n for n in notes if n], warning)
+
+
+class Background:
+    """Run `work` in a daemon thread; `result` waits for it until a deadline, no longer."""
+
+    def __init__(self, work: Callable[[], str]) -> None:
+        self.value: str | None = None
+        self.thread = threading.Thread(target=self._run, args=(work,), daemon=True)
+        self.thread.start()
+
+    def _run(self, work: Callable[[], str]) -> None:
+        self.value = work()
+
+    def result(self, deadline: float, *, default: str) -> str:
+        self.thread.join(max(0.0, deadline - time.monotonic()))
+        if self.thread.is_alive():
+            log.warning("session start: no context digest: the server did not answer in time (timed out)")
+            return default
+        return self.value if self.value is not None else default
 
 
 def emit(notes: list[str], warning: str = "") -> None:
@@ -53,7 +85,7 @@ def emit(notes: list[str], warning: str = "") -> None:
 
 
 def _digest(settings: config.Config, cwd: str, budget: int) -> str:
-    """The server's digest for this branch and these files; "" when it cannot be had quickly."""
+    """The server's digest for this branch and these files; "" when it cannot be had."""
     if not settings.server or not settings.token:
         log.info("session start: no server or token configured; no context digest")
         return ""
@@ -64,7 +96,8 @@ def _digest(settings: config.Config, cwd: str, budget: int) -> str:
     try:
         api = Client(settings.server, settings.token, timeout=float(settings["context_timeout"]))
         slug = for_directory(cwd, settings, api)
-        digest = context.for_directory(api, slug, cwd, budget=budget)
+        prompts = bool(settings["context_prompts"])
+        digest = context.for_directory(api, slug, cwd, budget=budget, prompts=prompts)
     except Exception as exc:  # unreachable, slow, 401, unknown project…: the session starts anyway
         log.warning(f"session start: no context digest: {exc}")
         return ""
@@ -73,15 +106,14 @@ def _digest(settings: config.Config, cwd: str, budget: int) -> str:
     return str(digest.get("text") or "")
 
 
-def _clear_notes(settings: config.Config, cwd: str, started: float) -> tuple[list[str], str]:
+def _clear_notes(settings: config.Config, cwd: str, deadline: float) -> tuple[list[str], str]:
     """(context lines, message for the user) about what the /clear captured and left behind."""
     worktree = clears.place(cwd)
     captured = None
     if settings["auto_checkpoint_on_clear"] and settings["auto_resume_on_start"]:
         record = clears.take(cwd, wait=CLEAR_WAIT_FOR_END)
         if record is not None:
-            remaining = max(0.0, CLEAR_WAIT_FOR_UPLOAD - (time.monotonic() - started))
-            captured = clears.outcome(record, worktree, wait=remaining)
+            captured = clears.outcome(record, worktree, wait=max(0.0, deadline - time.monotonic()))
     notes = [f"Sessionledger: before /clear, {captured.sentence()}."] if captured else []
     warning = _uncommitted_warning(worktree) if settings["verify_before_clear"] else ""
     if warning:
