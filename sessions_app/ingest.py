@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from config import metrics
 from projects.errors import DomainError
 from projects.models import Project, User
-from sessions_app import blobs
+from sessions_app import blobs, parts
 from sessions_app.links import session_api_url
 from sessions_app.models import Kind, Session, Status
 
@@ -33,7 +33,8 @@ class Upload:
 
     stream: IO[bytes]
     size: int
-    agent_id: str = ""
+    agent_id: str = ""  # a sub-agent's id, or a persisted tool output's name
+    kind: str = "subagent"  # or "tool_result" (sessions_app.parts)
 
 
 @dataclass(frozen=True)
@@ -231,16 +232,7 @@ def _store_blobs(
     for index, (part, size) in enumerate(zip(subagents, sizes, strict=True)):
         key = blobs.subagent_key(session.project_id, session.pk, index)
         planned.append((key, part))
-        known = offsets.get(part.agent_id, {})
-        session.subagents.append(
-            {
-                "agent_id": part.agent_id,
-                "key": key,
-                "raw_size_bytes": size,
-                "start_offset": known.get("start_offset"),
-                "end_offset": known.get("end_offset"),
-            }
-        )
+        session.subagents.append(parts.stored_entry(part, key, size, offsets.get(part.agent_id, {})))
     stored: list[str] = []
     try:
         for key, part in planned:

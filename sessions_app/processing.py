@@ -18,7 +18,7 @@ from django.db.models import Value
 from django.utils import timezone
 
 from sessionledger.formats import parse_transcript
-from sessions_app import blobs
+from sessions_app import blobs, parts
 from sessions_app.budget import BudgetExceeded, cpu_budget
 from sessions_app.models import Session, Status
 from sessions_app.pgtext import pg_safe
@@ -109,8 +109,7 @@ def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[
 
 def derive(session: Session) -> Derived:
     raw = blobs.gunzip(blobs.get(session.raw_storage_key))
-    subagents = {entry["agent_id"]: blobs.gunzip(blobs.get(entry["key"])) for entry in session.subagents}
-    parsed = parse_transcript(raw, agent=session.agent, subagents=subagents)
+    parsed = parse_transcript(raw, agent=session.agent, **parts.parser_inputs(session))
     document = parsed.to_document(**_header(session, parsed))
     key = blobs.content_key(session.project_id, session.pk)
     blobs.put(key, blobs.gzip_json(document))

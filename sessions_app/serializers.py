@@ -8,6 +8,7 @@ from django.conf import settings
 from django.utils import timezone
 from rest_framework import serializers
 
+from sessions_app import parts
 from sessions_app.links import session_api_url, session_web_url
 from sessions_app.models import FINAL_TASK_STATUSES, Kind, Session
 from sessions_app.validation import CONTROL, MAX_DB_INT, no_control_characters
@@ -37,6 +38,13 @@ class SubagentOffsetsSerializer(serializers.Serializer):
     agent_id = serializers.CharField(max_length=100, validators=IDENTIFIER)
     start_offset = _count(required=False, allow_null=True)
     end_offset = _count(required=False, allow_null=True)
+    path = serializers.RegexField(parts.SUBAGENT_PATH_PATTERN, required=False)  # its layout (sessions_app.parts)
+
+
+class ToolResultMetaSerializer(serializers.Serializer):
+    name = serializers.RegexField(parts.NAME_PATTERN)
+    bytes = _count(required=False)
+    truncated_bytes = _count(required=False)
 
 
 class RedactionField(serializers.DictField):
@@ -94,6 +102,7 @@ class IngestMetadataSerializer(serializers.Serializer):
     subagents = serializers.ListField(
         child=SubagentOffsetsSerializer(), required=False, default=list, max_length=MAX_SUBAGENTS
     )
+    tool_results = ToolResultMetaSerializer(many=True, required=False, default=list, max_length=parts.MAX_TOOL_RESULTS)
 
     def validate_agent(self, value: str) -> str:
         from sessionledger.formats import get_format

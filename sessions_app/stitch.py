@@ -7,12 +7,25 @@ transcript with a hole in it would resume into a conversation that never happene
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from projects.models import Project
-from sessionledger.formats import cut_after_turn
-from sessions_app import blobs
+from sessionledger.formats import cut_after_turn, cut_at_offset, step_line_end
+from sessions_app import blobs, parts
 from sessions_app.models import Kind, Session
+
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+SHA_PREFIX = re.compile(r"^[0-9a-fA-F]{7,40}$")
+
+
+class BadStep(ValueError):
+    """`until` is neither a message uuid nor a commit hash (prefix of 7 or more)."""
+
+
+class UnknownStep(LookupError):
+    """`until` names no message of this agent session, nor a commit one of its segments holds."""
 
 
 @dataclass(frozen=True)
@@ -65,13 +78,82 @@ def _gaps(segments: list[Session]) -> list[Gap]:
     return gaps
 
 
-def stitched_transcript(chain: Chain, *, until_turn: int | None = None) -> bytes:
-    """The concatenated raw bytes of the chain, optionally cut after ``until_turn`` turns."""
+def stitched_transcript(chain: Chain, *, until_turn: int | None = None, until: str | None = None) -> bytes:
+    """The concatenated raw bytes of the chain, optionally cut after ``until_turn`` turns or
+    after the step ``until`` (a message uuid, or a commit captured in one of the segments)."""
     raw = b"".join(blobs.gunzip(blobs.get(session.raw_storage_key)) for session in chain.segments)
+    agent = chain.segments[0].agent if chain.segments else "claude-code"
+    if until is not None:
+        return cut_at_offset(raw, step_end(chain, raw, until), agent=agent)
     if until_turn is None:
         return raw
-    agent = chain.segments[0].agent if chain.segments else "claude-code"
     return cut_after_turn(raw, until_turn, agent=agent)
+
+
+def step_end(chain: Chain, raw: bytes, until: str) -> int:
+    """Where the step ``until`` ends in the stitched bytes: after its message's line, or where
+    the commit's segment ends (the checkpoint was captured there)."""
+    value = until.strip()
+    if UUID.match(value):
+        end = step_line_end(raw, value.lower(), agent=chain.segments[0].agent) if chain.segments else None
+        if end is None:
+            raise UnknownStep(f"no message {value} in this agent session")
+        return end
+    if not SHA_PREFIX.match(value):
+        raise BadStep("until is a message uuid or a commit hash (at least 7 hex characters)")
+    position, candidates = 0, []
+    for session in chain.segments:
+        position += transcript_bytes(session)
+        if (session.commit_hash or "").startswith(value.lower()):
+            candidates.append((session.kind != Kind.CHECKPOINT, position))
+    if not candidates:
+        raise UnknownStep(f"no segment of this agent session was captured at commit {value}")
+    return min(candidates)[1]  # the checkpoint that made the commit, else the first segment at it
+
+
+# --- the files beside the transcript -------------------------------------------------------------
+
+
+def files(chain: Chain) -> list[dict[str, Any]]:
+    """Sub-agent transcripts and persisted tool outputs of the agent session, by relative path."""
+    listed: dict[str, dict[str, Any]] = {}
+    for session in chain.segments:
+        for entry in parts.subagent_entries(session):
+            path = entry.get("path") or f"subagents/agent-{entry['agent_id']}.jsonl"
+            item = listed.setdefault(
+                path, {"path": path, "kind": "subagent", "agent_id": entry["agent_id"], "bytes": 0}
+            )
+            item["bytes"] += int(entry.get("raw_size_bytes") or 0)
+        for entry in parts.tool_result_entries(session):
+            path = f"{parts.TOOL_RESULTS_DIR}/{entry['name']}"
+            listed[path] = {"path": path, "kind": parts.TOOL_RESULT, "bytes": int(entry.get("raw_size_bytes") or 0)}
+    return list(listed.values())
+
+
+def file_bytes(chain: Chain, path: str) -> bytes | None:
+    """One file of `files()`: a sub-agent's deltas joined in offset order, or a tool output."""
+    if path.startswith(f"{parts.TOOL_RESULTS_DIR}/"):
+        name = path[len(parts.TOOL_RESULTS_DIR) + 1 :]
+        entries = [e for s in chain.segments for e in parts.tool_result_entries(s) if e["name"] == name]
+        return blobs.gunzip(blobs.get(entries[-1]["key"])) if entries else None
+    deltas = sorted(
+        (e for s in chain.segments for e in parts.subagent_entries(s) if _subagent_path(e) == path),
+        key=lambda e: int(e.get("start_offset") or 0),
+    )
+    if not deltas:
+        return None
+    pieces, ranges = [], set()
+    for entry in deltas:
+        span = (entry.get("start_offset"), entry.get("end_offset"))
+        if span in ranges and span != (None, None):
+            continue  # the same range uploaded twice (a retry under a new segment)
+        ranges.add(span)
+        pieces.append(blobs.gunzip(blobs.get(entry["key"])))
+    return b"".join(pieces)
+
+
+def _subagent_path(entry: dict[str, Any]) -> str:
+    return str(entry.get("path") or f"subagents/agent-{entry['agent_id']}.jsonl")
 
 
 def transcript_bytes(session: Session) -> int:

@@ -95,7 +95,9 @@ def _jsonl_files(directory: str) -> list[str]:
         entries = list(os.scandir(directory))
     except OSError:
         return []
-    return sorted(e.path for e in entries if e.name.endswith(transcripts.SUFFIX) and e.is_file())
+    # `agent-*.jsonl` beside the sessions are sub-agents of the older layout: they go with their session
+    names = (e for e in entries if e.name.endswith(transcripts.SUFFIX) and not transcripts.is_agent_file(e.name))
+    return sorted(e.path for e in names if e.is_file())
 
 
 def recorded_cwd(path: str, limit: int = 1 << 20) -> str | None:

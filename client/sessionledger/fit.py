@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MIN_KEEP", "FitResult", "fit_to_limit"]
+__all__ = ["MIN_KEEP", "FitResult", "fit_to_limit", "shorten_output"]
 
 MIN_KEEP = 2048  # bytes of head + tail a text keeps before other strings are touched
 _MARKER = "[… sessionledger truncated {} bytes …]"
@@ -66,6 +66,20 @@ def fit_to_limit(data: bytes, limit: int) -> FitResult:
         if result is not None:
             return result
     raise ValueError(f"segment of {len(data)} bytes cannot fit in {limit} bytes even with every string truncated")
+
+
+def shorten_output(data: bytes, target: int) -> tuple[bytes, int]:
+    """A saved tool output (plain bytes, not JSONL) in about `target` bytes: its head and tail
+    around the same marker, cut at line breaks when near. (data, bytes cut); never below MIN_KEEP."""
+    keep = max(MIN_KEEP, target - _MARKER_ROOM)
+    if len(data) <= keep + _MARKER_ROOM:
+        return data, 0
+    text = data.decode("utf-8", "surrogateescape")
+    share = int(keep * len(text) / len(data))
+    head, tail = _snap_head(text, share - share // 2), _snap_tail(text, share // 2)
+    dropped = len(text[head : len(text) - tail].encode("utf-8", "surrogateescape"))
+    kept = text[:head] + "\n" + _MARKER.format(dropped) + "\n" + text[len(text) - tail :]
+    return kept.encode("utf-8", "surrogateescape"), dropped
 
 
 class _Segment:

@@ -5,6 +5,11 @@ take far longer than a hook may. It must still happen before anything leaves the
 its output is written into the queue entry, so a segment captured offline is already reduced to
 what will be sent. The order matters: slimming first (it drops whole progress payloads),
 redaction on what remains, fitting last so the limit applies to the bytes actually sent.
+
+A segment is its transcript bytes, the sub-agent files' new bytes (either layout: each part says
+where it lives, `subagents/agent-<id>.jsonl` or `agent-<id>.jsonl`), and the large tool outputs
+Claude Code saved under `<session>/tool-results/` that its tool results point at — redacted
+like the rest (docs/client.md "Every byte of a session").
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from sessionledger.fsutil import atomic_write
 from sessionledger.queue import Entry, write_json
 
 MAIN = "transcript"
+SUBAGENT, TOOL_RESULT = "subagent", "tool_result"
+MAX_TOOL_OUTPUT = 64 * 1024 * 1024  # a bigger file is not read at all (the server's limit is far lower)
 
 
 class BrokenSegment(Exception):
@@ -35,8 +42,11 @@ class BrokenSegment(Exception):
 class Part:
     """One transcript (main or sub-agent) on its way to the server."""
 
-    name: str  # "transcript" or the agent id
+    name: str  # "transcript", the agent id, or the tool output's file name
     data: bytes
+    kind: str = MAIN  # MAIN, SUBAGENT or TOOL_RESULT
+    path: str = ""  # where it lives relative to the session: `subagents/agent-x.jsonl`, `tool-results/y.txt`
+    original_size: int = 0
     redaction: dict[str, int] = field(default_factory=dict)
     changed_lines: list[int] = field(default_factory=list)
     slimmed: dict[str, int] = field(default_factory=dict)
@@ -45,7 +55,14 @@ class Part:
 
     @property
     def filename(self) -> str:
-        return "transcript.jsonl.gz" if self.name == MAIN else f"agent-{self.name}.jsonl.gz"
+        """The file in the queue entry (and the upload's file name)."""
+        if self.kind == TOOL_RESULT:
+            return f"{self.name}.gz"
+        return "transcript.jsonl.gz" if self.kind == MAIN else f"agent-{self.name}.jsonl.gz"
+
+    @property
+    def field(self) -> str:
+        return {MAIN: "transcript", SUBAGENT: "subagent"}.get(self.kind, TOOL_RESULT)
 
 
 def prepare(entry: Entry, config: Config, limit: int) -> None:
@@ -58,7 +75,7 @@ def prepare(entry: Entry, config: Config, limit: int) -> None:
     if intent["kind"] == "clear":  # the uncommitted diff stat and the message count (SPEC §7 /clear)
         from sessionledger import clears
 
-        clears.add_facts(entry, metadata, local, {p.name: p.data for p in parts})
+        clears.add_facts(entry, metadata, local, {p.name: p.data for p in parts if p.kind != TOOL_RESULT})
     for part in parts:
         atomic_write(entry.file(part.filename), gzip.compress(part.data, compresslevel=6, mtime=0))
     write_json(entry.file("metadata.json"), metadata)
@@ -67,11 +84,34 @@ def prepare(entry: Entry, config: Config, limit: int) -> None:
 
 
 def _read_parts(intent: dict) -> list[Part]:
-    main = _read(intent["transcript"], intent["start_offset"], intent["end_offset"], intent.get("crc"))
+    transcript = intent["transcript"]
+    main = _read(transcript, intent["start_offset"], intent["end_offset"], intent.get("crc"))
     parts = [Part(MAIN, main)]
     for sub in intent.get("subagents") or []:
-        parts.append(Part(sub["agent_id"], _read(sub["path"], sub["start_offset"], sub["end_offset"], sub.get("crc"))))
-    return parts
+        data = _read(sub["path"], sub["start_offset"], sub["end_offset"], sub.get("crc"))
+        parts.append(Part(sub["agent_id"], data, SUBAGENT, transcripts.layout_path(transcript, sub["path"])))
+    return parts + _tool_outputs(transcript, parts)
+
+
+def _tool_outputs(transcript: str, parts: list[Part]) -> list[Part]:
+    """The persisted tool outputs the segment's tool results point at (reference §1.1)."""
+    from sessionledger.formats.persisted import DIRECTORY, referenced_names
+
+    directory = os.path.join(os.path.dirname(transcript), transcripts.session_id_of(transcript), DIRECTORY)
+    outputs = []
+    for name in dict.fromkeys(n for p in parts for n in referenced_names(p.data)):
+        path = os.path.join(directory, name)
+        try:
+            if not os.path.isfile(path) or os.path.getsize(path) > MAX_TOOL_OUTPUT:
+                log.warning(f"persisted tool output {path} is missing or too large; only its preview is captured")
+                continue
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            log.warning(f"cannot read persisted tool output {path}: {exc}")
+            continue
+        outputs.append(Part(name, data, TOOL_RESULT, f"{DIRECTORY}/{name}", original_size=len(data)))
+    return outputs
 
 
 def _read(path: str, start: int, end: int, crc: int | None) -> bytes:
@@ -88,6 +128,10 @@ def _read(path: str, start: int, end: int, crc: int | None) -> bytes:
 
 
 def _clean(part: Part, config: Config) -> Part:
+    if part.kind == TOOL_RESULT:  # plain text (or JSON) as the tool printed it, not JSONL
+        text, counts = redactor(config).redact_text(part.data.decode("utf-8", "surrogateescape"))
+        part.data, part.redaction = text.encode("utf-8", "surrogateescape"), dict(counts)
+        return part
     slimmed, counts = formats.slim(part.data, image_threshold=int(config["image_threshold"]))
     result = redactor(config).redact_bytes(slimmed)
     part.data, part.slimmed = result.data, counts
@@ -118,10 +162,23 @@ def _fit(parts: list[Part], limit: int) -> None:
     total = sum(len(p.data) for p in parts)
     if total <= limit:
         return
-    from sessionledger.fit import fit_to_limit
+    from sessionledger.fit import fit_to_limit, shorten_output
 
-    for part in parts:
-        share = max(1, limit * len(part.data) // total)
+    outputs = sorted((p for p in parts if p.kind == TOOL_RESULT), key=lambda p: len(p.data), reverse=True)
+    for part in outputs:  # the bulkiest first: a saved tool output is what a reader needs least
+        if total <= limit:
+            break
+        before = len(part.data)
+        part.data, part.truncated_bytes = shorten_output(part.data, max(0, before - (total - limit)))
+        part.truncated_outputs = 1 if part.truncated_bytes else 0
+        total -= before - len(part.data)
+    if total <= limit:
+        return
+    jsonl = [p for p in parts if p.kind != TOOL_RESULT]
+    room = limit - sum(len(p.data) for p in parts if p.kind == TOOL_RESULT)
+    total = sum(len(p.data) for p in jsonl)
+    for part in jsonl:
+        share = max(1, room * len(part.data) // total)
         try:
             result = fit_to_limit(part.data, share)
         except ValueError as exc:
@@ -151,15 +208,27 @@ def build_metadata(intent: dict, parts: list[Part]) -> dict:
         "previous_end_offset": start if start and intent["kind"] != "task" else None,
         "captured_at": _iso(float(intent.get("captured_at") or time.time())),
         "redaction": _merged(p.redaction for p in parts),
-        "subagents": _subagent_offsets(intent),
+        "subagents": _subagent_offsets(intent, parts),
+        "tool_results": [
+            {"name": p.name, "bytes": p.original_size, "truncated_bytes": p.truncated_bytes}
+            for p in parts
+            if p.kind == TOOL_RESULT
+        ]
+        or None,
     }
     data.update(_commit_facts(intent))
     return {key: value for key, value in data.items() if value is not None}
 
 
-def _subagent_offsets(intent: dict) -> list[dict]:
+def _subagent_offsets(intent: dict, parts: list[Part]) -> list[dict]:
+    where = {p.name: p.path for p in parts if p.kind == SUBAGENT}
     return [
-        {"agent_id": s["agent_id"], "start_offset": s["start_offset"], "end_offset": s["end_offset"]}
+        {
+            "agent_id": s["agent_id"],
+            "start_offset": s["start_offset"],
+            "end_offset": s["end_offset"],
+            "path": where.get(s["agent_id"]) or f"subagents/agent-{s['agent_id']}.jsonl",
+        }
         for s in intent.get("subagents") or []
     ]
 
@@ -202,6 +271,7 @@ def _local(intent: dict, parts: list[Part], limit: int) -> dict:
         "idempotency_key": idempotency_key(intent),
         "limit": limit,
         "files": [p.filename for p in parts],
+        "parts": [{"file": p.filename, "field": p.field, "path": p.path} for p in parts],
         "changed_lines": {p.name: p.changed_lines for p in parts if p.changed_lines},
         "slimmed": {p.name: p.slimmed for p in parts},
         "truncated": {p.name: [p.truncated_bytes, p.truncated_outputs] for p in parts if p.truncated_outputs},

@@ -69,19 +69,54 @@ def read_range(path: str, start: int, end: int) -> bytes:
 
 
 def subagent_files(transcript: str) -> list[tuple[str, str]]:
-    """(agent id, path) of `<session>/subagents/agent-<id>.jsonl` next to the transcript."""
-    stem = os.path.basename(transcript)
-    stem = stem[: -len(SUFFIX)] if stem.endswith(SUFFIX) else stem
+    """(agent id, path) of the session's sub-agent transcripts, in both layouts Claude Code used.
+
+    2.1.2 and later: `<session>/subagents/agent-<id>.jsonl` next to the transcript. Before:
+    `agent-<id>.jsonl` beside the session file itself, shared with the other sessions of the
+    project directory, so a file is this session's when its lines carry its `sessionId`
+    (docs/client.md "Every byte of a session").
+    """
+    stem = session_id_of(transcript)
     directory = os.path.join(os.path.dirname(transcript), stem, "subagents")
+    found = [(agent_id_of(name), os.path.join(directory, name)) for name in _agent_names(directory)]
+    legacy = os.path.dirname(transcript)
+    marker = b'"sessionId":"' + stem.encode("utf-8", "surrogateescape") + b'"'
+    for name in _agent_names(legacy):
+        path = os.path.join(legacy, name)
+        if _head_has(path, marker):
+            found.append((agent_id_of(name), path))
+    return found
+
+
+def _agent_names(directory: str) -> list[str]:
     try:
         names = sorted(os.listdir(directory))
     except OSError:
         return []
-    return [
-        (name[len(SUBAGENT_PREFIX) : -len(SUFFIX)], os.path.join(directory, name))
-        for name in names
-        if name.startswith(SUBAGENT_PREFIX) and name.endswith(SUFFIX)
-    ]
+    return [name for name in names if is_agent_file(name)]
+
+
+def is_agent_file(name: str) -> bool:
+    return name.startswith(SUBAGENT_PREFIX) and name.endswith(SUFFIX)
+
+
+def agent_id_of(name: str) -> str:
+    return name[len(SUBAGENT_PREFIX) : -len(SUFFIX)]
+
+
+def layout_path(transcript: str, path: str) -> str:
+    """Where a sub-agent file sits relative to its session: `subagents/agent-<id>.jsonl` (2.1.2+)
+    or `agent-<id>.jsonl` (beside the session file, older versions)."""
+    name = os.path.basename(path)
+    return name if os.path.dirname(path) == os.path.dirname(transcript) else f"subagents/{name}"
+
+
+def _head_has(path: str, marker: bytes, limit: int = 65536) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return marker in handle.read(limit)
+    except OSError:
+        return False
 
 
 def first_timestamp(path: str, limit: int = 1 << 20) -> float | None:
@@ -159,7 +194,8 @@ def find_current(cwd: str) -> str | None:
 
 def _newest_transcript(directory: str) -> str | None:
     try:
-        entries = [e for e in os.scandir(directory) if e.name.endswith(SUFFIX) and e.is_file()]
+        entries = [e for e in os.scandir(directory) if e.name.endswith(SUFFIX) and not is_agent_file(e.name)]
+        entries = [e for e in entries if e.is_file()]
     except OSError:
         return None
     return max(entries, key=lambda e: e.stat().st_mtime).path if entries else None

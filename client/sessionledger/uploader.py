@@ -231,9 +231,9 @@ class Runner:
     def _send(self, entry: queue.Entry, client: Client, slug: str) -> tuple[int, object]:
         local = entry.local()
         parts = [Part("metadata", path=entry.file("metadata.json"), content_type="application/json")]
-        for name in local.get("files", ["transcript.jsonl.gz"]):
-            field = "transcript" if name == "transcript.jsonl.gz" else "subagent"
-            parts.append(Part(field, path=entry.file(name), filename=name, content_type="application/gzip"))
+        for part in local.get("parts") or _old_parts(local):
+            name = part["file"]
+            parts.append(Part(part["field"], path=entry.file(name), filename=name, content_type="application/gzip"))
         body = Body(parts)
         headers = {"Idempotency-Key": local["idempotency_key"]}
         return client.post_stream(f"/projects/{slug}/sessions", body, len(body), body.content_type, headers)
@@ -298,3 +298,9 @@ class Runner:
         """Exponential backoff with jitter: base·2ⁿ⁻¹ capped, then a random 50-100 % of it."""
         base, cap = float(self.config["retry_base_seconds"]), float(self.config["retry_max_seconds"])
         return min(cap, base * 2 ** (attempts - 1)) * (0.5 + random.random() / 2)
+
+
+def _old_parts(local: dict) -> list[dict]:
+    """The parts of an entry prepared by a client from before `parts` was recorded."""
+    files = local.get("files", ["transcript.jsonl.gz"])
+    return [{"file": f, "field": "transcript" if f == "transcript.jsonl.gz" else "subagent"} for f in files]

@@ -57,6 +57,11 @@ class AgentSessionView(AgentSessionMixin, ProjectAPIView):
                     "agent_session_id": serializers.CharField(),
                     "segments": serializers.ListField(child=serializers.DictField()),
                     "gaps": serializers.ListField(child=serializers.DictField()),
+                    "files": serializers.ListField(
+                        child=serializers.DictField(),
+                        help_text="sub-agent transcripts and persisted tool outputs: {path, kind, bytes}; "
+                        "fetch one with transcript?part=<path>",
+                    ),
                     "transcript_url": serializers.URLField(),
                 },
             ),
@@ -81,13 +86,15 @@ class AgentSessionView(AgentSessionMixin, ProjectAPIView):
                 "agent_session_id": agent_session_id,
                 "segments": segments,
                 "gaps": _gap_list(chain),
+                "files": stitch.files(chain),
                 "transcript_url": f"{base}/transcript",
             }
         )
 
 
 class AgentTranscriptView(AgentSessionMixin, ProjectAPIView):
-    """The agent session's raw JSONL stitched from its segments, optionally cut after turn N (for fork)."""
+    """The agent session's raw JSONL stitched from its segments, optionally cut after turn N or
+    after a step (for fork); or, with ``part``, one of its files (for restore)."""
 
     required_roles = READ_ONLY
     throttle_classes = [QueryThrottle]
@@ -95,9 +102,27 @@ class AgentTranscriptView(AgentSessionMixin, ProjectAPIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("until_turn", int, description="keep turns 1..N (N ≥ 1)"),
+            OpenApiParameter(
+                "until",
+                str,
+                description="cut after this step: a message uuid (kept with the results of its tool calls) or "
+                "a commit (7-40 hex) captured in one of the segments (cut where it was captured). "
+                "Not with until_turn. Malformed: 400; no such message or commit: 404.",
+            ),
+            OpenApiParameter(
+                "part",
+                str,
+                description="a path from the agent session's `files` (subagents/agent-<id>.jsonl, "
+                "agent-<id>.jsonl, tool-results/<name>) instead of the transcript; 404 when it has none",
+            ),
             OpenApiParameter("allow_gaps", bool),
         ],
-        responses={(200, "application/x-ndjson"): OpenApiTypes.BINARY, 409: ErrorSerializer},
+        responses={
+            (200, "application/x-ndjson"): OpenApiTypes.BINARY,
+            400: ErrorSerializer,
+            404: ErrorSerializer,
+            409: ErrorSerializer,
+        },
     )
     def get(self, request: Request, project: str, agent_session_id: str) -> HttpResponse:
         chain = self.get_chain(agent_session_id)
@@ -108,19 +133,40 @@ class AgentTranscriptView(AgentSessionMixin, ProjectAPIView):
                 status_code=409,
                 extra={"gaps": _gap_list(chain)},
             )
-        until = request.query_params.get("until_turn")
-        if until is not None and not (until.isascii() and until.isdigit() and 0 < len(until) < 10 and int(until)):
-            raise DomainError("invalid", "until_turn is a whole number ≥ 1.", field="until_turn")
-        try:
-            body = stitch.stitched_transcript(chain, until_turn=int(until) if until else None)
-        except blobs.NotGzip as exc:  # stored before ingest counted gzip members
-            message = f"A segment's stored transcript cannot be read: {exc}."
-            raise DomainError("unreadable", message, status_code=409) from None
+        part = request.query_params.get("part")
+        body = _part(chain, part) if part is not None else _transcript(chain, request.query_params)
         for session in chain.segments:
             access_record(session=session, request=request, via="transcript")
-        response = HttpResponse(body, content_type="application/x-ndjson")
+        kind = "application/octet-stream" if part and not part.endswith(".jsonl") else "application/x-ndjson"
+        response = HttpResponse(body, content_type=kind)
         response["X-Sessionledger-Segments"] = ",".join(str(s.pk) for s in chain.segments)
         return response
+
+
+def _transcript(chain: stitch.Chain, params: Any) -> bytes:
+    until_turn, until = params.get("until_turn"), params.get("until")
+    if until_turn is not None and until is not None:
+        raise DomainError("invalid", "Give until_turn or until, not both.", field="until")
+    if until_turn is not None and not (
+        until_turn.isascii() and until_turn.isdigit() and 0 < len(until_turn) < 10 and int(until_turn)
+    ):
+        raise DomainError("invalid", "until_turn is a whole number ≥ 1.", field="until_turn")
+    try:
+        return stitch.stitched_transcript(chain, until_turn=int(until_turn) if until_turn else None, until=until)
+    except blobs.NotGzip as exc:  # stored before ingest counted gzip members
+        message = f"A segment's stored transcript cannot be read: {exc}."
+        raise DomainError("unreadable", message, status_code=409) from None
+    except stitch.BadStep as exc:
+        raise DomainError("invalid", f"{exc}.", field="until") from None
+    except stitch.UnknownStep as exc:
+        raise DomainError("not_found", f"{str(exc).capitalize()}.", field="until", status_code=404) from None
+
+
+def _part(chain: stitch.Chain, path: str) -> bytes:
+    data = stitch.file_bytes(chain, path) if len(path) <= 300 else None
+    if data is None:
+        raise DomainError("not_found", "This agent session has no such file.", field="part", status_code=404)
+    return data
 
 
 class RelinkPair(serializers.Serializer):

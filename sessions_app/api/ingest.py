@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from config import metrics
 from projects.access import ProjectAPIView
 from projects.errors import ApiError, DomainError
-from sessions_app import selectors
+from sessions_app import parts, selectors
 from sessions_app.api.common import INGEST_ERRORS, SessionCursorPagination, keyset_page
 from sessions_app.filters import SessionFilter
 from sessions_app.ingest import Upload, session_ingest
@@ -65,6 +65,12 @@ class SessionsView(ProjectAPIView):
                         required=False,
                         help_text="gzip JSONL per sub-agent; file name = agent id",
                     ),
+                    "tool_result": serializers.ListField(
+                        child=serializers.FileField(),
+                        required=False,
+                        help_text="gzip of a large tool output Claude Code saved in <session>/tool-results/; "
+                        "file name = <name>.gz",
+                    ),
                 },
             )
         },
@@ -82,7 +88,8 @@ class SessionsView(ProjectAPIView):
             author=request.user,
             metadata=metadata,
             transcript=Upload(transcript, transcript.size),
-            subagents=[Upload(f, f.size, _agent_id(f.name)) for f in request.FILES.getlist("subagent")],
+            subagents=[Upload(f, f.size, _agent_id(f.name)) for f in request.FILES.getlist("subagent")]
+            + parts.tool_result_uploads(request.FILES.getlist("tool_result")),
             idempotency_key=_idempotency_key(request),
         )
         body = {

@@ -201,10 +201,36 @@ class ClaudeSession:
         self.flush()
         return self
 
-    def subagent_file(self, agent_id: str) -> Path:
+    def subagent_file(self, agent_id: str, *, legacy: bool = False) -> Path:
+        """Where Claude Code writes a sub-agent: `<session>/subagents/` (2.1.2+), or beside the
+        session file (`legacy`, before 2.1.2)."""
+        if legacy:
+            return self.path.parent / f"agent-{agent_id}.jsonl"
         directory = self.path.parent / self.session_id / "subagents"
         directory.mkdir(parents=True, exist_ok=True)
         return directory / f"agent-{agent_id}.jsonl"
+
+    def tool_results_dir(self) -> Path:
+        return self.path.parent / self.session_id / "tool-results"
+
+    def persisted_tool_call(self, command: str, output: str) -> Path:
+        """A Bash call whose output Claude Code (2.1.2+) saved to `<session>/tool-results/<id>.txt`,
+        keeping a 2 KB preview in the transcript (reference §1.1; anthropics/claude-code#23948)."""
+        b = self.builder
+        b.new_response().tool_use("Bash", {"command": command, "description": "run"})
+        tool_id, use_uuid = b.last_tool_id, b.last_uuid
+        saved = self.tool_results_dir() / f"{tool_id}.txt"
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_bytes(output.encode())
+        size = f"{len(output.encode()) / 1024:.1f}KB"
+        preview = (
+            f"<persisted-output>\nOutput too large ({size}). Full output saved to: {saved}\n\n"
+            f"Preview (first 2KB):\n{output[:2048]}\n...\n</persisted-output>"
+        )
+        result = {"stdout": output[:2048], "stderr": "", "interrupted": False, "isImage": False}
+        b.tool_result(tool_id, preview, tool_use_result={**result, "persistedOutputPath": str(saved)}, parent=use_uuid)
+        self.flush()
+        return saved
 
     def bash(self, command: str, *, cwd: Path | None = None, hook: bool = True, **env: str | None):
         """Run `command` like the Bash tool, record it in the transcript, fire PostToolUse."""

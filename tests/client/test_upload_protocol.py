@@ -88,7 +88,9 @@ def test_the_upload_is_one_multipart_post_with_metadata_gzip_parts_and_a_stable_
     form = parts(request)
     metadata = json.loads(form["metadata"][0].get_payload(decode=True))
     assert metadata["commit_hash"] == head(repo) and metadata["kind"] == "checkpoint"
-    assert metadata["subagents"] == [{"agent_id": "a77", "start_offset": 0, "end_offset": len(child.build())}]
+    assert metadata["subagents"] == [
+        {"agent_id": "a77", "start_offset": 0, "end_offset": len(child.build()), "path": "subagents/agent-a77.jsonl"}
+    ]
     [transcript] = form["transcript"]
     assert gzip.decompress(transcript.get_payload(decode=True)) == expected_upload(claude.content())
     [agent] = form["subagent"]

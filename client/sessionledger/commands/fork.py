@@ -19,12 +19,11 @@ import sys
 import uuid
 from dataclasses import dataclass, field
 
-from sessionledger import agentsessions, formats, gitmeta, transcripts
+from sessionledger import agentsessions, formats, gitmeta, sessionfiles
 from sessionledger.agentsessions import AgentSession, Target, Turn
 from sessionledger.commands.common import CommandError, short
 from sessionledger.commands.turns import open_target, repo_root
 from sessionledger.formats.resume import ResumeReport, first_cwd, rewrite_for_resume
-from sessionledger.fsutil import atomic_write
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,6 +49,7 @@ class Forked:
     cwd: str = ""
     path: str = ""
     kept_turns: int = 0
+    closed: int = 0
     report: ResumeReport = field(default_factory=ResumeReport)
 
 
@@ -74,7 +74,16 @@ def run(options: argparse.Namespace) -> int:
     fork.kept_turns = len(formats.turn_starts(cut))
     add_worktree(ctx.repo_dir, worktree, branch, commit)
     data, fork.cwd, fork.report = session_file(agent, cut, fork.session_id, ctx.repo_dir, worktree)
-    fork.path = write_session(fork.cwd, fork.session_id, data)
+    data, fork.closed = sessionfiles.finish(data, agent.id, fork.cwd, fork.session_id)
+    fork.path = sessionfiles.write_all(
+        ctx.api,
+        f"/projects/{ctx.slug}/agent-sessions/{agent.id}",
+        agent.listing,
+        cwd=fork.cwd,
+        session_id=fork.session_id,
+        data=data,
+        rewrite=sessionfiles.subagent_rewriter(fork.session_id, agent.id, fork.cwd, _cwd_from(cut, ctx.repo_dir)),
+    ).session
     _print(fork, ctx.repo_dir)
     if claude:
         sys.stdout.flush()
@@ -104,21 +113,18 @@ def session_file(
     """
     root = os.path.realpath(repo_dir)
     old_cwd = first_cwd(cut) or root
-    inside = old_cwd == root or old_cwd.startswith(root + os.sep)
-    cwd_from = root if inside else old_cwd
-    cwd = worktree + old_cwd[len(root) :] if inside else worktree
+    cwd_from = _cwd_from(cut, repo_dir)
+    cwd = worktree + old_cwd[len(root) :] if cwd_from == root else worktree
     changed = agentsessions.changed_lines(agent, cut)
     data, report = rewrite_for_resume(cut, session_id=new_id, cwd_from=cwd_from, cwd_to=worktree, changed=changed)
     return data, (cwd if os.path.isdir(cwd) else worktree), report
 
 
-def write_session(cwd: str, session_id: str, data: bytes) -> str:
-    """`<claude dir>/projects/<encoded cwd>/<id>.jsonl` (CLAUDE_CONFIG_DIR honoured)."""
-    directory = transcripts.project_dir(cwd)
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    path = os.path.join(directory, session_id + transcripts.SUFFIX)
-    atomic_write(path, data, mode=0o600)
-    return path
+def _cwd_from(cut: bytes, repo_dir: str) -> str:
+    """The directory a conversation's paths are moved out of (see `session_file`)."""
+    root = os.path.realpath(repo_dir)
+    old = first_cwd(cut) or root
+    return root if old == root or old.startswith(root + os.sep) else old
 
 
 def add_worktree(repo_dir: str, worktree: str, branch: str, commit: str) -> None:
@@ -181,6 +187,8 @@ def _notes(fork: Forked) -> list[str]:
     if fork.report.dropped_thinking:
         count = fork.report.dropped_thinking
         notes.append(f"dropped {count} thinking block(s) the redactor changed (their signature no longer verifies)")
+    if fork.closed:
+        notes.append(f"answered {fork.closed} tool call(s) the capture ended on (their result was never captured)")
     if fork.report.images:
         notes.append(f"replaced {fork.report.images} image(s) not kept at capture by a note")
     return notes

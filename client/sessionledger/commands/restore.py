@@ -2,7 +2,10 @@
 session file — the safety net for transcripts Claude Code has cleaned up (30 days by default).
 
 The stitched transcript (every captured segment, in order) goes to
-`<claude dir>/projects/<encoded cwd>/<id>.jsonl`. By default under a fresh session id: when that
+`<claude dir>/projects/<encoded cwd>/<id>.jsonl`, with its sub-agent transcripts (in the layout
+they were captured in) and the large tool outputs of `<id>/tool-results/` beside it; a capture
+that ended on a tool call whose result was never written gets that result as a note, so
+`claude -r` accepts the file. By default under a fresh session id: when that
 session is continued, its captures then start a new agent session from byte 0 instead of mixing
 the restored file's offsets (redaction and slimming change sizes) into the original's.
 `--same-id` keeps the original id (e.g. for tools that look it up by id). A segment that is
@@ -16,9 +19,8 @@ import os
 import shlex
 import uuid
 
-from sessionledger import agentsessions, transcripts
+from sessionledger import agentsessions, sessionfiles, transcripts
 from sessionledger.commands.common import CommandError
-from sessionledger.commands.fork import write_session
 from sessionledger.commands.turns import open_target
 from sessionledger.formats.resume import first_cwd, rewrite_for_resume
 
@@ -42,13 +44,11 @@ def run(options: argparse.Namespace) -> int:
     if options.cwd and not os.path.isdir(cwd):
         raise CommandError(f"--cwd {options.cwd} is not a directory")
     session_id = agent.id if options.same_id else str(uuid.uuid4())
+    cwd_from = recorded if recorded and recorded != cwd else None
     data, report = rewrite_for_resume(
-        agent.raw,
-        session_id=session_id,
-        cwd_from=recorded if recorded and recorded != cwd else None,
-        cwd_to=cwd,
-        changed=agentsessions.changed_lines(agent),
+        agent.raw, session_id=session_id, cwd_from=cwd_from, cwd_to=cwd, changed=agentsessions.changed_lines(agent)
     )
+    data, closed = sessionfiles.finish(data, agent.id, cwd, session_id)
     target = os.path.join(transcripts.project_dir(cwd), session_id + transcripts.SUFFIX)
     if options.same_id and os.path.exists(target):
         if _same(target, data):
@@ -56,10 +56,24 @@ def run(options: argparse.Namespace) -> int:
             return 0
         if not options.force:
             raise CommandError(f"{target} exists (Claude Code still has this session); --force replaces it")
-    path = write_session(cwd, session_id, data)
+    written = sessionfiles.write_all(
+        ctx.api,
+        f"/projects/{ctx.slug}/agent-sessions/{agent.id}",
+        agent.listing,
+        cwd=cwd,
+        session_id=session_id,
+        data=data,
+        rewrite=sessionfiles.subagent_rewriter(session_id, agent.id, cwd, cwd_from),
+    )
     turns = len(agent.turns)
     print(f"Restored agent session {agent.id}: {len(agent.segments)} segments, {turns} turns, {len(data):,} bytes.")
-    print(f"  file      {path}")
+    print(f"  file      {written.session}")
+    if written.files:
+        print(f"  beside it {len(written.files)} file(s): sub-agent transcripts and saved tool outputs")
+    if closed:
+        print(f"  note      answered {closed} tool call(s) the capture ended on (their result was never captured)")
+    for name in written.moved_agents:
+        print(f"  note      {name} went into {session_id}/subagents/: the original's file of that name is still there")
     if report.dropped_thinking:
         print(f"  note      dropped {report.dropped_thinking} thinking block(s) the redactor changed")
     if agent.gaps:

@@ -23,10 +23,13 @@ __all__ = [
     "TranscriptFormat",
     "complete_lines",
     "cut_after_turn",
+    "cut_at_offset",
     "encode_project_dir",
     "get_format",
     "parse_transcript",
     "slim",
+    "step_line_end",
+    "steps",
     "turn_starts",
 ]
 
@@ -53,9 +56,11 @@ def parse_transcript(
     *,
     agent: str = DEFAULT_AGENT,
     subagents: Mapping[str, bytes] | None = None,
+    tool_outputs: Mapping[str, bytes] | None = None,
 ) -> ParsedTranscript:
-    """Parse transcript bytes (whole file or segment); `subagents` maps agent id -> bytes."""
-    return get_format(agent).parse(bytes(raw), subagents=subagents)
+    """Parse transcript bytes (whole file or segment); `subagents` maps agent id -> bytes,
+    `tool_outputs` a persisted tool output's file name -> its bytes (see `persisted`)."""
+    return get_format(agent).parse(bytes(raw), subagents=subagents, tool_outputs=tool_outputs)
 
 
 def turn_starts(raw: bytes, *, agent: str = DEFAULT_AGENT) -> list[int]:
@@ -66,6 +71,21 @@ def turn_starts(raw: bytes, *, agent: str = DEFAULT_AGENT) -> list[int]:
 def cut_after_turn(raw: bytes, n: int, *, agent: str = DEFAULT_AGENT) -> bytes:
     """The first `n` turns (n >= 1), cut at a boundary safe to resume from."""
     return get_format(agent).cut_after_turn(bytes(raw), n)
+
+
+def cut_at_offset(raw: bytes, offset: int, *, agent: str = DEFAULT_AGENT) -> bytes:
+    """The transcript cut right after the line holding byte `offset - 1`, tool pairs kept whole."""
+    return get_format(agent).cut_at(bytes(raw), offset)
+
+
+def step_line_end(raw: bytes, uuid: str, *, agent: str = DEFAULT_AGENT) -> int | None:
+    """Where the line of message `uuid` ends (None: not in these bytes)."""
+    return get_format(agent).line_end(bytes(raw), uuid)
+
+
+def steps(raw: bytes, *, agent: str = DEFAULT_AGENT) -> list:
+    """The prompts and tool calls of a transcript, in order (see `steps.Step`)."""
+    return get_format(agent).steps(bytes(raw))
 
 
 def slim(raw: bytes, *, image_threshold: int = 8192, agent: str = DEFAULT_AGENT) -> tuple[bytes, dict[str, int]]:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import facts, paths, slimming, turns
+from . import facts, paths, persisted, slimming, steps, turns
 from .base import ParsedTranscript
 from .graph import chain_order, dedupe
 from .lines import scan
@@ -29,11 +29,15 @@ class _File:
     stats: dict[str, Any]
 
 
-def parse(raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> ParsedTranscript:
-    """Parse a main transcript (a whole file or a segment) and optional sub-agent files."""
+def parse(
+    raw: bytes, *, subagents: Mapping[str, bytes] | None = None, tool_outputs: Mapping[str, bytes] | None = None
+) -> ParsedTranscript:
+    """Parse a main transcript (a whole file or a segment), optional sub-agent files and the
+    persisted outputs of large tool results."""
     main = _read(raw)
     agents = {agent_id: _read(data, agent_id) for agent_id, data in (subagents or {}).items()}
     messages, parents = weave(main.piece, {k: f.piece for k, f in agents.items()})
+    attached = persisted.attach(messages, tool_outputs or {})
     turn_list = facts.number_and_turns(messages)
     files, counts = facts.tool_facts(messages)
     first, last = facts.time_span(messages)
@@ -41,7 +45,7 @@ def parse(raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> Parsed
         agent=NAME,
         messages=messages,
         turns=turn_list,
-        stats=_stats(main, agents, parents),
+        stats={**_stats(main, agents, parents), **({"persisted_outputs": attached} if tool_outputs else {})},
         title=facts.title_from(turn_list, messages),
         prompts=[t["prompt"] for t in turn_list],
         last_assistant_text=facts.last_assistant_text(messages),
@@ -112,14 +116,29 @@ class ClaudeCodeFormat:
 
     name = NAME
 
-    def parse(self, raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> ParsedTranscript:
-        return parse(raw, subagents=subagents)
+    def parse(
+        self,
+        raw: bytes,
+        *,
+        subagents: Mapping[str, bytes] | None = None,
+        tool_outputs: Mapping[str, bytes] | None = None,
+    ) -> ParsedTranscript:
+        return parse(raw, subagents=subagents, tool_outputs=tool_outputs)
 
     def turn_starts(self, raw: bytes) -> list[int]:
         return turns.turn_starts(raw)
 
     def cut_after_turn(self, raw: bytes, n: int) -> bytes:
         return turns.cut_after_turn(raw, n)
+
+    def cut_at(self, raw: bytes, offset: int) -> bytes:
+        return steps.cut_at(raw, offset)
+
+    def line_end(self, raw: bytes, uuid: str) -> int | None:
+        return steps.line_end(raw, uuid)
+
+    def steps(self, raw: bytes) -> list[steps.Step]:
+        return steps.steps(raw)
 
     def slim(self, raw: bytes, *, image_threshold: int = 8192) -> tuple[bytes, dict[str, int]]:
         return slimming.slim(raw, image_threshold=image_threshold)

@@ -233,3 +233,62 @@ def first_cwd(raw: bytes) -> str | None:
         if rec and isinstance(rec.get("cwd"), str) and rec["cwd"]:
             return str(rec["cwd"])
     return None
+
+
+NOT_CAPTURED = "[Sessionledger: the result of this tool call was not captured: the capture ended before it was written]"
+
+
+def close_open_tool_calls(raw: bytes) -> tuple[bytes, int]:
+    """Answer the tool calls the conversation ends on without a result, so `claude -r` loads it.
+
+    A capture taken at a commit can end right after the assistant's `tool_use` (the hook ran
+    before Claude Code wrote the result), and an unanswered tool_use makes the API refuse the
+    whole conversation (reference §1.11). One user line is appended, shaped as Claude Code
+    writes tool results, hanging off the last assistant line, with an error result per open
+    call. Returns (bytes, calls closed); bytes are unchanged when nothing is open.
+    """
+    uses: list[str] = []
+    answered: set[str] = set()
+    last: dict[str, Any] | None = None
+    for _, line in iter_lines(raw):
+        rec = load_record(line) if (b'"user"' in line or b'"assistant"' in line) else None
+        if rec is None or rec["type"] not in ("user", "assistant") or rec.get("isSidechain") is True:
+            continue
+        last = rec
+        if rec["type"] == "assistant":
+            uses += _ids(rec, "tool_use", "id")
+        elif results := _ids(rec, "tool_result", "tool_use_id"):
+            answered.update(results)
+        else:
+            uses = []  # a prompt: the calls before it were answered or abandoned by Claude Code itself
+    open_ids = [i for i in uses if i not in answered]
+    if not open_ids or last is None:
+        return raw, 0
+    separator = b"" if not raw or raw.endswith(b"\n") else b"\n"
+    return raw + separator + _closing_line(last, open_ids), len(open_ids)
+
+
+def _ids(rec: dict[str, Any], block_type: str, key: str) -> list[str]:
+    message = rec.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    blocks = content if isinstance(content, list) else []
+    wanted = (b for b in blocks if isinstance(b, dict) and b.get("type") == block_type)
+    return [b[key] for b in wanted if isinstance(b.get(key), str)]
+
+
+def _closing_line(parent: dict[str, Any], open_ids: list[str]) -> bytes:
+    import uuid
+
+    keys = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch")
+    envelope = {k: parent[k] for k in keys if k in parent}
+    results = [{"tool_use_id": i, "type": "tool_result", "content": NOT_CAPTURED, "is_error": True} for i in open_ids]
+    line = {
+        "parentUuid": parent.get("uuid"),
+        **envelope,
+        "type": "user",
+        "message": {"role": "user", "content": results},
+        "uuid": str(uuid.uuid4()),
+        "timestamp": parent.get("timestamp"),
+        "toolUseResult": f"Error: {NOT_CAPTURED}",
+    }
+    return encode(line) + b"\n"

@@ -1,0 +1,112 @@
+"""Steps: the points of a conversation people fork at, and a safe cut right after any of them.
+
+A step is a human prompt, an assistant tool call, or (known from the captured segments, not
+from the bytes) a commit captured inside a turn. Cutting "after a step" keeps every line up to
+and including the step's line — the same rule as Claude Code's `--resume-session-at <uuid>`
+("up to and including the message with this UUID", reference §1.10) — plus the results of the
+tool calls kept, so the cut never separates a tool_use from its tool_result (§1.11). Trailing
+snapshot/queue/progress lines and `summary` lines whose leaf was cut are left out, as for turns.
+Every kept line is byte-identical. Linear in the size of the transcript.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import iter_lines, load_record
+from .classify import block_text, is_prompt_record, render_prompt, user_content
+from .turns import _drop_dangling_summaries, _drop_trailing_noise, _index, _Line
+
+
+@dataclass(frozen=True)
+class Step:
+    """A prompt or a tool call: where its line ends in the transcript, and what it says."""
+
+    kind: str  # "prompt" or "tool"
+    uuid: str
+    end: int  # byte offset just after the step's line
+    label: str  # the prompt's text, or `Bash: git commit -m …`
+    timestamp: str | None
+    tool_id: str | None = None
+
+
+def cut_at(raw: bytes, offset: int) -> bytes:
+    """The transcript cut right after byte `offset` (rounded up to a line end), tool pairs kept."""
+    lines = _index(raw)
+    keep = sum(1 for line in lines if line.offset < offset)
+    keep = _with_results(lines, keep)
+    kept = _drop_trailing_noise(lines[:keep])
+    return b"".join(line.data for line in _drop_dangling_summaries(kept))
+
+
+def _with_results(lines: list[_Line], keep: int) -> int:
+    """Extend a prefix of `keep` lines until no tool call in it is answered after it."""
+    ids = [line.tool_ids() for line in lines]
+    answered_at: dict[str, int] = {}
+    for index, (_, results) in enumerate(ids):
+        for tool_id in results:
+            answered_at.setdefault(tool_id, index)
+    seen, need = 0, -1
+    while True:
+        for index in range(seen, keep):
+            for tool_id in ids[index][0]:
+                need = max(need, answered_at.get(tool_id, -1))
+        seen = keep
+        if need < keep:
+            return keep
+        keep = need + 1
+
+
+def line_end(raw: bytes, uuid: str) -> int | None:
+    """The offset just after the (first) line whose `uuid` is `uuid`; None when there is none."""
+    needle = f'"uuid":"{uuid}"'.encode()
+    for offset, line in iter_lines(raw):
+        if needle in line:
+            rec = load_record(line)
+            if rec is not None and rec.get("uuid") == uuid:
+                return offset + len(line)
+    return None
+
+
+def steps(raw: bytes) -> list[Step]:
+    """The prompts and tool calls of the main conversation (not sub-agents), in file order."""
+    found: list[Step] = []
+    seen: set[str] = set()
+    for offset, line in iter_lines(raw):
+        if b'"user"' not in line and b'"tool_use"' not in line:
+            continue
+        rec = load_record(line)
+        uuid = rec.get("uuid") if rec else None
+        if rec is None or not isinstance(uuid, str) or uuid in seen or rec.get("isSidechain") is True:
+            continue
+        step = _step(rec, uuid, offset + len(line))
+        if step is not None:
+            seen.add(uuid)
+            found.append(step)
+    return found
+
+
+def _step(rec: dict, uuid: str, end: int) -> Step | None:
+    stamp = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+    if rec["type"] == "user" and is_prompt_record(rec):
+        text, _ = render_prompt(block_text(user_content(rec)))
+        return Step("prompt", uuid, end, text or "[image]", stamp)
+    if rec["type"] != "assistant":
+        return None
+    message = rec.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            label = f"{block.get('name')}: {_summary(block.get('input'))}"
+            tool_id = block.get("id") if isinstance(block.get("id"), str) else None
+            return Step("tool", uuid, end, label, stamp, tool_id)
+    return None
+
+
+def _summary(tool_input: object) -> str:
+    if isinstance(tool_input, dict):
+        for key in ("command", "file_path", "pattern", "description", "prompt", "url"):
+            value = tool_input.get(key)
+            if isinstance(value, str) and value.strip():
+                return " ".join(value.split())[:200]
+    return ""
