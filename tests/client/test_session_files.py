@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import UTC, datetime
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
