@@ -1,11 +1,13 @@
 """A captured agent session as `turns`, `fork` and `restore` see it: its segments, its stitched
-transcript, its turns and the checkpoint (commit) each turn ended at.
+transcript, its turns and the checkpoint (commit) each turn ended at, and its steps — each
+prompt, each commit captured inside a turn, each assistant tool call — with the code at each.
 
 Turns are numbered on the stitched bytes with the same function the server cuts with
 (`formats.turn_starts` / `cut_after_turn`), so "turn 7" in `turns` is turn 7 in `fork --turn 7`
 and in `…/transcript?until_turn=7`. Each segment's place in the stitched bytes comes from its
 `transcript_bytes`; a segment ends where its commit was captured, so the checkpoint of turn N is
-the commit of the last segment that ended before turn N did.
+the commit of the last segment that ended before turn N did. The code at a step is likewise the
+commit captured there or the nearest one before it, never one after (docs/client.md "Steps").
 """
 
 from __future__ import annotations
@@ -59,12 +61,39 @@ class Turn:
 
 
 @dataclass
+class Step:
+    """A point to fork at: a prompt, a commit captured inside a turn, or a tool call."""
+
+    kind: str  # "prompt", "commit" or "tool"
+    ref: str  # the message uuid, or the commit's full hash
+    turn: int
+    end: int  # where a cut after it ends in the stitched bytes (tool results included)
+    label: str
+    timestamp: str | None
+    code: str | None  # the commit the code is at (as recorded: relinks are applied later)
+    code_is_parent: bool  # before the session's first commit: take `code`'s parent
+    session: dict[str, Any] | None = None  # a commit step's checkpoint session
+
+    @property
+    def short(self) -> str:
+        """How `turns` shows it and `--at` takes it: the commit's first 10, a uuid's first 8."""
+        return self.ref[:10] if self.kind == "commit" else self.ref[:8]
+
+
+@dataclass
 class AgentSession:
     id: str
     listing: dict[str, Any]
     raw: bytes
     segments: list[Segment]
     turns: list[Turn]
+    _steps: list[Step] | None = None
+
+    @property
+    def steps(self) -> list[Step]:
+        if self._steps is None:
+            self._steps = find_steps(self.raw, self.segments, self.turns)
+        return self._steps
 
     @property
     def gaps(self) -> list[dict[str, Any]]:
@@ -210,6 +239,54 @@ def _checkpoint(segments: list[Segment], end: int) -> tuple[str | None, bool]:
     return first.commit, first.session.get("kind") == "checkpoint"
 
 
+def find_steps(raw: bytes, segments: list[Segment], turns: list[Turn]) -> list[Step]:
+    """Prompts and tool calls from the bytes, commits from the checkpoint segments, in order."""
+    from sessionledger.formats.steps import Cutter
+
+    cutter = Cutter(raw)
+    found: list[tuple[int, int, Step]] = []
+    for step in formats.list_steps(raw):
+        end = cutter.end(step.end)
+        code, parent = _checkpoint(segments, end)
+        kind = "prompt" if step.kind == "prompt" else "tool"
+        found.append((step.end, 0, Step(kind, step.uuid, 0, 0, step.label, step.timestamp, code, parent)))
+    for segment in segments:
+        if segment.session.get("kind") != "checkpoint" or not segment.commit:
+            continue
+        label = str(segment.session.get("commit_message") or "").split("\n", 1)[0]
+        end = cutter.end(segment.end)
+        stamp = segment.session.get("captured_at")
+        step = Step("commit", segment.commit, 0, 0, label, stamp, segment.commit, False, segment.session)
+        found.append((segment.end, 1, step))
+    starts = [t.start for t in turns]
+    steps = []
+    for position, _, step in sorted(found, key=lambda item: (item[0], item[1])):
+        step.turn = max(1, bisect.bisect_right(starts, max(0, position - 1)))
+        step.end = cutter.end(position)
+        steps.append(step)
+    return steps
+
+
+def find_step(agent: AgentSession, text: str) -> Step | Turn:
+    """A `--at` value: a turn number, a commit (prefix), or a message uuid (prefix ≥ 8)."""
+    text = text.strip()
+    if text.isdigit() and len(text) <= 6:
+        return agent.turn(int(text))
+    lowered = text.lower()
+    commits = [s for s in agent.steps if s.kind == "commit" and len(lowered) >= 7 and s.ref.startswith(lowered)]
+    if commits:
+        return commits[0]
+    messages = [s for s in agent.steps if s.kind != "commit" and len(lowered) >= 8 and s.ref.startswith(lowered)]
+    if len(messages) == 1:
+        return messages[0]
+    if len(messages) > 1:
+        raise CommandError(f"{text!r} names {len(messages)} steps of agent session {agent.id}: give more of it")
+    raise CommandError(
+        f"no step {text!r} in agent session {agent.id}: give a turn number, a commit captured in it, "
+        "or a message id from `sessionledger turns --steps`"
+    )
+
+
 def _prompt(raw: bytes, start: int, end: int) -> tuple[str, str | None]:
     """The prompt that opens a turn, as a person reads it, and its timestamp."""
     for _, line in iter_lines(raw[start:end]):
@@ -227,12 +304,23 @@ def checkpoint_commit(turn: Turn, repo_dir: str, relinked: dict[str, str]) -> st
     """The commit to check out for the end of `turn`, resolved in the local repository."""
     if not turn.checkpoint:
         raise CommandError(f"no commit is linked to the segments of turn {turn.number}")
-    sha = relinked.get(turn.checkpoint, turn.checkpoint)
-    if turn.before_first:
-        parent = local_commit(repo_dir, f"{sha}^")
-        if parent is None and local_commit(repo_dir, sha) is None:
+    return code_commit(turn.checkpoint, turn.before_first, repo_dir, relinked)
+
+
+def step_commit(step: Step, repo_dir: str, relinked: dict[str, str]) -> str:
+    """The commit to check out for the code at `step`, resolved in the local repository."""
+    if not step.code:
+        raise CommandError(f"no commit is linked to the segments up to step {step.short}")
+    return code_commit(step.code, step.code_is_parent, repo_dir, relinked)
+
+
+def code_commit(recorded: str, parent: bool, repo_dir: str, relinked: dict[str, str]) -> str:
+    sha = relinked.get(recorded, recorded)
+    if parent:
+        before = local_commit(repo_dir, f"{sha}^")
+        if before is None and local_commit(repo_dir, sha) is None:
             raise _missing(sha)
-        return parent or sha
+        return before or sha
     found = local_commit(repo_dir, sha)
     if found is None:
         raise _missing(sha)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from django_scopes import scopes_disabled
 
-from sessionledger.formats import cut_after_turn, encode_project_dir, turn_starts
+from sessionledger.formats import cut_after_turn, cut_at_offset, encode_project_dir, turn_starts
 from sessionledger.formats.resume import rewrite_for_resume, top_level_spans
 from sessions_app.models import Session
 from tests.client.conftest import ClaudeSession, expected_upload, git, head
@@ -72,6 +72,18 @@ def new_session_id(stdout: str) -> str:
     match = re.search(r"^  session\s+([0-9a-f-]{36})", stdout, re.M)
     assert match, stdout
     return match.group(1)
+
+
+def stitched_end(ledger, agent_session_id: str, commit: str) -> int:
+    """Where a commit's checkpoint segment ends in the stitched (slimmed, redacted) transcript."""
+    position = 0
+    for session in sorted(ledger.sessions(agent_session_id=agent_session_id), key=lambda s: s.start_offset):
+        if session.kind == "task":
+            continue
+        position += len(ledger.raw(session))
+        if session.commit_hash == commit and session.kind == "checkpoint":
+            return position
+    raise AssertionError(f"no checkpoint for {commit}")
 
 
 def undo_rewrite(data: bytes, new_id: str, old_id: str, new_cwd: Path, old_cwd: Path) -> bytes:
@@ -141,12 +153,24 @@ def test_fork_at_each_turn_writes_a_resumable_prefix_and_a_worktree_at_that_turn
     assert b"isCompactSummary" in forked and b"b0b0b0b" in forked
 
 
-def test_fork_of_a_commit_defaults_to_the_turn_that_made_it(ledger, repo, claude, client_env, tmp_path) -> None:
+def test_fork_of_a_commit_forks_right_after_the_call_that_made_it(ledger, repo, claude, client_env, tmp_path) -> None:
     commits = converse(claude, repo)
-    result = client_env.cli("fork", commits[3][:10], "--worktree", str(tmp_path / "wt"), cwd=repo)
+    config_dir = tmp_path / "claude-config"
+    worktree = tmp_path / "wt"
+    result = client_env.cli(
+        "fork", commits[3][:10], "--worktree", str(worktree), cwd=repo, CLAUDE_CONFIG_DIR=str(config_dir)
+    )
     assert result.returncode == 0, result.stderr
-    assert "after turn 3 of 6" in result.stdout and head(tmp_path / "wt") == commits[3]
-    assert git(repo, "rev-parse", f"fork/{claude.session_id[:8]}-turn-3") == commits[3]
+    assert f"at step {commits[3][:10]} (commit: 'Add b') in turn 3 of 6" in result.stdout
+    assert head(worktree) == commits[3]
+    assert git(repo, "rev-parse", f"fork/{claude.session_id[:8]}-at-{commits[3][:10]}") == commits[3]
+    new_id = new_session_id(result.stdout)
+    forked = (config_dir / "projects" / encode_project_dir(str(worktree)) / f"{new_id}.jsonl").read_bytes()
+    stitched = expected_upload(claude.content())
+    assert undo_rewrite(forked, new_id, claude.session_id, worktree, repo) == cut_at_offset(
+        stitched, stitched_end(ledger, claude.session_id, commits[3])
+    )
+    assert b"b is in." not in forked and b"Add b" in forked  # cut after the commit, not at the turn's end
 
 
 def test_fork_exec_starts_claude_in_the_worktree(ledger, repo, claude, client_env, tmp_path) -> None:
@@ -312,7 +336,7 @@ def test_turns_opens_fzf_on_a_terminal_and_prints_the_fork_command(ledger, repo,
         output += chunk
     os.close(controller)
     assert process.returncode == 0, process.stderr
-    assert f"sessionledger fork {claude.session_id} --turn 3" in output.decode()
+    assert f"sessionledger fork {claude.session_id} --at 3" in output.decode()
     assert "--header-lines 1" in (tmp_path / "fzf-args").read_text()
 
 

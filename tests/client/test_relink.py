@@ -104,4 +104,4 @@ def test_fork_of_a_rebased_commit_checks_out_the_new_hash(ledger, repo, claude, 
     result = client_env.cli("fork", rebased[:10], "--worktree", str(tmp_path / "wt"), cwd=repo)
 
     assert result.returncode == 0, result.stderr
-    assert "after turn 2 of 2" in result.stdout and head(tmp_path / "wt") == rebased
+    assert "in turn 2 of 2" in result.stdout and head(tmp_path / "wt") == rebased

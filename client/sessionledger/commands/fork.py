@@ -1,12 +1,17 @@
-"""`sessionledger fork <commit|session> [--turn N]`: continue a captured conversation from a turn.
+"""`sessionledger fork <commit|session> [--turn N | --at STEP]`: continue a captured conversation
+from a turn or any step of it (docs/client.md "Steps").
 
-Creates a branch and a worktree at the commit the code was at when turn N ended, and writes the
-conversation cut after turn N as a new Claude Code session (fresh id) in the worktree's project
-directory, so `claude -r <id>` there picks up with that turn's code and context. The original
-session file, branch and working tree are not touched.
+Creates a branch and a worktree at the commit the code was at, and writes the conversation cut
+there as a new Claude Code session (fresh id) in the worktree's project directory, so
+`claude -r <id>` there picks up with that point's code and context. The original session file,
+branch and working tree are not touched.
 
-Without `--turn`: a commit forks at the end of the turn that made it, a session id at the end of
-its segment's last turn, an agent session id at its last turn.
+A point is the end of turn N (`--turn N`), or a step (`--at`): a commit captured inside a turn
+(cut right after the call that made it, code at that commit), a prompt or a tool call (its
+message id from `turns --steps`; cut after it and its results, code at the commit captured
+there or the nearest one before it, never after). Without either: a commit forks at its own
+step, a checkpoint session id likewise, another session id at the end of its segment's last
+turn, an agent session id at its last turn.
 """
 
 from __future__ import annotations
@@ -27,11 +32,13 @@ from sessionledger.formats.resume import ResumeReport, first_cwd, rewrite_for_re
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("fork", help="branch + worktree at a turn's commit, with the conversation up to that turn")
+    parser = sub.add_parser("fork", help="branch + worktree at a turn or step, with the conversation up to there")
     parser.add_argument("ref", help="commit, session id or agent session id")
-    parser.add_argument("--turn", type=int, help="keep turns 1..N (default: the turn of the commit or session)")
+    point = parser.add_mutually_exclusive_group()
+    point.add_argument("--turn", type=int, help="keep turns 1..N")
+    point.add_argument("--at", metavar="STEP", help="a step: turn number, commit, or message id (`turns --steps`)")
     parser.add_argument("--worktree", help="where to create the worktree (default: next to the repository)")
-    parser.add_argument("--branch", help="name of the new branch (default: fork/<session>-turn-<N>)")
+    parser.add_argument("--branch", help="name of the new branch (default: fork/<session>-turn-<N> or -at-<step>)")
     parser.add_argument("--exec", action="store_true", help="start `claude -r <new id>` in the worktree")
     parser.add_argument("--allow-gaps", action="store_true", help="fork even if segments of the session are missing")
     parser.add_argument("--project", help="project slug (default: from the git remote)")
@@ -39,9 +46,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 @dataclass
+class Point:
+    """Where a fork starts: the conversation cut there and the code there."""
+
+    name: str  # `turn-3`, `at-250e32e0a1`
+    what: str  # how `fork` says it
+    commit: str
+    cut: bytes
+    before_first: bool
+    turn: Turn | None = None
+
+
+@dataclass
 class Forked:
     agent: AgentSession
-    turn: Turn
+    point: Point
     commit: str
     branch: str
     worktree: str
@@ -64,13 +83,13 @@ def run(options: argparse.Namespace) -> int:
     ctx = open_target(options.ref, options.project)
     assert ctx.repo_dir is not None
     agent = agentsessions.load(ctx.api, ctx.slug, ctx.target.agent_session_id, allow_gaps=options.allow_gaps)
-    turn = agent.turn(options.turn or default_turn(agent, ctx.target))
-    commit = agentsessions.checkpoint_commit(turn, ctx.repo_dir, ctx.target.relinked)
-    worktree = os.path.realpath(options.worktree or _free_path(_default_worktree(ctx.repo_dir, agent.id, turn.number)))
-    branch = options.branch or _free_branch(ctx.repo_dir, f"fork/{agent.id[:8]}-turn-{turn.number}")
+    point = resolve_point(agent, ctx.target, ctx.repo_dir, turn=options.turn, at=options.at)
+    commit = point.commit
+    worktree = os.path.realpath(options.worktree or _free_path(_default_worktree(ctx.repo_dir, agent.id, point.name)))
+    branch = options.branch or _free_branch(ctx.repo_dir, f"fork/{agent.id[:8]}-{point.name}")
     _check_free(ctx.repo_dir, worktree, branch)
-    fork = Forked(agent, turn, commit, branch, worktree, str(uuid.uuid4()))
-    cut = formats.cut_after_turn(agent.raw, turn.number)
+    fork = Forked(agent, point, commit, branch, worktree, str(uuid.uuid4()))
+    cut = point.cut
     fork.kept_turns = len(formats.turn_starts(cut))
     add_worktree(ctx.repo_dir, worktree, branch, commit)
     data, fork.cwd, fork.report = session_file(agent, cut, fork.session_id, ctx.repo_dir, worktree)
@@ -91,6 +110,41 @@ def run(options: argparse.Namespace) -> int:
         os.execv(claude, [claude, "-r", fork.session_id])
     print(f"\nContinue it:\n  cd {shlex.quote(fork.cwd)} && claude -r {fork.session_id}")
     return 0
+
+
+def resolve_point(agent: AgentSession, target: Target, repo_dir: str, *, turn: int | None, at: str | None) -> Point:
+    if turn is not None:
+        return turn_point(agent, agent.turn(turn), repo_dir, target.relinked)
+    chosen = agentsessions.find_step(agent, at) if at is not None else default_point(agent, target)
+    if isinstance(chosen, Turn):
+        return turn_point(agent, chosen, repo_dir, target.relinked)
+    return step_point(agent, chosen, repo_dir, target.relinked)
+
+
+def default_point(agent: AgentSession, target: Target) -> Turn | agentsessions.Step:
+    """A commit's (or checkpoint session's) own step; else the turn of the segment or the last."""
+    segment = agent.segment(target.segment_id) if target.segment_id else None
+    if segment is not None and segment.session.get("kind") == "checkpoint" and segment.commit:
+        step = next((s for s in agent.steps if s.kind == "commit" and s.ref == segment.commit), None)
+        if step is not None:
+            return step
+    return agent.turn(default_turn(agent, target))
+
+
+def turn_point(agent: AgentSession, turn: Turn, repo_dir: str, relinked: dict[str, str]) -> Point:
+    commit = agentsessions.checkpoint_commit(turn, repo_dir, relinked)
+    prompt = short(turn.prompt.replace("\n", " "), 60)
+    what = f"after turn {turn.number} of {len(agent.turns)} ({prompt!r})"
+    cut = formats.cut_after_turn(agent.raw, turn.number)
+    return Point(f"turn-{turn.number}", what, commit, cut, turn.before_first, turn)
+
+
+def step_point(agent: AgentSession, step: agentsessions.Step, repo_dir: str, relinked: dict[str, str]) -> Point:
+    commit = agentsessions.step_commit(step, repo_dir, relinked)
+    label = short(step.label.replace("\n", " "), 60)
+    what = f"at step {step.short} ({step.kind}: {label!r}) in turn {step.turn} of {len(agent.turns)}"
+    cut = formats.cut_at_offset(agent.raw, step.end)
+    return Point(f"at-{step.short}", what, commit, cut, step.code_is_parent)
 
 
 def default_turn(agent: AgentSession, target: Target) -> int:
@@ -134,9 +188,9 @@ def add_worktree(repo_dir: str, worktree: str, branch: str, commit: str) -> None
         raise CommandError(f"cannot create the worktree: {str(exc).splitlines()[-1]}") from None
 
 
-def _default_worktree(repo_dir: str, agent_id: str, turn: int) -> str:
+def _default_worktree(repo_dir: str, agent_id: str, point: str) -> str:
     root = os.path.realpath(repo_dir)
-    return os.path.join(os.path.dirname(root), f"{os.path.basename(root)}-fork-{agent_id[:8]}-t{turn}")
+    return os.path.join(os.path.dirname(root), f"{os.path.basename(root)}-fork-{agent_id[:8]}-{point}")
 
 
 def _free_path(path: str) -> str:
@@ -168,9 +222,7 @@ def _check_free(repo_dir: str, worktree: str, branch: str) -> None:
 
 def _print(fork: Forked, repo_dir: str) -> None:
     subject = gitmeta.git(repo_dir, "log", "-1", "--format=%s", fork.commit, check=False).strip()
-    number, total = fork.turn.number, len(fork.agent.turns)
-    prompt = short(fork.turn.prompt.replace("\n", " "), 60)
-    print(f"Forked agent session {fork.agent.id} after turn {number} of {total} ({prompt!r}).")
+    print(f"Forked agent session {fork.agent.id} {fork.point.what}.")
     print(f"  branch    {fork.branch} at {fork.commit[:10]} {short(subject, 50)}")
     print(f"  worktree  {fork.worktree}")
     print(f"  session   {fork.session_id}  ({fork.path})")
@@ -180,10 +232,11 @@ def _print(fork: Forked, repo_dir: str) -> None:
 
 def _notes(fork: Forked) -> list[str]:
     notes = []
-    if fork.turn.before_first:
-        notes.append("this turn ended before the session's first commit: edits it made were never committed")
-    if fork.kept_turns > fork.turn.number:
-        notes.append(f"kept through turn {fork.kept_turns}: a tool call of turn {fork.turn.number} was answered later")
+    turn = fork.point.turn
+    if fork.point.before_first:
+        notes.append("this point came before the session's first commit: edits made until then were never committed")
+    if turn is not None and fork.kept_turns > turn.number:
+        notes.append(f"kept through turn {fork.kept_turns}: a tool call of turn {turn.number} was answered later")
     if fork.report.dropped_thinking:
         count = fork.report.dropped_thinking
         notes.append(f"dropped {count} thinking block(s) the redactor changed (their signature no longer verifies)")

@@ -1,5 +1,7 @@
-"""`sessionledger rewind <commit> [--dry-run]`: put the working tree's files back as they were at a
-checkpoint, reporting files changed, insertions and deletions.
+"""`sessionledger rewind <commit> | --at STEP [--session REF] [--dry-run]`: put the working tree's
+files back as they were at a checkpoint, or at any step of a captured conversation (a turn, a
+commit, a prompt or tool call from `turns --steps`: the code of the commit captured there or
+the nearest one before it), reporting files changed, insertions and deletions.
 
 HEAD and the branch stay where they are: the rewind shows up as staged changes (`git diff
 --staged`), to commit or to undo with `git restore --staged --worktree .`. Tracked files are
@@ -18,8 +20,11 @@ from sessionledger.commands.common import CommandError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("rewind", help="restore the working tree's files to a checkpoint (commit)")
-    parser.add_argument("commit", help="the checkpoint: a commit hash (or any git revision)")
+    parser = sub.add_parser("rewind", help="restore the working tree's files to a checkpoint or a step")
+    parser.add_argument("commit", nargs="?", help="the checkpoint: a commit (any git revision) or a message uuid")
+    parser.add_argument("--at", metavar="STEP", help="a step of the conversation: turn number, commit or message id")
+    parser.add_argument("--session", help="with --at: the commit, session or agent session (default: HEAD's)")
+    parser.add_argument("--project", help="project slug (default: from the git remote)")
     parser.add_argument("--dry-run", action="store_true", help="only report what would change")
     parser.add_argument("--force", action="store_true", help="discard uncommitted changes")
     parser.set_defaults(func=run)
@@ -27,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(options: argparse.Namespace) -> int:
     root = _repo_root()
-    sha = _commit(root, options.commit)
+    sha = _target(root, options)
     changes = _changes(root, sha)
     subject = gitmeta.git(root, "log", "-1", "--format=%h %s", sha).strip()
     if not changes:
@@ -58,11 +63,40 @@ def _repo_root() -> str:
         raise CommandError("not inside a git repository") from None
 
 
-def _commit(root: str, ref: str) -> str:
-    text = gitmeta.git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).strip()
-    if not text:
-        raise CommandError(f"no commit {ref} in this repository")
-    return text
+def _target(root: str, options: argparse.Namespace) -> str:
+    """The commit to rewind to: the argument itself, or the code at a step."""
+    if options.at is None and not options.commit:
+        raise CommandError("name a commit, or a step with --at (see `sessionledger turns --steps`)")
+    if options.at is None:
+        text = gitmeta.git(root, "rev-parse", "--verify", "--quiet", f"{options.commit}^{{commit}}", check=False)
+        if text.strip():
+            return text.strip()
+        if not _looks_like_message(options.commit):
+            raise CommandError(f"no commit {options.commit} in this repository")
+    return _step_code(root, options.at or options.commit, options.session, options.project)
+
+
+def _looks_like_message(text: str) -> bool:
+    """A whole message uuid (a shorter id could be a commit prefix too: that takes `--at`)."""
+    from sessionledger.agentsessions import UUID
+
+    return bool(UUID.match(text))
+
+
+def _step_code(root: str, at: str, session: str | None, project: str | None) -> str:
+    from sessionledger import agentsessions
+    from sessionledger.commands.turns import open_target
+
+    ctx = open_target(session, project)
+    agent = agentsessions.load(ctx.api, ctx.slug, ctx.target.agent_session_id, allow_gaps=True)
+    point = agentsessions.find_step(agent, at)
+    if isinstance(point, agentsessions.Turn):
+        sha = agentsessions.checkpoint_commit(point, root, ctx.target.relinked)
+        print(f"End of turn {point.number}: the code is at {sha[:10]}.")
+        return sha
+    sha = agentsessions.step_commit(point, root, ctx.target.relinked)
+    print(f"Step {point.short} ({point.kind}: {point.label[:60]}): the code is at {sha[:10]}.")
+    return sha
 
 
 Change = tuple[str, str, int | None, int | None]  # status, path, insertions, deletions (None: binary)

@@ -1,7 +1,9 @@
-"""`sessionledger turns [commit|session]`: the turns of a captured agent session, one per line —
-number, age, the commit the code was at when the turn ended, what that turn committed, prompt.
+"""`sessionledger turns [commit|session] [--steps]`: the steps of a captured agent session, one per
+line — each turn (number, age, the commit the code was at when it ended, what it committed,
+prompt) and under it each commit captured inside it; with `--steps` each assistant tool call too.
+Every row starts with what `fork --at` and `rewind` take: a turn number, a commit, a message id.
 
-On a terminal with fzf installed the list opens in fzf and the chosen turn's `fork` command is
+On a terminal with fzf installed the list opens in fzf and the chosen step's `fork` command is
 printed; otherwise (or with `--list`) it is a numbered list. Without an argument: the agent
 session behind HEAD, else the current Claude Code conversation of this directory.
 """
@@ -16,7 +18,7 @@ import sys
 from dataclasses import dataclass
 
 from sessionledger import agentsessions, transcripts
-from sessionledger.agentsessions import AgentSession, Target, Turn
+from sessionledger.agentsessions import AgentSession, Step, Target, Turn
 from sessionledger.api import Client
 from sessionledger.commands.common import CommandError, age, client, load_config, print_json, project_for_cwd, short
 
@@ -25,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("turns", help="list the turns of a captured conversation (to pick one to fork)")
     parser.add_argument("ref", nargs="?", help="commit, session id or agent session id (default: HEAD's)")
     parser.add_argument("--project", help="project slug (default: from the git remote)")
+    parser.add_argument("--steps", action="store_true", help="also list every tool call (a step to fork at)")
     parser.add_argument("--list", action="store_true", help="print the list even when fzf is installed")
     parser.add_argument("--json", action="store_true", help="print the turns as JSON")
     parser.set_defaults(func=run)
@@ -79,33 +82,44 @@ def run(options: argparse.Namespace) -> int:
     if not agent.turns:
         raise CommandError(f"agent session {agent.id} has no prompt yet")
     if options.json:
-        print_json([turn_json(t) for t in agent.turns])
+        print_json([turn_json(t, agent, options.steps) for t in agent.turns])
         return 0
-    lines = render(agent)
+    lines = render(agent, steps=options.steps)
     fzf = shutil.which("fzf")
     if fzf and not options.list and sys.stdout.isatty() and sys.stdin.isatty():
         return pick(fzf, agent, lines)
-    print(f"Agent session {agent.id} — {len(agent.turns)} turns")
+    commits = sum(1 for s in agent.steps if s.kind == "commit")
+    print(f"Agent session {agent.id} — {len(agent.turns)} turns, {commits} commit{'s' * (commits != 1)}")
     print("\n".join(lines))
-    print(f"\nFork one: sessionledger fork {agent.id} --turn N")
+    print(f"\nFork at one: sessionledger fork {agent.id} --at STEP  (a turn number, a commit, or a message id)")
     return 0
 
 
-def render(agent: AgentSession) -> list[str]:
-    rows = [
-        [str(t.number), _age(t.timestamp), _commit(t), _stat(t), short(t.prompt.replace("\n", " "), 72)]
-        for t in agent.turns
-    ]
-    rows.insert(0, ["#", "when", "code at", "committed", "prompt"])
+def render(agent: AgentSession, *, steps: bool = False) -> list[str]:
+    rows = [["step", "when", "code at", "committed", "prompt / step"]]
+    for turn in agent.turns:
+        rows.append([str(turn.number), _age(turn.timestamp), _commit(turn), _stat(turn.made), _text(turn.prompt, 72)])
+        for step in agent.steps:
+            if step.turn == turn.number and (step.kind == "commit" or (steps and step.kind == "tool")):
+                rows.append(_step_row(step))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    return [
-        "  ".join([r[0].rjust(widths[0]), *(c.ljust(w) for c, w in zip(r[1:4], widths[1:], strict=True)), r[4]])
-        for r in rows
-    ]
+    return ["  ".join([*(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)), r[4]]).rstrip() for r in rows]
+
+
+def _step_row(step: Step) -> list[str]:
+    code = (step.code or "-")[:8] + ("^" if step.code_is_parent else "")
+    if step.kind == "commit":
+        made = _stat([step.session] if step.session else [])
+        return [f"  {step.short}", _age(step.timestamp), code, made, f"commit: {_text(step.label, 64)}"]
+    return [f"  {step.short}", _age(step.timestamp), code, "·", _text(step.label, 72)]
+
+
+def _text(text: str, width: int) -> str:
+    return short(text.replace("\n", " "), width)
 
 
 def _age(stamp: str | None) -> str:
-    when = transcripts.iso_to_epoch(stamp) if stamp else None
+    when = transcripts.iso_to_epoch(stamp) if isinstance(stamp, str) else None
     return age(when)
 
 
@@ -115,11 +129,11 @@ def _commit(turn: Turn) -> str:
     return turn.checkpoint[:8] + ("^" if turn.before_first else "")
 
 
-def _stat(turn: Turn) -> str:
-    if not turn.made:
+def _stat(made: list[dict]) -> str:
+    if not made:
         return "·"
     files = insertions = deletions = 0
-    for session in turn.made:
+    for session in made:
         stat = session.get("diff_stat") or {}
         files += int(stat.get("files") or 0)
         insertions += int(stat.get("insertions") or 0)
@@ -127,7 +141,8 @@ def _stat(turn: Turn) -> str:
     return f"{files} file{'s' * (files != 1)} +{insertions} -{deletions}"
 
 
-def turn_json(turn: Turn) -> dict:
+def turn_json(turn: Turn, agent: AgentSession | None = None, tools: bool = False) -> dict:
+    steps = [s for s in agent.steps if s.turn == turn.number] if agent is not None else []
     return {
         "turn": turn.number,
         "timestamp": turn.timestamp,
@@ -137,6 +152,18 @@ def turn_json(turn: Turn) -> dict:
         "commits": [
             {"commit": s.get("commit_hash"), "diff_stat": s.get("diff_stat"), "session": s.get("id")} for s in turn.made
         ],
+        "steps": [step_json(s) for s in steps if s.kind != "tool" or tools],
+    }
+
+
+def step_json(step: Step) -> dict:
+    return {
+        "kind": step.kind,
+        "step": step.ref,
+        "label": step.label,
+        "timestamp": step.timestamp,
+        "code": step.code,
+        "code_is_parent": step.code_is_parent,
     }
 
 
@@ -148,7 +175,7 @@ def pick(fzf: str, agent: AgentSession, lines: list[str]) -> int:
             "--header-lines",
             "1",
             "--prompt",
-            "fork after turn> ",
+            "fork at> ",
             "--header",
             f"agent session {agent.id}",
         ],
@@ -160,6 +187,6 @@ def pick(fzf: str, agent: AgentSession, lines: list[str]) -> int:
     )
     if chosen.returncode != 0 or not chosen.stdout.strip():
         return 130 if chosen.returncode == 130 else 1
-    number = chosen.stdout.split()[0]
-    print(f"sessionledger fork {agent.id} --turn {number}")
+    step = chosen.stdout.split()[0]
+    print(f"sessionledger fork {agent.id} --at {step}")
     return 0

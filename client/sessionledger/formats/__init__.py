@@ -26,10 +26,10 @@ __all__ = [
     "cut_at_offset",
     "encode_project_dir",
     "get_format",
+    "list_steps",
     "parse_transcript",
     "slim",
     "step_line_end",
-    "steps",
     "turn_starts",
 ]
 
@@ -83,7 +83,7 @@ def step_line_end(raw: bytes, uuid: str, *, agent: str = DEFAULT_AGENT) -> int |
     return get_format(agent).line_end(bytes(raw), uuid)
 
 
-def steps(raw: bytes, *, agent: str = DEFAULT_AGENT) -> list:
+def list_steps(raw: bytes, *, agent: str = DEFAULT_AGENT) -> list:
     """The prompts and tool calls of a transcript, in order (see `steps.Step`)."""
     return get_format(agent).steps(bytes(raw))
 

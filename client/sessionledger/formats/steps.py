@@ -11,11 +11,12 @@ Every kept line is byte-identical. Linear in the size of the transcript.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from .base import iter_lines, load_record
 from .classify import block_text, is_prompt_record, render_prompt, user_content
-from .turns import _drop_dangling_summaries, _drop_trailing_noise, _index, _Line
+from .turns import _drop_dangling_summaries, _drop_trailing_noise, _index
 
 
 @dataclass(frozen=True)
@@ -32,29 +33,42 @@ class Step:
 
 def cut_at(raw: bytes, offset: int) -> bytes:
     """The transcript cut right after byte `offset` (rounded up to a line end), tool pairs kept."""
-    lines = _index(raw)
-    keep = sum(1 for line in lines if line.offset < offset)
-    keep = _with_results(lines, keep)
-    kept = _drop_trailing_noise(lines[:keep])
-    return b"".join(line.data for line in _drop_dangling_summaries(kept))
+    return Cutter(raw).cut(offset)
 
 
-def _with_results(lines: list[_Line], keep: int) -> int:
-    """Extend a prefix of `keep` lines until no tool call in it is answered after it."""
-    ids = [line.tool_ids() for line in lines]
-    answered_at: dict[str, int] = {}
-    for index, (_, results) in enumerate(ids):
-        for tool_id in results:
-            answered_at.setdefault(tool_id, index)
-    seen, need = 0, -1
-    while True:
-        for index in range(seen, keep):
-            for tool_id in ids[index][0]:
-                need = max(need, answered_at.get(tool_id, -1))
-        seen = keep
-        if need < keep:
-            return keep
-        keep = need + 1
+class Cutter:
+    """Cuts of one transcript at many points: the lines and their tool ids are indexed once."""
+
+    def __init__(self, raw: bytes) -> None:
+        self.lines = _index(raw)
+        self.starts = [line.offset for line in self.lines]
+        self.ids = [line.tool_ids() for line in self.lines]
+        self.answered_at: dict[str, int] = {}
+        for index, (_, results) in enumerate(self.ids):
+            for tool_id in results:
+                self.answered_at.setdefault(tool_id, index)
+
+    def kept(self, offset: int) -> int:
+        """How many lines a cut after `offset` keeps, before trailing noise is dropped."""
+        keep = bisect.bisect_left(self.starts, offset)
+        seen, need = 0, -1
+        while True:
+            for index in range(seen, keep):
+                for tool_id in self.ids[index][0]:
+                    need = max(need, self.answered_at.get(tool_id, -1))
+            seen = keep
+            if need < keep:
+                return keep
+            keep = need + 1
+
+    def end(self, offset: int) -> int:
+        """Where a cut after `offset` really ends, the results of its tool calls included."""
+        keep = self.kept(offset)
+        return self.lines[keep - 1].offset + len(self.lines[keep - 1].data) if keep else 0
+
+    def cut(self, offset: int) -> bytes:
+        kept = _drop_trailing_noise(self.lines[: self.kept(offset)])
+        return b"".join(line.data for line in _drop_dangling_summaries(kept))
 
 
 def line_end(raw: bytes, uuid: str) -> int | None:
