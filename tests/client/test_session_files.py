@@ -21,6 +21,7 @@ from sessionledger.formats.base import iter_lines, load_record
 from sessions_app.models import Session
 from sessions_app.processing import session_process
 from tests.client.conftest import ClaudeSession, expected_upload, head
+from tests.client.test_fork import unpaired_tool_uses
 from tests.client.transcript_builder import TranscriptBuilder
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -191,7 +192,7 @@ def test_restore_answers_a_tool_call_the_capture_ended_on(ledger, repo, claude, 
 
     new_id = next(line.split()[-1] for line in printed.stdout.splitlines() if "claude -r" in line)
     data = (claude.path.parent / f"{new_id}.jsonl").read_bytes()
-    assert unanswered_tool_calls(data) == []
+    assert unpaired_tool_uses(data) == set()
     last = load_record(data.rstrip(b"\n").rsplit(b"\n", 1)[-1])
     assert last["message"]["content"][0]["tool_use_id"] == open_call and last["sessionId"] == new_id
     assert "answered 1 tool call(s)" in printed.stdout
@@ -212,19 +213,6 @@ for line in sys.stdin.buffer.read().splitlines():
 missing = [u for u in uses if u not in results]
 sys.exit(f"API Error 400: tool_use ids were found without tool_result blocks: {missing}" if missing else 0)
 """
-
-
-def unanswered_tool_calls(data: bytes) -> list[str]:
-    uses, results = [], set()
-    for _, line in iter_lines(data):
-        rec = load_record(line) or {}
-        content = (rec.get("message") or {}).get("content")
-        for block in content if isinstance(content, list) else []:
-            if block.get("type") == "tool_use":
-                uses.append(block["id"])
-            elif block.get("type") == "tool_result":
-                results.add(block["tool_use_id"])
-    return [u for u in uses if u not in results]
 
 
 def test_the_transcript_part_of_an_unknown_file_is_a_json_404(ledger, repo, claude) -> None:
