@@ -159,7 +159,7 @@ def _events(options: argparse.Namespace) -> tuple:
     if options.no_failure_hook:
         return tuple(e for e in hookinstall.HOOKS if e[0] != hookinstall.FAILURE_EVENT)
     version = claude_version()
-    if version is not None and version < FAILURE_HOOK_SINCE and not options.team:
+    if version is not None and version < FAILURE_HOOK_SINCE:
         shown = ".".join(map(str, version))
         print(f"Claude Code {shown} predates PostToolUseFailure: not registering it (upgrade, then run init again).")
         return tuple(e for e in hookinstall.HOOKS if e[0] != hookinstall.FAILURE_EVENT)
