@@ -21,7 +21,7 @@ INSTRUCTIONS = (
     "find earlier work (by text, branch, author, commit, task or date), get_session to read what was "
     "said and decided, and get_context for a digest of the sessions most relevant to a branch or files."
 )
-ROLES = ("user", "assistant", "tool", "system", "thinking")
+ROLES = ("user", "assistant", "tool", "system")
 KINDS = ("prompt", "text", "thinking", "tool_use", "tool_result", "summary", "system")
 MAX_OUTPUT = 40_000  # characters per tool answer
 
@@ -230,8 +230,9 @@ def build(backend: Backend | None = None) -> Any:
     ) -> str:
         """Read one session: its metadata, summary and messages.
 
-        roles: any of user, assistant, tool, system, thinking (default: all). kinds: any of prompt,
-        text, thinking, tool_use, tool_result, summary, system. since/until: ISO 8601 date-times
+        roles: any of user, assistant, tool, system (default: all). kinds: any of prompt, text,
+        thinking, tool_use, tool_result, summary, system (thinking is role assistant, kind thinking).
+        since/until: ISO 8601 date-times
         of the messages. query: only messages containing this text. offset/limit page through
         the messages (limit 1-200). Long messages are cut at max_chars_per_message.
         Tip: roles=["user"] gives the developer's prompts — their decisions and constraints.
