@@ -74,6 +74,7 @@ class AgentSessionView(AgentSessionMixin, ProjectAPIView):
             segments.append(
                 {
                     **SessionSerializer(session).data,
+                    "commit_message": session.commit_message,  # a step's label in `turns`
                     "first_turn": first_turn,
                     "prompts": session.digest.get("prompts", []),
                     "transcript_bytes": stitch.transcript_bytes(session),
