@@ -4,21 +4,17 @@ A chart reads the same in greyscale, on paper or to a screen reader (each SVG ha
 description; the page repeats the numbers in a table). Colour only echoes what the text says.
 No ``style`` attribute anywhere (the CSP forbids inline styles): classes styled by app.css, and
 presentation attributes (``fill="url(#…)"``) for patterns, whose ids carry the chart's name so
-several charts share a page. Returns plain ``str``; the caller marks it safe — every piece of
-text that goes in is escaped here.
+several charts share a page. Built with ``frontend.html`` (every text escaped); returns ``Markup``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
+
+from frontend.html import Markup, h, join
 
 CHAR_W = 7.2  # px per character of the 12px chart font, to fit labels without measuring text
 FILLS = ("solid", "hatch", "dots")
-
-
-def esc(value: object) -> str:
-    return escape(str(value), quote=True)
 
 
 def fit(text: str, width: float) -> str:
@@ -40,40 +36,59 @@ def percent(rate: float) -> str:
     return f"{rate * 100:.1f}%" if 0 < rate < 0.1 else f"{rate * 100:.0f}%"
 
 
-def _patterns(name: str) -> str:
+_SQUARE = {"width": 6, "height": 6}
+
+
+def _patterns(name: str) -> Markup:
     """Hatched and dotted fills, for parts of bars that must differ without colour."""
-    return (
-        f'<defs><pattern id="{name}-hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
-        'patternTransform="rotate(45)"><rect width="6" height="6" class="pat-bg"/>'
-        '<line x1="0" y1="0" x2="0" y2="6" class="pat-line"/></pattern>'
-        f'<pattern id="{name}-dots" width="6" height="6" patternUnits="userSpaceOnUse">'
-        '<rect width="6" height="6" class="pat-bg"/><circle cx="3" cy="3" r="1.4" class="pat-dot"/></pattern></defs>'
+    background = h("rect", {**_SQUARE, "class": "pat-bg"})
+    hatch = h(
+        "pattern",
+        {"id": f"{name}-hatch", **_SQUARE, "patternUnits": "userSpaceOnUse", "patternTransform": "rotate(45)"},
+        background,
+        h("line", {"x1": 0, "y1": 0, "x2": 0, "y2": 6, "class": "pat-line"}),
     )
-
-
-def svg(name: str, width: int, height: int, *, title: str, desc: str, body: str) -> str:
-    return (
-        f'<svg class="chart chart-{esc(name)}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" role="img" aria-labelledby="{name}-title {name}-desc">'
-        f'<title id="{name}-title">{esc(title)}</title><desc id="{name}-desc">{esc(desc)}</desc>'
-        f"{_patterns(name)}{body}</svg>"
+    dots = h(
+        "pattern",
+        {"id": f"{name}-dots", **_SQUARE, "patternUnits": "userSpaceOnUse"},
+        background,
+        h("circle", {"cx": 3, "cy": 3, "r": 1.4, "class": "pat-dot"}),
     )
+    return h("defs", None, hatch, dots)
 
 
-def text(x: float, y: float, content: str, *, cls: str = "", anchor: str = "start", tip: str = "") -> str:
+def svg(name: str, width: int, height: int, *, title: str, desc: str, body: Markup) -> Markup:
+    attrs = {
+        "class": f"chart chart-{name}",
+        "xmlns": "http://www.w3.org/2000/svg",
+        "viewBox": f"0 0 {width} {height}",
+        "width": width,
+        "height": height,
+        "role": "img",
+        "aria-labelledby": f"{name}-title {name}-desc",
+    }
+    heading = (h("title", {"id": f"{name}-title"}, title), h("desc", {"id": f"{name}-desc"}, desc))
+    return h("svg", attrs, heading, _patterns(name), body)
+
+
+def _px(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def text(x: float, y: float, content: str, *, cls: str = "", anchor: str = "start", tip: str = "") -> Markup:
     """A text element; ``tip`` (e.g. the unshortened label) becomes its tooltip."""
-    title = f"<title>{esc(tip)}</title>" if tip and tip != content else ""
-    cls_attr = f' class="{cls}"' if cls else ""
-    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{cls_attr}>{title}{esc(content)}</text>'
+    title = h("title", None, tip) if tip and tip != content else None
+    attrs = {"x": _px(x), "y": _px(y), "text-anchor": anchor, "class": cls or None}
+    return h("text", attrs, title, content)
 
 
-def rect(x: float, y: float, w: float, h: float, *, cls: str, fill: str = "") -> str:
-    fill_attr = f' fill="{fill}"' if fill else ""
-    return f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0):.1f}" height="{h:.1f}" class="{cls}"{fill_attr}/>'
+def rect(x: float, y: float, w: float, height: float, *, cls: str, fill: str = "") -> Markup:
+    attrs = {"x": _px(x), "y": _px(y), "width": _px(max(w, 0)), "height": _px(height), "class": cls}
+    return h("rect", {**attrs, "fill": fill or None})
 
 
-def link(href: str, inner: str) -> str:
-    return f'<a href="{esc(href)}">{inner}</a>' if href else inner
+def link(href: str, inner: Markup) -> Markup:
+    return h("a", {"href": href}, inner) if href else inner
 
 
 def _fill(name: str, kind: str) -> str:
@@ -91,16 +106,16 @@ class Bar:
     href: str = ""
 
 
-def hbars(name: str, bars: list[Bar], *, title: str, desc: str, width: int = 600, label_w: int = 170) -> str:
+def hbars(name: str, bars: list[Bar], *, title: str, desc: str, width: int = 600, label_w: int = 170) -> Markup:
     """Horizontal bars, one per row: label left, bar, then the value printed after the bar's end."""
     row_h, caption_w = 28, max(len(b.caption) for b in bars) * CHAR_W + 12
     span = max(width - label_w - caption_w - 8, 60)
     top = max((b.value for b in bars), default=0) or 1
     rows = [_hbar(name, i * row_h, bar, label_w, span * bar.value / top) for i, bar in enumerate(bars)]
-    return svg(name, width, len(bars) * row_h + 2, title=title, desc=desc, body="".join(rows))
+    return svg(name, width, len(bars) * row_h + 2, title=title, desc=desc, body=join(rows))
 
 
-def _hbar(name: str, y: int, bar: Bar, label_w: int, length: float) -> str:
+def _hbar(name: str, y: int, bar: Bar, label_w: int, length: float) -> Markup:
     length = max(length, 2.0) if bar.value else 0.0
     label = text(label_w - 10, y + 18, fit(bar.label, label_w - 14), cls="label", anchor="end", tip=bar.label)
     parts = [link(bar.href, label), rect(label_w, y + 6, length, 16, cls=f"bar {bar.fill}", fill=_fill(name, bar.fill))]
@@ -108,7 +123,7 @@ def _hbar(name: str, y: int, bar: Bar, label_w: int, length: float) -> str:
         share = max(length * bar.part / bar.value, 2.0)
         parts.append(rect(label_w, y + 6, share, 16, cls="bar-part", fill=_fill(name, "hatch")))
     parts.append(text(label_w + length + 6, y + 18, bar.caption, cls="value"))
-    return "".join(parts)
+    return join(parts)
 
 
 @dataclass
@@ -118,26 +133,26 @@ class Column:
     sub: str = ""  # a second line under the label
 
 
-def columns(name: str, cols: list[Column], *, title: str, desc: str, width: int = 600, plot_h: int = 120) -> str:
+def columns(name: str, cols: list[Column], *, title: str, desc: str, width: int = 600, plot_h: int = 120) -> Markup:
     """Vertical bars over categories, each value printed on top and its label (and ``sub``) below."""
     slot = width / max(len(cols), 1)
     top = max((c.value for c in cols), default=0) or 1
-    body = [f'<line x1="0" y1="{plot_h + 24}" x2="{width}" y2="{plot_h + 24}" class="axis"/>']
+    body = [h("line", {"x1": 0, "y1": plot_h + 24, "x2": width, "y2": plot_h + 24, "class": "axis"})]
     for i, col in enumerate(cols):
         body.append(_column(i * slot, slot, col, plot_h * col.value / top, plot_h))
-    return svg(name, width, plot_h + 66, title=title, desc=desc, body="".join(body))
+    return svg(name, width, plot_h + 66, title=title, desc=desc, body=join(body))
 
 
-def _column(x: float, slot: float, col: Column, height: float, plot_h: int) -> str:
+def _column(x: float, slot: float, col: Column, height: float, plot_h: int) -> Markup:
     bar_w, base = min(slot * 0.55, 72), plot_h + 24
     height = max(height, 2.0) if col.value else 0.0
     middle = x + slot / 2
-    return "".join(
+    return join(
         [
             rect(middle - bar_w / 2, base - height, bar_w, height, cls="bar solid"),
             text(middle, base - height - 6, number(col.value), cls="value strong", anchor="middle"),
             text(middle, base + 18, col.label, cls="label", anchor="middle"),
-            text(middle, base + 36, col.sub, cls="sub", anchor="middle") if col.sub else "",
+            text(middle, base + 36, col.sub, cls="sub", anchor="middle") if col.sub else None,
         ]
     )
 
@@ -155,7 +170,7 @@ class Matrix:
     second_unit: str = "turn"
 
 
-def matrix(name: str, m: Matrix, *, title: str, desc: str, label_w: int = 190, col_w: int = 46) -> str:
+def matrix(name: str, m: Matrix, *, title: str, desc: str, label_w: int = 190, col_w: int = 46) -> Markup:
     """Column totals as bars (value printed), then one row per label with both counts in each cell."""
     bars_h, head_h, row_h, total_w = 64, 34, 36, 96
     width, top = label_w + len(m.columns) * col_w + total_w, bars_h + head_h
@@ -165,10 +180,10 @@ def matrix(name: str, m: Matrix, *, title: str, desc: str, label_w: int = 190, c
     for r, label in enumerate(m.rows):
         body.append(_matrix_row(m, r, label, top + r * row_h, cell_peak, label_w, col_w))
     height = top + len(m.rows) * row_h + 4
-    return svg(name, width, height, title=title, desc=desc, body="".join(body))
+    return svg(name, width, height, title=title, desc=desc, body=join(body))
 
 
-def _matrix_head(m: Matrix, totals: list[int], peak: int, label_w: int, col_w: int, bars_h: int) -> str:
+def _matrix_head(m: Matrix, totals: list[int], peak: int, label_w: int, col_w: int, bars_h: int) -> Markup:
     parts = [text(label_w - 10, bars_h - 4, f"all {m.unit}s", cls="label muted", anchor="end")]
     for c, total in enumerate(totals):
         x, height = label_w + c * col_w, (bars_h - 22) * total / peak
@@ -178,10 +193,10 @@ def _matrix_head(m: Matrix, totals: list[int], peak: int, label_w: int, col_w: i
         parts.append(text(x + col_w / 2, bars_h + 16, m.columns[c], cls="label", anchor="middle", tip=m.column_tips[c]))
         if m.column_notes[c]:
             parts.append(text(x + col_w / 2, bars_h + 29, m.column_notes[c], cls="sub", anchor="middle"))
-    return "".join(parts)
+    return join(parts)
 
 
-def _matrix_row(m: Matrix, r: int, label: str, y: int, peak: int, label_w: int, col_w: int) -> str:
+def _matrix_row(m: Matrix, r: int, label: str, y: int, peak: int, label_w: int, col_w: int) -> Markup:
     parts = [text(label_w - 10, y + 21, fit(label, label_w - 14), cls="label", anchor="end", tip=label)]
     row_n = row_m = 0
     for c in range(len(m.columns)):
@@ -191,14 +206,14 @@ def _matrix_row(m: Matrix, r: int, label: str, y: int, peak: int, label_w: int, 
     x = label_w + len(m.columns) * col_w + 10
     parts.append(text(x, y + 16, counted(row_n, m.unit), cls="value strong"))
     parts.append(text(x, y + 29, counted(row_m, m.second_unit), cls="sub"))
-    return "".join(parts)
+    return join(parts)
 
 
-def _cell(x: float, y: float, col_w: int, n: int, second: int, peak: int, m: Matrix) -> str:
+def _cell(x: float, y: float, col_w: int, n: int, second: int, peak: int, m: Matrix) -> Markup:
     if not n:
         return rect(x + 2, y + 2, col_w - 4, 32, cls="cell empty")
     level = 1 + round(4 * n / peak) if peak else 1  # five shades, a redundant echo of the printed number
-    return "".join(
+    return join(
         [
             rect(x + 2, y + 2, col_w - 4, 32, cls=f"cell level-{min(level, 5)}"),
             text(x + col_w / 2, y + 17, number(n), cls="cell-n", anchor="middle"),

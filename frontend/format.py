@@ -1,19 +1,21 @@
 """Small formatting helpers shared by templates (``ledger`` tags) and the card renderer.
 
-Return plain ``str``; callers mark HTML safe. Times are shown in UTC everywhere, so the times
-on a page match the time-range filter, which is in UTC too.
+Text helpers return plain ``str`` (escaped wherever they are printed); ``icon`` returns
+``Markup`` from the builder. Times are shown in UTC everywhere, so the times on a page match
+the time-range filter, which is in UTC too.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from functools import lru_cache
-from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
 from django.http import QueryDict
 
+from frontend.html import Markup, h
 from frontend.icons import ICON_PATHS
 
 USAGE_LABELS = (
@@ -24,16 +26,25 @@ USAGE_LABELS = (
 )
 
 
+_SVG = {
+    "viewBox": "0 0 24 24",
+    "width": 16,
+    "height": 16,
+    "fill": "none",
+    "stroke": "currentColor",
+    "stroke-width": 2,
+    "stroke-linecap": "round",
+    "stroke-linejoin": "round",
+    "focusable": "false",
+}
+
+
 @lru_cache(maxsize=128)
-def icon(name: str, label: str = "") -> str:
+def icon(name: str, label: str = "") -> Markup:
     """An inline SVG icon (emoji fonts are often missing); decorative unless given a label."""
     body = ICON_PATHS.get(name, ICON_PATHS["dot"])
-    aria = f'role="img" aria-label="{escape(label)}"' if label else 'aria-hidden="true"'
-    return (
-        f'<svg class="icon icon-{escape(name)}" viewBox="0 0 24 24" width="16" height="16" fill="none" '
-        f'stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" '
-        f'focusable="false" {aria}>{body}</svg>'
-    )
+    aria = {"role": "img", "aria-label": label} if label else {"aria-hidden": "true"}
+    return h("svg", {"class": f"icon icon-{name}", **_SVG, **aria}, body)
 
 
 def moment(value: Any) -> datetime | None:
@@ -48,9 +59,15 @@ def moment(value: Any) -> datetime | None:
     return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
 
 
+_UTC_TEXT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\Z")
+
+
 def _utc_text(value: Any) -> bool:
-    """``2026-02-10T21:00:03.000Z``, as transcripts write it: sliced, not parsed (pages show hundreds)."""
-    return isinstance(value, str) and len(value) >= 20 and value[10] == "T" and value[-1] == "Z"
+    """``2026-02-10T21:00:03.000Z``, as the parser writes it: sliced, not parsed (pages show hundreds).
+
+    Checked digit by digit: a document from an older parser may hold any text as a timestamp.
+    """
+    return isinstance(value, str) and len(value) <= 30 and _UTC_TEXT.match(value) is not None
 
 
 def clock(value: Any) -> str:

@@ -12,10 +12,10 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.template.defaultfilters import filesizeformat
-from django.utils.safestring import SafeString, mark_safe
 
 from frontend import charts
 from frontend.charts import Bar, Column, Matrix, counted, number, percent
+from frontend.html import Markup
 from sessions_app.insights import Period
 
 MAX_WEEKS, MAX_AUTHORS = 26, 20
@@ -29,7 +29,7 @@ class Card:
     title: str
     intro: str
     rows: list[dict[str, Any]]  # the API's rows, exported as CSV (and shown as the table, unless ``shown``)
-    svg: SafeString | None = None  # None: nothing to draw in this period
+    svg: Markup | None = None  # None: nothing to draw in this period
     notes: list[str] = field(default_factory=list)
     csv_url: str = ""
     wide: bool = False
@@ -56,10 +56,6 @@ def cards(data: dict[str, Any], period: Period, *, branch_url: Any) -> list[Card
         tool_usage(data["tool_usage"]),
         busiest_branches(data["busiest_branches"], branch_url),
     ]
-
-
-def _safe(svg: str) -> SafeString:
-    return mark_safe(svg)  # charts.* escape every text they draw
 
 
 def monday(moment: datetime | date) -> date:
@@ -91,7 +87,7 @@ def author_weeks(rows: list[dict[str, Any]], period: Period, now: datetime | Non
         return card
     weeks, cut = week_axis([date.fromisoformat(r["week"]) for r in rows], period, now or datetime.now(UTC))
     authors = _authors(rows, set(weeks))
-    card.svg = _safe(charts.matrix(card.name, _matrix(rows, weeks, authors), title=card.title, desc=_desc(rows)))
+    card.svg = charts.matrix(card.name, _matrix(rows, weeks, authors), title=card.title, desc=_desc(rows))
     if cut:
         card.notes.append(f"Showing the latest {len(weeks)} weeks; {cut} earlier week{'s' * (cut > 1)} are in the CSV.")
     hidden = len({r["author"] for r in rows if r["week"] >= weeks[0].isoformat()}) - len(authors)
@@ -155,7 +151,7 @@ def turns_per_commit(rows: list[dict[str, Any]]) -> Card:
     ]
     total = sum(r["commits"] for r in rows)
     desc = "; ".join(f"{r['turns']} turns: {r['commits']} commits" for r in rows)
-    card.svg = _safe(charts.columns(card.name, cols, title=card.title, desc=f"{total:,} commits. {desc}."))
+    card.svg = charts.columns(card.name, cols, title=card.title, desc=f"{total:,} commits. {desc}.")
     return card
 
 
@@ -179,7 +175,7 @@ def task_outcomes(rows: list[dict[str, Any]]) -> Card:
         for r in rows
     ]
     desc = "; ".join(f"{r['status']}: {r['sessions']} ({percent(r['rate'])})" for r in rows)
-    card.svg = _safe(charts.hbars(card.name, bars, title=card.title, desc=desc + ".", label_w=110))
+    card.svg = charts.hbars(card.name, bars, title=card.title, desc=desc + ".", label_w=110)
     return card
 
 
@@ -195,7 +191,7 @@ def tool_usage(rows: list[dict[str, Any]]) -> Card:
         return card
     bars = [Bar(r["tool"], r["calls"], _tool_caption(r), part=r["errors"]) for r in rows]
     desc = "; ".join(f"{r['tool']}: {r['calls']} calls, {r['errors']} errors" for r in rows)
-    card.svg = _safe(charts.hbars(card.name, bars, title=card.title, desc=desc + "."))
+    card.svg = charts.hbars(card.name, bars, title=card.title, desc=desc + ".")
     return card
 
 
@@ -225,7 +221,7 @@ def busiest_branches(rows: list[dict[str, Any]], branch_url: Any) -> Card:
         for r in rows
     ]
     desc = "; ".join(f"{r['branch']}: {r['sessions']} sessions" for r in rows)
-    card.svg = _safe(charts.hbars(card.name, bars, title=card.title, desc=desc + ".", label_w=190))
+    card.svg = charts.hbars(card.name, bars, title=card.title, desc=desc + ".", label_w=190)
     return card
 
 

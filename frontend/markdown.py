@@ -5,31 +5,103 @@ contain a crafted link). The renderer therefore never passes HTML through (``htm
 accepts only http/https/mailto link targets (anything else stays visible as text), never loads
 images (they become links), and marks every link ``nofollow noopener noreferrer``. The CSP
 forbids inline script as a second line of defence.
+
+This module is one of the three producers of ``Markup`` (see ``frontend.html``): what
+markdown-it and Pygments return is trusted because both escape every text they emit.
+
+Cost is bounded as well as safety (docs/security.md). markdown-it and the Pygments lexers
+are linear but slow on hostile text (a run of ``[`` costs ~40 µs a character), so a page
+renders its Markdown and highlighted code within ``render_budget()``: once the page has spent
+``PAGE_RENDER_BUDGET``, further texts are shown as plain preformatted text. Only lexers of
+``LANGUAGES`` are ever run: a transcript picks the lexer (a fence's info string, a file name),
+and the long tail of Pygments' lexers is not something we can vouch for.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from functools import lru_cache
-from html import escape, unescape
+from html import unescape
 from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
+from markupsafe import Markup, escape
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
+from frontend.html import h, join
+
 SAFE_SCHEMES = ("http:", "https:", "mailto:")
 LINK_REL = "nofollow noopener noreferrer"
 HIGHLIGHT_LIMIT = 100_000  # characters; beyond this a code block is shown plain (Pygments is slow)
 MARKDOWN_LIMIT = 60_000  # characters; beyond this text is shown as preformatted plain text
+# Rendering cost in units of ~one plain character through markdown-it (a few µs): a page spends
+# at most PAGE_RENDER_BUDGET (~1 s however hostile its text; a normal page uses a few percent).
+PAGE_RENDER_BUDGET = 300_000
+LABEL_WEIGHT = 20  # "[" and "!": markdown-it scans ahead for a label's end (~50 µs each in a run)
+MARK_WEIGHT = 5  # other Markdown punctuation: emphasis delimiters, escapes, entities, code spans
+HIGHLIGHT_WEIGHT = 3  # a character through a Pygments lexer
 _CONTROL = re.compile(r"[\x00-\x20\x7f]+")
 _FORMATTER = HtmlFormatter(nowrap=True)
+# Lexers run on transcript text: mainstream ones only, each in bench/bench_pathological.py.
+LANGUAGES = frozenset(
+    {
+        "bash", "c", "cpp", "csharp", "css", "diff", "docker", "go", "html", "ini", "java", "javascript",
+        "json", "kotlin", "make", "markdown", "php", "python", "ruby", "rust", "scss", "sql", "swift",
+        "toml", "typescript", "xml", "yaml", "console", "pycon", "lua", "tsx", "jsx", "text",
+    }
+)  # fmt: skip
+
+
+@dataclass
+class _Budget:
+    left: int
+
+
+_BUDGET: ContextVar[_Budget | None] = ContextVar("render_budget", default=None)
+
+
+@contextmanager
+def render_budget(cost: int = PAGE_RENDER_BUDGET) -> Iterator[None]:
+    """Bound the Markdown and highlighting done inside (one page): beyond ``cost``, plain text."""
+    token = _BUDGET.set(_Budget(cost))
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def afford(cost: int) -> bool:
+    """Charge ``cost`` to the current page's budget; False (nothing charged) when it does not fit."""
+    budget = _BUDGET.get()
+    if budget is None:
+        return True
+    if cost > budget.left:
+        return False
+    budget.left -= cost
+    return True
+
+
+def _markdown_cost(text: str) -> int:
+    """What markdown-it will cost, from character counts (C speed): see bench/bench_pathological.py."""
+    labels = text.count("[") + text.count("!")
+    marks = sum(text.count(char) for char in "]*_\\&<`")
+    return len(text) + LABEL_WEIGHT * labels + MARK_WEIGHT * marks
+
+
+def plain_block(text: str) -> Markup:
+    """Preformatted, escaped text: what a text too long or too costly to render becomes."""
+    return Markup('<pre class="plain">') + text + Markup("</pre>")
 
 
 def link_is_safe(url: str) -> bool:
@@ -37,10 +109,14 @@ def link_is_safe(url: str) -> bool:
     return _CONTROL.sub("", url).lower().startswith(SAFE_SCHEMES)
 
 
+def _allowed(lexer: Lexer | None) -> Lexer | None:
+    return lexer if lexer is not None and LANGUAGES.intersection(lexer.aliases) else None
+
+
 @lru_cache(maxsize=256)
 def _lexer_by_name(name: str) -> Lexer | None:
     try:
-        return get_lexer_by_name(name, stripnl=False, ensurenl=False)
+        return _allowed(get_lexer_by_name(name, stripnl=False, ensurenl=False))
     except ClassNotFound:
         return None
 
@@ -48,23 +124,30 @@ def _lexer_by_name(name: str) -> Lexer | None:
 @lru_cache(maxsize=256)
 def _lexer_for_filename(filename: str) -> Lexer | None:
     try:
-        return get_lexer_for_filename(filename, stripnl=False, ensurenl=False)
+        return _allowed(get_lexer_for_filename(filename, stripnl=False, ensurenl=False))
     except ClassNotFound:
         return None
 
 
-def highlight_code(code: str, *, language: str = "", filename: str = "") -> str:
-    """Highlighted HTML spans (no wrapper) or escaped text when the language is unknown or the code huge."""
-    lexer = _lexer_by_name(language.lower()) if language else None
+def _highlighted(code: str, language: str, filename: str) -> str | None:
+    """Pygments' spans for ``code``, or None: unknown or unvetted language, too long, page budget spent."""
+    lexer = _lexer_by_name(language.lower()[:40]) if language else None
     if lexer is None and filename:
-        lexer = _lexer_for_filename(filename.rsplit("/", 1)[-1])
-    if lexer is None or len(code) > HIGHLIGHT_LIMIT:
-        return escape(code, quote=False)
+        lexer = _lexer_for_filename(filename.rsplit("/", 1)[-1][-120:])
+    if lexer is None or len(code) > HIGHLIGHT_LIMIT or not afford(HIGHLIGHT_WEIGHT * len(code)):
+        return None
     return highlight(code, lexer, _FORMATTER)
 
 
+def highlight_code(code: str, *, language: str = "", filename: str = "") -> Markup:
+    """Highlighted HTML spans (no wrapper), or escaped text when not highlighted (see ``_highlighted``)."""
+    spans = _highlighted(code, language, filename)
+    return escape(code) if spans is None else Markup(spans)
+
+
 def _fence_highlight(code: str, language: str, _attrs: str) -> str:
-    return highlight_code(code, language=language.split()[0] if language else "") if language else ""
+    """markdown-it's hook: a plain ``str`` (it concatenates), "" to let it escape the code itself."""
+    return (_highlighted(code, language.split()[0], "") or "") if language.strip() else ""
 
 
 def _render_link_open(self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
@@ -75,9 +158,9 @@ def _render_link_open(self: RendererHTML, tokens: list[Token], idx: int, options
 def _render_image(self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     """Images are never fetched (no tracking pixels): a labelled link to the target instead."""
     token = tokens[idx]
-    label = escape(self.renderInlineAsText(token.children or [], options, env) or "image")
-    src = escape(str(token.attrGet("src") or ""))
-    return f'<a class="md-image" href="{src}" rel="{LINK_REL}">[image: {label}]</a>'
+    label = self.renderInlineAsText(token.children or [], options, env) or "image"
+    src = str(token.attrGet("src") or "")
+    return h("a", {"class": "md-image", "href": src, "rel": LINK_REL}, "[image: ", label, "]")
 
 
 def _build() -> MarkdownIt:
@@ -95,13 +178,15 @@ def _build() -> MarkdownIt:
 _MD = _build()
 
 
-def render_markdown(text: str) -> str:
-    """Safe HTML for a Markdown text (prompts, replies, thinking)."""
+def render_markdown(text: str) -> Markup:
+    """Safe HTML for a Markdown text (prompts, replies, thinking); plain when too long or too costly."""
     if len(text) > MARKDOWN_LIMIT:
-        return f"<pre class='plain'>{escape(text, quote=False)}</pre>"
+        return plain_block(text)
     if _is_plain(text):
         return _plain_paragraphs(text)
-    return _render_memo(text) if len(text) <= MEMO_LIMIT else _MD.render(text)
+    if not afford(_markdown_cost(text)):
+        return plain_block(text)
+    return Markup(_render_memo(text) if len(text) <= MEMO_LIMIT else _MD.render(text))
 
 
 MEMO_LIMIT = 4_000  # characters; short texts are most of a session and are re-read page after page
@@ -125,47 +210,77 @@ def _is_plain(text: str) -> bool:
     return not _MARKUP_CHARS.search(text) and not _BLOCK_START.search(text)
 
 
-def _plain_paragraphs(text: str) -> str:
+_BR = Markup("<br />\n")
+
+
+def _plain_paragraphs(text: str) -> Markup:
     """What markdown-it renders for plain text (``breaks=True``): paragraphs of ``<br />`` lines."""
     out = []
     for block in _BLANK_LINES.split(text):
         lines = [line.strip() for line in block.split("\n") if line.strip()]
         if lines:
-            out.append("<p>" + "<br />\n".join(lines).replace('"', "&quot;") + "</p>\n")
-    return "".join(out)
+            out.append(h("p", None, join(lines, _BR)))
+    return join(out, "\n") + "\n" if out else Markup("")
 
 
-def render_plain(text: str) -> str:
-    return escape(text, quote=False)
+def render_plain(text: str) -> Markup:
+    return escape(text)
 
 
-_TAG_SPLIT = re.compile(r"(<[^>]*>)")
+def _split_tags(html: str) -> list[str]:
+    """``[text, tag, text, tag, …, text]``: our HTML has no ``<`` outside tags (text is escaped)."""
+    parts, start = [], 0
+    while (open_at := html.find("<", start)) >= 0:
+        close_at = html.find(">", open_at)
+        if close_at < 0:
+            break
+        parts += [html[start:open_at], html[open_at : close_at + 1]]
+        start = close_at + 1
+    parts.append(html[start:])
+    return parts
 
 
-def mark_matches(html: str, needle: str) -> str:
+def _fold(text: str) -> str:
+    """Lower case with every character kept in place (``"İ".lower()`` is two characters)."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(low if len(low := char.lower()) == 1 else char for char in text)
+
+
+def mark_matches(html: Markup, needle: str) -> Markup:
     """Wrap case-insensitive occurrences of ``needle`` in ``<mark>``, in text nodes only.
 
     Works on already-safe HTML: tags are left alone and each text node is unescaped, marked and
-    escaped again, so the needle can neither break markup or entities nor introduce any.
+    escaped again, so the needle can neither break markup or entities nor introduce any. Linear:
+    ``str.find`` on case-folded text, never a regex built from the needle.
     """
     if not needle.strip():
         return html
-    pattern = re.compile(re.escape(needle), re.IGNORECASE)
-    parts = _TAG_SPLIT.split(html)
+    folded = _fold(needle)
+    parts = _split_tags(html)
     for i in range(0, len(parts), 2):  # even positions are the text between tags
-        parts[i] = _mark_text(parts[i], pattern)
-    return "".join(parts)
+        parts[i] = _mark_text(parts[i], folded)
+    return Markup("".join(parts))
 
 
-def _mark_text(fragment: str, pattern: re.Pattern[str]) -> str:
+_MARK = Markup("<mark>")
+_UNMARK = Markup("</mark>")
+
+
+def _mark_text(fragment: str, needle: str) -> str:
     text = unescape(fragment)
-    if not pattern.search(text):
+    folded = _fold(text)
+    at = folded.find(needle)
+    if at < 0:
         return fragment
-    pieces = pattern.split(text)
-    found = pattern.findall(text)
-    out = [escape(pieces[0], quote=False)]
-    for match, after in zip(found, pieces[1:], strict=True):
-        out.append(f"<mark>{escape(match, quote=False)}</mark>{escape(after, quote=False)}")
+    out, start = [], 0
+    while at >= 0:
+        end = at + len(needle)
+        out += [escape(text[start:at]), _MARK, escape(text[at:end]), _UNMARK]
+        start = end
+        at = folded.find(needle, start)
+    out.append(escape(text[start:]))
     return "".join(out)
 
 

@@ -1,13 +1,19 @@
-"""Safe HTML for the cards of one page (Markdown, tool layouts, search marks), computed once."""
+"""Safe HTML for the cards of one page (Markdown, tool layouts, search marks), computed once.
+
+Every ``*html`` field is ``Markup`` from the builder or the Markdown renderer; the rest is
+plain text that ``frontend.render`` escapes. The Markdown and highlighting of one page share
+one cost budget (``frontend.markdown.render_budget``), so a page of hostile texts stays cheap.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
+from typing import Any
 
 from frontend import tools
 from frontend.conversation import Card, Item
-from frontend.markdown import mark_matches, render_markdown, render_plain
+from frontend.html import Markup
+from frontend.markdown import mark_matches, plain_block, render_budget, render_markdown, render_plain
 
 TEXT_LIMIT = 30_000  # characters of a prompt or reply shown inline; the rest via the message page
 MARKDOWN_KINDS = frozenset({"prompt", "text", "thinking"})
@@ -28,15 +34,18 @@ EVENT_LABELS = {
 }
 
 
+EMPTY = Markup("")
+
+
 @dataclass
 class ItemView:
-    html: str = ""
+    html: Markup = EMPTY
     hidden: int = 0  # characters left out of the inline view
     tool_name: str = ""
     icon: str = "tool"
-    summary_html: str = ""
+    summary_html: Markup = EMPTY
     sections: list[tools.Section] = field(default_factory=list)
-    result_html: str = ""
+    result_html: Markup = EMPTY
     result_hidden: int = 0
     error: bool = False
     label: str = ""
@@ -45,27 +54,47 @@ class ItemView:
 
 
 def present(cards: list[Card], needle: str = "") -> None:
+    """Fill in ``item.view`` for the cards of one page, within one page's rendering budget."""
+    with render_budget():
+        _present(cards, needle)
+
+
+def _present(cards: list[Card], needle: str) -> None:
     for card in cards:
         for item in card.items:
             item.view = _tool_view(item, needle) if item.message["kind"] == "tool_use" else _view(item, needle)
-            present(item.children, needle)
+            _present(item.children, needle)
 
 
-def _body(content: str, markdown: bool) -> tuple[str, int]:
+def _text(value: Any) -> str:
+    """A document value that should be text; anything else (a hostile or older document) as JSON-ish text."""
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def _body(content: str, markdown: bool) -> tuple[Markup, int]:
     if len(content) > TEXT_LIMIT:
-        return f'<pre class="plain">{render_plain(content[:TEXT_LIMIT])}</pre>', len(content) - TEXT_LIMIT
+        return plain_block(content[:TEXT_LIMIT]), len(content) - TEXT_LIMIT
     return (render_markdown(content) if markdown else render_plain(content)), 0
+
+
+def full_message_html(message: dict[str, Any]) -> Markup:
+    """One message in full (its own page): Markdown for prose, within a page's budget; else plain."""
+    content = _text(message.get("content"))
+    with render_budget():
+        if message.get("kind") in MARKDOWN_KINDS:
+            return render_markdown(content)
+        return plain_block(content)
 
 
 def _view(item: Item, needle: str) -> ItemView:
     message = item.message
     if message["kind"] == "tool_result":
         return _result_only(item, needle)
-    content = message.get("content") or ""
+    content = _text(message.get("content"))
     html, hidden = _body(content, message["kind"] in MARKDOWN_KINDS or bool(message.get("compact_summary")))
     first = next((line.strip() for line in content.splitlines() if line.strip()), "")
     preview = first if len(first) <= PREVIEW_LIMIT else first[: PREVIEW_LIMIT - 1] + "…"
-    subtype = message.get("subtype") or ""
+    subtype = _text(message.get("subtype"))
     return ItemView(
         html=mark_matches(html, needle),
         hidden=hidden,
@@ -77,9 +106,9 @@ def _view(item: Item, needle: str) -> ItemView:
 
 def _result_only(item: Item, needle: str) -> ItemView:
     tool = item.message.get("tool") or {}
-    html, hidden = tools.result_html(item.message.get("content") or "", name=tool.get("name"))
+    html, hidden = tools.result_html(_text(item.message.get("content")), name=tool.get("name"))
     return ItemView(
-        tool_name=tool.get("name") or "Tool result",
+        tool_name=_text(tool.get("name")) or "Tool result",
         icon=tools.icon_for(tool.get("name")),
         result_html=mark_matches(html, needle),
         result_hidden=hidden,
@@ -91,13 +120,13 @@ def _tool_view(item: Item, needle: str) -> ItemView:
     message, result = item.message, item.result
     tool = message.get("tool") or {}
     view = ItemView(
-        tool_name=tool.get("name") or "tool",
+        tool_name=_text(tool.get("name")) or "tool",
         icon=tools.icon_for(tool.get("name")),
-        summary_html=mark_matches(escape(tools.summary_line(message.get("content") or "")), needle),
+        summary_html=mark_matches(render_plain(tools.summary_line(_text(message.get("content")))), needle),
         sections=tools.input_sections(tool.get("name"), tool.get("input")),
     )
     if result is not None:
-        html, view.result_hidden = tools.result_html(result.get("content") or "", name=tool.get("name"))
+        html, view.result_hidden = tools.result_html(_text(result.get("content")), name=tool.get("name"))
         view.result_html = mark_matches(html, needle)
         view.error = bool((result.get("tool") or {}).get("is_error"))
     return view

@@ -1,20 +1,22 @@
-"""HTML of conversation cards, built in Python.
+"""HTML of conversation cards, built in Python with the escaping builder (``frontend.html``).
 
 The session page is the one hot path of the UI (a page holds up to ~150 messages, and the
 whole page must cost no more than a few times decoding the document), so cards are assembled
-here with f-strings instead of nested template includes, which cost ~10× more. Every piece of
-transcript text reaching this module is already safe HTML from ``frontend.present`` (Markdown
-rendered without raw HTML, or escaped); everything else is escaped here.
+here with ``h()`` instead of nested template includes, which cost ~10× more. Transcript text
+reaches this module either as ``Markup`` from ``frontend.present`` (Markdown rendered without
+raw HTML, highlighted code) or as plain values from the document, which the builder escapes;
+there is no other way to put text into a card.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from html import escape
+from typing import Any
 
 from frontend import format as fmt
 from frontend.conversation import Card, Item
+from frontend.html import Markup, h, join
 
 
 @dataclass(frozen=True)
@@ -28,192 +30,203 @@ class Where:
         return f"{self.session_url}/m/{index}"
 
 
-def cards_html(cards: list[Card], where: Where, *, nested: bool = False) -> str:
-    return "".join(card_html(card, where, nested=nested) for card in cards)
+def cards_html(cards: list[Card], where: Where, *, nested: bool = False) -> Markup:
+    return join(card_html(card, where, nested=nested) for card in cards)
 
 
-def card_html(card: Card, where: Where, *, nested: bool = False) -> str:
+def card_html(card: Card, where: Where, *, nested: bool = False) -> Markup:
     if card.kind == "summary" and card.first.get("compact_summary"):
         return _carried(card)
     renderer = CARD_RENDERERS.get(card.kind)
     return _event(card) if renderer is None else renderer(card, where, nested)
 
 
-def _e(value: object) -> str:
-    return escape(str(value or ""))
+def _str(value: Any) -> str:
+    """A document value as text: transcripts may hold any JSON type where a string is expected."""
+    return value if isinstance(value, str) else "" if value is None else str(value)
 
 
-def _time(timestamp: object, css: str = "") -> str:
+def _time(timestamp: object, css: str | None = None) -> Markup | None:
     if not timestamp:
-        return ""
-    klass = f' class="{css}"' if css else ""
-    return f'<time{klass} datetime="{fmt.iso(timestamp)}" title="{fmt.stamp(timestamp)}">{fmt.clock(timestamp)}</time>'
-
-
-def _head(icon: str, who: str, *, extra: str = "", meta: str = "") -> str:
-    return (
-        f'<header class="card-head"><span class="who">{fmt.icon(icon)}<span>{_e(who)}</span></span>{extra}'
-        f'<span class="meta">{meta}</span></header>'
+        return None
+    return h(
+        "time", {"class": css, "datetime": fmt.iso(timestamp), "title": fmt.stamp(timestamp)}, fmt.clock(timestamp)
     )
 
 
-def _more(item: Item, where: Where) -> str:
-    hidden = item.view.hidden
+def _head(icon: str, who: str, *, extra: Any = None, meta: Any = None) -> Markup:
+    return h(
+        "header",
+        {"class": "card-head"},
+        h("span", {"class": "who"}, fmt.icon(icon), h("span", None, who)),
+        extra,
+        h("span", {"class": "meta"}, meta),
+    )
+
+
+def _more_link(hidden: int, index: int, where: Where) -> Markup | None:
     if not hidden:
-        return ""
-    return (
-        f'<p class="more"><a href="{where.message_url(item.message["index"])}">{hidden:,} more characters'
-        " — open in full</a></p>"
+        return None
+    return h(
+        "p", {"class": "more"}, h("a", {"href": where.message_url(index)}, f"{hidden:,} more characters — open in full")
     )
 
 
-def _prompt(card: Card, where: Where, nested: bool) -> str:
+def _more(item: Item, where: Where) -> Markup | None:
+    return _more_link(item.view.hidden, item.message["index"], where)
+
+
+def _md(html: Markup) -> Markup:
+    return h("div", {"class": "md"}, html)
+
+
+def _prompt(card: Card, where: Where, nested: bool) -> Markup:
     message = card.first
-    turn = (message.get("turn") or 0) + 1
-    extra = f'<a class="turn-no" id="turn-{turn}" href="#{card.anchor}">Turn {turn}</a>'
-    body = "".join(f'<div class="md">{item.view.html}</div>{_more(item, where)}' for item in card.items)
-    return (
-        f'<article class="card prompt" id="{card.anchor}" data-turn="{turn}">'
-        f"{_head('user', where.author or 'User', extra=extra, meta=_time(message.get('timestamp')))}"
-        f"{body}</article>"
-    )
+    turn = _int(message.get("turn")) + 1
+    extra = h("a", {"class": "turn-no", "id": f"turn-{turn}", "href": f"#{card.anchor}"}, f"Turn {turn}")
+    body = [(_md(item.view.html), _more(item, where)) for item in card.items]
+    head = _head("user", where.author or "User", extra=extra, meta=_time(message.get("timestamp")))
+    return h("article", {"class": "card prompt", "id": card.anchor, "data-turn": turn}, head, body)
 
 
-def _response(card: Card, where: Where, nested: bool) -> str:
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _response(card: Card, where: Where, nested: bool) -> Markup:
     message = card.first
-    classes = "card response" + (" cont" if card.continued else "") + (" sidechain" if message.get("sidechain") else "")
-    classes += " is-error" if message.get("api_error") else ""
-    extra = ""
-    if message.get("sidechain") and not nested:
-        extra = f'<span class="badge">{fmt.icon("subagent")}sub-agent {_e(message.get("agent_id"))}</span>'
-    meta = f'<span class="model">{_e(message.get("model"))}</span>' if message.get("model") else ""
-    meta += _usage(message.get("usage")) + _time(message.get("timestamp"))
-    who = "Sub-agent" if message.get("sidechain") else "Assistant"
-    body = "".join(_response_item(item, where) for item in card.items)
-    head = _head("assistant", who, extra=extra, meta=meta)
-    return f'<article class="{classes}" id="{card.anchor}">{head}{body}</article>'
+    sidechain = bool(message.get("sidechain"))
+    classes = ["card response", card.continued and "cont", sidechain and "sidechain"]
+    classes.append(message.get("api_error") and "is-error")
+    extra = None
+    if sidechain and not nested:
+        extra = h("span", {"class": "badge"}, fmt.icon("subagent"), "sub-agent ", _str(message.get("agent_id")))
+    model = h("span", {"class": "model"}, _str(message["model"])) if message.get("model") else None
+    meta = (model, _usage(message.get("usage")), _time(message.get("timestamp")))
+    head = _head("assistant", "Sub-agent" if sidechain else "Assistant", extra=extra, meta=meta)
+    body = [_response_item(item, where) for item in card.items]
+    return h("article", {"class": classes, "id": card.anchor}, head, body)
 
 
-def _usage(usage: object) -> str:
+def _usage(usage: object) -> Markup | None:
     if not isinstance(usage, dict):
-        return ""
-    return f'<span class="usage" title="{_e(fmt.usage_title(usage))}">{fmt.tokens(usage)}</span>'
+        return None
+    return h("span", {"class": "usage", "title": fmt.usage_title(usage)}, fmt.tokens(usage))
 
 
-def _response_item(item: Item, where: Where) -> str:
+def _response_item(item: Item, where: Where) -> Markup:
     kind = item.message["kind"]
     if kind == "thinking":
-        return (
-            f'<details class="thinking"><summary>{fmt.icon("thinking")}Thinking '
-            f'<span class="muted">{_e(item.view.preview[:90])}</span></summary>'
-            f'<div class="md">{item.view.html}</div></details>'
+        summary = h(
+            "summary", None, fmt.icon("thinking"), "Thinking ", h("span", {"class": "muted"}, item.view.preview[:90])
         )
+        return h("details", {"class": "thinking"}, summary, _md(item.view.html))
     if kind == "tool_use":
         return _tool(item, where)
-    return f'<div class="md">{item.view.html}</div>{_more(item, where)}'
+    return join((_md(item.view.html), _more(item, where)))
 
 
-def _tool(item: Item, where: Where) -> str:
+def _badge(css: str, *content: Any) -> Markup:
+    return h("span", {"class": f"badge {css}".strip()}, *content)
+
+
+def _tool(item: Item, where: Where) -> Markup:
     view = item.view
-    classes = "tool" + (" is-error" if view.error else "") + (" has-agent" if item.children else "")
-    badges = '<span class="badge err">error</span>' if view.error else ""
+    classes = ["tool", view.error and "is-error", item.children and "has-agent"]
+    badges = [_badge("err", "error") if view.error else None]
     if item.children:
         count = item.child_count
-        badges += (
-            f'<span class="badge">{fmt.icon("subagent")}{count} sub-agent message{"" if count == 1 else "s"}</span>'
-        )
+        badges.append(_badge("", fmt.icon("subagent"), f"{count} sub-agent message{'' if count == 1 else 's'}"))
     if item.result is None:
-        badges += '<span class="badge muted">no result</span>'
-    sections = "".join(
-        f'<div class="tool-section"><div class="tool-label">{_e(s.label)}</div>{s.html}</div>' for s in view.sections
+        badges.append(_badge("muted", "no result"))
+    sections = [
+        h("div", {"class": "tool-section"}, h("div", {"class": "tool-label"}, s.label), s.html) for s in view.sections
+    ]
+    summary = h(
+        "summary",
+        None,
+        h("span", {"class": "tool-icon"}, fmt.icon(view.icon)),
+        h("span", {"class": "tool-name"}, view.tool_name),
+        h("code", {"class": "tool-summary"}, view.summary_html),
+        badges,
     )
-    return (
-        f'<details class="{classes}"><summary><span class="tool-icon">{fmt.icon(view.icon)}</span>'
-        f'<span class="tool-name">{_e(view.tool_name)}</span><code class="tool-summary">{view.summary_html}</code>'
-        f'{badges}</summary><div class="tool-body">{sections}{_result(item, where)}{_subagent(item, where)}'
-        "</div></details>"
-    )
+    body = h("div", {"class": "tool-body"}, sections, _result(item, where), _subagent(item, where))
+    return h("details", {"class": classes}, summary, body)
 
 
-def _result(item: Item, where: Where) -> str:
+def _result(item: Item, where: Where) -> Markup | None:
     result = item.result
     if result is None:
-        return ""
-    label = "Error" if item.view.error else "Result"
-    return (
-        f'<div class="tool-section result"><div class="tool-label">{label} '
-        f"{_time(result.get('timestamp'), 'muted')}</div>{item.view.result_html}"
-        f"{_result_more(item.view.result_hidden, result['index'], where)}</div>"
+        return None
+    label = h(
+        "div",
+        {"class": "tool-label"},
+        "Error " if item.view.error else "Result ",
+        _time(result.get("timestamp"), "muted"),
     )
+    more = _more_link(item.view.result_hidden, result["index"], where)
+    return h("div", {"class": "tool-section result"}, label, item.view.result_html, more)
 
 
-def _result_more(hidden: int, index: int, where: Where) -> str:
-    if not hidden:
-        return ""
-    return f'<p class="more"><a href="{where.message_url(index)}">{hidden:,} more characters — open in full</a></p>'
-
-
-def _subagent(item: Item, where: Where) -> str:
+def _subagent(item: Item, where: Where) -> Markup | None:
     if not item.children:
-        return ""
-    return (
-        f'<div class="subagent"><div class="tool-label">{fmt.icon("subagent")}Sub-agent conversation</div>'
-        f"{cards_html(item.children, where, nested=True)}</div>"
-    )
+        return None
+    label = h("div", {"class": "tool-label"}, fmt.icon("subagent"), "Sub-agent conversation")
+    return h("div", {"class": "subagent"}, label, cards_html(item.children, where, nested=True))
 
 
-def _tool_only(card: Card, where: Where, nested: bool) -> str:
+def _tool_only(card: Card, where: Where, nested: bool) -> Markup:
     """A result whose call is not shown (filtered out): the tool's name and the result, folded."""
     item, message = card.items[0], card.first
     view = item.view
-    error = " is-error" if view.error else ""
-    badge = '<span class="badge err">error</span>' if view.error else ""
-    summary = (
-        f'<summary><span class="tool-icon">{fmt.icon(view.icon)}</span><span class="tool-name">{_e(view.tool_name)}'
-        f'</span><span class="tool-summary muted">result</span>{badge}{_time(message.get("timestamp"), "meta")}'
-        "</summary>"
+    summary = h(
+        "summary",
+        None,
+        h("span", {"class": "tool-icon"}, fmt.icon(view.icon)),
+        h("span", {"class": "tool-name"}, view.tool_name),
+        h("span", {"class": "tool-summary muted"}, "result"),
+        _badge("err", "error") if view.error else None,
+        _time(message.get("timestamp"), "meta"),
     )
-    body = f"{view.result_html}{_result_more(view.result_hidden, message['index'], where)}"
-    return (
-        f'<article class="card tool-only" id="{card.anchor}"><details class="tool{error}">{summary}'
-        f'<div class="tool-body">{body}</div></details></article>'
-    )
+    body = h("div", {"class": "tool-body"}, view.result_html, _more_link(view.result_hidden, message["index"], where))
+    details = h("details", {"class": ["tool", view.error and "is-error"]}, summary, body)
+    return h("article", {"class": "card tool-only", "id": card.anchor}, details)
 
 
-def _compact(card: Card, where: Where, nested: bool) -> str:
+def _compact(card: Card, where: Where, nested: bool) -> Markup:
     message = card.first
     compact = message.get("compact") if isinstance(message.get("compact"), dict) else {}
     detail = ""
     if compact.get("trigger"):
         before = compact.get("preTokens")
         tokens = f", {fmt.short_number(before)} tokens before" if isinstance(before, int) else ""
-        detail = f" ({_e(compact['trigger'])}{tokens})"
-    return (
-        f'<div class="divider" role="separator" id="{card.anchor}"><span>{fmt.icon("compact")}'
-        f"Conversation compacted{detail} · {_time(message.get('timestamp'))}</span></div>"
-    )
+        detail = f" ({_str(compact['trigger'])}{tokens})"
+    inner = h("span", None, fmt.icon("compact"), f"Conversation compacted{detail} · ", _time(message.get("timestamp")))
+    return h("div", {"class": "divider", "role": "separator", "id": card.anchor}, inner)
 
 
-def _carried(card: Card) -> str:
+def _carried(card: Card) -> Markup:
     item = card.items[0]
-    return (
-        f'<details class="event carried" id="{card.anchor}"><summary>{fmt.icon("list")}'
-        f'<span class="event-label">Summary carried over</span><span class="event-text">{_e(item.view.preview)}'
-        f'</span></summary><div class="md">{item.view.html}</div></details>'
+    summary = h(
+        "summary",
+        None,
+        fmt.icon("list"),
+        h("span", {"class": "event-label"}, "Summary carried over"),
+        h("span", {"class": "event-text"}, item.view.preview),
     )
+    return h("details", {"class": "event carried", "id": card.anchor}, summary, _md(item.view.html))
 
 
-def _user(card: Card, where: Where, nested: bool) -> str:
+def _user(card: Card, where: Where, nested: bool) -> Markup:
     item, message = card.items[0], card.first
-    who = "Queued message" if message.get("queued") else ("Prompt to sub-agent" if message.get("sidechain") else "User")
-    classes = "card user-text" + (" sidechain" if message.get("sidechain") else "")
-    return (
-        f'<article class="{classes}" id="{card.anchor}">{_head("user", who, meta=_time(message.get("timestamp")))}'
-        f'<div class="md">{item.view.html}</div>{_more(item, where)}</article>'
-    )
+    sidechain = bool(message.get("sidechain"))
+    who = "Queued message" if message.get("queued") else ("Prompt to sub-agent" if sidechain else "User")
+    head = _head("user", who, meta=_time(message.get("timestamp")))
+    classes = ["card user-text", sidechain and "sidechain"]
+    return h("article", {"class": classes, "id": card.anchor}, head, _md(item.view.html), _more(item, where))
 
 
-CARD_RENDERERS: dict[str, Callable[[Card, Where, bool], str]] = {
+CARD_RENDERERS: dict[str, Callable[[Card, Where, bool], Markup]] = {
     "prompt": _prompt,
     "response": _response,
     "tool": _tool_only,
@@ -222,34 +235,31 @@ CARD_RENDERERS: dict[str, Callable[[Card, Where, bool], str]] = {
 }
 
 
-def _event(card: Card) -> str:
+def _event(card: Card) -> Markup:
     """Machine-written lines (hook output, caveats, API errors…): one quiet line, folded when long."""
     item, message = card.items[0], card.first
-    classes = f"event {card.kind}" + (" is-error" if message.get("level") == "error" else "")
+    classes = ["event", card.kind, message.get("level") == "error" and "is-error"]
     label = "Title" if card.kind == "summary" else item.view.label
-    head = f'{fmt.icon("system")}<span class="event-label">{_e(label)}</span>'
+    head = (fmt.icon("system"), h("span", {"class": "event-label"}, label))
+    stamp = _time(message.get("timestamp"))
     if item.view.long:
-        return (
-            f'<details class="{classes}" id="{card.anchor}"><summary>{head}<span class="event-text">'
-            f"{_e(item.view.preview)}</span>{_time(message.get('timestamp'))}</summary>"
-            f'<pre class="plain">{item.view.html}</pre></details>'
-        )
-    return (
-        f'<div class="{classes}" id="{card.anchor}">{head}<span class="event-text">{item.view.html}</span>'
-        f"{_time(message.get('timestamp'))}</div>"
+        summary = h("summary", None, head, h("span", {"class": "event-text"}, item.view.preview), stamp)
+        body = h("pre", {"class": "plain"}, item.view.html)
+        return h("details", {"class": classes, "id": card.anchor}, summary, body)
+    return h(
+        "div", {"class": classes, "id": card.anchor}, head, h("span", {"class": "event-text"}, item.view.html), stamp
     )
 
 
-def turns_html(turns: list) -> str:  # list[frontend.reading.TurnLink]
+def turns_html(turns: list) -> Markup:  # list[frontend.reading.TurnLink]
     """The turn navigation's items: a link to the page and card where each turn starts."""
-    out = []
-    for turn in turns:
-        inner = f'<span class="turn-n">{turn.number}</span><span class="turn-p">{_e(turn.prompt)}</span>'
-        if turn.href is None:
-            out.append(f'<li><span class="turn-off" title="Hidden by the filters">{inner}</span></li>')
-        else:
-            out.append(
-                f'<li><a href="{_e(turn.href)}" data-page="{turn.page}" data-anchor="{turn.anchor}">{inner}'
-                f'<time class="turn-t" datetime="{turn.iso}">{turn.clock}</time></a></li>'
-            )
-    return "".join(out)
+    return join(_turn_item(turn) for turn in turns)
+
+
+def _turn_item(turn: Any) -> Markup:
+    inner = (h("span", {"class": "turn-n"}, turn.number), h("span", {"class": "turn-p"}, turn.prompt))
+    if turn.href is None:
+        return h("li", None, h("span", {"class": "turn-off", "title": "Hidden by the filters"}, inner))
+    stamp = h("time", {"class": "turn-t", "datetime": turn.iso}, turn.clock)
+    link = h("a", {"href": turn.href, "data-page": turn.page, "data-anchor": turn.anchor}, inner, stamp)
+    return h("li", None, link)

@@ -11,10 +11,10 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from html import escape
 from typing import Any
 
-from frontend.markdown import highlight_code, render_markdown, render_plain
+from frontend.html import Markup, h, text
+from frontend.markdown import afford, highlight_code, render_markdown
 
 RESULT_LIMIT = 20_000  # characters of a tool result shown inline; the rest via the message page
 INPUT_LIMIT = 40_000
@@ -42,13 +42,13 @@ ICONS = {
 @dataclass
 class Section:
     label: str
-    html: str
+    html: Markup
 
 
-def icon_for(name: str | None) -> str:
-    if name and name.startswith("mcp__"):
-        return "plug"
-    return ICONS.get(name or "", "tool")
+def icon_for(name: object) -> str:
+    if not isinstance(name, str):
+        return "tool"
+    return "plug" if name.startswith("mcp__") else ICONS.get(name, "tool")
 
 
 def summary_line(text: str) -> str:
@@ -61,30 +61,46 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _code(code: str, *, language: str = "", filename: str = "") -> str:
-    clipped = code[:INPUT_LIMIT]
-    more = f"\n… {len(code) - INPUT_LIMIT:,} more characters" if len(code) > INPUT_LIMIT else ""
-    return f'<pre class="hl">{highlight_code(clipped, language=language, filename=filename)}{more}</pre>'
+def _more_characters(text: str, limit: int) -> str:
+    return f"\n… {len(text) - limit:,} more characters" if len(text) > limit else ""
 
 
-def _diff(old: str, new: str) -> str:
+def _code(code: str, *, language: str = "", filename: str = "") -> Markup:
+    highlighted = highlight_code(code[:INPUT_LIMIT], language=language, filename=filename)
+    return h("pre", {"class": "hl"}, highlighted, _more_characters(code, INPUT_LIMIT))
+
+
+# difflib compares every line with every other in the worst case (~0.1 s for 500 × 500 lines
+# that interleave): beyond DIFF_CELLS line pairs, or once the page's render budget is spent
+# (a pair costs a tenth of a Markdown character), the two sides are listed one after the other.
+DIFF_CELLS = 250_000
+DIFF_CELL_COST = 0.1
+
+
+def _diff(old: str, new: str) -> Markup:
     """A unified diff, coloured with Pygments' diff classes but without running a lexer (it is hot)."""
-    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3))[2:]
-    body = "\n".join(
-        f'<span class="{_DIFF_CLASSES.get(line[:1], "")}">{escape(line, quote=False)}</span>'
-        for line in lines[: INPUT_LIMIT // 40]
-    )
-    return f'<pre class="hl diff">{body or "(no change)"}</pre>'
+    old_lines, new_lines = old[:INPUT_LIMIT].splitlines(), new[:INPUT_LIMIT].splitlines()
+    cells = len(old_lines) * len(new_lines)
+    if cells > DIFF_CELLS or not afford(int(cells * DIFF_CELL_COST)):
+        lines = [f"-{line}" for line in old_lines] + [f"+{line}" for line in new_lines]
+    else:
+        lines = list(difflib.unified_diff(old_lines, new_lines, lineterm="", n=3))[2:]
+    spans = [h("span", {"class": _DIFF_CLASSES.get(line[:1], "")}, line) for line in lines[: INPUT_LIMIT // 40]]
+    return h("pre", {"class": "hl diff"}, Markup("\n").join(spans) or "(no change)")
 
 
 _DIFF_CLASSES = {"+": "gi", "-": "gd", "@": "gu"}
 
 
+def _plain(text: str) -> Markup:
+    return h("pre", {"class": "plain"}, text)
+
+
 def _bash(data: dict[str, Any]) -> list[Section]:
     command = _text(data.get("command"))
-    sections = [Section("Command", f'<pre class="plain">{render_plain(command[:INPUT_LIMIT])}</pre>')]
+    sections = [Section("Command", _plain(command[:INPUT_LIMIT]))]
     if _text(data.get("description")):
-        sections.insert(0, Section("Why", render_plain(data["description"])))
+        sections.insert(0, Section("Why", text(data["description"])))
     return sections
 
 
@@ -105,10 +121,14 @@ def _write(data: dict[str, Any]) -> list[Section]:
 
 
 def _task(data: dict[str, Any]) -> list[Section]:
-    sections = [Section("Prompt", f'<div class="md">{render_markdown(_text(data.get("prompt")))}</div>')]
+    sections = [Section("Prompt", _markdown(_text(data.get("prompt"))))]
     if _text(data.get("subagent_type")):
-        sections.insert(0, Section("Agent", render_plain(data["subagent_type"])))
+        sections.insert(0, Section("Agent", text(data["subagent_type"])))
     return sections
+
+
+def _markdown(text: str) -> Markup:
+    return h("div", {"class": "md"}, render_markdown(text))
 
 
 _TODO_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
@@ -116,12 +136,14 @@ _TODO_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
 def _todos(data: dict[str, Any]) -> list[Section]:
     todos = [t for t in data.get("todos") or [] if isinstance(t, dict)]
-    rows = "".join(
-        f'<li class="todo-{render_plain(_text(t.get("status")))}">'
-        f"{_TODO_MARKS.get(_text(t.get('status')), '[ ]')} {render_plain(_text(t.get('content')))}</li>"
-        for t in todos
-    )
-    return [Section("Todos", f'<ul class="todos">{rows}</ul>')]
+    rows = [_todo(_text(t.get("status")), _text(t.get("content"))) for t in todos]
+    return [Section("Todos", h("ul", {"class": "todos"}, rows))]
+
+
+def _todo(status: str, content: str) -> Markup:
+    """A known status names the row's class; any other is shown as pending (it is text, not a class)."""
+    known = status if status in _TODO_MARKS else "pending"
+    return h("li", {"class": f"todo-{known}"}, f"{_TODO_MARKS[known]} {content}")
 
 
 def _just_summary(data: dict[str, Any]) -> list[Section]:
@@ -147,8 +169,8 @@ LAYOUTS: dict[str, Callable[[dict[str, Any]], list[Section]]] = {
 }
 
 
-def input_sections(name: str | None, tool_input: Any) -> list[Section]:
-    layout = LAYOUTS.get(name or "")
+def input_sections(name: object, tool_input: Any) -> list[Section]:
+    layout = LAYOUTS.get(name) if isinstance(name, str) else None
     if layout is None or not isinstance(tool_input, dict):
         return _json(tool_input) if tool_input not in (None, {}, "") else []
     try:
@@ -157,12 +179,21 @@ def input_sections(name: str | None, tool_input: Any) -> list[Section]:
         return _json(tool_input)
 
 
-_AGENT_TRAILER = re.compile(r"\s*agentId: [\w-]+ \(for resuming[^)\n]*\)\s*$")
+# Matched only at one position (``match`` from the last "agentId: "): linear whatever the text.
+_AGENT_TRAILER = re.compile(r"agentId: [\w-]+ \(for resuming[^)\n]*\)\s*\Z")
 
 
-def result_html(content: str, *, name: str | None) -> tuple[str, int]:
+def strip_agent_trailer(text: str) -> str:
+    """A sub-agent's answer without its ``agentId: … (for resuming …)`` trailer (noise on the page)."""
+    at = text.rfind("agentId: ")
+    if at < 0 or not _AGENT_TRAILER.match(text, at):
+        return text
+    return text[:at].rstrip()
+
+
+def result_html(content: str, *, name: str | None) -> tuple[Markup, int]:
     """The result's HTML and how many characters were left out."""
     shown, hidden = content[:RESULT_LIMIT], max(0, len(content) - RESULT_LIMIT)
     if name in ("Task", "Agent"):  # the sub-agent's answer is prose; its resume trailer is noise here
-        return f'<div class="md">{render_markdown(_AGENT_TRAILER.sub("", shown))}</div>', hidden
-    return f'<pre class="plain">{render_plain(shown) or "(no output)"}</pre>', hidden
+        return _markdown(strip_agent_trailer(shown)), hidden
+    return _plain(shown or "(no output)"), hidden

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from django import template
-from django.utils.safestring import SafeString, mark_safe
 
 from frontend import format as fmt
+from frontend.html import Markup, h, join
 from projects import selectors as project_selectors
 from sessions_app.selectors import HEADLINE_START, HEADLINE_STOP
 
@@ -16,8 +15,8 @@ register = template.Library()
 
 
 @register.simple_tag
-def icon(name: str, label: str = "") -> SafeString:
-    return mark_safe(fmt.icon(name, label))
+def icon(name: str, label: str = "") -> Markup:
+    return fmt.icon(name, label)
 
 
 for _name in ("clock", "stamp", "iso", "local_input", "short_number", "tokens", "usage_title", "local_part"):
@@ -25,10 +24,27 @@ for _name in ("clock", "stamp", "iso", "local_input", "short_number", "tokens", 
 
 
 @register.filter
-def snippet(value: Any) -> SafeString:
-    """A ``ts_headline`` snippet: escaped transcript text, then its match markers as ``<mark>``."""
-    text = escape(str(value or ""), quote=False)
-    return mark_safe(text.replace(HEADLINE_START, "<mark>").replace(HEADLINE_STOP, "</mark>"))
+def snippet(value: Any) -> Markup:
+    """A ``ts_headline`` snippet: transcript text with its match markers as ``<mark>`` (text escaped)."""
+    return join(_snippet_parts(str(value or "")))
+
+
+def _snippet_parts(text: str) -> list[Any]:
+    """Text and ``<mark>`` pieces, by a linear scan; a stray marker is dropped."""
+    parts: list[Any] = []
+    start = 0
+    while (open_at := text.find(HEADLINE_START, start)) >= 0:
+        close_at = text.find(HEADLINE_STOP, open_at)
+        if close_at < 0:
+            break
+        parts += [_unmarked(text[start:open_at]), h("mark", None, _unmarked(text[open_at:close_at]))]
+        start = close_at + 1
+    parts.append(_unmarked(text[start:]))
+    return parts
+
+
+def _unmarked(text: str) -> str:
+    return text.replace(HEADLINE_START, "").replace(HEADLINE_STOP, "")
 
 
 @register.filter

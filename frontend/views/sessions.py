@@ -12,8 +12,8 @@ from django.views.generic import TemplateView
 
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
-from frontend.markdown import MARKDOWN_LIMIT, render_markdown, render_plain
 from frontend.pagination import keyset_page
+from frontend.present import full_message_html
 from frontend.reading import gc_paused, read
 from frontend.render import Where
 from projects import selectors as project_selectors
@@ -160,9 +160,7 @@ class SessionMessageView(SessionObjectMixin, TemplateView):
             raise Http404("No such message.")
         message = messages[index]
         access_record(session=session, request=self.request, via="web")
-        content = message.get("content") or ""
-        as_markdown = message["kind"] in ("prompt", "text", "thinking") and len(content) <= MARKDOWN_LIMIT
-        html = render_markdown(content) if as_markdown else f'<pre class="plain">{render_plain(content)}</pre>'
+        html = full_message_html(message)
         return super().get_context_data(session=session, message=message, html=html, **kwargs)
 
 

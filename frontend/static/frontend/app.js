@@ -31,8 +31,10 @@
     document.body.removeChild(area);
   }
 
+  /* Only our own copy buttons copy: text from a transcript can never become a button (the
+   * server escapes it), and a stray data-copy attribute elsewhere is ignored. */
   document.addEventListener("click", function (event) {
-    var button = event.target.closest("[data-copy]");
+    var button = event.target.closest("button[data-copy]");
     if (button) { event.preventDefault(); copyText(button.getAttribute("data-copy"), button); }
   });
 
@@ -179,7 +181,7 @@
         var nav = document.getElementById("turn-nav");
         if (!nav) { return; }
         nav.querySelectorAll("a.current").forEach(function (a) { a.classList.remove("current"); });
-        var link = nav.querySelector('a[data-anchor="' + entry.target.id + '"]');
+        var link = nav.querySelector('a[data-anchor="' + CSS.escape(entry.target.id) + '"]');
         if (link) { link.classList.add("current"); }
       });
     }, { rootMargin: "0px 0px -70% 0px" });
