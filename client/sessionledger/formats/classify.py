@@ -1,7 +1,8 @@
 """Which user lines are real prompts (reference §1.8), and how their text reads.
 
 Shared by the message builder (parse) and the byte-level turn finder (cut/fork), so that a
-"turn" means the same thing to the worker, the API and the client.
+"turn" means the same thing to the worker, the API and the client. The text is hostile and can
+be megabytes long: every scan here is linear (`str.find`, or a regex of fixed alternatives).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ NOT_PROMPT_PREFIXES: tuple[tuple[str, str], ...] = (
     ("Stop hook feedback:", "hook_feedback"),
 )
 
-_TAG_CACHE: dict[str, re.Pattern[str]] = {}
 # Wrappers Claude Code puts around machine-written user text; the text inside is what matters.
 _WRAPPER_TAGS = re.compile(r"</?(?:local-command-(?:stdout|stderr|caveat)|bash-(?:stdout|stderr)|task-notification)>")
 
@@ -83,12 +83,18 @@ def _has_non_text_block(content: Any) -> bool:
 
 
 def tag_value(text: str, tag: str) -> str | None:
-    """Inner text of the first `<tag>…</tag>`, or None."""
-    pattern = _TAG_CACHE.get(tag)
-    if pattern is None:
-        pattern = _TAG_CACHE[tag] = re.compile(rf"<{tag}>(.*?)</{tag}>", re.S)
-    match = pattern.search(text)
-    return match.group(1) if match else None
+    """Inner text of the first `<tag>…</tag>`, or None.
+
+    Two `str.find`s: a lazy `<tag>(.*?)</tag>` regex rescans the rest of the text from every
+    `<tag>` when no closing tag follows, which made 300 KB of `<command-name>` cost 28 s.
+    """
+    opening = f"<{tag}>"
+    start = text.find(opening)
+    if start < 0:
+        return None
+    start += len(opening)
+    end = text.find(f"</{tag}>", start)
+    return None if end < 0 else text[start:end]
 
 
 def slash_command(text: str) -> tuple[str, str] | None:

@@ -72,6 +72,8 @@ def _read(raw: bytes, agent_id: str | None = None) -> _File:
         "truncated_bytes": scanned.truncated_bytes,
         "duplicate_lines": duplicates,
         "ignored_lines": ignored,
+        "repaired_lines": scanned.repaired,
+        "invalid_timestamps": scanned.invalid_timestamps,
     }
     return _File(piece, scanned.records, stats)
 
@@ -86,10 +88,11 @@ def _mark_sidechain(messages: list[dict[str, Any]], agent_id: str) -> None:
 
 
 def _stats(main: _File, agents: dict[str, _File], parents: dict[str, str]) -> dict[str, Any]:
-    """Main-file accounting; sub-agent broken lines also count in `skipped_lines`."""
+    """Main-file accounting; sub-agent broken, repaired and mistimed lines count in the totals too."""
     stats = dict(main.stats)
     if agents:
-        stats["skipped_lines"] += sum(f.stats["skipped_lines"] for f in agents.values())
+        for key in ("skipped_lines", "repaired_lines", "invalid_timestamps"):
+            stats[key] += sum(f.stats[key] for f in agents.values())
         stats["subagents"] = {
             agent_id: {
                 "lines": f.stats["lines"],

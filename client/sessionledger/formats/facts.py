@@ -12,7 +12,9 @@ from typing import Any
 Message = dict[str, Any]
 
 TITLE_LIMIT = 120
-_PLACEHOLDER = re.compile(r"\[image(?::[^\]]*)?\]")
+TITLE_SCAN = 10_000  # characters of the prompt a title is made from (a prompt can be megabytes)
+# Bounded: an unbounded `[^\]]*` rescans to the end of the prompt from every "[image:".
+_PLACEHOLDER = re.compile(r"\[image(?::[^\]\n]{0,200})?\]")
 FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 _USAGE_KEYS = (
     "input_tokens",
@@ -58,7 +60,7 @@ def title_from(turns: list[dict[str, Any]], messages: list[Message]) -> str:
     typed = [m for m in prompts if "command" not in m] or prompts
     if not typed:
         return ""
-    content = typed[0]["content"]
+    content = typed[0]["content"][:TITLE_SCAN]
     title = " ".join(_PLACEHOLDER.sub(" ", content).split()) or " ".join(content.split())
     return title if len(title) <= TITLE_LIMIT else title[: TITLE_LIMIT - 1].rstrip() + "…"
 

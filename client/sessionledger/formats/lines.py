@@ -1,14 +1,17 @@
-"""Turn raw JSONL bytes into records, counting what could not be used.
+"""Turn raw JSONL bytes into records, counting what could not be used or had to be repaired.
 
 This is the hot loop of the worker's parse (a 3 MB transcript has ~1,500 lines and most of
-the time goes to json.loads), so it decodes once and does no per-line work beyond parsing.
+the time goes to json.loads), so it decodes once and does little per-line work beyond parsing:
+two substring counts decide whether a record needs `sanitize.repair`, and its timestamp is
+put in canonical form (see sanitize).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from .sanitize import INVALID, load_line, needs_repair, repair, timestamp
 
 
 @dataclass
@@ -19,6 +22,8 @@ class Scan:
     lines: int = 0
     skipped: int = 0
     truncated_bytes: int = 0
+    repaired: int = 0  # lines kept after replacing NULs / lone surrogates or flattening deep nesting
+    invalid_timestamps: int = 0  # lines whose `timestamp` was not a time (now null)
 
 
 def scan(raw: bytes) -> Scan:
@@ -38,7 +43,7 @@ def scan(raw: bytes) -> Scan:
 
 
 def _parse_lines(parts: list[str], result: Scan) -> None:
-    loads, records = json.loads, result.records
+    loads, records = load_line, result.records
     lines = skipped = 0
     for line in parts:
         if not line:
@@ -52,12 +57,25 @@ def _parse_lines(parts: list[str], result: Scan) -> None:
             else:
                 skipped += 1
             continue
+        if type(obj) is dict and needs_repair(line):
+            obj, changed = repair(obj)
+            result.repaired += changed
         if type(obj) is dict and type(obj.get("type")) is str:
             records.append(obj)
+            if "timestamp" in obj:
+                _canonical_time(obj, result)
         else:
             skipped += 1
     result.lines += lines
     result.skipped += skipped
+
+
+def _canonical_time(record: dict[str, Any], result: Scan) -> None:
+    value = timestamp(record["timestamp"])
+    if value is INVALID:
+        result.invalid_timestamps += 1
+        value = None
+    record["timestamp"] = value
 
 
 def _parse_tail(tail: str, result: Scan) -> bool:

@@ -28,7 +28,9 @@ from typing import Any
 
 from .base import iter_lines, load_record
 
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]')
+# A string token never fails to match (an unterminated one runs to the end of the line), so
+# finditer never restarts inside a string: linear even for `{"a":"\"\"\"…` without its end.
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[{}\[\]:,]', re.DOTALL)
 _THINKING = frozenset({"thinking", "redacted_thinking"})
 REDACTED_MARK = "[REDACTED:"
 _LINK_KEYS = ("parentUuid", "logicalParentUuid")
