@@ -109,8 +109,14 @@ USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "c
 
 def token_totals(messages: list[dict[str, Any]]) -> dict[str, int]:
     """Tokens of the session, each API response counted once (its lines repeat the same usage)."""
-    by_response = {m["message_id"]: m["usage"] for m in messages if "usage" in m and "message_id" in m}
-    return {key: sum(u.get(key) or 0 for u in by_response.values() if isinstance(u, dict)) for key in USAGE_KEYS}
+    by_response = {m["message_id"]: m["usage"] for m in messages if "message_id" in m and "usage" in m}
+    usages = [u for u in by_response.values() if isinstance(u, dict)]
+    return {key: sum(_count(u.get(key)) for u in usages) for key in USAGE_KEYS}
+
+
+def _count(value: Any) -> int:
+    """A token count as the document holds it: anything but a number (a hostile document) is 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 @contextmanager

@@ -60,7 +60,7 @@ def twin(text: str) -> str:
 def template_transcript() -> tuple[bytes, dict[str, bytes]]:
     """Every line type, plus each tool layout the page knows (and one it does not)."""
     raw, subagents = every_line_type()
-    b = TranscriptBuilder(start="2026-02-10T22:00:00Z")
+    b = TranscriptBuilder("5e55f00d-0000-4000-8000-00000000beef", start="2026-02-10T22:00:00Z")
     b.prompt("Use every tool")
     todos = [{"content": "write tests", "status": "in_progress", "activeForm": "Writing tests"}]
     b.new_response().tool_call("TodoWrite", {"todos": todos}, result="ok")
@@ -87,11 +87,42 @@ def _label(path: tuple[str, ...]) -> str:
 
 
 def document_variants(document: dict[str, Any]) -> Iterator[Variant]:
-    """One variant per declared string field (two for fields holding any JSON: values, then keys)."""
-    for path in string_fields():
-        for mode in ("values", "keys") if path[-1] == "*" else ("values",):
-            label = _label(path) + ("" if mode == "values" else "keys")
+    """One variant per declared string field; the document's own header, agent and stats fields
+    (not shown by any page) together in one. A field holding any JSON is attacked twice: in its
+    values, then (when it holds objects) in its keys."""
+    fields = string_fields()
+    header = [path for path in fields if path[0] not in ("messages", "turns")]
+    yield Variant(
+        "header, agent and stats", _inject_all(document, header, PAYLOADS), _inject_all(document, header, _twins())
+    )
+    for path in fields:
+        if path in header:
+            continue
+        modes = ("values", "keys") if path[-1] == "*" and _holds_objects(document, path) else ("values",)
+        for mode in modes:
+            label = _label(path) + ("" if mode == "values" else " keys")
             yield Variant(label, _inject(document, path, mode, PAYLOADS), _inject(document, path, mode, _twins()))
+
+
+def _inject_all(document: dict[str, Any], paths: list[tuple[str, ...]], texts: list[str]) -> dict[str, Any]:
+    """Every header-level field at once, each holding the whole corpus (no page shows them)."""
+    doc = copy.deepcopy(document)
+    for path in paths:
+        doc = _inject(doc, path, "values", texts)
+    return doc
+
+
+def _holds_objects(document: dict[str, Any], path: tuple[str, ...]) -> bool:
+    """Whether the JSON at ``path`` (any message or turn) contains an object, whose keys can be attacked."""
+    items = document.get(path[0]) if path[1:2] == ("[]",) else [document]
+    rest = path[2:-1] if path[1:2] == ("[]",) else path[:-1]
+    for item in items or []:
+        value = item
+        for step in rest:
+            value = value.get(step) if isinstance(value, dict) else None
+        if isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value)):
+            return True
+    return False
 
 
 def _twins() -> list[str]:
@@ -99,22 +130,41 @@ def _twins() -> list[str]:
 
 
 def _inject(document: dict[str, Any], path: tuple[str, ...], mode: str, texts: list[str]) -> dict[str, Any]:
+    """Each text on its own in the field at ``path``: one copy of the carrying messages per text.
+
+    Not one joined string: a renderer that parses a value (a timestamp ends in "Z", a link starts
+    with a scheme) only meets the attack when the value is exactly the payload.
+    """
     doc = copy.deepcopy(document)
     if path[0] == "messages":
         doc["messages"] = _messages(document["messages"], path[2:], mode, texts)
     elif path[0] == "turns":
-        doc["turns"] = [_set(dict(turn), path[2:], mode, text) for text in texts for turn in document["turns"]]
+        doc["turns"] = [_set(copy.deepcopy(turn), path[2:], mode, text) for text in texts for turn in document["turns"]]
     else:
         _set(doc, path, mode, " ".join(texts))
     return doc
 
 
+def _shape(message: dict[str, Any], path: tuple[str, ...]) -> tuple[Any, ...]:
+    """How a message renders, as far as the field at ``path`` can tell (tool layouts only matter to tool fields)."""
+    tool = message.get("tool") if isinstance(message.get("tool"), dict) else {}
+    layout = tool.get("name") if path[:2] == ("tool", "input") or path == ("content",) else None
+    flags = ("sidechain", "meta", "queued", "compact_summary", "api_error", "command", "bash")
+    return (message["role"], message["kind"], message.get("subtype"), layout, *map(message.get, flags))
+
+
+def _carriers(messages: list[dict[str, Any]], path: tuple[str, ...]) -> list[dict[str, Any]]:
+    """One message of each shape that carries the field (of all messages when none does)."""
+    shapes: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for message in [m for m in messages if _has(m, path)] or messages:
+        shapes.setdefault(_shape(message, path), message)
+    return list(shapes.values())
+
+
 def _messages(messages: list[dict[str, Any]], path: tuple[str, ...], mode: str, texts: list[str]) -> list[dict]:
-    """A copy of the messages per text, the field set where the parser writes it (else everywhere)."""
-    carriers = [m for m in messages if _has(m, path)] or messages
     out = []
     for n, text in enumerate(texts):
-        for message in carriers:
+        for message in _carriers(messages, path):
             made = _set(copy.deepcopy(message), path, mode, text)
             _distinct_tool_ids(made, n, path)
             made["index"] = len(out)
@@ -210,8 +260,11 @@ def metadata_fields() -> list[str]:
 
 
 def metadata_value(name: str, text: str) -> Any:
-    """``text`` shaped for column ``name`` (cut to its length; JSON columns hold it as keys and values)."""
-    field = Session._meta.get_field(name)
+    """``text`` shaped for column ``name`` (cut to its length; JSON columns hold it as keys and values).
+
+    Without NULs: PostgreSQL stores none, so no page can meet one in a column.
+    """
+    field, text = Session._meta.get_field(name), text.replace("\x00", "")
     if isinstance(field, models.JSONField):
         return {"files": text, "insertions": text, "deletions": text, text: 1} if name != "files_touched" else [text]
     return text[: field.max_length] if field.max_length else text
