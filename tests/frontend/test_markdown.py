@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from frontend.markdown import link_is_safe, mark_matches, render_markdown
+from frontend.markdown import highlight_code, link_is_safe, mark_matches, render_budget, render_markdown, render_plain
 from tests.frontend.conftest import XSS_PAYLOADS
 
 
@@ -127,3 +127,31 @@ def test_search_marks_touch_text_only() -> None:
 def test_search_marks_cannot_inject_markup_or_split_entities() -> None:
     assert mark_matches("<p>a &lt;b&gt; lt</p>", "<b>") == "<p>a <mark>&lt;b&gt;</mark> lt</p>"
     assert mark_matches("<p>a &lt;b&gt; lt</p>", "lt") == "<p>a &lt;b&gt; <mark>lt</mark></p>"
+
+
+def test_search_marks_keep_their_place_after_a_letter_whose_lower_case_is_longer() -> None:
+    assert mark_matches("<p>İstanbul and find</p>", "FIND") == "<p>İstanbul and <mark>find</mark></p>"
+    assert mark_matches("<p>İİ x</p>", "i̇") == "<p>İİ x</p>"  # no match, and no shifted slice either
+
+
+def test_a_worst_case_search_needle_is_matched_in_linear_time() -> None:
+    import time
+
+    html = render_plain("a" * 200_000)
+    started = time.perf_counter()
+    assert mark_matches(html, "a" * 199 + "b") == html
+    assert time.perf_counter() - started < 1.0  # a regex needle compared ~200 characters at each position
+
+
+def test_a_page_renders_rich_text_within_its_budget_then_plain_text() -> None:
+    brackets = "[" * 20_000  # ~1 s of markdown-it each
+    with render_budget(500_000):
+        first, second = render_markdown(brackets + "a"), render_markdown(brackets + "b")
+    assert first.startswith("<p>") and second.startswith('<pre class="plain">')
+    assert render_markdown(brackets + "c").startswith("<p>")  # outside a page: no budget
+
+
+def test_code_is_highlighted_only_by_vetted_lexers() -> None:
+    assert "<span" in highlight_code("x = 1", language="python")
+    assert "<span" not in highlight_code("x = 1", language="befunge")  # Pygments has it; we do not run it
+    assert highlight_code("<b>", filename="a.bf") == "&lt;b&gt;"
