@@ -255,9 +255,9 @@ def mark_matches(html: Markup, needle: str) -> Markup:
     escaped again, so the needle can neither break markup or entities nor introduce any. Linear:
     ``str.find`` on case-folded text, never a regex built from the needle.
     """
-    if not needle.strip():
-        return html
     folded = _fold(needle)
+    if not needle.strip() or folded not in _fold(unescape(html)):  # most texts of a page: no match at all
+        return html
     parts = _split_tags(html)
     for i in range(0, len(parts), 2):  # even positions are the text between tags
         parts[i] = _mark_text(parts[i], folded)
