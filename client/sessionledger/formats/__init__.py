@@ -38,6 +38,8 @@ DEFAULT_AGENT = "claude-code"
 # agent name -> module that defines FORMAT
 FORMATS: dict[str, str] = {
     "claude-code": "sessionledger.formats.claude_code",
+    "codex": "sessionledger.formats.codex",
+    "gemini": "sessionledger.formats.gemini",
 }
 
 

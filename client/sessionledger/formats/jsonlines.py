@@ -1,0 +1,166 @@
+"""Line scanning and small helpers shared by the Codex CLI and Gemini CLI formats.
+
+Unlike `lines.scan` (Claude Code, where every record has a string `type`), a line here only has
+to be a JSON object: Gemini CLI's metadata and `$set` lines have no `type`. Every line keeps its
+byte offset and its exact bytes, so turn finding, cutting and slimming can hand untouched lines
+back byte-identical. Nothing here raises on hostile input: a line that is not a JSON object is
+counted, never fatal (see docs/agents.md, "Broken lines").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+Record = dict[str, Any]
+
+_MAX_TIMESTAMP = 64  # longer "timestamps" are not timestamps; never parse unbounded text
+
+
+@dataclass
+class Line:
+    """One physical line: where it starts, its bytes (terminator kept) and its JSON object."""
+
+    offset: int
+    data: bytes
+    rec: Record | None
+
+
+@dataclass
+class Scan:
+    lines: list[Line] = field(default_factory=list)
+    count: int = 0  # non-blank lines
+    skipped: int = 0  # non-blank lines that are not a JSON object
+    truncated_bytes: int = 0  # size of an unterminated, unparseable last line (a torn write)
+
+
+def scan(raw: bytes) -> Scan:
+    """Every line of `raw` in order; blank lines are kept (with `rec=None`) but not counted."""
+    result = Scan()
+    pos, size = 0, len(raw)
+    while pos < size:
+        end = raw.find(b"\n", pos)
+        end = size if end < 0 else end + 1
+        data = raw[pos:end]
+        rec = _load(data)
+        if data.strip():
+            result.count += 1
+            if rec is None:
+                result.skipped += 1
+                if not data.endswith(b"\n"):
+                    result.truncated_bytes = len(data)
+        result.lines.append(Line(pos, data, rec))
+        pos = end
+    return result
+
+
+def _load(data: bytes) -> Record | None:
+    if not data.strip():
+        return None
+    try:
+        obj = json.loads(data.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return None
+    return obj if type(obj) is dict else None
+
+
+def iso_utc(value: Any) -> str | None:
+    """An ISO 8601 timestamp normalised to UTC with millisecond precision, or None.
+
+    Naive timestamps are taken as UTC; anything that does not parse (or is absurdly long) is None.
+    """
+    if not isinstance(value, str) or not value or len(value) > _MAX_TIMESTAMP:
+        return None
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    stamp = stamp.astimezone(UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
+
+
+def line_id(prefix: str, data: bytes) -> str:
+    """A stable id for a line without one: the same bytes give the same id in any segment."""
+    return f"{prefix}-{hashlib.blake2b(data, digest_size=8).hexdigest()}"
+
+
+class Ids:
+    """Hands out message uuids, suffixing repeats so that every uuid in a parse is unique."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def take(self, wanted: str) -> str:
+        count = self._seen.get(wanted, 0)
+        self._seen[wanted] = count + 1
+        return wanted if count == 0 else f"{wanted}#{count}"
+
+
+def text_of(value: Any) -> str:
+    """A string value, or "" for anything else (ids, names and texts are hostile input)."""
+    return value if isinstance(value, str) else ""
+
+
+def dump_line(rec: Record, original: bytes) -> bytes:
+    """Compact JSON for a rewritten record, with the original line ending kept."""
+    ending = original[len(original.rstrip(b"\r\n")) :]
+    try:
+        return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode() + ending
+    except UnicodeEncodeError:  # a lone surrogate: keep it escaped
+        return json.dumps(rec, separators=(",", ":")).encode() + ending
+    except (ValueError, RecursionError):
+        return original
+
+
+def base64_size(data: str) -> int:
+    return max(0, len(data) * 3 // 4 - data[-2:].count("="))
+
+
+Pairs = list[tuple[tuple[str, ...], tuple[str, ...]]]
+
+
+def splitting_cuts(pairs: Pairs) -> list[bool]:
+    """For every line index c: would keeping only lines[:c] separate a call from its output?
+
+    `pairs[i]` is (call ids written on line i, call ids answered on line i). One pass over the
+    lines plus one over the calls (a difference array), so checking every turn stays linear.
+    """
+    first_call: dict[str, int] = {}
+    first_output: dict[str, int] = {}
+    for i, (calls, outputs) in enumerate(pairs):
+        for call in calls:
+            first_call.setdefault(call, i)
+        for output in outputs:
+            first_output.setdefault(output, i)
+    diff = [0] * (len(pairs) + 2)
+    for call, at in first_call.items():
+        answered = first_output.get(call)
+        if answered is not None and answered > at:
+            diff[at + 1] += 1
+            diff[answered + 1] -= 1
+    covered, depth = [], 0
+    for value in diff[: len(pairs) + 1]:
+        depth += value
+        covered.append(depth > 0)
+    return covered
+
+
+def safe_turn_cut(starts: list[int], pairs: Pairs, n: int) -> int | None:
+    """Index of the first line of the turn to cut before, moved on past call/output splits.
+
+    None when the first `n` turns (plus any turns kept so no call loses its output) are the
+    whole file.
+    """
+    if n < 1:
+        raise ValueError(f"n must be >= 1 (turn 1 starts at the first prompt), got {n}")
+    if n >= len(starts):
+        return None
+    covered = splitting_cuts(pairs)
+    while n < len(starts) and covered[starts[n]]:
+        n += 1
+    return starts[n] if n < len(starts) else None

@@ -1,0 +1,330 @@
+"""OpenAI Codex CLI rollouts (docs/agents.md, "Codex CLI") on real public sessions and edge cases.
+
+The counts every test compares against are taken from the raw JSON lines here, independently of
+the parser: prompts are `user_message` events, calls and outputs are the `call_id`s of the
+response items.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from sessionledger.formats import codex, cut_after_turn, get_format, parse_transcript, slim, turn_starts
+from tests.fixtures.agents.helpers import (
+    assert_document_shape,
+    assert_prefix_at_line_end,
+    assert_slim_keeps_lines,
+    load,
+    names,
+    tool_ids,
+    within,
+)
+
+REAL = names("codex")
+MODERN = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"  # 0.125.0, codex-tui
+VSCODE = "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl.gz"  # 0.40.0, VS Code
+CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
+OUTPUTS = {"function_call_output", "custom_tool_call_output"}
+
+
+def records(raw: bytes) -> list[dict]:
+    return [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+
+def items(raw: bytes, *types: str) -> list[dict]:
+    return [r["payload"] for r in records(raw) if r["type"] == "response_item" and r["payload"]["type"] in types]
+
+
+def events(raw: bytes, kind: str) -> list[dict]:
+    return [r["payload"] for r in records(raw) if r["type"] == "event_msg" and r["payload"]["type"] == kind]
+
+
+def parse(raw: bytes):
+    return parse_transcript(raw, agent="codex")
+
+
+@pytest.fixture(params=REAL)
+def raw(request) -> bytes:
+    return load("codex", request.param)
+
+
+def line(**payload) -> bytes:
+    kind = payload.pop("kind", "response_item")
+    stamp = payload.pop("at", "2026-01-01T00:00:00.000Z")
+    return json.dumps({"timestamp": stamp, "type": kind, "payload": payload}).encode() + b"\n"
+
+
+def meta() -> bytes:
+    return line(kind="session_meta", id="s-1", cwd="/w/app", cli_version="0.130.0", git={"branch": "main"})
+
+
+def prompt(text: str) -> bytes:
+    user = line(type="message", role="user", content=[{"type": "input_text", "text": text}])
+    return user + line(kind="event_msg", type="user_message", message=text)
+
+
+def call(call_id: str, cmd: str) -> bytes:
+    return line(type="function_call", name="exec_command", arguments=json.dumps({"cmd": cmd}), call_id=call_id)
+
+
+def output(call_id: str, text: str, code: int = 0) -> bytes:
+    body = f"Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code {code}\nOutput:\n{text}"
+    return line(type="function_call_output", call_id=call_id, output=body)
+
+
+def say(text: str) -> bytes:
+    return line(type="message", role="assistant", content=[{"type": "output_text", "text": text}])
+
+
+# --- real sessions ----------------------------------------------------------------------
+
+
+def test_the_format_is_registered_for_the_ingest_agent_name():
+    assert get_format("codex").name == "codex" == parse(b"").agent
+
+
+def test_every_prompt_of_a_real_session_is_recovered(raw):
+    parsed = parse(raw)
+    typed = [e["message"] for e in events(raw, "user_message")]
+    assert parsed.turn_count == len(typed) == len(turn_starts(raw, agent="codex")) >= 1
+    images = [len(e.get("images") or []) for e in events(raw, "user_message")]
+    for prompt_text, wanted, count in zip(parsed.prompts, typed, images, strict=True):
+        request = wanted.split("## My request for Codex:")[-1].strip()
+        shown = re.findall(r"\[image: image/\w+, [\d.]+ [KM]?B\]", prompt_text)
+        assert len(shown) == count  # pasted images are placeholders, never base64
+        assert re.sub(r"\s*\[image: [^\]]*\]", "", prompt_text).strip() == request
+    assert_document_shape(parsed)
+    assert parsed.stats["skipped_lines"] == 0 and parsed.stats["truncated_bytes"] == 0
+
+
+def test_every_call_and_output_id_of_a_real_session_is_recovered_and_paired(raw):
+    parsed = parse(raw)
+    calls = [p["call_id"] for p in items(raw, *CALLS)]
+    outputs = [p["call_id"] for p in items(raw, *OUTPUTS)]
+    searches = items(raw, "web_search_call")
+    uses = tool_ids(parsed, "tool_use")
+    assert [u for u in uses if u in set(calls)] == calls
+    assert len(uses) == len(calls) + len(searches)
+    assert tool_ids(parsed, "tool_result") == outputs
+    position = {m["tool"]["id"]: m["index"] for m in parsed.messages if m["kind"] == "tool_use"}
+    for msg in parsed.messages:
+        if msg["kind"] == "tool_result":
+            assert position[msg["tool"]["id"]] < msg["index"], "a result before (or without) its call"
+            assert msg["tool"]["name"]  # labelled with its call's tool by the shared facts
+
+
+def test_a_real_session_reads_its_meta_and_tokens(raw):
+    parsed = parse(raw)
+    first = records(raw)[0]["payload"]
+    assert parsed.agent_session_id == first["id"] and parsed.agent_version == first["cli_version"]
+    assert parsed.stats["session"]["cwd"] == first["cwd"]
+    totals = [e["info"]["total_token_usage"] for e in events(raw, "token_count") if e.get("info")]
+    last = totals[-1]
+    usage = parsed.token_usage
+    assert usage["input_tokens"] + usage["cache_read_input_tokens"] == last["input_tokens"]
+    assert usage["cache_read_input_tokens"] == last["cached_input_tokens"]
+    assert usage["output_tokens"] == last["output_tokens"]
+    assert parsed.first_timestamp <= parsed.last_timestamp
+
+
+def test_shell_calls_read_as_bash_commands():
+    raw = load("codex", MODERN)
+    parsed = parse(raw)
+    commands = [json.loads(p["arguments"])["cmd"] for p in items(raw, "function_call") if p["name"] == "exec_command"]
+    bash = [
+        m["tool"]["input"]["command"]
+        for m in parsed.messages
+        if m["kind"] == "tool_use" and m["tool"]["name"] == "Bash"
+    ]
+    assert bash == commands and len(commands) == 43
+    older = parse(load("codex", VSCODE))
+    shell = [m for m in older.messages if m["kind"] == "tool_use" and m["tool"]["agent_name"] == "shell"]
+    assert shell and all(isinstance(m["tool"]["input"]["command"], str) for m in shell)
+    assert any(m["tool"]["input"]["command"].startswith("cd ") for m in shell)  # `bash -lc <script>` unwrapped
+    failed = [m for m in older.messages if m["kind"] == "tool_result" and m["tool"]["is_error"]]
+    exit_codes = [json.loads(p["output"])["metadata"]["exit_code"] for p in items(load("codex", VSCODE), *OUTPUTS)]
+    assert len(failed) == sum(1 for code in exit_codes if code != 0) > 0
+
+
+def test_apply_patch_reads_as_an_edit_with_every_file_touched():
+    raw = load("codex", MODERN)
+    parsed = parse(raw)
+    patches = [p["input"] for p in items(raw, "custom_tool_call") if p["name"] == "apply_patch"]
+    edits = [m for m in parsed.messages if m["kind"] == "tool_use" and m["tool"]["agent_name"] == "apply_patch"]
+    assert len(edits) == len(patches) == 3
+    patched = re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", "\n".join(patches), re.MULTILINE)
+    for msg, patch in zip(edits, patches, strict=True):
+        tool = msg["tool"]
+        assert tool["name"] == "Edit" and tool["input"]["patch"] == patch and tool["input"]["edits"]
+        assert all(e["old_string"] != e["new_string"] for e in tool["input"]["edits"] if not e.get("deleted"))
+    assert set(parsed.files_touched) == set(patched)
+
+
+def test_real_sessions_cut_at_every_turn_as_a_safe_prefix(raw):
+    full = parse(raw)
+    for n in range(1, full.turn_count):
+        cut = cut_after_turn(raw, n, agent="codex")
+        assert_prefix_at_line_end(raw, cut)
+        parsed = parse(cut)
+        assert parsed.prompts == full.prompts[:n]
+        assert set(tool_ids(parsed, "tool_use")) >= set(tool_ids(parsed, "tool_result"))
+        answered = set(tool_ids(parsed, "tool_result"))
+        later = set(tool_ids(parse(raw[len(cut) :]), "tool_result"))
+        assert not (set(tool_ids(parsed, "tool_use")) - answered) & later, "a call lost its output"
+    assert cut_after_turn(raw, full.turn_count, agent="codex") == raw
+    assert cut_after_turn(raw, 99, agent="codex") == raw
+
+
+def test_real_sessions_read_the_same_after_slimming(raw):
+    slimmed, counts = slim(raw, agent="codex")
+    changed = assert_slim_keeps_lines(raw, slimmed, lambda old: b'"exec_command_end"' in old or b";base64," in old)
+    assert changed <= counts["events"] + counts["images"] and counts["bytes_saved"] == len(raw) - len(slimmed)
+    assert parse(slimmed).messages == parse(raw).messages
+
+
+def test_the_modern_session_slims_its_command_output_copies():
+    raw = load("codex", MODERN)
+    slimmed, counts = slim(raw, agent="codex")
+    assert counts["events"] > 0 and len(slimmed) < len(raw)
+
+
+# --- edge cases (synthetic) -------------------------------------------------------------
+
+
+def test_context_the_agent_wrote_is_not_a_prompt():
+    env = line(
+        type="message",
+        role="user",
+        content=[{"type": "input_text", "text": "<environment_context>x</environment_context>"}],
+    )
+    agents = line(
+        type="message", role="user", content=[{"type": "input_text", "text": "# AGENTS.md instructions for /w\n"}]
+    )
+    dev = line(type="message", role="developer", content=[{"type": "input_text", "text": "<permissions instructions>"}])
+    raw = meta() + dev + env + agents + prompt("fix the bug") + say("done")
+    parsed = parse(raw)
+    assert parsed.prompts == ["fix the bug"] and parsed.title == "fix the bug"
+    subtypes = [m.get("subtype") for m in parsed.messages if m["kind"] == "system"]
+    assert subtypes == ["instructions", "environment", "instructions"]
+    assert turn_starts(raw, agent="codex") == [len(meta())]  # the turn's preamble opens it
+
+
+def test_without_user_message_events_the_wrapper_rule_decides():
+    env = line(type="message", role="user", content=[{"type": "input_text", "text": "<environment_context/>"}])
+    user = line(type="message", role="user", content=[{"type": "input_text", "text": "add tests"}])
+    parsed = parse(meta() + env + user + say("ok"))
+    assert parsed.prompts == ["add tests"]
+
+
+def test_a_typed_message_without_its_response_item_is_still_a_prompt():
+    raw = meta() + line(kind="event_msg", type="user_message", message="only the event", images=["a.png"])
+    parsed = parse(raw)
+    assert parsed.prompts == ["only the event\n\n[image]"]
+
+
+def test_pre_envelope_rollouts_read_the_same():
+    bare = [
+        {"id": "old-1", "timestamp": "2025-05-07T17:24:21.000Z", "instructions": None},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello"}]},
+        {
+            "type": "local_shell_call",
+            "call_id": "c1",
+            "status": "completed",
+            "action": {"type": "exec", "command": ["ls", "-la"]},
+        },
+        {"type": "function_call_output", "call_id": "c1", "output": {"content": "total 0", "success": False}},
+        {"record_type": "state"},
+    ]
+    parsed = parse(b"".join(json.dumps(r).encode() + b"\n" for r in bare))
+    assert parsed.agent_session_id == "old-1" and parsed.prompts == ["hello"]
+    use, result = (m for m in parsed.messages if "tool" in m)
+    assert use["tool"]["name"] == "Bash" and use["tool"]["input"]["command"] == "ls -la"
+    assert result["tool"] == {"id": "c1", "is_error": True, "name": "Bash"}
+    assert parsed.stats["ignored_lines"] == {"session_meta": 1, "unknown": 1}
+
+
+def test_compaction_interrupts_and_failures_are_visible():
+    raw = (
+        meta()
+        + prompt("one")
+        + call("c1", "false")
+        + output("c1", "", code=1)
+        + line(kind="event_msg", type="turn_aborted", reason="interrupted")
+        + line(kind="compacted", message="Summary of the work so far")
+        + prompt("two")
+    )
+    parsed = parse(raw)
+    kinds = [(m["kind"], m.get("subtype")) for m in parsed.messages if m["kind"] in ("system", "summary")]
+    assert kinds == [("system", "interrupt"), ("summary", None)]
+    assert parsed.tool_counts == {"Bash": {"calls": 1, "errors": 1}}
+
+
+def test_reasoning_summaries_are_thinking_and_encrypted_only_reasoning_is_counted():
+    summary = line(type="reasoning", summary=[{"type": "summary_text", "text": "**Plan**"}], encrypted_content="gAAA")
+    hidden = line(type="reasoning", summary=[], content=None, encrypted_content="gAAA")
+    parsed = parse(meta() + prompt("p") + summary + hidden)
+    assert [m["content"] for m in parsed.messages if m["kind"] == "thinking"] == ["**Plan**"]
+    assert parsed.stats["ignored_lines"]["response_item/reasoning"] == 1
+
+
+def test_a_cut_never_leaves_a_call_without_its_output():
+    raw = (
+        meta()
+        + prompt("one")
+        + call("c1", "sleep 9")
+        + prompt("two")
+        + output("c1", "late")
+        + say("x")
+        + prompt("three")
+    )
+    cut = cut_after_turn(raw, 1, agent="codex")
+    assert parse(cut).prompts == ["one", "two"]  # turn 2 kept: c1's output is written inside it
+    assert_prefix_at_line_end(raw, cut)
+    with pytest.raises(ValueError):
+        cut_after_turn(raw, 0, agent="codex")
+
+
+def test_broken_and_torn_lines_are_counted_never_fatal():
+    good = meta() + prompt("one") + call("c1", "ls") + output("c1", "a")
+    raw = good + b"{not json\n" + b"[1, 2]\n" + b"\n" + say("x")[:-20]
+    parsed = parse(raw)
+    assert parsed.stats["skipped_lines"] == 3 and parsed.stats["truncated_bytes"] == len(say("x")) - 20
+    assert parsed.messages == parse(good).messages
+    assert turn_starts(raw, agent="codex") == turn_starts(good, agent="codex")
+
+
+def test_images_are_placeholders_and_big_ones_are_slimmed():
+    data = "A" * 20000
+    image = line(
+        type="message", role="user", content=[{"type": "input_image", "image_url": f"data:image/png;base64,{data}"}]
+    )
+    raw = meta() + image + prompt("see")
+    slimmed, counts = slim(raw, agent="codex")
+    assert counts["images"] == 1 and len(slimmed) < len(raw)
+    assert_slim_keeps_lines(raw, slimmed, lambda old: b";base64," in old)
+    shown = [m["content"] for m in parse(raw).messages if m["role"] == "user" and m["kind"] == "text"]
+    assert shown == ["[image: image/png, 15 KB]"]
+
+
+def test_pathological_inputs_stay_linear():
+    many_context = line(type="message", role="user", content=[{"type": "input_text", "text": "<a>" + "x" * 50}]) * 20000
+    long_event = line(kind="event_msg", type="user_message", message="y" * 200000)
+    calls = b"".join(call(f"c{i}", "ls") for i in range(3000))
+    turns = b"".join(prompt(f"p{i}") for i in range(3000))
+    outputs = b"".join(output(f"c{i}", "o") for i in range(3000))
+    raw = meta() + many_context + long_event + calls + turns + outputs
+    parsed = within(20, lambda: parse(raw))
+    assert parsed.turn_count == 3001
+    assert within(20, lambda: cut_after_turn(raw, 1, agent="codex")) == raw  # every turn holds a pending call
+    deep = b"[" * 100000 + b"\n" + (b'{"type":"response_item","payload":' * 5000) + b"\n"
+    assert within(10, lambda: parse(deep)).stats["skipped_lines"] == 2
+    assert within(10, lambda: codex.slim(b'{"type":"event_msg","payload":{"type":"exec_command_end"' + b"[" * 100000))[
+        1
+    ]
+
+
+def test_the_project_key_is_the_working_directory():
+    assert get_format("codex").encode_project_dir("/w/app/") == "/w/app"
