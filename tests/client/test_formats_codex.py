@@ -11,12 +11,14 @@ import json
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from sessionledger.formats import codex, cut_after_turn, get_format, parse_transcript, slim, turn_starts
 from tests.fixtures.agents.helpers import (
     assert_document_shape,
     assert_prefix_at_line_end,
     assert_slim_keeps_lines,
+    hostile_lines,
     load,
     names,
     tool_ids,
@@ -328,3 +330,18 @@ def test_pathological_inputs_stay_linear():
 
 def test_the_project_key_is_the_working_directory():
     assert get_format("codex").encode_project_dir("/w/app/") == "/w/app"
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(hostile_lines(["message", "function_call", "function_call_output", "reasoning", "user_message"], envelope=True))
+def test_any_input_parses_and_every_line_is_accounted_for(raw):
+    parsed = parse(raw)
+    counted = sum(1 for line in raw.split(b"\n") if line.strip())
+    assert parsed.stats["lines"] == counted
+    assert parsed.stats["skipped_lines"] + sum(parsed.stats["ignored_lines"].values()) <= counted
+    starts = turn_starts(raw, agent="codex")
+    assert starts == sorted(starts) and len(starts) == parsed.turn_count
+    for n in range(1, len(starts) + 1):
+        assert raw.startswith(cut_after_turn(raw, n, agent="codex"))
+    slimmed, _ = slim(raw, agent="codex")
+    assert parse(slimmed).messages == parsed.messages

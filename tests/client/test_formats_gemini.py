@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from sessionledger.formats import cut_after_turn, get_format, locate, parse_transcript, slim, turn_starts
 from sessionledger.formats.gemini import legacy_messages
@@ -20,6 +21,7 @@ from tests.fixtures.agents.helpers import (
     assert_document_shape,
     assert_prefix_at_line_end,
     assert_slim_keeps_lines,
+    hostile_lines,
     load,
     names,
     tool_ids,
@@ -339,3 +341,15 @@ def test_codex_sessions_of_a_repository_are_found_by_their_cwd(tmp_path: Path):
     assert [s.session_id for s in found] == [first["payload"]["id"]]
     assert locate.codex_sessions(str(Path(repo).parent), home=home)[0].cwd == repo  # a subfolder counts
     assert locate.codex_home({"CODEX_HOME": "/c"}) == Path("/c")
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(hostile_lines(["user", "gemini", "info", "error"], envelope=False))
+def test_any_input_parses_and_cuts_as_a_prefix(raw):
+    parsed = parse(raw)
+    assert parsed.stats["lines"] == sum(1 for line in raw.split(b"\n") if line.strip())
+    starts = turn_starts(raw, agent="gemini")
+    assert starts == sorted(starts)
+    for n in range(1, len(starts) + 1):
+        assert raw.startswith(cut_after_turn(raw, n, agent="gemini"))
+    assert slim(raw, agent="gemini")[0] == raw

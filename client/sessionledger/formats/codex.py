@@ -145,7 +145,16 @@ def _is_user_item(entry: _Entry) -> bool:
 
 
 def _is_user_event(entry: _Entry) -> bool:
-    return entry.cat == "event_msg" and entry.ptype == "user_message"
+    """A `user_message` event with something in it (an empty one opens no turn)."""
+    return entry.cat == "event_msg" and entry.ptype == "user_message" and bool(_event_text(entry.payload))
+
+
+def _event_text(payload: dict[str, Any]) -> str:
+    text = text_of(payload.get("message"))
+    images = payload.get("images")
+    if isinstance(images, list) and images:
+        text = "\n\n".join([text, *("[image]" for _ in images)])
+    return text.strip()
 
 
 def context_label(text: str) -> str | None:
@@ -371,11 +380,7 @@ def output_text(output: Any) -> tuple[str, bool]:
 def _event(entry: _Entry, state: _State) -> list[Message]:
     kind, payload = entry.ptype, entry.payload
     if kind == "user_message" and state.prompts.get(entry.index) == "event":
-        text = text_of(payload.get("message"))
-        images = payload.get("images")
-        if isinstance(images, list) and images:
-            text = "\n\n".join([text, *("[image]" for _ in images)]).strip()
-        return [_prompt(entry, state, text)] if text else []
+        return [_prompt(entry, state, _event_text(payload))]
     if kind == "token_count":
         info = payload.get("info")
         if isinstance(info, dict):
