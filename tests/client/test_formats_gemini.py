@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -84,7 +85,7 @@ def reply(key: str, text: str = "", calls: list[dict] | None = None, **extra) ->
 
 
 def tool(call_id: str, status: str = "success", output: str | None = "ok", name: str = "run_shell_command") -> dict:
-    call = {
+    call: dict[str, Any] = {
         "id": call_id,
         "name": name,
         "args": {"command": "ls"},

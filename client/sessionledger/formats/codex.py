@@ -16,13 +16,25 @@ AGENTS.md, IDE context). Files without any `user_message` event fall back to tha
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import facts
 from .base import ParsedTranscript
-from .jsonlines import Ids, Line, dump_line, iso_utc, line_id, safe_turn_cut, scan, text_of
+from .jsonlines import (
+    FunctionFormat,
+    Ids,
+    Line,
+    assemble,
+    count_in_dicts,
+    dump_line,
+    iso_utc,
+    line_id,
+    safe_turn_cut,
+    scan,
+    text_of,
+)
 from .render import human_size, tool_summary
 from .toolmap import codex_arguments, codex_call, codex_local_shell, codex_web_search
 
@@ -451,11 +463,11 @@ def _session_facts(metas: list[dict[str, Any]]) -> dict[str, Any]:
     return found
 
 
-def _files(messages: list[Message], files: list[str]) -> list[str]:
-    """files_touched plus every file of a multi-file patch (facts only reads `file_path`)."""
-    seen = dict.fromkeys(files)
+def _patched_files(messages: list[Message]) -> list[str]:
+    """Every file of a multi-file patch (the shared facts only read `file_path`)."""
+    seen: dict[str, None] = {}
     for msg in messages:
-        tool_input = msg.get("tool", {}).get("input") if msg["kind"] == "tool_use" else None
+        tool_input = msg["tool"]["input"] if msg["kind"] == "tool_use" else None
         extra = tool_input.get("files") if isinstance(tool_input, dict) else None
         for path in extra if isinstance(extra, list) else []:
             if isinstance(path, str) and path:
@@ -479,9 +491,6 @@ def parse(raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> Parsed
         elif entry.line.rec is not None:
             key = _ignored_key(entry)
             state.ignored[key] = state.ignored.get(key, 0) + 1
-    turns = facts.number_and_turns(messages)
-    files, counts = facts.tool_facts(messages)
-    first, last = facts.time_span(messages)
     meta = state.metas[-1] if state.metas else {}
     stats = {
         "lines": scanned.count,
@@ -490,21 +499,14 @@ def parse(raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> Parsed
         "ignored_lines": state.ignored,
         "session": _session_facts(state.metas),
     }
-    return ParsedTranscript(
-        agent=NAME,
-        messages=messages,
-        turns=turns,
-        stats=stats,
-        title=facts.title_from(turns, messages),
-        prompts=[t["prompt"] for t in turns],
-        last_assistant_text=facts.last_assistant_text(messages),
-        files_touched=_files(messages, files),
-        tool_counts=counts,
+    return assemble(
+        NAME,
+        messages,
+        stats,
         token_usage=token_usage(state.usage),
         agent_version=text_of(meta.get("cli_version")) or None,
-        agent_session_id=text_of(state.metas[0].get("id")) or None if state.metas else None,
-        first_timestamp=first,
-        last_timestamp=last,
+        agent_session_id=(text_of(state.metas[0].get("id")) or None) if state.metas else None,
+        extra_files=_patched_files(messages),
     )
 
 
@@ -583,7 +585,7 @@ def _slim_line(line: Line, threshold: int, counts: dict[str, int]) -> bytes:
     payload = rec.get("payload")
     if isinstance(payload, dict) and rec.get("type") == "event_msg" and payload.get("type") == "exec_command_end":
         changed += _slim_exec_end(payload, counts)
-    images = _slim_images(rec, threshold, 0)
+    images = _slim_images(rec, threshold)
     counts["images"] += images
     if not changed and not images:
         return line.data
@@ -604,23 +606,18 @@ def _slim_exec_end(payload: dict[str, Any], counts: dict[str, int]) -> int:
     return slimmed
 
 
-def _slim_images(node: Any, threshold: int, depth: int) -> int:
-    if depth > _MAX_DEPTH:
-        return 0
-    if isinstance(node, list):
-        return sum(_slim_images(item, threshold, depth + 1) for item in node)
-    if not isinstance(node, dict):
-        return 0
-    count = 0
-    url = node.get("image_url")
-    if isinstance(url, str) and url.startswith("data:") and len(url) > threshold and url.find(";base64,") > 0:
+def _slim_images(rec: dict[str, Any], threshold: int) -> int:
+    def visit(node: dict[str, Any]) -> int:
+        url = node.get("image_url")
+        if not isinstance(url, str) or not url.startswith("data:") or len(url) <= threshold:
+            return 0
         at = url.find(";base64,")
+        if at < 0:
+            return 0
         node.update(image_url=f"{url[: at + 8]}{_SLIMMED}", slimmed=True, original_size=(len(url) - at - 8) * 3 // 4)
-        count += 1
-    for value in node.values():
-        if isinstance(value, (dict, list)):
-            count += _slim_images(value, threshold, depth + 1)
-    return count
+        return 1
+
+    return count_in_dicts(rec, visit, max_depth=_MAX_DEPTH)
 
 
 def encode_project_dir(cwd: str) -> str:
@@ -631,25 +628,4 @@ def encode_project_dir(cwd: str) -> str:
     return cwd.rstrip("/") or "/"
 
 
-class CodexFormat:
-    """The `TranscriptFormat` for Codex CLI rollouts (see base.TranscriptFormat)."""
-
-    name = NAME
-
-    def parse(self, raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> ParsedTranscript:
-        return parse(raw, subagents=subagents)
-
-    def turn_starts(self, raw: bytes) -> list[int]:
-        return turn_starts(raw)
-
-    def cut_after_turn(self, raw: bytes, n: int) -> bytes:
-        return cut_after_turn(raw, n)
-
-    def slim(self, raw: bytes, *, image_threshold: int = 8192) -> tuple[bytes, dict[str, int]]:
-        return slim(raw, image_threshold=image_threshold)
-
-    def encode_project_dir(self, cwd: str) -> str:
-        return encode_project_dir(cwd)
-
-
-FORMAT = CodexFormat()
+FORMAT = FunctionFormat(NAME, sys.modules[__name__])

@@ -17,13 +17,25 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import facts
 from .base import ParsedTranscript
-from .jsonlines import Ids, Line, base64_size, dump_line, iso_utc, safe_turn_cut, scan, text_of
+from .jsonlines import (
+    FunctionFormat,
+    Ids,
+    Line,
+    assemble,
+    base64_size,
+    count_in_dicts,
+    dump_line,
+    iso_utc,
+    safe_turn_cut,
+    scan,
+    text_of,
+)
 from .locate import project_hash
 from .render import human_size, tool_summary
 from .toolmap import gemini_call
@@ -381,9 +393,6 @@ def parse(raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> Parsed
     """Parse a recording (whole file or JSONL segment). Sub-agent recordings are not woven in."""
     conv = replay(raw)
     messages, usage = build_messages(conv.messages())
-    turns = facts.number_and_turns(messages)
-    files, counts = facts.tool_facts(messages)
-    first, last = facts.time_span(messages)
     stats = {
         "lines": conv.lines,
         "skipped_lines": conv.skipped,
@@ -393,28 +402,15 @@ def parse(raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> Parsed
         "rewound_messages": conv.rewound,
         "session": _session_facts(conv.meta),
     }
-    return ParsedTranscript(
-        agent=NAME,
-        messages=messages,
-        turns=turns,
-        stats=stats,
-        title=_title(conv.meta, turns, messages),
-        prompts=[t["prompt"] for t in turns],
-        last_assistant_text=facts.last_assistant_text(messages),
-        files_touched=files,
-        tool_counts=counts,
+    return assemble(
+        NAME,
+        messages,
+        stats,
         token_usage=usage,
         agent_version=None,  # Gemini CLI does not record its version in the chat file
         agent_session_id=text_of(conv.meta.get("sessionId")) or None,
-        first_timestamp=first,
-        last_timestamp=last,
+        fallback_title=text_of(conv.meta.get("summary")).strip(),
     )
-
-
-def _title(meta: dict[str, Any], turns: list[dict[str, Any]], messages: list[Message]) -> str:
-    title = facts.title_from(turns, messages)
-    summary = text_of(meta.get("summary")).strip()
-    return title or summary[: facts.TITLE_LIMIT]
 
 
 def _session_facts(meta: dict[str, Any]) -> dict[str, Any]:
@@ -455,7 +451,8 @@ def _pairs(records: list[Record | None]) -> list[tuple[tuple[str, ...], tuple[st
         calls: list[str] = []
         done: list[str] = []
         if rec is not None and _is_message(rec):
-            for call in rec.get("toolCalls") if isinstance(rec.get("toolCalls"), list) else []:
+            listed = rec.get("toolCalls")
+            for call in listed if isinstance(listed, list) else []:
                 call_id = text_of(call.get("id")) if isinstance(call, dict) else ""
                 if call_id:
                     calls.append(call_id)
@@ -565,7 +562,7 @@ def slim(raw: bytes, *, image_threshold: int = 8192) -> tuple[bytes, dict[str, i
     counts = {"images": 0, "bytes_saved": 0}
     doc = legacy_document(raw)
     if doc is not None:
-        found = _slim_images(doc, image_threshold, 0)
+        found = _slim_images(doc, image_threshold)
         if not found:
             return raw, counts
         counts["images"] = found
@@ -581,28 +578,21 @@ def slim(raw: bytes, *, image_threshold: int = 8192) -> tuple[bytes, dict[str, i
 def _slim_line(line: Line, threshold: int, counts: dict[str, int]) -> bytes:
     if line.rec is None or b'"inlineData"' not in line.data:
         return line.data
-    found = _slim_images(line.rec, threshold, 0)
+    found = _slim_images(line.rec, threshold)
     counts["images"] += found
     return dump_line(line.rec, line.data) if found else line.data
 
 
-def _slim_images(node: Any, threshold: int, depth: int) -> int:
-    if depth > _MAX_DEPTH:
-        return 0
-    if isinstance(node, list):
-        return sum(_slim_images(item, threshold, depth + 1) for item in node)
-    if not isinstance(node, dict):
-        return 0
-    count = 0
-    blob = node.get("inlineData")
-    data = blob.get("data") if isinstance(blob, dict) else None
-    if isinstance(blob, dict) and isinstance(data, str) and len(data) > threshold:
+def _slim_images(rec: Any, threshold: int) -> int:
+    def visit(node: dict[str, Any]) -> int:
+        blob = node.get("inlineData")
+        data = blob.get("data") if isinstance(blob, dict) else None
+        if not isinstance(blob, dict) or not isinstance(data, str) or len(data) <= threshold:
+            return 0
         blob.update(data=_SLIMMED, slimmed=True, original_size=base64_size(data))
-        count += 1
-    for value in node.values():
-        if isinstance(value, (dict, list)):
-            count += _slim_images(value, threshold, depth + 1)
-    return count
+        return 1
+
+    return count_in_dicts(rec, visit, max_depth=_MAX_DEPTH)
 
 
 def encode_project_dir(cwd: str) -> str:
@@ -614,25 +604,4 @@ def encode_project_dir(cwd: str) -> str:
     return project_hash(cwd)
 
 
-class GeminiFormat:
-    """The `TranscriptFormat` for Gemini CLI chat recordings (see base.TranscriptFormat)."""
-
-    name = NAME
-
-    def parse(self, raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> ParsedTranscript:
-        return parse(raw, subagents=subagents)
-
-    def turn_starts(self, raw: bytes) -> list[int]:
-        return turn_starts(raw)
-
-    def cut_after_turn(self, raw: bytes, n: int) -> bytes:
-        return cut_after_turn(raw, n)
-
-    def slim(self, raw: bytes, *, image_threshold: int = 8192) -> tuple[bytes, dict[str, int]]:
-        return slim(raw, image_threshold=image_threshold)
-
-    def encode_project_dir(self, cwd: str) -> str:
-        return encode_project_dir(cwd)
-
-
-FORMAT = GeminiFormat()
+FORMAT = FunctionFormat(NAME, sys.modules[__name__])

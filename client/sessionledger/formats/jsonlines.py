@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import ModuleType
 from typing import Any
+
+from . import facts
+from .base import ParsedTranscript
 
 Record = dict[str, Any]
 
@@ -164,3 +169,79 @@ def safe_turn_cut(starts: list[int], pairs: Pairs, n: int) -> int | None:
     while n < len(starts) and covered[starts[n]]:
         n += 1
     return starts[n] if n < len(starts) else None
+
+
+def count_in_dicts(node: Any, visit: Callable[[dict[str, Any]], int], *, max_depth: int = 12, depth: int = 0) -> int:
+    """Sum of `visit(d)` over every dict inside `node` (nesting bounded: hostile input)."""
+    if depth > max_depth:
+        return 0
+    if isinstance(node, list):
+        return sum(count_in_dicts(item, visit, max_depth=max_depth, depth=depth + 1) for item in node)
+    if not isinstance(node, dict):
+        return 0
+    count = visit(node)
+    for value in node.values():
+        if isinstance(value, (dict, list)):
+            count += count_in_dicts(value, visit, max_depth=max_depth, depth=depth + 1)
+    return count
+
+
+class FunctionFormat:
+    """A `TranscriptFormat` (formats/base.py) whose methods are one module's functions of the same names."""
+
+    def __init__(self, name: str, module: ModuleType) -> None:
+        self.name = name
+        self._module = module
+
+    def parse(self, raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> ParsedTranscript:
+        parsed: ParsedTranscript = self._module.parse(raw, subagents=subagents)
+        return parsed
+
+    def turn_starts(self, raw: bytes) -> list[int]:
+        starts: list[int] = self._module.turn_starts(raw)
+        return starts
+
+    def cut_after_turn(self, raw: bytes, n: int) -> bytes:
+        cut: bytes = self._module.cut_after_turn(raw, n)
+        return cut
+
+    def slim(self, raw: bytes, *, image_threshold: int = 8192) -> tuple[bytes, dict[str, int]]:
+        slimmed: tuple[bytes, dict[str, int]] = self._module.slim(raw, image_threshold=image_threshold)
+        return slimmed
+
+    def encode_project_dir(self, cwd: str) -> str:
+        encoded: str = self._module.encode_project_dir(cwd)
+        return encoded
+
+
+def assemble(
+    agent: str,
+    messages: list[dict[str, Any]],
+    stats: dict[str, Any],
+    *,
+    token_usage: dict[str, int],
+    agent_version: str | None,
+    agent_session_id: str | None,
+    fallback_title: str = "",
+    extra_files: list[str] | None = None,
+) -> ParsedTranscript:
+    """The parse result from built messages: turns, title and facts as `formats/facts.py` derives them."""
+    turns = facts.number_and_turns(messages)
+    files, counts = facts.tool_facts(messages)
+    first, last = facts.time_span(messages)
+    return ParsedTranscript(
+        agent=agent,
+        messages=messages,
+        turns=turns,
+        stats=stats,
+        title=facts.title_from(turns, messages) or fallback_title[: facts.TITLE_LIMIT],
+        prompts=[t["prompt"] for t in turns],
+        last_assistant_text=facts.last_assistant_text(messages),
+        files_touched=list(dict.fromkeys([*files, *(extra_files or [])])),
+        tool_counts=counts,
+        token_usage=token_usage,
+        agent_version=agent_version,
+        agent_session_id=agent_session_id,
+        first_timestamp=first,
+        last_timestamp=last,
+    )

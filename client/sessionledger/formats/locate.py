@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,9 +37,8 @@ class SessionFile:
 # --- Codex ------------------------------------------------------------------------------
 
 
-def codex_home(env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    value = env.get("CODEX_HOME")
+def codex_home(env: Mapping[str, str] | None = None) -> Path:
+    value = (os.environ if env is None else env).get("CODEX_HOME")
     return Path(value) if value else Path.home() / ".codex"
 
 
@@ -99,9 +98,8 @@ def _first_line(path: Path) -> dict[str, Any] | None:
 # --- Gemini -----------------------------------------------------------------------------
 
 
-def gemini_dir(env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    value = env.get("GEMINI_CLI_HOME")
+def gemini_dir(env: Mapping[str, str] | None = None) -> Path:
+    value = (os.environ if env is None else env).get("GEMINI_CLI_HOME")
     return (Path(value) if value else Path.home()) / ".gemini"
 
 
