@@ -345,3 +345,12 @@ def test_any_input_parses_and_every_line_is_accounted_for(raw):
         assert raw.startswith(cut_after_turn(raw, n, agent="codex"))
     slimmed, _ = slim(raw, agent="codex")
     assert parse(slimmed).messages == parsed.messages
+
+
+def test_the_items_of_one_model_response_share_a_message_id():
+    raw = meta() + prompt("p") + say("looking") + call("c1", "ls") + call("c2", "pwd") + output("c1", "a")
+    raw += output("c2", "b") + say("done")
+    parsed = parse(raw)
+    groups = [m.get("message_id") for m in parsed.messages if m["role"] == "assistant"]
+    assert groups[0] == groups[1] == groups[2] != groups[3]
+    assert all(m.get("message_id") is None for m in parsed.messages if m["role"] != "assistant")

@@ -354,3 +354,10 @@ def test_any_input_parses_and_cuts_as_a_prefix(raw):
     for n in range(1, len(starts) + 1):
         assert raw.startswith(cut_after_turn(raw, n, agent="gemini"))
     assert slim(raw, agent="gemini")[0] == raw
+
+
+def test_the_messages_of_one_model_reply_share_its_record_id(raw):
+    parsed = parse(raw)
+    replies = {m["id"] for m in json.loads(raw)["messages"] if m["type"] == "gemini"}
+    assistant = [m for m in parsed.messages if m["role"] == "assistant"]
+    assert assistant and {m["message_id"] for m in assistant} <= replies

@@ -410,6 +410,20 @@ def _event(entry: _Entry, state: _State) -> list[Message]:
     return []
 
 
+def _group_response(before: list[Message], made: list[Message]) -> None:
+    """Give the items of one model response one `message_id` (the session page's one card).
+
+    A response is the run of assistant items (reasoning, text, calls) between two inputs; its id
+    is the uuid of its first item, so it is the same in a whole file and in a segment.
+    """
+    previous = before[-1] if before else None
+    for msg in made:
+        if msg["role"] == "assistant":
+            same = previous is not None and previous["role"] == "assistant" and "message_id" in previous
+            msg["message_id"] = previous["message_id"] if same and previous else msg["uuid"]
+        previous = msg
+
+
 def _ignored_key(entry: _Entry) -> str:
     if entry.cat is None:
         return "unknown"
@@ -487,6 +501,7 @@ def parse(raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> Parsed
     for entry in entries:
         made = _messages(entry, state)
         if made:
+            _group_response(messages, made)
             messages.extend(made)
         elif entry.line.rec is not None:
             key = _ignored_key(entry)

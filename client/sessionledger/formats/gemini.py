@@ -299,13 +299,13 @@ def _gemini(build: _Build, rec: Record) -> None:
         text = _thought_text(thought)
         if text:
             stamp = thought.get("timestamp") if isinstance(thought, dict) else None
-            _model(build.add(rec, f"{rec['id']}:thought:{n}", "assistant", "thinking", text, stamp), model)
+            _model(build.add(rec, f"{rec['id']}:thought:{n}", "assistant", "thinking", text, stamp), model, rec)
     thinking = _text(rec.get("content"), thoughts=True)
     if thinking.strip():
-        _model(build.add(rec, f"{rec['id']}:thinking", "assistant", "thinking", thinking), model)
+        _model(build.add(rec, f"{rec['id']}:thinking", "assistant", "thinking", thinking), model, rec)
     text = _text(rec.get("content"))
     if text.strip():
-        _model(build.add(rec, rec["id"], "assistant", "text", text), model)
+        _model(build.add(rec, rec["id"], "assistant", "text", text), model, rec)
     calls = rec.get("toolCalls")
     for call in calls if isinstance(calls, list) else []:
         if isinstance(call, dict):
@@ -313,9 +313,11 @@ def _gemini(build: _Build, rec: Record) -> None:
     _count_tokens(build.usage, rec.get("tokens"))
 
 
-def _model(msg: Message, model: str | None) -> None:
+def _model(msg: Message, model: str | None, rec: Record) -> None:
+    """Model name, and the record's id as `message_id`: one gemini record is one response card."""
     if model:
         msg["model"] = model
+    msg["message_id"] = rec["id"]
 
 
 def _thought_text(thought: Any) -> str:
@@ -333,7 +335,7 @@ def _tool_call(build: _Build, rec: Record, call: dict[str, Any], model: str | No
         rec, f"{call_id or rec['id']}:call", "assistant", "tool_use", tool_summary(tool_input), call.get("timestamp")
     )
     msg["tool"] = {"name": name or "unknown", "input": tool_input, "id": call_id, "agent_name": agent_name}
-    _model(msg, model)
+    _model(msg, model, rec)
     status = call.get("status")
     if call_id and call_id not in build.answered and (status in _FINISHED or call.get("result") is not None):
         text = _result_text(call)
