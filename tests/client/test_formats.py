@@ -465,7 +465,7 @@ def test_to_document_wraps_messages_with_the_callers_header():
 
 def test_unknown_agent_is_a_clear_value_error():
     assert get_format("claude-code").name == "claude-code"
-    with pytest.raises(ValueError, match=r"unknown transcript format 'codex' \(known: claude-code\)"):
-        get_format("codex")
+    with pytest.raises(ValueError, match=r"unknown transcript format 'cursor' \(known: claude-code, codex, gemini\)"):
+        get_format("cursor")
     with pytest.raises(ValueError):
-        parse_transcript(b"", agent="codex")
+        parse_transcript(b"", agent="cursor")
