@@ -354,3 +354,46 @@ def test_the_items_of_one_model_response_share_a_message_id():
     groups = [m.get("message_id") for m in parsed.messages if m["role"] == "assistant"]
     assert groups[0] == groups[1] == groups[2] != groups[3]
     assert all(m.get("message_id") is None for m in parsed.messages if m["role"] != "assistant")
+
+
+PATCH = """*** Begin Patch
+*** Add File: docs/new.md
++# New
++text
+*** Update File: src/app.py
+*** Move to: src/main.py
+@@ def main():
+-    return 1
++    return 2
+@@
+ anchor
+@@ class A:
+-    x = 1
++    x = 2
+*** Delete File: old.txt
+*** End Patch"""
+
+
+@pytest.mark.parametrize(
+    "call_line",
+    [
+        line(type="custom_tool_call", name="apply_patch", input=PATCH, call_id="p1", status="completed"),
+        line(type="function_call", name="apply_patch", arguments=json.dumps({"input": PATCH}), call_id="p1"),
+        line(
+            type="function_call", name="shell", arguments=json.dumps({"command": ["apply_patch", PATCH]}), call_id="p1"
+        ),
+        call("p1", f"apply_patch <<'EOF'\n{PATCH}\nEOF"),
+    ],
+    ids=["custom_tool", "function_arguments", "shell_argv", "heredoc"],
+)
+def test_every_way_codex_applies_a_patch_reads_as_one_edit(call_line):
+    parsed = parse(meta() + prompt("refactor") + call_line + output("p1", "Success"))
+    tool = next(m["tool"] for m in parsed.messages if m["kind"] == "tool_use")
+    assert tool["name"] == "Edit" and tool["input"]["files"] == ["docs/new.md", "src/main.py", "old.txt"]
+    assert [(e["file_path"], e["old_string"], e["new_string"], e.get("deleted")) for e in tool["input"]["edits"]] == [
+        ("docs/new.md", "", "# New\ntext", None),
+        ("src/main.py", "    return 1", "    return 2", None),
+        ("src/main.py", "anchor\n    x = 1", "anchor\n    x = 2", None),  # an anchor-only hunk joins the next
+        ("old.txt", "", "", True),
+    ]
+    assert parsed.files_touched == ["docs/new.md", "src/main.py", "old.txt"]
