@@ -62,12 +62,16 @@ MESSAGE: dict[str, tuple[type, ...]] = {
     "bash": (bool,),
     "queued": (bool,),
     "hook": ANY,
+    "persisted_output": ANY,  # Claude Code: a tool output saved under tool-results/ (formats.persisted)
+    "phase": TEXT,  # Codex: the assistant message's phase ("commentary", "final_answer")
+    "ide_context": (bool,),  # Codex: the prompt came with IDE context, stripped from `content`
 }
 TOOL: dict[str, tuple[type, ...]] = {
     "name": OPTIONAL_TEXT,
     "id": OPTIONAL_TEXT,
     "input": ANY,  # tool_use only: the call's arguments as the model wrote them
     "is_error": (bool,),  # tool_result only
+    "agent_name": OPTIONAL_TEXT,  # the agent's own tool name where `name` maps it (formats.toolmap)
 }
 COMPACT: dict[str, tuple[type, ...]] = {"trigger": ANY, "preTokens": ANY}  # copied from compactMetadata
 TURN: dict[str, tuple[type, ...]] = {
@@ -88,6 +92,10 @@ STATS: dict[str, tuple[type, ...]] = {
     "repaired_lines": NUMBER,  # kept after replacing NULs/lone surrogates or flattening deep nesting
     "invalid_timestamps": NUMBER,  # lines whose timestamp was not a time (now null)
     "subagents": ANY,  # {agent id: {lines, skipped_lines, messages, parent_tool_id}}
+    "persisted_outputs": NUMBER,  # Claude Code: tool results given their saved full output
+    "session": ANY,  # Codex, Gemini: facts of the session's meta records (cwd, git, originator…)
+    "format": TEXT,  # Gemini: "json" (one rewritten document, ≤ v0.38) or "jsonl" (v0.39+)
+    "rewound_messages": NUMBER,  # Gemini: messages a /rewind removed from the live conversation
 }
 
 # Where each declaration applies: a path of keys, "[]" for every item of a list.

@@ -193,7 +193,14 @@ class FunctionFormat:
         self.name = name
         self._module = module
 
-    def parse(self, raw: bytes, *, subagents: Mapping[str, bytes] | None = None) -> ParsedTranscript:
+    def parse(
+        self,
+        raw: bytes,
+        *,
+        subagents: Mapping[str, bytes] | None = None,
+        tool_outputs: Mapping[str, bytes] | None = None,
+    ) -> ParsedTranscript:
+        """``tool_outputs`` (Claude Code's files under tool-results/) have no equivalent here: ignored."""
         parsed: ParsedTranscript = self._module.parse(raw, subagents=subagents)
         return parsed
 
