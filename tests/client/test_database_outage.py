@@ -82,6 +82,20 @@ def _wait_healthy(base: str) -> None:
     raise AssertionError("gunicorn did not become healthy")
 
 
+def _wait_for_a_refused_upload(client_env) -> None:
+    """The detached uploader runs when the machine lets it: wait until it has tried during the outage."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if any(
+            client_env.status(entry).get("attempts", 0) >= 1
+            for entry in client_env.queue()
+            if (entry / "status.json").exists()
+        ):
+            return
+        time.sleep(0.2)
+    raise AssertionError("no upload was attempted during the outage")
+
+
 def test_a_database_restart_during_a_burst_loses_nothing(
     world, client_env, claude, repo, proxied_server, start_worker
 ) -> None:
@@ -98,6 +112,8 @@ def test_a_database_restart_during_a_burst_loses_nothing(
         (repo / f"f{n}.txt").write_text(f"{n}\n")
         claude.bash(f"git add -A && git commit -q -m 'Change {n}'")
         commits.append(head(repo))
+        if 3 <= n < 6:
+            _wait_for_a_refused_upload(client_env)
     assert client_env.queue(), "uploads during the outage must wait in the queue"
     sync = client_env.cli("sync", "--wait")
     assert sync.returncode == 0, sync.stdout + sync.stderr
