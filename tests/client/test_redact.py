@@ -93,7 +93,7 @@ SECRETS: list[tuple[str, str, str]] = [
     ("generic_secret", '{{"client_secret": "{}", "client_id": "web"}}', mixed(40)),
     ("generic_secret", "auth_token: {}\nretries: 3", mixed(32, ALNUM + "-_")),
     ("generic_secret", "SECRET_KEY = '{}'", "django-insecure-" + mixed(40, ALNUM + "!@#%^&*(-_=+)")),
-    ("generic_secret", "export STRIPE_WEBHOOK_SECRET={}", "whsec_" + mixed(32)),
+    ("stripe", "export STRIPE_WEBHOOK_SECRET={}", "whsec_" + mixed(32)),
     ("generic_secret", 'const apiKey = "{}";', mixed(32)),
     ("generic_secret", "MAILGUN_API_KEY={}", rand(32, "0123456789abcdef")),
     ("password", "DB_PASSWORD={}", mixed(16, ALNUM + "!@#^*")),

@@ -1,0 +1,45 @@
+"""Secret redaction for transcripts: the rules (data), the engine, and the validators.
+
+Public API (also importable from `sessionledger.redact`, the historical module):
+
+- `Redactor()` / `Redactor.from_config(cfg)`: `redact_bytes(jsonl)`, `redact_plain(bytes)`,
+  `redact_text(str)`, `kinds`;
+- `RedactionResult(data, counts, changed_lines)`;
+- `Rule`, `DEFAULT_RULES`, `RULE_SPECS` (rules with their documentation and examples);
+- `looks_secret`, `looks_password`, `shannon_entropy`, `ENTROPY_THRESHOLD`, `MIN_SECRET_LENGTH`.
+
+See docs/redaction.md for what is redacted, how fast, and how it is measured.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .engine import RedactionResult, Redactor
+from .rules import Rule, RuleSpec, load_specs
+from .rules_data import RULES_TOML
+from .validators import ENTROPY_THRESHOLD, MIN_SECRET_LENGTH, looks_password, looks_secret, shannon_entropy
+
+__all__ = [
+    "DEFAULT_RULES",
+    "ENTROPY_THRESHOLD",
+    "MIN_SECRET_LENGTH",
+    "RULE_SPECS",
+    "RedactionResult",
+    "Redactor",
+    "Rule",
+    "RuleSpec",
+    "default_redactor",
+    "looks_password",
+    "looks_secret",
+    "shannon_entropy",
+]
+
+RULE_SPECS: tuple[RuleSpec, ...] = load_specs(RULES_TOML)
+DEFAULT_RULES: tuple[Rule, ...] = tuple(spec.rule for spec in RULE_SPECS)
+
+
+@lru_cache(maxsize=1)
+def default_redactor() -> Redactor:
+    """One shared Redactor with the default rules (compiling the scans costs a few milliseconds)."""
+    return Redactor()

@@ -1,0 +1,275 @@
+"""The redaction rules: a `Rule` type and the loader of the rules data (`rules_data.RULES_TOML`).
+
+Rules are data so that they can be reviewed, diffed against gitleaks' and tested one by one
+(tests/client/test_redact_rules.py runs every rule's true- and false-positive examples). A rule
+names how the engine finds where it can match (see engine.py):
+
+- `prefixes`: literal starts of a provider token (`ghp_`, `AKIA`, `sk-ant-`); `follow` is a regex
+  for what must follow a prefix (a cheap pre-filter, the full `regex` decides);
+- `anchors` / `lower_anchors`: regexes starting with a literal, found in the raw / ASCII-lowercased
+  bytes; the match may start up to `lead_max` characters of class `lead` before its anchor;
+- `near`: lower-case words one of which must occur earlier on the same line (`curl` before `-u`);
+- `context`: lower-case words; the rule runs only on a line holding one and the `window` lines
+  after it (a `.pgpass` line has no keyword of its own, but `cat ~/.pgpass` or its path is near).
+
+Patterns are matched on UTF-8 bytes of escaped JSONL (a secret sits in a JSON string literal, so
+`\\n` is two characters) as well as on plain text. `<<NAME>>` in a regex is replaced by the shared
+fragment of that name (`FRAGMENTS`), so the rules data stays short and consistent.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .validators import VALIDATORS
+
+# --- shared regex fragments ---------------------------------------------------------------------
+# Before a token: not inside a longer word or base64 run, except right after a JSON escape
+# (`\n`, `\t`, `\u0007`: that `n` is no letter of the text) or an ANSI colour code (`\u001b[32m`).
+_START = r"(?:(?<![A-Za-z0-9_+/-])|(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4})|(?<=[0-9]m))"
+_END = r"(?![A-Za-z0-9_+/-])"
+_QUOTE = r"""(?:\\{0,8}["'`])?"""  # an optional quote, backslash-escaped once or more inside JSON
+# `name = v`, `name := v`, `name ?= v`, `name: str = v`, `"name": "v"`, `'name' => v`, YAML
+# `name: v`, comparisons with a quoted value (`key == "v"`). A bare `name:v`
+# without quote or space is an ARN or URL part: `arn:aws:secretsmanager:…:secret:db-*`.
+_SEP = (
+    r"""(?:\\{0,8}["'`][ \t]{0,8}(?:=>|:{1,3}=|\?=|=(?!=)|:(?!:))"""
+    r"|[ \t]{0,8}(?::[ \t]{0,8}(?:str|string|String)[ \t]{0,8}|[ \t](?:str|string|String)[ \t]{0,8})?(?:=>|:{1,3}=|\?=|\.=|=(?!=))"
+    r"|[ \t]{0,8}:(?!:)(?=[ \t])"
+    r"""|\\{0,8}["'`]?[ \t]{0,8}(?:===?|!==?)(?=[ \t]{0,8}\\{0,8}["'`]))[ \t]{0,8}""" + _QUOTE
+)
+_VALUE_END = r"""(?=[\s"'`\\,;)}\]&|<]|$)"""
+# A name and a value as the first two quoted arguments of a call: `define('DB_PASSWORD', 'v')`,
+# `System.setProperty("API_TOKEN", "v")`, `os.environ.setdefault("SECRET_KEY", "v")`.
+_CALL_OPEN = r"""\([ \t]{0,4}\\{0,8}["']"""
+_CALL_SEP = r"""\\{0,8}["'][ \t]{0,4},[ \t]{0,8}\\{0,8}["']"""
+_CALL_VALUE = r"""(?P<secret>[^"'\\\s]{8,4096})(?=\\{0,8}["'])"""
+# A quoted value may hold any character but its quote (Django keys have `&`, `%`, `(`); a bare
+# value stops at shell/code punctuation, so `os.environ["KEY"]` and `get_token()` never match.
+_QUOTED_VALUE = (
+    r"""(?P<secret>(?<=")[^"\\\s]{8,4096}(?=\\{0,8}")|(?<=')[^'\\\s]{8,4096}(?=\\{0,8}')"""
+    r"""|(?<=`)[^`\\\s]{8,4096}(?=`))"""
+)
+_BARE = r"""(?<!["'`])[^\s"'`\\<>{}()\[\],;|&]{8,4096}""" + _VALUE_END
+_BARE_VALUE = f"(?P<secret>{_BARE})"
+_ANY_VALUE = _QUOTED_VALUE[: -1] + "|" + _BARE + ")"  # one `secret` group, quoted or bare
+_NAME_START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtbf]))"
+_SEGMENTS = r"(?:[A-Za-z0-9]{1,64}[_.-]){0,16}"
+# A name may go on after its keyword (`mySecretString`, `password2`, `API_KEY_PROD`), but not into
+# a word that makes it a non-secret (`token_url`, `password_hash`, `secret_length`, `key_id`).
+_DENIED_SUFFIX = "".join(
+    f"(?<!{w})"
+    for w in (
+        "id", "Id", "ID", "name", "Name", "NAME", "url", "Url", "URL", "uri", "Uri", "URI", "path", "Path", "PATH",
+        "file", "File", "FILE", "type", "Type", "TYPE", "length", "Length", "LENGTH", "size", "Size", "SIZE",
+        "endpoint", "Endpoint", "ENDPOINT", "version", "Version", "VERSION", "header", "Header", "HEADER",
+        "field", "Field", "FIELD", "count", "Count", "COUNT", "expiry", "Expiry", "expires", "Expires", "EXPIRES",
+        "ttl", "Ttl", "TTL", "prefix", "Prefix", "PREFIX", "hash", "Hash", "HASH", "hashed", "Hashed", "HASHED",
+        "arn", "Arn", "ARN", "ref", "Ref", "REF", "reset", "Reset", "RESET", "hint", "Hint", "HINT",
+        "policy", "Policy", "POLICY", "pattern", "Pattern", "PATTERN", "regex", "Regex", "REGEX", "label", "Label",
+        "LABEL", "prompt", "Prompt", "PROMPT", "timeout", "Timeout", "TIMEOUT", "input", "Input", "INPUT",
+        "min", "Min", "MIN", "max", "Max", "MAX", "env", "Env", "ENV", "var", "Var", "VAR", "store", "Store",
+        "STORE", "manager", "Manager", "MANAGER", "provider", "Provider", "PROVIDER", "type_", "s_dir",
+    )
+)
+_SUFFIX = r"(?:[_.-]?[A-Za-z0-9]{1,24}){0,4}"
+_SHORT_SUFFIX = r"(?:[_-]?(?:[0-9]{1,3}|[vV][0-9]{1,2}|[Pp]rod|PROD|[Ll]ive|LIVE|[Tt]est|TEST|[Dd]ev|DEV|[Ss]taging|STAGING|[Vv]alue|VALUE|[Ss]tr|[Ss]tring|STRING))?"
+# Names holding password: `DB_PASSWORD`, `PGPASSWORD`, `dbPassword`, `spring.datasource.password`,
+# `_password`, `MYSQL_PWD`, `passphrase`, `password2`; not `bypass`, `compass`, `passes`, `sshpass`,
+# `password_hash`, `PASSWORD_RESET_TIMEOUT`.
+_PW_NAME = (
+    _NAME_START + _SEGMENTS + r"(?:[A-Za-z0-9]{0,64}(?:PASSWORD|PASSWD|PASSPHRASE|Password|Passwd|Passphrase"
+    r"|password|passwd|passphrase)" + _SUFFIX + r"|(?:PASS|PWD|Pass|Pwd|pass|pwd|[a-z0-9]{1,64}(?:Pass|Pwd))"
+    + _SHORT_SUFFIX + r")" + _DENIED_SUFFIX
+)
+_KEY_QUALIFIER = (
+    r"(?:api|secret|private|access|auth|client|signing|encryption|encrypt|master|license|app|service"
+    r"|consumer|webhook|admin|account|deploy|ssh|hmac|jwt|session|cookie|storage|bot|integration"
+    r"|personal|shared|subscription|server|write|read|publishable|instrumentation|ingest|sdk|user|dev)"
+)
+_UPPER_KEY_EXCLUDED = "".join(
+    f"(?<!{w}_)"
+    for w in (
+        "PUBLIC",
+        "PUB",
+        "PRIMARY",
+        "FOREIGN",
+        "SORT",
+        "PARTITION",
+        "CACHE",
+        "HASH",
+        "RANGE",
+        "IDEMPOTENCY",
+        "LOOKUP",
+        "ROW",
+        "OBJECT",
+        "S3",
+        "ITEM",
+        "MAP",
+        "GROUP",
+        "INDEX",
+        "SSH_HOST",
+        "HOST",
+        "GPG",
+        "SIGNING_KEY_ID",
+    )
+)
+# Names of keys, tokens and secrets: `API_KEY`, `stripe_api_key`, `fooApiKey`, `x-api-key`,
+# `clientSecret`, `GITHUB_TOKEN`, `_authToken`, `credentials`, `SECRET_KEY_BASE`, `mySecretString`.
+# Not: `cache_key`, `PUBLIC_KEY`, `nextPageToken`, `UserSecretsId`, `tokens`, `token_url`.
+_SECRET_NAME = (
+    _NAME_START
+    + _SEGMENTS
+    + r"(?:[A-Za-z0-9]{0,64}(?:SECRET|Secret|secret|CREDENTIALS?|Credentials?|credentials?|creds|CREDS)"
+    + _SUFFIX
+    + r"|[A-Za-z0-9]{0,64}(?<!age)(?<!AGE_)(?<!age_)(?<!ation)(?<![Ss]ync)(?<![Cc]ursor)(?:TOKEN|Token|token)"
+    + _SHORT_SUFFIX
+    + r"|(?i:" + _KEY_QUALIFIER + r")[_.-]?(?:KEY|Key|key)(?:_?(?:BASE|base))?" + _SHORT_SUFFIX
+    + r"|[A-Za-z0-9]{0,64}(?:Api|API|Secret|Private|Access|Auth|Client|Signing|Encryption|Master|License"
+    r"|Account|Webhook|Admin|Session|Storage|Subscription|Service|App|Consumer)(?:Key|KEY)" + _SHORT_SUFFIX
+    + r"|[a-z0-9]{0,64}(?:api|secret|private|access)key" + _SHORT_SUFFIX
+    + r"|(?:[A-Z0-9]{1,64}_){1,16}" + _UPPER_KEY_EXCLUDED + r"KEY" + _SHORT_SUFFIX + r")" + _DENIED_SUFFIX
+)
+_UPPER_NAME = _NAME_START + r"[A-Z0-9_]{0,64}(?:PASSWORD|PASSWD|PASSPHRASE|_PASS|_PWD|PWD)"
+# What may sit between lines of a multi-line secret in a transcript: JSON escapes, real newlines,
+# Claude Code's Read line numbers (`     5→`), and a structuredPatch hunk's next string (`","+`).
+_BREAK = r"""(?:\\[nrt]|\\\\|\\u2192|→|\r|\n|\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}")"""
+_LINE_START = r"""(?:^|(?<=\\n)|(?<=\n)|(?<=→)|(?<=\\t)|(?<=\t)|(?<=")|(?<=\\u2192))"""
+
+FRAGMENTS: dict[str, str] = {
+    "START": _START,
+    "END": _END,
+    "Q": _QUOTE,
+    "SEP": _SEP,
+    "VEND": _VALUE_END,
+    "QVALUE": _QUOTED_VALUE,
+    "BVALUE": _BARE_VALUE,
+    "VALUE": _ANY_VALUE,
+    "NAME_START": _NAME_START,
+    "PW_NAME": _PW_NAME,
+    "UPPER_PW_NAME": _UPPER_NAME,
+    "SECRET_NAME": _SECRET_NAME,
+    "BREAK": _BREAK,
+    "CALL_OPEN": _CALL_OPEN,
+    "CALL_SEP": _CALL_SEP,
+    "CALL_VALUE": _CALL_VALUE,
+    "LINE_START": _LINE_START,
+    # what follows a provider prefix, for the scans' pre-filter (the rule's regex decides):
+    # a mixed-case random run (P(no upper or no lower in 25 random base62 chars) < 1e-5), so
+    # kebab-case, CONSTANT_CASE, UUIDs and hex hashes after `-`, `_`, `.` are skipped cheaply
+    # (possessive `{0,24}+`: a failed test costs one pass over at most 24 characters, no backtracking)
+    "B62": r"(?=[a-z0-9_-]{0,24}+[A-Z])(?=[A-Z0-9_-]{0,24}+[a-z])[A-Za-z0-9_-]{16}",
+    "B64M": r"(?=[a-z0-9+/_=-]{0,24}+[A-Z])(?=[A-Z0-9+/_=-]{0,24}+[a-z])[A-Za-z0-9+/_=-]{16}",
+    # anchor tails: an optional quote, then `:`, `=` or `!` (`key=`, `"token":`, `secret !=`)
+    "SEPA": r"""(?:\\{0,8}["'`])?[ \t]{0,8}[:=!?.,]""",
+}
+_FRAGMENT_RE = re.compile(r"<<([A-Z0-9_]+)>>")
+_KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One kind of secret.
+
+    `pattern` is matched against the escaped JSONL line (or plain text); `group` (index or name) is
+    the span that is replaced; `validator`, given that span's text, may veto a match. The other
+    fields say where the engine looks for matches (module docstring). A rule without `prefixes`,
+    anchors or `context` is its own anchor when its pattern means the same on bytes and text
+    (ASCII literals and positive classes); otherwise it is searched on decoded text.
+    """
+
+    kind: str
+    pattern: str
+    group: int | str = 0
+    validator: Callable[[str], bool] | None = field(default=None, compare=False)
+    anchors: tuple[str, ...] = ()
+    lower_anchors: tuple[str, ...] = ()
+    lead: str = ""
+    prefixes: tuple[str, ...] = ()
+    follow: str = ""
+    near: tuple[str, ...] = ()
+    context: tuple[str, ...] = ()
+    window: int = 4
+    lead_max: int = 128
+    multiline: bool = False
+    id: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.id or self.kind
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """A rule plus what documents it: description, category, source, and examples (templates)."""
+
+    rule: Rule
+    description: str
+    category: str
+    source: str
+    tp: tuple[str, ...]
+    fp: tuple[str, ...]
+
+
+def expand_fragments(pattern: str) -> str:
+    """Replace every `<<NAME>>` by its fragment; an unknown name raises ValueError."""
+
+    def sub(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in FRAGMENTS:
+            raise ValueError(f"unknown fragment <<{name}>>")
+        return FRAGMENTS[name]
+
+    return _FRAGMENT_RE.sub(sub, pattern)
+
+
+def load_specs(text: str) -> tuple[RuleSpec, ...]:
+    """Parse the rules data (TOML with one `[[rule]]` table per rule)."""
+    data = tomllib.loads(text)
+    specs = tuple(_spec(entry) for entry in data.get("rule", ()))
+    ids = [s.rule.name for s in specs]
+    duplicates = {i for i in ids if ids.count(i) > 1}
+    if duplicates:
+        raise ValueError(f"duplicate rule ids: {sorted(duplicates)}")
+    return specs
+
+
+def _spec(entry: Mapping[str, Any]) -> RuleSpec:
+    rule_id = str(entry["id"])
+    kind = str(entry.get("kind", rule_id))
+    if not _KIND_RE.fullmatch(kind):
+        raise ValueError(f"rule {rule_id!r}: bad kind {kind!r}")
+    pattern = expand_fragments(str(entry["regex"]))
+    validator_name = entry.get("validator")
+    if validator_name is not None and validator_name not in VALIDATORS:
+        raise ValueError(f"rule {rule_id!r}: unknown validator {validator_name!r}")
+    group = entry.get("group", "secret" if "(?P<secret>" in pattern else 0)
+    rule = Rule(
+        kind=kind,
+        pattern=pattern,
+        group=group,
+        validator=VALIDATORS[validator_name] if validator_name else None,
+        anchors=tuple(expand_fragments(a) for a in entry.get("anchors", ())),
+        lower_anchors=tuple(expand_fragments(a) for a in entry.get("lower_anchors", ())),
+        lead=str(entry.get("lead", "")),
+        prefixes=tuple(entry.get("prefixes", ())),
+        follow=expand_fragments(str(entry.get("follow", ""))),
+        near=tuple(w.lower() for w in entry.get("near", ())),
+        context=tuple(w.lower() for w in entry.get("context", ())),
+        window=int(entry.get("window", 4)),
+        lead_max=int(entry.get("lead_max", 128)),
+        multiline=bool(entry.get("multiline", False)),
+        id=rule_id,
+    )
+    return RuleSpec(
+        rule=rule,
+        description=str(entry.get("description", "")),
+        category=str(entry.get("category", "generic")),
+        source=str(entry.get("source", "")),
+        tp=tuple(entry.get("tp", ())),
+        fp=tuple(entry.get("fp", ())),
+    )

@@ -1,0 +1,1305 @@
+"""The redaction rules, as data (TOML in a Python string so that the stdlib-only client ships it
+without package-data configuration). Loaded by rules.load_specs; documented in docs/redaction.md.
+
+Each `[[rule]]`: `id`, `kind` (the `[REDACTED:<kind>]` marker and the count key), `category`,
+`description`, `source`, the matching fields described in rules.py, and example templates `tp`
+(true positives: each `«…»` must be redacted with this rule's kind, the rest kept byte for byte)
+and `fp` (false positives: must come back unchanged). Templates are expanded by examples.py.
+
+Sources. Token formats come from each provider's documentation and from the public rule sets and
+test material of secret scanners. Where a regex or example follows gitleaks
+(https://github.com/gitleaks/gitleaks, config/gitleaks.toml and cmd/generate/config/rules/*.go), the
+rule's `source` says so; that material is used under its MIT licence:
+
+    MIT License. Copyright (c) 2019 Zachary Rice.
+    Permission is hereby granted, free of charge, to any person obtaining a copy of this software
+    and associated documentation files (the "Software"), to deal in the Software without
+    restriction, including without limitation the rights to use, copy, modify, merge, publish,
+    distribute, sublicense, and/or sell copies of the Software, and to permit persons to whom the
+    Software is furnished to do so, subject to the following conditions: The above copyright notice
+    and this permission notice shall be included in all copies or substantial portions of the
+    Software. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED,
+    INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE
+    AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM,
+    DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+    OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+
+Examples marked "detect-secrets" follow Yelp/detect-secrets' tests (Apache-2.0). Formats checked
+against trufflehog's detectors were only read, never copied (AGPL).
+
+Order matters: where two rules match overlapping text the earlier one wins, so provider formats
+come first and keyword rules (passwords, generic assignments) last.
+"""
+
+RULES_TOML = r"""
+# ============================================================================ private keys
+
+[[rule]]
+id = "private-key-pem"
+kind = "private_key"
+category = "private_key"
+description = "PEM/OpenSSH/PGP private key block, also split across Read line numbers (`     5→`), diff lines and structuredPatch strings"
+source = "RFC 7468; gitleaks private-key (MIT)"
+prefixes = ["-----BEGIN"]
+follow = '''[ A-Z0-9_-]{0,40}PRIVATE KEY'''
+regex = '''-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=:,. \t]|-(?!----)|<<BREAK>>){0,65536}(?:-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----)?'''
+validator = "pem_body"
+multiline = true
+tp = [
+  "$ cat ~/.ssh/id_rsa\n«{pem:RSA PRIVATE KEY}»\n",
+  "«{pem:OPENSSH PRIVATE KEY}»",
+  "«{pem:PRIVATE KEY}»",
+  "«{pem:EC PRIVATE KEY}»",
+  "«{pem:PGP PRIVATE KEY BLOCK}»",
+  '''{{"type": "service_account", "private_key": "«-----BEGIN PRIVATE KEY-----\\n{b64:64}\\n{b64:64}\\n{b64:40}==\\n-----END PRIVATE KEY-----»\\n"}}''',
+]
+fp = [
+  '''if pem.startswith("-----BEGIN RSA PRIVATE KEY-----"):''',
+  "-----BEGIN OPENSSH PRIVATE KEY----------END OPENSSH PRIVATE KEY-----",
+  "-----BEGIN CERTIFICATE-----\n{b64:64}\n{b64:64}\n-----END CERTIFICATE-----",
+  "-----BEGIN PUBLIC KEY-----\n{b64:64}\n{b64:40}==\n-----END PUBLIC KEY-----",
+]
+
+[[rule]]
+id = "private-key-base64-pem"
+kind = "private_key"
+category = "private_key"
+description = "Base64 of a PEM private key under a key name (kubeconfig client-key-data, Kubernetes tls.key, ssh-privatekey)"
+source = "Kubernetes docs: kubeconfig client-key-data, Secret types kubernetes.io/tls and ssh-auth"
+lower_anchors = ['''key(?:-data)?<<SEPA>>[ \t]{0,8}(?:\\{0,8}["'])?ls0tls1crudjti''']
+lead = "A-Za-z0-9_.-"
+regex = '''<<NAME_START>>[A-Za-z0-9_.-]{0,64}(?i:key-data|tls\.key|privatekey|private[_-]key)<<SEP>>(?P<secret>LS0tLS1CRUdJTi[A-Za-z0-9+/]{80,65536}={0,2})(?![A-Za-z0-9+/=])'''
+validator = "b64_private_key"
+tp = ["    client-key-data: «LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQ{b64:200}»", "  tls.key: «LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t{b64:200}»"]
+fp = ["    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t{b64:200}", "  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t{b64:200}"]
+
+[[rule]]
+id = "putty-private-key"
+kind = "private_key"
+category = "private_key"
+description = "PuTTY private key file (.ppk)"
+source = "PuTTY documentation, appendix C (PPK file format)"
+prefixes = ["PuTTY-User-Key-File-"]
+follow = '''[23]:'''
+regex = '''PuTTY-User-Key-File-[23]:(?:[A-Za-z0-9+/=:,. \t@_-]|<<BREAK>>){0,65536}'''
+multiline = true
+validator = "pem_body"
+tp = ["«PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: dev@laptop\nPublic-Lines: 2\n{b64:64}\n{b64:20}\nPrivate-Lines: 1\n{b64:64}\nPrivate-MAC: {hex:64}»"]
+fp = ["PuTTY-User-Key-File-3 is the header of a .ppk file"]
+
+[[rule]]
+id = "age-secret-key"
+kind = "private_key"
+category = "private_key"
+description = "age encryption secret key"
+source = "age specification (C2SP); gitleaks age-secret-key (MIT)"
+prefixes = ["AGE-SECRET-KEY-1"]
+regex = '''<<START>>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}<<END>>'''
+tp = ["# created: 2024\n«AGE-SECRET-KEY-1{bech32:58}»"]
+fp = ["the key starts with AGE-SECRET-KEY-1"]
+
+# ============================================================================ cloud
+
+[[rule]]
+id = "aws-access-key-id"
+kind = "aws_access_key"
+category = "cloud"
+description = "AWS access key id (long-term AKIA, temporary ASIA, and other unique-id prefixes)"
+source = "AWS IAM docs: unique identifier prefixes; gitleaks aws-access-token (MIT)"
+prefixes = ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"]
+follow = '''[A-Z0-9]{16}'''
+regex = '''<<START>>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])'''
+validator = "token"
+tp = [
+  "AWS_ACCESS_KEY_ID=«AKIA{b32:16}»",
+  '''{{"AccessKeyId": "«ASIA{b32:16}»", "Expiration": "2026-02-10"}}''',
+  "aws_access_key_id = «AKIA{b32:16}»",
+]
+fp = [
+  "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+  "key = AKIAXXXXXXXXXXXXXXXX",
+  "TODAYINASIAASACKOFRICEFELLOVER",
+]
+
+[[rule]]
+id = "aws-secret-access-key"
+kind = "aws_secret_key"
+category = "cloud"
+description = "AWS secret access key next to its name (credentials file, env, JSON, aws configure)"
+source = "AWS CLI docs: configuration and credential file settings"
+lower_anchors = ['''key<<SEPA>>''', '''key[ \t]{1,8}[a-z0-9/+]{40}''', '''key \[''']
+lead = "A-Za-z0-9_. -"
+regex = '''<<NAME_START>>[A-Za-z0-9_.-]{0,64}(?i:secret_?access_?key|aws_?secret_?key|aws secret access key)(?:[ \t]{0,4}\[[^\]\\"\n]{0,40}\])?(?:<<SEP>>|[ \t]{1,8})(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])'''
+validator = "aws_secret"
+tp = [
+  "[default]\naws_secret_access_key = «{b64:40}»\nregion = eu-west-1",
+  '''"SecretAccessKey": "«{b64:40}»",''',
+  "aws configure set aws_secret_access_key «{b64:40}»",
+  "AWS Secret Access Key [None]: «{b64:40}»",
+]
+fp = ["aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"]
+
+[[rule]]
+id = "aws-bedrock-api-key"
+kind = "aws_access_key"
+category = "cloud"
+description = "Amazon Bedrock long-term API key"
+source = "AWS Bedrock docs: API keys; gitleaks aws-amazon-bedrock-api-key-long-lived (MIT)"
+prefixes = ["ABSK"]
+follow = '''[A-Za-z0-9+/]{40}'''
+regex = '''<<START>>ABSK[A-Za-z0-9+/]{109,269}={0,2}<<END>>'''
+validator = "token"
+tp = ["AWS_BEARER_TOKEN_BEDROCK=«ABSKQmVkcm9ja0FQSUtleS1{alnum:108}=»"]
+fp = ["ABSK is the prefix of Bedrock API keys"]
+
+[[rule]]
+id = "gcp-api-key"
+kind = "google_api_key"
+category = "cloud"
+description = "Google API key (Maps, Firebase, Gemini)"
+source = "Google Cloud docs: API keys; gitleaks gcp-api-key (MIT)"
+prefixes = ["AIza"]
+follow = '''[A-Za-z0-9_-]{30}'''
+regex = '''<<START>>AIza[A-Za-z0-9_-]{35}<<END>>'''
+validator = "token"
+tp = ["https://maps.googleapis.com/maps/api/geocode/json?key=«AIza{token:35}»&address=x", "GEMINI_API_KEY=«AIza{token:35}»"]
+fp = ["AIzaSyabcdefghijklmnopqrstuvwxyz1234567 is a placeholder? no: AIza alone"]
+
+[[rule]]
+id = "gcp-oauth-access-token"
+kind = "google_oauth"
+category = "cloud"
+description = "Google OAuth 2.0 access token"
+source = "Google Identity docs: OAuth 2.0 access tokens (ya29.)"
+prefixes = ["ya29."]
+follow = '''<<B62>>'''
+regex = '''<<START>>ya29\.[A-Za-z0-9_-]{30,2048}<<END>>'''
+validator = "token"
+tp = ["Authorization: Bearer «ya29.a0{token:150}»"]
+fp = ["tokens start with ya29."]
+
+[[rule]]
+id = "gcp-oauth-client-secret"
+kind = "google_oauth"
+category = "cloud"
+description = "Google OAuth client secret"
+source = "Google Identity docs: client secrets (GOCSPX-)"
+prefixes = ["GOCSPX-"]
+follow = '''<<B62>>'''
+regex = '''<<START>>GOCSPX-[A-Za-z0-9_-]{28}<<END>>'''
+validator = "token"
+tp = ['''"client_secret":"«GOCSPX-{token:28}»"''']
+fp = ["GOCSPX- is the client secret prefix"]
+
+[[rule]]
+id = "firebase-cloud-messaging-key"
+kind = "google_api_key"
+category = "cloud"
+description = "Firebase Cloud Messaging legacy server key"
+source = "Firebase docs: legacy server keys (AAAA…:APA91b…)"
+prefixes = ["AAAA"]
+follow = '''[A-Za-z0-9_-]{7}:APA91b'''
+regex = '''<<START>>AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{130,160}<<END>>'''
+validator = "token"
+tp = ["FCM_SERVER_KEY=«AAAA{token:7}:APA91b{token:134}»"]
+fp = ["AAAA records map names to IPv6 addresses"]
+
+[[rule]]
+id = "azure-storage-account-key"
+kind = "azure"
+category = "cloud"
+description = "Azure Storage / Cosmos DB / Service Bus key in a connection string"
+source = "Azure docs: storage connection strings"
+prefixes = ["AccountKey=", "SharedAccessKey="]
+follow = '''[A-Za-z0-9+/]{20}'''
+regex = '''(?:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{40,100}={0,2})'''
+validator = "token"
+tp = ["DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=«{b64:86}==»;EndpointSuffix=core.windows.net"]
+fp = ["AccountKey=<storage-account-key>"]
+
+[[rule]]
+id = "azure-sas-signature"
+kind = "azure"
+category = "cloud"
+description = "Azure shared access signature (sig=) in a URL"
+source = "Azure docs: create SAS tokens"
+anchors = ['''://[^\s"'\\<>]{0,2048}?[?&]sig=''']
+lead = "A-Za-z0-9+.-"
+lead_max = 20
+regex = '''://[^\s"'\\<>]{0,2048}?[?&]sig=(?P<secret>[A-Za-z0-9%+/]{30,256}(?:=|%3[Dd]){0,2})'''
+validator = "token"
+tp = ["https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-01-01T00:00:00Z&sig=«{alnum:43}%3D»"]
+fp = ["https://example.com/search?sig=short"]
+
+[[rule]]
+id = "alibaba-access-key-id"
+kind = "alibaba"
+category = "cloud"
+description = "Alibaba Cloud AccessKey ID"
+source = "Alibaba Cloud docs: AccessKey pair; gitleaks alibaba-access-key-id (MIT)"
+prefixes = ["LTAI"]
+follow = '''[A-Za-z0-9]{12}'''
+regex = '''<<START>>LTAI[A-Za-z0-9]{12,20}<<END>>'''
+validator = "token"
+tp = ['''alibabaKey := "«LTAI{alnum:20}»"''', "ALIBABA_CLOUD_ACCESS_KEY_ID=«LTAI{alnum:16}»"]
+fp = ["LTAI is the AccessKey ID prefix"]
+
+[[rule]]
+id = "tencent-secret-id"
+kind = "tencent"
+category = "cloud"
+description = "Tencent Cloud SecretId"
+source = "Tencent Cloud docs: API keys (AKID)"
+prefixes = ["AKID"]
+follow = '''[A-Za-z0-9]{20}'''
+regex = '''<<START>>AKID[A-Za-z0-9]{32}<<END>>'''
+validator = "token"
+tp = ["TENCENTCLOUD_SECRET_ID=«AKID{alnum:32}»"]
+fp = ["AKIDs are Tencent key ids"]
+
+[[rule]]
+id = "digitalocean-token"
+kind = "digitalocean"
+category = "cloud"
+description = "DigitalOcean personal access, OAuth and refresh tokens"
+source = "DigitalOcean docs: token prefixes; gitleaks digitalocean-* (MIT)"
+prefixes = ["dop_v1_", "doo_v1_", "dor_v1_"]
+follow = '''[a-f0-9]{16}'''
+regex = '''<<START>>do[por]_v1_[a-f0-9]{64}<<END>>'''
+validator = "token"
+tp = ["DIGITALOCEAN_TOKEN=«dop_v1_{hex:64}»"]
+fp = ["dop_v1_ tokens are 64 hex"]
+
+[[rule]]
+id = "heroku-api-key-v2"
+kind = "heroku"
+category = "cloud"
+description = "Heroku platform API key (HRKU-)"
+source = "Heroku Dev Center: API tokens; gitleaks heroku-api-key-v2 (MIT)"
+prefixes = ["HRKU-"]
+follow = '''<<B62>>'''
+regex = '''<<START>>HRKU-[A-Za-z0-9_-]{58,60}<<END>>'''
+validator = "token"
+tp = ["heroku authorizations:create → «HRKU-AA{token:58}»"]
+fp = ["HRKU- tokens"]
+
+[[rule]]
+id = "vault-token"
+kind = "vault"
+category = "cloud"
+description = "HashiCorp Vault service, batch and recovery tokens"
+source = "Vault docs: token prefixes; gitleaks vault-service-token/vault-batch-token (MIT)"
+prefixes = ["hvs.", "hvb.", "hvr."]
+follow = '''<<B62>>'''
+regex = '''<<START>>hv[sbr]\.[A-Za-z0-9_-]{24,300}<<END>>'''
+validator = "token"
+tp = ["export VAULT_TOKEN=«hvs.{token:90}»"]
+fp = ["hvs. is a Vault service token prefix"]
+
+[[rule]]
+id = "terraform-cloud-token"
+kind = "hashicorp"
+category = "cloud"
+description = "Terraform Cloud / Enterprise API token"
+source = "Terraform docs: API tokens; gitleaks hashicorp-tf-api-token (MIT)"
+anchors = ['''\.atlasv1\.''']
+lead = "A-Za-z0-9"
+lead_max = 14
+regex = '''<<START>>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}<<END>>'''
+validator = "token"
+tp = ['''credentials "app.terraform.io" {{ token = "«{alnum:14}.atlasv1.{token:67}»" }}''']
+fp = ["token.atlasv1.short"]
+
+[[rule]]
+id = "doppler-token"
+kind = "doppler"
+category = "cloud"
+description = "Doppler personal, service, service-account, CLI, SCIM and audit tokens"
+source = "Doppler docs: token formats; gitleaks doppler-api-token (MIT)"
+prefixes = ["dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."]
+follow = '''[A-Za-z0-9]{20}'''
+regex = '''<<START>>dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,44}<<END>>'''
+validator = "token"
+tp = ["DOPPLER_TOKEN=«dp.pt.{alnum:43}»"]
+fp = ["dp.pt. prefix"]
+
+[[rule]]
+id = "databricks-token"
+kind = "databricks"
+category = "cloud"
+description = "Databricks personal access token"
+source = "Databricks docs: personal access tokens; gitleaks databricks-api-token (MIT)"
+prefixes = ["dapi"]
+follow = '''[a-f0-9]{32}'''
+regex = '''<<START>>dapi[a-f0-9]{32}(?:-[0-9])?<<END>>'''
+validator = "token"
+tp = ["DATABRICKS_TOKEN=«dapi{hex:32}»"]
+fp = ["from the dapi module import x", "dapideadbeef"]
+
+[[rule]]
+id = "cloudflare-origin-ca-key"
+kind = "cloudflare"
+category = "cloud"
+description = "Cloudflare Origin CA key"
+source = "Cloudflare docs: Origin CA keys; gitleaks cloudflare-origin-ca-key (MIT)"
+prefixes = ["v1.0-"]
+follow = '''[a-f0-9]{24}-'''
+regex = '''<<START>>v1\.0-[a-f0-9]{24}-[a-f0-9]{146}<<END>>'''
+validator = "token"
+tp = ["CF_ORIGIN_CA_KEY=«v1.0-{hex:24}-{hex:146}»"]
+fp = ["version v1.0-beta"]
+
+[[rule]]
+id = "flyio-token"
+kind = "flyio"
+category = "cloud"
+description = "Fly.io access and macaroon tokens"
+source = "Fly.io docs: access tokens; gitleaks flyio-access-token (MIT)"
+prefixes = ["fo1_", "fm1a_", "fm1r_", "fm2_"]
+follow = '''<<B64M>>'''
+regex = '''<<START>>(?:fo1_[A-Za-z0-9_-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,4096}={0,3}|fm2_[A-Za-z0-9+/]{100,4096}={0,3})<<END>>'''
+validator = "token"
+tp = ["FLY_API_TOKEN=«fo1_{token:43}»", "FLY_API_TOKEN=«fm2_{b64:150}»"]
+fp = ["fo1_ prefix"]
+
+[[rule]]
+id = "supabase-token"
+kind = "supabase"
+category = "cloud"
+description = "Supabase personal access token and secret API key"
+source = "Supabase docs: access tokens (sbp_) and API keys (sb_secret_)"
+prefixes = ["sbp_", "sb_secret_"]
+follow = '''(?:[a-f0-9]{40}|<<B62>>)'''
+regex = '''<<START>>(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,64})<<END>>'''
+validator = "token"
+tp = ["SUPABASE_ACCESS_TOKEN=«sbp_{hex:40}»"]
+fp = ["sbp_ prefix"]
+
+[[rule]]
+id = "netlify-render-tokens"
+kind = "hosting"
+category = "cloud"
+description = "Netlify personal access and Render API tokens"
+source = "Netlify docs (nfp_), Render docs (rnd_)"
+prefixes = ["nfp_", "rnd_"]
+follow = '''<<B62>>'''
+regex = '''<<START>>(?:nfp_[A-Za-z0-9]{36,40}|rnd_[A-Za-z0-9]{28,40})<<END>>'''
+validator = "random_token"
+tp = ["NETLIFY_AUTH_TOKEN=«nfp_{alnum:36}»", "RENDER_API_KEY=«rnd_{alnum:32}»"]
+fp = ["rnd_abcdefghijklmnopqrstuvwxyz1234"]
+
+[[rule]]
+id = "pulumi-token"
+kind = "pulumi"
+category = "cloud"
+description = "Pulumi access token"
+source = "Pulumi docs: access tokens; gitleaks pulumi-api-token (MIT)"
+prefixes = ["pul-"]
+follow = '''[a-f0-9]{40}'''
+regex = '''<<START>>pul-[a-f0-9]{40}<<END>>'''
+validator = "token"
+tp = ["PULUMI_ACCESS_TOKEN=«pul-{hex:40}»"]
+fp = ["pul-request"]
+
+[[rule]]
+id = "yandex-cloud"
+kind = "yandex"
+category = "cloud"
+description = "Yandex Cloud API key and IAM token"
+source = "Yandex Cloud docs; gitleaks yandex-api-key/yandex-access-token (MIT)"
+prefixes = ["AQVN", "t1."]
+follow = '''<<B62>>'''
+regex = '''<<START>>(?:AQVN[A-Za-z0-9_-]{35,38}|t1\.[A-Za-z0-9_-]{8,64}={0,2}\.[A-Za-z0-9_-]{86}={0,2})<<END>>'''
+validator = "token"
+tp = ["YC_API_KEY=«AQVN{token:36}»"]
+fp = ["AQVN prefix"]
+
+# ============================================================================ version control
+
+[[rule]]
+id = "github-token"
+kind = "github"
+category = "vcs"
+description = "GitHub personal access (classic and fine-grained), OAuth, user-to-server, server-to-server and refresh tokens"
+source = "GitHub docs: token formats; gitleaks github-* (MIT)"
+prefixes = ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"]
+follow = '''<<B62>>'''
+regex = '''<<START>>(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})<<END>>'''
+validator = "token"
+tp = [
+  "export GITHUB_TOKEN=«ghp_{alnum:36}»",
+  "origin\thttps://x-access-token:«ghs_{alnum:36}»@github.com/acme/app.git (fetch)",
+  "gh auth token\n«github_pat_{alnum:22}_{alnum:59}»\n",
+  "machine github.com login octocat password «gho_{alnum:36}»",
+]
+fp = ["ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "- (id)ghs_requiredCharacteristicTypes;"]
+
+[[rule]]
+id = "gitlab-token"
+kind = "gitlab"
+category = "vcs"
+description = "GitLab personal, deploy, runner, pipeline trigger, feed, SCIM, CI job, incoming mail, agent, OAuth and feature-flag tokens"
+source = "GitLab docs: token prefixes; gitleaks gitlab-* (MIT)"
+prefixes = ["glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-", "glimt-", "glagent-", "gloas-", "glffct-"]
+follow = '''(?:<<B62>>|[a-f0-9]{40})'''
+regex = '''<<START>>gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas|ffct)-[A-Za-z0-9_-]{20,300}(?:\.[A-Za-z0-9_-]{1,64}){0,3}<<END>>'''
+validator = "token"
+tp = ["git push https://oauth2:«glpat-{token:20}»@gitlab.com/acme/app.git", "CI_DEPLOY=«gldt-{token:20}»"]
+fp = ["glpat-xxxxxxxxxxxxxxxxxxxx"]
+
+[[rule]]
+id = "atlassian-token"
+kind = "atlassian"
+category = "vcs"
+description = "Atlassian API token (Jira, Confluence) and Bitbucket app password"
+source = "Atlassian docs: API tokens (ATATT3), Bitbucket app passwords (ATBB); gitleaks atlassian-api-token (MIT)"
+prefixes = ["ATATT3", "ATCTT3", "ATBB"]
+follow = '''[A-Za-z0-9_=-]{20}'''
+regex = '''<<START>>(?:AT[AC]TT3[A-Za-z0-9_=-]{180,200}|ATBB[A-Za-z0-9_=.-]{28,40})<<END>>'''
+validator = "token"
+tp = ["JIRA_API_TOKEN=«ATATT3{token:186}»", "BITBUCKET_APP_PASSWORD=«ATBB{alnum:32}»"]
+fp = ["ATBB prefix"]
+
+[[rule]]
+id = "sourcegraph-token"
+kind = "sourcegraph"
+category = "vcs"
+description = "Sourcegraph access token"
+source = "Sourcegraph docs: access tokens; gitleaks sourcegraph-access-token (MIT)"
+prefixes = ["sgp_"]
+follow = '''[a-f0-9]{16}'''
+regex = '''<<START>>sgp_(?:[a-fA-F0-9]{16}_)?[a-fA-F0-9]{40}<<END>>'''
+validator = "token"
+tp = ["SRC_ACCESS_TOKEN=«sgp_{hex:16}_{hex:40}»"]
+fp = ["sgp_ prefix"]
+
+# ============================================================================ payment
+
+[[rule]]
+id = "stripe-key"
+kind = "stripe"
+category = "payment"
+description = "Stripe secret and restricted keys (also Paystack's sk_live_), webhook signing secrets"
+source = "Stripe docs: API keys, webhook signatures; gitleaks stripe-access-token (MIT)"
+prefixes = ["sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"]
+follow = '''<<B64M>>'''
+regex = '''<<START>>(?:[sr]k_(?:live|test|prod)_[A-Za-z0-9]{10,247}|whsec_[A-Za-z0-9+/=]{24,100})<<END>>'''
+validator = "token"
+tp = [
+  "stripe.api_key = '«sk_live_{alnum:24}»'",
+  '''const stripe = Stripe("«rk_live_{alnum:24}»");''',
+  "STRIPE_WEBHOOK_SECRET=«whsec_{alnum:32}»",
+]
+fp = ['''nonMatchingToken := "task_test_abcdefghijklmnopqrstuvwxyz1234"''']
+
+[[rule]]
+id = "square-token"
+kind = "square"
+category = "payment"
+description = "Square access token and OAuth secret"
+source = "Square docs: access tokens; gitleaks square-access-token (MIT)"
+prefixes = ["EAAA", "sq0atp-", "sq0csp-"]
+follow = '''<<B62>>'''
+regex = '''<<START>>(?:EAAA[A-Za-z0-9_-]{22,80}|sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43})<<END>>'''
+validator = "random_token"
+tp = ["SQUARE_ACCESS_TOKEN=«EAAA{token:60}»", "«sq0csp-{token:43}»"]
+fp = ["EAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"]
+
+[[rule]]
+id = "braintree-access-token"
+kind = "paypal"
+category = "payment"
+description = "PayPal Braintree access token"
+source = "Braintree docs: access tokens"
+prefixes = ["access_token$production$", "access_token$sandbox$"]
+follow = '''[a-z0-9]{16}'''
+regex = '''access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}'''
+validator = "token"
+tp = ["BRAINTREE_TOKEN=«access_token$production${lowalnum:16}${hex:32}»"]
+fp = ["access_token$production$"]
+
+[[rule]]
+id = "razorpay-key"
+kind = "razorpay"
+category = "payment"
+description = "Razorpay key id"
+source = "Razorpay docs: API keys"
+prefixes = ["rzp_live_", "rzp_test_"]
+follow = '''[A-Za-z0-9]{14}'''
+regex = '''<<START>>rzp_(?:live|test)_[A-Za-z0-9]{14,32}<<END>>'''
+validator = "token"
+tp = ["RAZORPAY_KEY_ID=«rzp_live_{alnum:14}»"]
+fp = ["rzp_live_"]
+
+[[rule]]
+id = "flutterwave-secret-key"
+kind = "flutterwave"
+category = "payment"
+description = "Flutterwave secret and encryption keys"
+source = "Flutterwave docs: API keys; gitleaks flutterwave-* (MIT)"
+prefixes = ["FLWSECK-", "FLWSECK_TEST-"]
+follow = '''[a-hA-H0-9]{12}'''
+regex = '''<<START>>FLWSECK(?:_TEST)?-[a-hA-H0-9]{12,32}(?:-X)?<<END>>'''
+validator = "token"
+tp = ["FLW_SECRET_KEY=«FLWSECK_TEST-{hex:32}-X»"]
+fp = ["FLWSECK- prefix"]
+
+[[rule]]
+id = "plaid-access-token"
+kind = "plaid"
+category = "payment"
+description = "Plaid access token"
+source = "Plaid docs: access tokens; gitleaks plaid-api-token (MIT)"
+prefixes = ["access-production-", "access-development-", "access-sandbox-"]
+follow = '''[0-9a-f]{8}-'''
+regex = '''<<START>>access-(?:production|development|sandbox)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}<<END>>'''
+validator = "token"
+tp = ["plaid access token: «access-production-{uuid}»"]
+fp = ["access-production-ready"]
+
+[[rule]]
+id = "gocardless-mollie-live-key"
+kind = "payment"
+category = "payment"
+description = "GoCardless and Mollie live API keys"
+source = "GoCardless docs (live_), Mollie docs (live_); gitleaks gocardless-api-token (MIT)"
+prefixes = ["live_"]
+follow = '''<<B62>>'''
+regex = '''<<START>>live_[A-Za-z0-9_=-]{30,40}<<END>>'''
+validator = "random_token"
+tp = ["GOCARDLESS_ACCESS_TOKEN=«live_{alnum:40}»", "MOLLIE_API_KEY=«live_{alnum:30}»"]
+fp = ["live_reload_configuration_for_services_x"]
+
+[[rule]]
+id = "shopify-token"
+kind = "shopify"
+category = "payment"
+description = "Shopify access tokens and shared secrets"
+source = "Shopify docs: access tokens; gitleaks shopify-* (MIT)"
+prefixes = ["shpat_", "shpca_", "shppa_", "shpss_"]
+follow = '''[a-fA-F0-9]{32}'''
+regex = '''<<START>>shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}<<END>>'''
+validator = "token"
+tp = ["SHOPIFY_ACCESS_TOKEN=«shpat_{hex:32}»"]
+fp = ["shpat_ prefix"]
+
+[[rule]]
+id = "shippo-duffel-easypost"
+kind = "shipping"
+category = "payment"
+description = "Shippo, Duffel and EasyPost API keys"
+source = "provider docs; gitleaks shippo-api-token, duffel-api-token, easypost-api-token (MIT)"
+prefixes = ["shippo_live_", "shippo_test_", "duffel_live_", "duffel_test_", "EZAK"]
+follow = '''[A-Za-z0-9_=-]{30}'''
+regex = '''<<START>>(?:shippo_(?:live|test)_[a-fA-F0-9]{40}|duffel_(?:live|test)_[A-Za-z0-9_=-]{43}|EZAK[A-Za-z0-9]{54})<<END>>'''
+validator = "token"
+tp = ["EASYPOST_API_KEY=«EZAK{alnum:54}»", "SHIPPO_API_TOKEN=«shippo_live_{hex:40}»"]
+fp = ["...6wqX6fNUXA/rYqRvfQ+EZAKGqQRiRyqAFRQshGPWOIAwNWGORfKHSBnVNFtVmWYoW6PH23lkqbbDWep95C/3VmWq/edti6..."]
+
+# ============================================================================ AI providers
+
+[[rule]]
+id = "anthropic-key"
+kind = "anthropic"
+category = "ai"
+description = "Anthropic API, admin and OAuth keys"
+source = "Anthropic docs; gitleaks anthropic-api-key/anthropic-admin-api-key (MIT)"
+prefixes = ["sk-ant-"]
+follow = '''[A-Za-z0-9_-]{20}'''
+regex = '''<<START>>sk-ant-[A-Za-z0-9_-]{32,300}<<END>>'''
+validator = "token"
+tp = ["ANTHROPIC_API_KEY=«sk-ant-api03-{token:93}AA»"]
+fp = ["sk-ant-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"]
+
+[[rule]]
+id = "openrouter-key"
+kind = "openai"
+category = "ai"
+description = "OpenRouter API key"
+source = "OpenRouter docs: API keys (sk-or-v1-)"
+prefixes = ["sk-or-v1-"]
+follow = '''[a-f0-9]{32}'''
+regex = '''<<START>>sk-or-v1-[a-f0-9]{64}<<END>>'''
+validator = "token"
+tp = ["OPENROUTER_API_KEY=«sk-or-v1-{hex:64}»"]
+fp = ["sk-or-v1- prefix"]
+
+[[rule]]
+id = "openai-key"
+kind = "openai"
+category = "ai"
+description = "OpenAI project, service-account, admin and legacy keys (and sk- keys of DeepSeek and others)"
+source = "OpenAI docs: API keys; gitleaks openai-api-key (MIT)"
+prefixes = ["sk-"]
+follow = '''(?:<<B62>>|[a-f0-9]{32})'''
+regex = '''<<START>>sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,300}<<END>>'''
+validator = "random_token"
+tp = [
+  '''client = OpenAI(api_key="«sk-proj-{token:120}»")''',
+  "openai.api_key = '«sk-{alnum:48}»'",
+  "DEEPSEEK_API_KEY=«sk-{hex:32}»",
+]
+fp = ["cd task-sk-abcdefghijABCDEFGHIJ0123456789 && pip install sk-learn-compatible-estimator-api-v2"]
+
+[[rule]]
+id = "ai-provider-keys"
+kind = "ai_api_key"
+category = "ai"
+description = "Groq, xAI, Perplexity, Replicate, NVIDIA, LangSmith and Pinecone API keys"
+source = "provider docs; gitleaks perplexity-api-key (MIT)"
+prefixes = ["gsk_", "xai-", "pplx-", "r8_", "nvapi-", "lsv2_pt_", "lsv2_sk_", "pcsk_"]
+follow = '''<<B62>>'''
+regex = '''<<START>>(?:gsk_[A-Za-z0-9]{52}|xai-[A-Za-z0-9]{70,90}|pplx-[A-Za-z0-9]{48}|r8_[A-Za-z0-9]{37}|nvapi-[A-Za-z0-9_-]{64}|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|pcsk_[A-Za-z0-9_]{40,90})<<END>>'''
+validator = "token"
+tp = ["GROQ_API_KEY=«gsk_{alnum:52}»", "XAI_API_KEY=«xai-{alnum:80}»", "«pplx-{alnum:48}»", "REPLICATE_API_TOKEN=«r8_{alnum:37}»"]
+fp = ["gsk_ prefix"]
+
+[[rule]]
+id = "huggingface-token"
+kind = "huggingface"
+category = "ai"
+description = "Hugging Face user and organization access tokens"
+source = "Hugging Face docs: user access tokens; gitleaks huggingface-* (MIT)"
+prefixes = ["hf_", "api_org_"]
+follow = '''(?=[a-z]{0,24}+[A-Z])(?=[A-Z]{0,24}+[a-z])[A-Za-z]{30}'''
+regex = '''<<START>>(?:hf|api_org)_[A-Za-z]{34}<<END>>'''
+validator = "token"
+tp = [
+  '''-H "Authorization: Bearer «hf_{alpha:34}»"''',
+  "huggingface-cli login --token «hf_{alpha:34}»",
+  '''use_auth_token='«hf_{alpha:34}»')''',
+]
+fp = ["- (id)hf_requiredCharacteristicTypesForDisplayMetadata;"]
+
+# ============================================================================ messaging, mail, webhooks
+
+[[rule]]
+id = "slack-token"
+kind = "slack"
+category = "messaging"
+description = "Slack bot, user, app, workspace, configuration and legacy tokens"
+source = "Slack docs: token types; gitleaks slack-* (MIT)"
+prefixes = ["xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxe-", "xoxo-", "xapp-", "xoxe.xoxb-", "xoxe.xoxp-"]
+follow = '''[0-9]{1,13}-'''
+regex = '''<<START>>(?:xoxe\.)?(?:xox[abprseo]-|xapp-)[A-Za-z0-9-]{10,300}<<END>>'''
+validator = "has_digit"
+tp = [
+  "SLACK_BOT_TOKEN=«xoxb-{digits:12}-{digits:13}-{alnum:24}»",
+  "token: «xoxp-{digits:11}-{digits:12}-{alnum:32}»",
+  "SLACK_APP_TOKEN=«xapp-1-A{upper:10}-{digits:13}-{hex:64}»",
+]
+fp = ["xoxb-your-token-here"]
+
+[[rule]]
+id = "slack-webhook"
+kind = "slack_webhook"
+category = "messaging"
+description = "Slack incoming webhook / workflow URL"
+source = "Slack docs: incoming webhooks; gitleaks slack-webhook-url (MIT)"
+anchors = ['''://hooks\.slack\.com/''']
+regex = '''://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/+-]{20,200})'''
+validator = "token"
+tp = ["curl -X POST https://hooks.slack.com/services/«T{upalnum:10}/B{alnum:10}/{alnum:24}» -d @msg.json"]
+fp = ["see https://hooks.slack.com/services/ for the format"]
+
+[[rule]]
+id = "discord-webhook"
+kind = "discord_webhook"
+category = "messaging"
+description = "Discord webhook URL"
+source = "Discord developer docs: webhooks"
+anchors = ['''://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/''']
+regex = '''://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/[0-9]{17,20}/(?P<secret>[A-Za-z0-9_-]{60,80})'''
+validator = "token"
+tp = ["DISCORD_WEBHOOK=https://discord.com/api/webhooks/{digits:18}/«{token:68}»"]
+fp = ["https://discord.com/api/webhooks/123/abc"]
+
+[[rule]]
+id = "teams-webhook"
+kind = "teams_webhook"
+category = "messaging"
+description = "Microsoft Teams incoming webhook URL"
+source = "Microsoft docs: incoming webhooks; gitleaks microsoft-teams-webhook (MIT)"
+anchors = ['''://[A-Za-z0-9-]{1,64}\.webhook\.office\.com/''', '''://outlook\.office(?:365)?\.com/webhook''']
+lead = "A-Za-z0-9+.-"
+lead_max = 0
+regex = '''://(?:[A-Za-z0-9-]{1,64}\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/(?P<secret>[A-Za-z0-9@/_-]{60,300})'''
+validator = "token"
+tp = ["https://acme.webhook.office.com/webhookb2/«{uuid}@{uuid}/IncomingWebhook/{hex:32}/{uuid}»"]
+fp = ["https://acme.webhook.office.com/webhookb2/"]
+
+[[rule]]
+id = "telegram-bot-token"
+kind = "telegram"
+category = "messaging"
+description = "Telegram bot token"
+source = "Telegram Bot API docs; gitleaks telegram-bot-api-token (MIT)"
+anchors = ['''AA[A-Za-z0-9_-]{33}''']
+lead = "0-9:"
+lead_max = 12
+regex = '''(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}<<END>>'''
+validator = "token"
+tp = ["TELEGRAM_BOT_TOKEN=«{digits:10}:AA{token:33}»"]
+fp = ["time 12345678:AAbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"]
+
+[[rule]]
+id = "sendgrid-key"
+kind = "sendgrid"
+category = "messaging"
+description = "SendGrid API key"
+source = "Twilio SendGrid docs: API keys; gitleaks sendgrid-api-token (MIT)"
+prefixes = ["SG."]
+follow = '''<<B62>>'''
+regex = '''<<START>>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}<<END>>'''
+validator = "token"
+tp = ["SENDGRID_API_KEY=«SG.{token:22}.{token:43}»"]
+fp = ["SG.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"]
+
+[[rule]]
+id = "mail-provider-keys"
+kind = "mail"
+category = "messaging"
+description = "Mailgun private key, Brevo (Sendinblue) API and SMTP keys, Postmark-style prefixed keys"
+source = "Mailgun docs (key-), Brevo docs (xkeysib-, xsmtpsib-); gitleaks mailgun-private-api-token, sendinblue-api-token (MIT)"
+prefixes = ["key-", "xkeysib-", "xsmtpsib-"]
+follow = '''[a-f0-9]{32}'''
+regex = '''<<START>>(?:key-[a-f0-9]{32}|x(?:key|smtp)sib-[a-f0-9]{64}-[A-Za-z0-9]{16})<<END>>'''
+validator = "token"
+tp = ["MAILGUN_API_KEY=«key-{hex:32}»", "BREVO_API_KEY=«xkeysib-{hex:64}-{alnum:16}»"]
+fp = ["primary-key-value"]
+
+[[rule]]
+id = "mailchimp-key"
+kind = "mail"
+category = "messaging"
+description = "Mailchimp API key (hex and datacenter suffix)"
+source = "Mailchimp docs: API keys; gitleaks mailchimp-api-key (MIT)"
+anchors = ['''-us[0-9]{1,2}''']
+lead = "a-f0-9"
+lead_max = 32
+regex = '''<<START>>[a-f0-9]{32}-us[0-9]{1,2}(?![A-Za-z0-9])'''
+validator = "token"
+tp = ["MAILCHIMP_KEY=«{hex:32}-us21»"]
+fp = ["region eu-us1"]
+
+# ============================================================================ registries and CI
+
+[[rule]]
+id = "npm-token"
+kind = "npm"
+category = "registry"
+description = "npm access token"
+source = "npm docs: access tokens; gitleaks npm-access-token (MIT)"
+prefixes = ["npm_"]
+follow = '''<<B62>>'''
+regex = '''<<START>>npm_[A-Za-z0-9]{36}<<END>>'''
+validator = "token"
+tp = ["//registry.npmjs.org/:_authToken=«npm_{alnum:36}»"]
+fp = ["npm_config_cache=/tmp/npm"]
+
+[[rule]]
+id = "npmrc-auth-token"
+kind = "npm"
+category = "registry"
+description = "npm/yarn `_authToken` of any registry (UUID and legacy tokens included)"
+source = "npm docs: .npmrc auth-related configuration"
+lower_anchors = ['''authtoken''']
+regex = '''_authToken<<SEP>>(?P<secret>[A-Za-z0-9+/=._-]{8,512})<<VEND>>'''
+validator = "token"
+tp = ["//npm.pkg.github.com/:_authToken=«{uuid}»", "npmAuthToken: «{alnum:40}»"]
+fp = ["//registry.npmjs.org/:_authToken=${NPM_TOKEN}"]
+
+[[rule]]
+id = "pypi-token"
+kind = "pypi"
+category = "registry"
+description = "PyPI / TestPyPI API token"
+source = "PyPI docs: API tokens; gitleaks pypi-upload-token (MIT)"
+prefixes = ["pypi-AgE"]
+follow = '''[A-Za-z0-9_-]{30}'''
+regex = '''<<START>>pypi-AgE[A-Za-z0-9_-]{50,1000}<<END>>'''
+validator = "token"
+tp = ["[pypi]\nusername = __token__\npassword = «pypi-AgEIcHlwaS5vcmc{token:70}»"]
+fp = ["pypi-AgE"]
+
+[[rule]]
+id = "registry-tokens"
+kind = "registry"
+category = "registry"
+description = "RubyGems, Clojars, JFrog Artifactory, Docker Hub, CircleCI and Buildkite tokens"
+source = "provider docs; gitleaks rubygems-api-token, clojars-api-token, artifactory-api-key (MIT)"
+prefixes = ["rubygems_", "CLOJARS_", "AKCp", "dckr_pat_", "dckr_oat_", "CCIPAT_", "bkua_"]
+follow = '''(?:<<B62>>|[a-f0-9]{40}|[a-z0-9]{60})'''
+regex = '''<<START>>(?:rubygems_[a-f0-9]{48}|CLOJARS_[a-z0-9]{60}|AKCp[A-Za-z0-9]{69}|dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,40}|CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}|bkua_[a-f0-9]{40})<<END>>'''
+validator = "token"
+tp = ["docker login -u acme --password-stdin <<< «dckr_pat_{token:27}»", "GEM_HOST_API_KEY=«rubygems_{hex:48}»"]
+fp = ["dckr_pat_ prefix"]
+
+# ============================================================================ other SaaS
+
+[[rule]]
+id = "saas-prefixed-tokens"
+kind = "saas_token"
+category = "saas"
+description = "Linear, Notion, Figma, Postman, Prefect, ReadMe, Typeform, Frame.io, Infracost, Scalingo, PlanetScale, Sentry, Grafana, Dynatrace, Contentful, Tailscale, 1Password, Octopus Deploy tokens"
+source = "provider docs; gitleaks linear-api-key, notion-api-token, postman-api-token, prefect-api-token, readme-api-token, typeform-api-token, frameio-api-token, infracost-api-token, scalingo-api-token, planetscale-*, sentry-*, grafana-*, dynatrace-api-token, 1password-*, octopus-deploy-api-key (MIT)"
+prefixes = ["lin_api_", "lin_oauth_", "ntn_", "figd_", "PMAK-", "pnu_", "rdme_", "tfp_", "fio-u-", "ico-", "tk-us-", "pscale_tkn_", "pscale_pw_", "pscale_oauth_", "sntrys_", "sntryu_", "glsa_", "glc_", "dt0c01.", "CFPAT-", "tskey-", "ops_eyJ", "A3-", "API-"]
+follow = '''(?:<<B64M>>|[a-f0-9]{24}|[0-9]{11}|[a-z0-9]{40}|eyJ|(?:api|auth|client|oauth|scim|webhook)-|[A-Z0-9]{24}|[A-Z0-9]{6}-)'''
+regex = '''<<START>>(?:lin_(?:api|oauth)_[A-Za-z0-9]{40}|ntn_[0-9]{11}[A-Za-z0-9]{35}|figd_[A-Za-z0-9_-]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|pnu_[A-Za-z0-9]{36}|rdme_[a-z0-9]{70}|tfp_[A-Za-z0-9_=.-]{59}|fio-u-[A-Za-z0-9_=-]{64}|ico-[A-Za-z0-9]{32}|tk-us-[A-Za-z0-9_-]{48}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64}|sntrys_eyJ[A-Za-z0-9+/=_]{50,1000}|sntryu_[a-f0-9]{64}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,3}|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|CFPAT-[A-Za-z0-9_-]{43}|tskey-(?:api|auth|client|oauth|scim|webhook)-[A-Za-z0-9]{6,20}-[A-Za-z0-9]{16,40}|ops_eyJ[A-Za-z0-9+/]{250,4096}={0,3}|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}|API-[A-Z0-9]{26})<<END>>'''
+validator = "has_digit"
+tp = [
+  "LINEAR_API_KEY=«lin_api_{alnum:40}»",
+  "POSTMAN_API_KEY=«PMAK-{hex:24}-{hex:34}»",
+  "SENTRY_AUTH_TOKEN=«sntryu_{hex:64}»",
+  "GRAFANA_TOKEN=«glsa_{alnum:32}_{hex:8}»",
+  "TS_AUTHKEY=«tskey-auth-{alnum:12}-{alnum:30}»",
+  "NOTION_TOKEN=«ntn_{digits:11}{alnum:35}»",
+]
+fp = ["API-VERSIONING-IS-HARD-TO-GET-RIGHT", "lin_api_ prefix"]
+
+[[rule]]
+id = "new-relic-key"
+kind = "newrelic"
+category = "monitoring"
+description = "New Relic user, insert, browser and license keys"
+source = "New Relic docs: API keys; gitleaks new-relic-* (MIT)"
+prefixes = ["NRAK-", "NRII-", "NRJS-", "NRAA-", "NRRA-"]
+follow = '''(?:[A-Z0-9]{20}|<<B62>>|[a-f0-9]{19})'''
+regex = '''<<START>>(?:NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32}|NRJS-[a-f0-9]{19}|NR[AR]A-[a-f0-9]{27,42})<<END>>'''
+validator = "token"
+tp = ["NEW_RELIC_API_KEY=«NRAK-{upalnum:27}»", "NEW_RELIC_INSERT_KEY=«NRII-{token:32}»"]
+fp = ["NRAK- prefix"]
+
+[[rule]]
+id = "new-relic-license-key"
+kind = "newrelic"
+category = "monitoring"
+description = "New Relic ingest license key (40 characters ending in NRAL)"
+source = "New Relic docs: license key"
+prefixes = ["NRAL"]
+lead = "a-z0-9"
+lead_max = 36
+regex = '''<<START>>[a-z0-9]{36}NRAL<<END>>'''
+validator = "token"
+tp = ["NEW_RELIC_LICENSE_KEY=«eu01xx{hex:30}NRAL»", "license_key: «{hex:36}NRAL»"]
+fp = ["NRAL"]
+
+[[rule]]
+id = "twitter-facebook-mapbox"
+kind = "social"
+category = "saas"
+description = "Twitter/X app bearer token, Facebook page access token, Mapbox secret token, Dropbox token"
+source = "provider docs; gitleaks twitter-bearer-token, facebook-page-access-token, mapbox-api-token, dropbox-short-lived-api-token (MIT)"
+prefixes = ["AAAAAAAAAAAAAAAAAAAAA", "EAAM", "EAAC", "sk.eyJ", "sl."]
+follow = '''(?:u\.)?<<B62>>'''
+regex = '''<<START>>(?:A{21}[A-Za-z0-9%]{40,120}|EAA[MC][A-Za-z0-9]{100,400}|sk\.eyJ[A-Za-z0-9_-]{50,400}\.[A-Za-z0-9_-]{20,40}|sl\.(?:u\.)?[A-Za-z0-9_=-]{130,1200})<<END>>'''
+validator = "social_token"
+tp = ["TWITTER_BEARER_TOKEN=«AAAAAAAAAAAAAAAAAAAAA{alnum:80}»", "MAPBOX_SECRET=«sk.eyJ1{b64url:60}.{b64url:22}»"]
+fp = ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"]
+
+[[rule]]
+id = "airtable-token"
+kind = "saas_token"
+category = "saas"
+description = "Airtable personal access token"
+source = "Airtable docs: personal access tokens; gitleaks airtable-personnal-access-token (MIT)"
+anchors = ['''\.[a-f0-9]{64}''']
+lead = "A-Za-z0-9"
+lead_max = 17
+regex = '''<<START>>pat[A-Za-z0-9]{14}\.[a-f0-9]{64}<<END>>'''
+validator = "token"
+tp = ["AIRTABLE_TOKEN=«pat{alnum:14}.{hex:64}»"]
+fp = ["pat.short.token"]
+
+[[rule]]
+id = "harness-token"
+kind = "saas_token"
+category = "saas"
+description = "Harness personal and service account tokens"
+source = "Harness docs: API keys; gitleaks harness-api-key (MIT)"
+prefixes = ["pat.", "sat."]
+follow = '''[A-Za-z0-9_-]{22}\.'''
+regex = '''<<START>>(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}<<END>>'''
+validator = "token"
+tp = ["HARNESS_API_KEY=«pat.{token:22}.{alnum:24}.{alnum:20}»"]
+fp = ["pat.short.token"]
+
+[[rule]]
+id = "jwt"
+kind = "jwt"
+category = "auth"
+description = "JSON Web Token (header.payload.signature, base64url, header starting eyJ)"
+source = "RFC 7519; gitleaks jwt (MIT)"
+anchors = ['''\.eyJ[A-Za-z0-9_-]{8}''']
+lead = "A-Za-z0-9_-"
+lead_max = 4096
+regex = '''<<START>>eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,65536}\.[A-Za-z0-9_-]{0,4096}<<END>>'''
+validator = "token"
+tp = ["Set-Cookie: session=«{jwt}»; Path=/; HttpOnly", "KUBE_TOKEN=«{jwt}»"]
+fp = ["eyJhbGciOiJIUzI1NiJ9 is only a header"]
+
+# ============================================================================ URLs with credentials
+
+[[rule]]
+id = "url-password"
+kind = "url_password"
+category = "url"
+description = "Password in a URL's userinfo (scheme://user:password@host), even when it holds @ or #"
+source = "RFC 3986 §3.2.1; detect-secrets basic_auth (Apache-2.0)"
+anchors = ['''://[^\s/"\\]{0,256}@''']
+lead = "A-Za-z0-9+.-"
+lead_max = 24
+regex = '''(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/?#"'\\<>\[\]@]{0,128}(?:@[^\s:/?#"'\\<>\[\]@]{1,64})?:(?P<secret>[^\s"'\\<>/]{1,256})@(?=[A-Za-z0-9\[][A-Za-z0-9.\[\]:%_-]{0,255}(?:[/?#"'\\\s,;)]|$))'''
+validator = "url_password"
+tp = [
+  "DATABASE_URL=postgres://app:«{alnum:20}»@db.internal:5432/app",
+  "redis://:«dB2y@qL9#4J{alnum:6}»@cache.internal:6379/0",
+  "mongodb+srv://admin:«{password}»@cluster0.mongodb.net/db",
+  "basic_auth = 'http://username:«whywouldyouusehttpforpasswords»@example.com'",
+]
+fp = [
+  "DATABASE_URL=postgres://${DB_USER}:${DB_PASSWORD}@db:5432/app",
+  "postgres://user:password@localhost/db and https://user:pass@example.com",
+  "https://github.com/acme/app.git\ngit@github.com:acme/app.git\nssh://git@github.com/acme/app",
+  "https://example.com:8443/path?q=1&page=2 http://localhost:8000/api/v1/",
+]
+
+# ============================================================================ auth headers and CLI flags
+
+[[rule]]
+id = "authorization-header"
+kind = "bearer"
+category = "auth"
+description = "Authorization header with a Bearer/Token/JWT credential"
+source = "RFC 6750; gitleaks curl-auth-header (MIT)"
+lower_anchors = ['''authorization''']
+regex = '''(?i:authorization)<<SEP>>(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}(?P<secret>[A-Za-z0-9._~+/-]{12,4096}=*)(?![A-Za-z0-9._~+/=-])'''
+validator = "secret"
+tp = [
+  '''curl -H "Authorization: Bearer «{token:40}»" https://api.example.com/v1/me''',
+  '''headers = {{"Authorization": "Bearer «{alnum:32}»"}}''',
+  "Authorization: token «{alnum:40}»",
+]
+fp = ["Authorization: Bearer $TOKEN\nAuthorization: Bearer ${GITHUB_TOKEN}", '''headers={{"Authorization": f"Bearer {{token}}"}}''']
+
+[[rule]]
+id = "authorization-basic"
+kind = "basic_auth"
+category = "auth"
+description = "Authorization header with Basic credentials"
+source = "RFC 7617"
+lower_anchors = ['''authorization''']
+regex = '''(?i:authorization)<<SEP>>(?i:basic)[ \t]{1,8}(?P<secret>[A-Za-z0-9+/]{8,4096}=*)(?![A-Za-z0-9+/=])'''
+validator = "basic_credentials"
+tp = ["Authorization: Basic «{basic:admin}»"]
+fp = ["Authorization: Basic realm"]
+
+[[rule]]
+id = "docker-config-auth"
+kind = "docker_auth"
+category = "registry"
+description = "Docker config.json `auth` and npm `_auth`: base64 of user:password"
+source = "Docker docs: config.json credentials store; npm docs: _auth"
+lower_anchors = ['''auth(?:\\{0,8}["'])?[ \t]{0,8}[:=]''']
+regex = '''(?<![A-Za-z0-9-])_?auth(?:<<SEP>>)(?P<secret>[A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])'''
+validator = "basic_credentials"
+tp = ['''{{"auths": {{"https://index.docker.io/v1/": {{"auth": "«{basic:acme}»"}}}}}}''', "_auth=«{basic:ci}»"]
+fp = ['''{{"auth": "required"}}''', "auth: oauth2"]
+
+[[rule]]
+id = "curl-user"
+kind = "password"
+category = "password"
+description = "curl -u / --user user:password"
+source = "curl manual: -u, --user; gitleaks curl-auth-user (MIT)"
+anchors = ['''-u''', '''--user''']
+near = ["curl"]
+regex = '''(?<![A-Za-z0-9_-])(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{1,128}:(?P<secret>[^\s'"\\`]{3,256})'''
+validator = "cli_password"
+tp = ["curl -u admin:«{password}» https://jenkins.internal/api/json", '''curl --user "deploy:«{password}»" -X POST https://x''']
+fp = ["curl -u $USER:$PASS https://x", "docker run -u 1000:1000 image", "git push -u origin:main"]
+
+[[rule]]
+id = "mysql-password-flag"
+kind = "password"
+category = "password"
+description = "mysql/mariadb/mysqldump -pPASSWORD (no space)"
+source = "MySQL manual: --password[=password], -p[password]"
+anchors = ['''-p''']
+near = ["mysql", "mariadb"]
+regex = '''(?<![A-Za-z0-9_-])-p<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,127})'''
+validator = "cli_password"
+tp = ["mysql -u root -p«{password}» -h db.internal app", "mysqldump -uroot -p'«{password}»' app > dump.sql"]
+fp = ["mysql -u root -p app", "mkdir -p build && mysql -e 'select 1'"]
+
+[[rule]]
+id = "login-password-flag"
+kind = "password"
+category = "password"
+description = "sshpass -p / docker|az|oc|cf login -p PASSWORD"
+source = "sshpass(1); docker login, az login, oc login docs"
+anchors = ['''-p[ \t]''']
+near = ["sshpass", "login"]
+regex = '''(?<![A-Za-z0-9_-])-p[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+validator = "cli_password"
+tp = ["sshpass -p '«{password}»' ssh deploy@10.0.0.5", "docker login -u acme -p «{password}» registry.acme.io"]
+fp = ["sshpass -p \"$SSHPASS\" ssh host", "docker login -u acme -p $(cat pw) r"]
+
+[[rule]]
+id = "password-flag"
+kind = "password"
+category = "password"
+description = "--password PW / --password=PW / --db-password PW / -password PW"
+source = "GNU option syntax; many CLIs (mysql, psql wrappers, keytool, openssl)"
+lower_anchors = ['''p(?:ass(?:w(?:or)?d)?|wd)(?:[ \t]|=)''']
+regex = '''(?<=-)(?i:pass(?:word|wd)?|pwd)(?:[ \t]{1,8}|=)<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+validator = "password"
+tp = ["--password «{password}»", "./manage.py createsuperuser --username admin --password=«{password}»", "keytool -storepass «{password}» -keystore k.jks"]
+fp = ["docker login --password-stdin", "--password $DB_PASSWORD", "--password '<your password>'"]
+
+[[rule]]
+id = "openssl-pass-arg"
+kind = "password"
+category = "password"
+description = "OpenSSL pass phrase argument pass:PASSWORD"
+source = "openssl-passphrase-options(1)"
+lower_anchors = ['''pass:''']
+regex = '''(?<=[\s"'=])pass:(?P<secret>[^\s"'\\`]{3,256})'''
+validator = "cli_password"
+tp = ["openssl pkcs12 -export -passout pass:«{password}» -out cert.p12"]
+fp = ["openssl rsa -passin pass:$PASS", "openssl rsa -passin env:PASS"]
+
+[[rule]]
+id = "powershell-securestring"
+kind = "password"
+category = "password"
+description = "PowerShell ConvertTo-SecureString with a plain-text password"
+source = "PowerShell docs: ConvertTo-SecureString -AsPlainText"
+prefixes = ["ConvertTo-SecureString"]
+regex = '''ConvertTo-SecureString[ \t]{1,8}(?:-String[ \t]{1,8})?\\{0,8}["'](?P<secret>[^"'\\]{3,256})\\{0,8}["']'''
+validator = "cli_password"
+tp = ['''$pw = ConvertTo-SecureString "«{password}»" -AsPlainText -Force''']
+fp = ['''ConvertTo-SecureString $env:PW -AsPlainText''']
+
+# ============================================================================ config files
+
+[[rule]]
+id = "pgpass-line"
+kind = "password"
+category = "password"
+description = "PostgreSQL password file line host:port:database:user:password"
+source = "PostgreSQL docs: The Password File (.pgpass)"
+context = ["pgpass"]
+window = 4
+regex = '''<<LINE_START>>[A-Za-z0-9*._\[\]-]{1,128}:(?:[0-9]{1,5}|\*):[A-Za-z0-9*._$-]{1,64}:[A-Za-z0-9*._@$-]{1,64}:(?P<secret>[^\s:"\\]{3,256})(?=\\[nr]|\n|\r|"|$)'''
+validator = "cli_password"
+tp = ["$ cat ~/.pgpass\ndb.internal:5432:app:app_user:«{password}»\n*:*:*:postgres:«{password}»"]
+fp = ["12:30:00:00:ok is not in a pgpass file"]
+
+[[rule]]
+id = "xml-password-attribute"
+kind = "password"
+category = "password"
+description = "XML key/value password: NuGet ClearTextPassword, appSettings <add key=\"…Password\" value=\"…\"/>"
+source = "NuGet docs: packageSourceCredentials ClearTextPassword; gitleaks nuget-config-password (MIT)"
+lower_anchors = ['''password\\{0,8}"[ \t]{1,8}value=''', '''passwd\\{0,8}"[ \t]{1,8}value=''']
+lead = "A-Za-z0-9_.-"
+lead_max = 64
+regex = '''(?<![A-Za-z0-9_.-])(?i:[A-Za-z0-9_.-]{0,64}pass(?:word|wd))\\{0,8}"[ \t]{1,8}value=\\{0,8}"(?P<secret>[^"\\]{4,256})\\{0,8}"'''
+validator = "cli_password"
+tp = ['''<add key="ClearTextPassword" value="«{password}»" />''']
+fp = ['''<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />''']
+
+[[rule]]
+id = "xml-password-element"
+kind = "password"
+category = "password"
+description = "XML element <password>…</password> (Maven settings.xml, ClearTextPassword elements)"
+source = "Maven docs: settings.xml servers"
+lower_anchors = ['''password>''', '''passwd>''']
+lead = "A-Za-z0-9_.:<-"
+lead_max = 64
+regex = '''<[A-Za-z0-9_.:-]{0,64}(?i:pass(?:word|wd))>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>[^<\s"\\]{4,256})(?:[ \t]|\\[nrt]|\n){0,32}</'''
+validator = "cli_password"
+tp = ["<server><id>nexus</id><username>ci</username><password>«{password}»</password></server>", "<ClearTextPassword>«{password}»</ClearTextPassword>"]
+fp = ["<password>${env.PASSWORD}</password>"]
+
+[[rule]]
+id = "xml-secret-element"
+kind = "generic_secret"
+category = "generic"
+description = "XML element named like a key, token or secret, value on its own line or inline"
+source = "gitleaks GenerateSampleSecrets 'xml - element multiline' (MIT)"
+lower_anchors = ['''ken>''', '''cret>''', '''key>''']
+lead = "A-Za-z0-9_.:<-"
+lead_max = 64
+regex = '''<(?P<tag><<SECRET_NAME>>)>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>[^<\s"\\]{8,4096})(?:[ \t]|\\[nrt]|\n){0,32}</'''
+validator = "secret"
+tp = ["<apiToken>\n    «{alnum:32}»\n</apiToken>"]
+fp = ["<primaryKey>id</primaryKey>"]
+
+# ============================================================================ passwords and generic assignments
+
+[[rule]]
+id = "password-call-argument"
+kind = "password"
+category = "password"
+description = "A password passed by name to a call: define('DB_PASSWORD', '…'), System.setProperty(\"db.password\", \"…\")"
+source = "gitleaks GenerateSampleSecrets 'misc - comma operator' (MIT); WordPress docs: wp-config.php"
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}\\{0,8}["'][ \t]{0,4},''']
+lead = '''A-Za-z0-9_.(\\"' -'''
+regex = '''<<CALL_OPEN>><<PW_NAME>><<CALL_SEP>><<CALL_VALUE>>'''
+validator = "password"
+tp = ['''define('DB_PASSWORD', '«{password}»');''', '''System.setProperty("DB_PASSWORD", "«{password}»")''']
+fp = ['''__all__ = ["splitpasswd", "splitport", "splituser"]''', '''getenv("DB_PASSWORD", "")''']
+
+[[rule]]
+id = "generic-secret-call-argument"
+kind = "generic_secret"
+category = "generic"
+description = "A key, token or secret passed by name to a call: System.setProperty(\"API_TOKEN\", \"…\")"
+source = "gitleaks GenerateSampleSecrets 'misc - comma operator' (MIT)"
+lower_anchors = ['''ke[yn][a-z0-9_-]{0,12}\\{0,8}["'][ \t]{0,4},''', '''cre(?:t|ds|dentials?)[a-z0-9_.-]{0,24}\\{0,8}["'][ \t]{0,4},''']
+lead = '''A-Za-z0-9_.(\\"' -'''
+regex = '''<<CALL_OPEN>><<SECRET_NAME>><<CALL_SEP>><<CALL_VALUE>>'''
+validator = "secret"
+tp = ['''System.setProperty("API_TOKEN", "«{alnum:32}»")''', '''os.environ.setdefault("SECRET_KEY", "«{alnum:40}»")''']
+fp = ['''__all__ = ['RC2_KEY', 'rc2_key_st', 'AES_KEY']''', '''setattr(self, "api_key", api_key_value)''']
+
+[[rule]]
+id = "password-quoted"
+kind = "password"
+category = "password"
+description = "A quoted value assigned to a password-like name (code, JSON, YAML, XML attributes)"
+source = "detect-secrets KeywordDetector tests (Apache-2.0); gitleaks GenerateSampleSecrets contexts (MIT)"
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>>''']
+lead = "A-Za-z0-9_.-"
+regex = '''<<PW_NAME>><<SEP>><<QVALUE>>'''
+validator = "password"
+tp = [
+  '''{{"username": "admin", "password": "«{password}»"}}''',
+  "const dbPassword = '«BmCqPzWx»';",
+  '''password: "«hunterxyzq»"''',
+]
+fp = [
+  '''password: "********"''',
+  '''password = "somefakekey"''',
+  '''"password": "{{{{ .Values.password }}}}"''',
+  '''if password == "":''',
+  '''password = "required"''',
+]
+
+[[rule]]
+id = "password-env"
+kind = "password"
+category = "password"
+description = "A bare value assigned to an UPPERCASE password name (env files, shell, Docker -e), or after `name: ` (YAML)"
+source = "PostgreSQL docs: PGPASSWORD; MySQL docs: MYSQL_PWD; Docker Hub postgres image: POSTGRES_PASSWORD"
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>>''']
+lead = "A-Za-z0-9_.-"
+regex = '''(?:<<UPPER_PW_NAME>>=|<<PW_NAME>>[ \t]{0,8}:[ \t]{1,8})<<BVALUE>>'''
+validator = "password"
+tp = [
+  "PGPASSWORD=«{password}» psql -h db.internal -U app",
+  "DB_PASSWORD=«{password}»",
+  "  password: «{password}»\n  host: db",
+  "docker run -e POSTGRES_PASSWORD=«xK9#mQ2z» postgres:16",
+  "MYSQL_PWD=«BmCqPzWxLk» mysql -u root",
+]
+fp = [
+  "password=${DB_PASSWORD}\nPASSWORD=$PASSWORD",
+  "password: str = Field(min_length=12)",
+  "PASSWORD_RESET_TIMEOUT=86400",
+  "password: !!binary MjNjcnh1IDJieXJpdXYyeXJpaTJidnl1MnI4OXkyb3UwMg==  (not a password: an example)",
+]
+
+[[rule]]
+id = "password-code"
+kind = "password"
+category = "password"
+description = "A bare value assigned to a password-like name in code: only when it is no identifier"
+source = "detect-secrets KeywordDetector tests (Apache-2.0)"
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>>''']
+lead = "A-Za-z0-9_.-"
+regex = '''<<PW_NAME>><<SEP>><<BVALUE>>'''
+validator = "strict_password"
+tp = ["db_pass := «{password}»", "spring.datasource.password=«{password}»", "Server=db;Database=app;User Id=sa;Password=«{password}»;"]
+fp = [
+  "password = settings.DATABASES['default']['PASSWORD']",
+  "password = getpass.getpass()",
+  "password = request.form",
+  "self.password = password_hash",
+]
+
+[[rule]]
+id = "password-prose"
+kind = "password"
+category = "password"
+description = "A password named in prose or a config line without `=`: 'the staging password is …', .netrc `password …`"
+source = ".netrc (GNU inetutils ftp manual); detect-secrets KeywordDetector tests (Apache-2.0)"
+lower_anchors = ['''p(?:assw(?:or)?d|assphrase|wd)s?[ \t]''']
+regex = '''(?<![A-Za-z0-9_-])(?i:password|passwd|passphrase|pwd)s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now))?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+validator = "strict_password"
+tp = [
+  "the staging password is «El2h{alnum:8}»",
+  "machine api.heroku.com\n  login me@acme.io\n  password «{password}»",
+  "The password for the admin account is «{password}».",
+  "Use passphrase «BmCqPzWxLkTr» to unlock it",
+]
+fp = [
+  "the password is stored in Vault",
+  "password reset flow sends an email",
+  "passwords are hashed with argon2id",
+  "the password is at least 12 characters",
+  "pass the --no-verify flag",
+]
+
+[[rule]]
+id = "generic-secret"
+kind = "generic_secret"
+category = "generic"
+description = "A random-looking value assigned to a name ending in key/token/secret/credentials"
+source = "gitleaks generic-api-key and GenerateSampleSecrets (MIT); detect-secrets KeywordDetector (Apache-2.0)"
+lower_anchors = ['''ke[yn][a-z0-9_-]{0,12}<<SEPA>>''', '''cre(?:t|ds|dentials?)[a-z0-9_.-]{0,24}<<SEPA>>''']
+lead = "A-Za-z0-9_.-"
+regex = '''<<SECRET_NAME>><<SEP>><<VALUE>>'''
+validator = "secret"
+tp = [
+  "API_KEY=«{alnum:32}»",
+  '''{{"client_secret": "«{alnum:40}»", "client_id": "web"}}''',
+  "auth_token: «{token:32}»\nretries: 3",
+  "SECRET_KEY = '«django-insecure-{symbols:40}»'",
+  '''const fooApiKey = '«{alnum:32}»';''',
+  "MAILGUN_SIGNING_KEY=«{hex:32}»",
+  "NEW_RELIC_LICENSE_KEY=«{hex:40}»",
+  "HEROKU_API_KEY=«{uuid}»",
+  '''var twilioToken string = "«{hex:32}»"''',
+  '''curl -H "X-API-Key: «{alnum:32}»" https://api.example.com''',
+]
+fp = [
+  '''API_KEY=os.environ["API_KEY"]''',
+  "api_key = os.getenv('OPENAI_API_KEY')\ntoken = get_token()\nsecret = self._load_secret(name)",
+  "const token = await fetchToken();\nconst apiKey = process.env.API_KEY;",
+  "API_KEY=changeme\nSECRET_KEY=<your-secret-key>\nTOKEN=$TOKEN",
+  '''api_key: "your_api_key_here"''',
+  "max_tokens=4096, cache_key=f\"user:{{user_id}}\", sort_key = 'created_at'",
+  '''"AWS::ApiGateway::ApiKey": "48205d4ffd7feba3",''',
+  "private_key: PKCS7PrivateKeyTypes,\nEMRFS_SSE_KEY = \"fs.s3.enableServerSideEncryption\"",
+  '''"nextPageToken": "CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA"''',
+  '''public_key = "9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit"''',
+  "PUBLIC_KEY=MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE",
+  '''LLM_SECRET_NAME = "NEXUS-GPT4-API-KEY"''',
+]
+
+[[rule]]
+id = "generic-secret-prose"
+kind = "generic_secret"
+category = "generic"
+description = "A key, token or secret named in prose: 'my API key is …', 'the token was …'"
+source = "detect-secrets KeywordDetector (Apache-2.0)"
+lower_anchors = ['''ke[yn]s?[ \t]{1,4}(?:is|was|->|→)[ \t]''', '''crets?[ \t]{1,4}(?:is|was|->|→)[ \t]''']
+regex = '''(?<![A-Za-z0-9_-])(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+validator = "secret"
+tp = ["my API key is «{alnum:32}», keep it safe", "The token was «{token:40}»."]
+fp = ["the key is in the vault", "the token is expired and must be refreshed"]
+"""

@@ -1,0 +1,297 @@
+"""Checks that tell a secret from code, prose and placeholders once a rule's regex has matched.
+
+A rule's regex finds where a secret *can* be (`API_KEY=…`, `password is …`); the validator named in
+the rules data looks at the value alone and vetoes names (`settings.API_KEY`, `getPassword`),
+templates (`${TOKEN}`, `<your-key>`), dummies (`changeme`, `xxxxxxxx`), documented examples
+(`…EXAMPLE`), paths and English words. Every function here is linear in its input.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from itertools import pairwise
+
+# Random keys score 3.5-6 bits per character (hex 4.0, base62 ~5); "changeme" and "password"
+# score 2.75, "xxxxxxxx" 0. Short values cannot reach it: log2(len) caps the entropy.
+ENTROPY_THRESHOLD = 3.0
+# People pick passwords: an 8-character one with two repeated characters scores ~2.5.
+PASSWORD_ENTROPY = 2.5
+MIN_SECRET_LENGTH = 8
+_MIN_HEX_LENGTH = 20  # shorter hex strings are ids and short hashes (`"ApiKey": "48205d4ffd7feba3"`)
+_NAME_SWITCH_RATIO = 0.3  # random base62/hex switch class at ~40-60% of characters, names below 25%
+
+_DUMMIES = frozenset(
+    {
+        "password",
+        "passwd",
+        "secret",
+        "changeme",
+        "changeit",
+        "example",
+        "redacted",
+        "required",
+        "optional",
+        "undefined",
+        "nullable",
+        "username",
+        "hunter2",
+        "letmein",
+        "qwertyuiop",
+        "abcdefgh",
+        "abcdefghij",
+        "abcdefghijklmnop",
+        "12345678",
+        "123456789",
+        "1234567890",
+        "00000000",
+    }
+)
+# Substrings that mark documentation values: `your_api_key_here`, `sk_test_EXAMPLE`, `<token>`.
+_PLACEHOLDER_RE = re.compile(
+    r"example|placeholder|your[_-]?(?:api|secret|access|own|key|token|pass)|yourkey|yourtoken|dummy|fake|sample"
+    r"|redacted|replace[_-]?me|insert[_-]?(?:your|key|token)|changeme|notreal|not[_-]real|xxxx|\*\*\*\*|\.\.\.\."
+    r"|(.)\1{5}",
+    re.IGNORECASE,
+)
+_PLACEHOLDER_PREFIXES = ("$", "%(", "%{", "{", "<", "#", "[REDACTED", "@", "&", "*")
+_TEMPLATE_PARTS = ("${", "{{", "$(", "%s", "{0}", "<%", "}}")
+_PATH_PREFIXES = ("/", "./", "../", "~/", "C:\\", "c:\\", "file:")
+_WORDLIKE_RE = re.compile(r"[A-Za-z_][A-Za-z_./:-]*")  # identifier, dotted name, path: no digit
+_SEGMENTED_RE = re.compile(r"[A-Za-z0-9]+(?:[._:/-]+[A-Za-z0-9]+)*")
+_HEX_RE = re.compile(r"[0-9a-fA-F]+")
+_DOTTED_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+(?:\(\))?")
+_CAMEL_RE = re.compile(r"[A-Za-z][a-z]{2,}(?:[A-Z][a-z]{2,}|[A-Z]{2,4}(?![a-z]))+|[a-z]{2,}(?:[A-Z][a-z]{2,})+")
+# DB_PASSWORD, REQUIRED, db_password, rc2_key_st, user-profile
+_CONSTANT_RE = re.compile(r"[A-Z]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+")
+_VOWELS = frozenset("aeiou")
+# words inside identifiers: `PrivateKey` → Private, Key; `HTTPServer` → HTTP, Server; `v2` → v
+_WORD_SPLIT_RE = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]")
+_DIGIT_RUN_RE = re.compile(r"[0-9]+")
+_HEXISH_RE = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)+")  # uuids and dashed hex: data, not names
+_SHORT_WORDS = frozenset(
+    "key api id url uri get set new old max min num str int len val var tmp src dst cfg env app log err msg req "
+    "res ctx obj arr buf pos end row col db io os fs ssl tls ssh rsa aes sha md jwt sso oid uid gid pid".split()
+)
+_CONSONANT_RUN_RE = re.compile(r"[b-df-hj-np-tv-xz]{4,}")
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character of `text` (0.0 for ""): random secrets score high, words low."""
+    if not text:
+        return 0.0
+    size = len(text)
+    return -sum(n / size * math.log2(n / size) for n in Counter(text).values())
+
+
+def placeholder(value: str) -> bool:
+    """A template, dummy, documented example, masked value or marker left by an earlier pass."""
+    if value.startswith(_PLACEHOLDER_PREFIXES) or any(part in value for part in _TEMPLATE_PARTS):
+        return True
+    return value.lower() in _DUMMIES or _PLACEHOLDER_RE.search(value) is not None
+
+
+def _literal(value: str, minimum: int = MIN_SECRET_LENGTH) -> bool:
+    """Long enough, no template, placeholder, path or URL."""
+    if len(value) < minimum or placeholder(value) or "://" in value:
+        return False
+    return not value.startswith(_PATH_PREFIXES)
+
+
+def _name_like(value: str) -> bool:
+    """Identifier segments made of words: `fs.s3.consistent`, `PKCS7PrivateKeyTypes`,
+    `ed25519.Ed25519PrivateKey`, `user-profile-v2`. Most of their letters sit in pronounceable
+    words of four letters or more (or short common ones: `key`, `api`, `id`); a random key's
+    letters mostly do not, whatever its case pattern."""
+    if not _SEGMENTED_RE.fullmatch(value):
+        return False
+    tokens = _WORD_SPLIT_RE.findall(value)
+    letters = sum(len(t) for t in tokens)
+    if letters == 0:
+        return False
+    in_words = sum(len(t) for t in tokens if (len(t) >= 4 and _wordish(t)) or t.lower() in _SHORT_WORDS)
+    digit_runs = len(_DIGIT_RUN_RE.findall(value))  # names: `s3`, `v2`; random keys interleave digits
+    return in_words >= 0.6 * letters and digit_runs <= max(2, letters // 8)
+
+
+def _wordish(token: str) -> bool:
+    """A word inside an identifier (`Types`, `SNAPSHOT`, `consistent`): a quarter of vowels
+    (y counts) and no run of five consonants."""
+    low = token.lower()
+    vowels = sum(1 for c in low if c in "aeiouy")
+    return vowels / len(low) >= 0.25 and re.search(r"[b-df-hj-np-tv-xz]{5,}", low) is None
+
+
+def wordy(value: str) -> bool:
+    """Pronounceable like an English word or identifier part (`required`, `stored`, `mysecretpassword`):
+    enough vowels and no run of four consonants. Random letters rarely are."""
+    letters = value.lower()
+    if not letters.isalpha():
+        return False
+    vowels = sum(1 for c in letters if c in _VOWELS)
+    return vowels / len(letters) >= 0.3 and _CONSONANT_RUN_RE.search(letters) is None
+
+
+def identifier(value: str) -> bool:
+    """Code rather than data: `settings.DB_PASSWORD`, `self.password`, `getPassword`, `DB_PASSWORD`,
+    `db_password`, `PasswordField`, `os.environ.get`."""
+    if _HEXISH_RE.fullmatch(value):
+        return False
+    if _DOTTED_RE.fullmatch(value) or _CAMEL_RE.fullmatch(value) or _CONSTANT_RE.fullmatch(value):
+        return True
+    return not value.isalnum() and _name_like(value)
+
+
+def _random_letters(value: str) -> bool:
+    """Letters only, yet random: mixed case switching often, or unpronounceable."""
+    if wordy(value) or identifier(value):
+        return False
+    return not _name_like(value) or not any(c in _VOWELS for c in value.lower())
+
+
+def looks_secret(value: str, threshold: float = ENTROPY_THRESHOLD) -> bool:
+    """Whether a value assigned to a `*_KEY`/`*_TOKEN`/`*_SECRET` name is a secret rather than code.
+
+    Assignments in code mostly hold names (`get_token`, `settings.API_KEY`), templates
+    (`${TOKEN}`, `<your key>`), dummies (`changeme`, `xxxx`) or paths, while a random key almost
+    always has a digit and high per-character entropy. Letters-only keys (Hugging Face's) pass
+    when they are long, random-looking and no word or identifier.
+    """
+    if not _literal(value) or _name_like(value) or value.isdigit() or identifier(value):
+        return False
+    if len(value) < _MIN_HEX_LENGTH and _HEX_RE.fullmatch(value):
+        return False
+    if _WORDLIKE_RE.fullmatch(value):
+        letters = value.replace("_", "").replace("-", "")
+        if len(letters) < 16 or not letters.isalpha() or not _random_letters(letters):
+            return False
+        return shannon_entropy(value) >= max(threshold, 3.5)
+    return shannon_entropy(value) >= threshold
+
+
+def looks_password(value: str, threshold: float = PASSWORD_ENTROPY) -> bool:
+    """A password value next to a password-like name: people pick `Summer2024!`, `hunterxyz`,
+    `BmCqPzWx`; code holds `settings.DB_PASSWORD`, `getpass`, `PasswordField`, `required`."""
+    if not _literal(value) or identifier(value):
+        return False
+    if value.isalpha() and not _random_letters(value):
+        return False
+    if value.isdigit() and len(set(value)) < 4:
+        return False
+    return shannon_entropy(value) >= threshold
+
+
+def strict_password(value: str) -> bool:
+    """A password where a bare word is more likely code or English: a bare value assigned in code
+    (`password = hunter`), prose ("the staging password is …"), `.netrc`'s `password …`.
+    It needs a digit, a symbol, or random mixed-case letters."""
+    if "/" in value or "\\" in value or not looks_password(value):
+        return False
+    upper, lower = any(c.isupper() for c in value), any(c.islower() for c in value)
+    return any(c.isdigit() for c in value) or (upper and lower) or (upper and not value.isalpha())
+
+
+def random_token(value: str) -> bool:
+    """Mixed case and a digit with high entropy, or a long hex string: tells an `sk-…` key from
+    `sk-learn-estimator`."""
+    if placeholder(value):
+        return False
+    body = value.split("-", 1)[1] if value.startswith("sk-") else value
+    tail = body.rsplit("-", 1)[-1]
+    if len(tail) >= 32 and _HEX_RE.fullmatch(tail):
+        return True
+    mixed = any(c.isdigit() for c in body) and any(c.islower() for c in body) and any(c.isupper() for c in body)
+    return mixed and shannon_entropy(body) >= 3.5
+
+
+def token(value: str) -> bool:
+    """A provider token with a fixed prefix: only documentation values are vetoed."""
+    return not placeholder(value)
+
+
+def has_digit(value: str) -> bool:
+    """Real Slack tokens carry numeric team/user ids; `xoxb-your-token-here` does not."""
+    return token(value) and any(c.isdigit() for c in value)
+
+
+def url_password(value: str) -> bool:
+    """`postgres://u:${DB_PASSWORD}@h`, `:%(pw)s@`, `:****@`, `user:pass@` are examples."""
+    if value.startswith(_PLACEHOLDER_PREFIXES) or any(part in value for part in _TEMPLATE_PARTS):
+        return False
+    if value.lower() in _DUMMIES or value.lower() in {"pass", "pw", "pwd", "secret", "x"}:
+        return False
+    if re.fullmatch(r"[A-Z]+(?:_[A-Z0-9]+)*|\d{1,5}", value):  # `user:DB_PASSWORD@`, a port
+        return False
+    return value.strip("*xX.") != "" and not _PLACEHOLDER_RE.search(value)
+
+
+def pem_body(value: str) -> bool:
+    """A key has a body; a bare header (`startswith("-----BEGIN RSA PRIVATE KEY-----")`) is code."""
+    body = re.sub(r"-----[A-Z0-9 ]+-----|\\[nrt]|\\u2192|\\\\|→|[^A-Za-z0-9+/]", "", value)
+    return len(body) >= 64 and not _PLACEHOLDER_RE.search(body)
+
+
+def basic_credentials(value: str) -> bool:
+    """Base64 of `user:password` (HTTP Basic, Docker `config.json` "auth", npm `_auth`)."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    user, sep, password = decoded.partition(":")
+    return bool(sep and user and password) and not placeholder(password) and decoded.isprintable()
+
+
+def cli_password(value: str) -> bool:
+    """A password given to a command (`mysql -pS3cret`, `curl -u admin:pw`): any non-template value."""
+    return len(value) >= 3 and not placeholder(value) and not value.startswith("-") and value.lower() not in _DUMMIES
+
+
+def aws_secret(value: str) -> bool:
+    """40 base64 characters of an AWS secret access key: not the documented `…EXAMPLEKEY`."""
+    return not placeholder(value) and shannon_entropy(value) >= 3.5
+
+
+def b64_private_key(value: str) -> bool:
+    """Base64 whose decoded text is a PEM *private* key (not a certificate or public key)."""
+    try:
+        head = base64.b64decode(value[:64] + "=" * (-len(value[:64]) % 4)).decode("ascii", "replace")
+    except (binascii.Error, ValueError):
+        return False
+    return "PRIVATE KEY" in head
+
+
+def discord_bot(value: str) -> bool:
+    """A Discord bot token's first part is the base64 of the bot's numeric user id."""
+    first = value.split(".", 1)[0]
+    try:
+        decoded = base64.b64decode(first + "=" * (-len(first) % 4), altchars=b"-_")
+    except (binascii.Error, ValueError):
+        return False
+    return decoded.isdigit() and 15 <= len(decoded) <= 21
+
+
+def social_token(value: str) -> bool:
+    """Twitter bearer tokens start with 21 `A`s (a run that would otherwise look like a dummy)."""
+    return not placeholder(value.lstrip("A")) and shannon_entropy(value.lstrip("A")) >= 3.5
+
+
+VALIDATORS: dict[str, Callable[[str], bool]] = {
+    "b64_private_key": b64_private_key,
+    "discord_bot": discord_bot,
+    "social_token": social_token,
+    "secret": looks_secret,
+    "password": looks_password,
+    "strict_password": strict_password,
+    "random_token": random_token,
+    "token": token,
+    "has_digit": has_digit,
+    "url_password": url_password,
+    "pem_body": pem_body,
+    "basic_credentials": basic_credentials,
+    "cli_password": cli_password,
+    "aws_secret": aws_secret,
+}
