@@ -38,9 +38,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import redaction_corpus as corpus  # noqa: E402
+import redaction_corpus as corpus
 
-from sessionledger.redact import Redactor  # noqa: E402
+from sessionledger.redact import Redactor
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "transcripts"
 
@@ -234,7 +234,11 @@ def recall(redactor: Redactor, misses_shown: int) -> dict[str, Any]:
         output = "\n".join(corpus.strings(result.data))
         for secret in case.example.secrets:
             ok = not corpus.leaked(secret, output, case.example.text)
-            for key, value in (("placement", case.placement), ("kind", case.sample.kind), ("category", case.sample.category)):
+            for key, value in (
+                ("placement", case.placement),
+                ("kind", case.sample.kind),
+                ("category", case.sample.category),
+            ):
                 by[key][value][0] += ok
                 by[key][value][1] += 1
             total[0] += ok

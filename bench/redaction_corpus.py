@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (data: one regex or example per line reads better than a wrapped one)
 """A redaction corpus built from public secret-scanner test material, in every transcript placement.
 
 Each sample is a text holding one or more secrets (`«…»` marks them, see
@@ -205,48 +206,178 @@ KEYWORD_SAMPLES: list[tuple[str, str, str, str]] = [
         '{{\n  "type": "service_account",\n  "private_key": "«-----BEGIN PRIVATE KEY-----\\n{b64:64}\\n{b64:64}\\n{b64:64}\\n{b64:20}==\\n-----END PRIVATE KEY-----»\\n",\n  "client_email": "ci@acme.iam.gserviceaccount.com"\n}}',
         "Google Cloud docs: service account key file",
     ),
-    ("private_key", "private_key", "users:\n- name: admin\n  user:\n    client-key-data: «LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQ{b64:300}»", "Kubernetes docs: kubeconfig"),
+    (
+        "private_key",
+        "private_key",
+        "users:\n- name: admin\n  user:\n    client-key-data: «LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQ{b64:300}»",
+        "Kubernetes docs: kubeconfig",
+    ),
     # AWS secret keys next to their names
-    ("aws_secret_key", "cloud", "[default]\naws_access_key_id = «AKIA{b32:16}»\naws_secret_access_key = «{b64:40}»", "AWS CLI docs: credentials file"),
+    (
+        "aws_secret_key",
+        "cloud",
+        "[default]\naws_access_key_id = «AKIA{b32:16}»\naws_secret_access_key = «{b64:40}»",
+        "AWS CLI docs: credentials file",
+    ),
     ("aws_secret_key", "cloud", 'export AWS_SECRET_ACCESS_KEY="«{b64:40}»"', "AWS CLI docs: environment variables"),
-    ("aws_secret_key", "cloud", '{{"Credentials": {{"AccessKeyId": "«ASIA{b32:16}»", "SecretAccessKey": "«{b64:40}»", "SessionToken": "«{b64:300}»"}}}}', "AWS STS docs: AssumeRole response"),
-    ("azure", "cloud", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=«{b64:86}==»;EndpointSuffix=core.windows.net", "Azure docs: storage connection strings"),
+    (
+        "aws_secret_key",
+        "cloud",
+        '{{"Credentials": {{"AccessKeyId": "«ASIA{b32:16}»", "SecretAccessKey": "«{b64:40}»", "SessionToken": "«{b64:300}»"}}}}',
+        "AWS STS docs: AssumeRole response",
+    ),
+    (
+        "azure",
+        "cloud",
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=«{b64:86}==»;EndpointSuffix=core.windows.net",
+        "Azure docs: storage connection strings",
+    ),
     ("azure", "cloud", "AZURE_CLIENT_SECRET=«{alnum:3}8Q~{token:34}»", GITLEAKS.format("azure")),
-    ("azure", "cloud", "https://acme.blob.core.windows.net/c/f?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-01-01T00:00:00Z&sig=«{alnum:43}%3D»", "Azure docs: SAS tokens"),
-    ("azure", "cloud", "az login --service-principal -u {uuid} -p «{password}» --tenant {uuid}", "Azure CLI docs: az login"),
+    (
+        "azure",
+        "cloud",
+        "https://acme.blob.core.windows.net/c/f?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-01-01T00:00:00Z&sig=«{alnum:43}%3D»",
+        "Azure docs: SAS tokens",
+    ),
+    (
+        "azure",
+        "cloud",
+        "az login --service-principal -u {uuid} -p «{password}» --tenant {uuid}",
+        "Azure CLI docs: az login",
+    ),
     # URLs with passwords (issue: # and @ in the password)
-    ("url_password", "url", "DATABASE_URL=postgres://app:«{alnum:20}»@db.internal:5432/app", DETECT_SECRETS.format("tests/plugins/basic_auth_test.py")),
-    ("url_password", "url", "REDIS_URL=redis://:«dB2y@qL9#4J{alnum:4}»@cache.internal:6379/0", "issue: password holding @ and #"),
-    ("url_password", "url", "mongodb+srv://admin:«{password}»@cluster0.mongodb.net/prod", "MongoDB docs: connection strings"),
-    ("url_password", "url", "git clone https://deploy:«{alnum:24}»@git.acme.io/acme/app.git", DETECT_SECRETS.format("tests/plugins/basic_auth_test.py")),
-    ("url_password", "url", "pip install --index-url https://ci:«{password}»@pypi.acme.io/simple app", "pip docs: index-url"),
+    (
+        "url_password",
+        "url",
+        "DATABASE_URL=postgres://app:«{alnum:20}»@db.internal:5432/app",
+        DETECT_SECRETS.format("tests/plugins/basic_auth_test.py"),
+    ),
+    (
+        "url_password",
+        "url",
+        "REDIS_URL=redis://:«dB2y@qL9#4J{alnum:4}»@cache.internal:6379/0",
+        "issue: password holding @ and #",
+    ),
+    (
+        "url_password",
+        "url",
+        "mongodb+srv://admin:«{password}»@cluster0.mongodb.net/prod",
+        "MongoDB docs: connection strings",
+    ),
+    (
+        "url_password",
+        "url",
+        "git clone https://deploy:«{alnum:24}»@git.acme.io/acme/app.git",
+        DETECT_SECRETS.format("tests/plugins/basic_auth_test.py"),
+    ),
+    (
+        "url_password",
+        "url",
+        "pip install --index-url https://ci:«{password}»@pypi.acme.io/simple app",
+        "pip docs: index-url",
+    ),
     # CLI flags
     ("password", "password", "PGPASSWORD=«{password}» psql -h db.internal -U app app", "PostgreSQL docs: PGPASSWORD"),
     ("password", "password", "mysql -u root -p«{password}» -h db.internal app", "MySQL docs: -p[password]"),
     ("password", "password", "mysqldump -uroot -p'«{password}»' app > dump.sql", "MySQL docs: mysqldump"),
-    ("password", "password", "./manage.py createsuperuser --username admin --password «{password}»", "GNU long options"),
+    (
+        "password",
+        "password",
+        "./manage.py createsuperuser --username admin --password «{password}»",
+        "GNU long options",
+    ),
     ("password", "password", "curl -u admin:«{password}» https://jenkins.internal/api/json", GITLEAKS.format("curl")),
-    ("password", "password", 'curl --user "deploy:«{password}»" -X POST https://api.internal/x', GITLEAKS.format("curl")),
+    (
+        "password",
+        "password",
+        'curl --user "deploy:«{password}»" -X POST https://api.internal/x',
+        GITLEAKS.format("curl"),
+    ),
     ("password", "password", "sshpass -p '«{password}»' ssh deploy@10.0.0.5", "sshpass(1)"),
     ("password", "password", "docker login -u acme -p «{password}» registry.acme.io", "docker login docs"),
-    ("password", "password", "openssl pkcs12 -export -passout pass:«{password}» -out cert.p12", "openssl-passphrase-options(1)"),
-    ("password", "password", '$pw = ConvertTo-SecureString "«{password}»" -AsPlainText -Force', "PowerShell docs: ConvertTo-SecureString"),
+    (
+        "password",
+        "password",
+        "openssl pkcs12 -export -passout pass:«{password}» -out cert.p12",
+        "openssl-passphrase-options(1)",
+    ),
+    (
+        "password",
+        "password",
+        '$pw = ConvertTo-SecureString "«{password}»" -AsPlainText -Force',
+        "PowerShell docs: ConvertTo-SecureString",
+    ),
     ("password", "password", "MYSQL_PWD=«{password}» mysql -u root", "MySQL docs: MYSQL_PWD"),
     ("password", "password", "docker run -e POSTGRES_PASSWORD=«{password}» postgres:16", "Docker Hub postgres image"),
     # config files
-    ("password", "password", "machine api.heroku.com\n  login me@acme.io\n  password «{password}»\n", "GNU inetutils: .netrc"),
-    ("password", "password", "# ~/.pgpass\ndb.internal:5432:app:app_user:«{password}»\n*:*:*:postgres:«{password}»", "PostgreSQL docs: The Password File (.pgpass)"),
-    ("npm", "registry", "//registry.npmjs.org/:_authToken=«npm_{alnum:36}»\n//npm.pkg.github.com/:_authToken=«{uuid}»", "npm docs: .npmrc"),
-    ("docker_auth", "registry", '{{\n  "auths": {{\n    "https://index.docker.io/v1/": {{\n      "auth": "«{basic:acme}»"\n    }}\n  }}\n}}', "Docker docs: config.json"),
-    ("password", "password", '<packageSourceCredentials>\n  <acme>\n    <add key="Username" value="ci" />\n    <add key="ClearTextPassword" value="«{password}»" />\n  </acme>\n</packageSourceCredentials>', GITLEAKS.format("nuget")),
-    ("password", "password", "<servers>\n  <server>\n    <id>nexus</id>\n    <username>ci</username>\n    <password>«{password}»</password>\n  </server>\n</servers>", "Maven docs: settings.xml"),
-    ("newrelic", "monitoring", "NEW_RELIC_APP_NAME=shop\nNEW_RELIC_LICENSE_KEY=«{hex:40}»\nNEW_RELIC_API_KEY=«NRAK-{upalnum:27}»", "New Relic docs: environment variables"),
-    ("shipping", "payment", "EASYPOST_API_KEY=«EZAK{alnum:54}»\nEASYPOST_TEST_API_KEY=«EZTK{alnum:54}»", GITLEAKS.format("easypost")),
-    ("password", "password", "[credentials]\npassword = «123456789a1234»", DETECT_SECRETS.format("test_data/config.ini")),
-    ("password", "password", "spring.datasource.url=jdbc:postgresql://db:5432/app\nspring.datasource.password=«{password}»", "Spring Boot docs: datasource properties"),
+    (
+        "password",
+        "password",
+        "machine api.heroku.com\n  login me@acme.io\n  password «{password}»\n",
+        "GNU inetutils: .netrc",
+    ),
+    (
+        "password",
+        "password",
+        "# ~/.pgpass\ndb.internal:5432:app:app_user:«{password}»\n*:*:*:postgres:«{password}»",
+        "PostgreSQL docs: The Password File (.pgpass)",
+    ),
+    (
+        "npm",
+        "registry",
+        "//registry.npmjs.org/:_authToken=«npm_{alnum:36}»\n//npm.pkg.github.com/:_authToken=«{uuid}»",
+        "npm docs: .npmrc",
+    ),
+    (
+        "docker_auth",
+        "registry",
+        '{{\n  "auths": {{\n    "https://index.docker.io/v1/": {{\n      "auth": "«{basic:acme}»"\n    }}\n  }}\n}}',
+        "Docker docs: config.json",
+    ),
+    (
+        "password",
+        "password",
+        '<packageSourceCredentials>\n  <acme>\n    <add key="Username" value="ci" />\n    <add key="ClearTextPassword" value="«{password}»" />\n  </acme>\n</packageSourceCredentials>',
+        GITLEAKS.format("nuget"),
+    ),
+    (
+        "password",
+        "password",
+        "<servers>\n  <server>\n    <id>nexus</id>\n    <username>ci</username>\n    <password>«{password}»</password>\n  </server>\n</servers>",
+        "Maven docs: settings.xml",
+    ),
+    (
+        "newrelic",
+        "monitoring",
+        "NEW_RELIC_APP_NAME=shop\nNEW_RELIC_LICENSE_KEY=«{hex:40}»\nNEW_RELIC_API_KEY=«NRAK-{upalnum:27}»",
+        "New Relic docs: environment variables",
+    ),
+    (
+        "shipping",
+        "payment",
+        "EASYPOST_API_KEY=«EZAK{alnum:54}»\nEASYPOST_TEST_API_KEY=«EZTK{alnum:54}»",
+        GITLEAKS.format("easypost"),
+    ),
+    (
+        "password",
+        "password",
+        "[credentials]\npassword = «123456789a1234»",
+        DETECT_SECRETS.format("test_data/config.ini"),
+    ),
+    (
+        "password",
+        "password",
+        "spring.datasource.url=jdbc:postgresql://db:5432/app\nspring.datasource.password=«{password}»",
+        "Spring Boot docs: datasource properties",
+    ),
     ("password", "password", "Server=db;Database=app;User Id=sa;Password=«{password}»;", "ADO.NET connection strings"),
     ("password", "password", "define('DB_PASSWORD', '«{password}»');", "WordPress docs: wp-config.php"),
-    ("password", "password", "production:\n  adapter: postgresql\n  password: «{password}»", "Rails docs: database.yml"),
+    (
+        "password",
+        "password",
+        "production:\n  adapter: postgresql\n  password: «{password}»",
+        "Rails docs: database.yml",
+    ),
     # assignments (gitleaks generic tps, detect-secrets keyword tests)
     ("generic_secret", "generic", "const fooApiKey = '«{alnum:32}»';", "issue: camelCase assignment"),
     ("generic_secret", "generic", '"client_secret" : "«{hex:64}»",', GITLEAKS.format("generic")),
@@ -258,22 +389,72 @@ KEYWORD_SAMPLES: list[tuple[str, str, str, str]] = [
     ("generic_secret", "generic", "HEROKU_API_KEY=«{uuid}»", GITLEAKS.format("heroku")),
     ("generic_secret", "generic", "DD_API_KEY=«{hex:32}»\nDD_APP_KEY=«{hex:40}»", GITLEAKS.format("datadog")),
     ("generic_secret", "generic", "TWILIO_AUTH_TOKEN=«{hex:32}»", GITLEAKS.format("twilio")),
-    ("generic_secret", "generic", "DISCORD_BOT_TOKEN=«MTEyMzQ1Njc4OTAxMjM0NTY3OA.{token:6}.{token:38}»", GITLEAKS.format("discord")),
+    (
+        "generic_secret",
+        "generic",
+        "DISCORD_BOT_TOKEN=«MTEyMzQ1Njc4OTAxMjM0NTY3OA.{token:6}.{token:38}»",
+        GITLEAKS.format("discord"),
+    ),
     ("generic_secret", "generic", "CLOUDFLARE_API_TOKEN=«{token:40}»", GITLEAKS.format("cloudflare")),
-    ("generic_secret", "generic", 'curl -H "X-API-Key: «{alnum:32}»" https://api.example.com/v1/items', "HTTP API key headers"),
-    ("bearer", "auth", 'curl -H "Authorization: Bearer «{token:40}»" https://api.example.com/v1/me', GITLEAKS.format("curl")),
-    ("huggingface", "ai", 'curl https://api-inference.huggingface.co/models/gpt2 -H "Authorization: Bearer «hf_{alpha:34}»"', GITLEAKS.format("huggingface")),
+    (
+        "generic_secret",
+        "generic",
+        'curl -H "X-API-Key: «{alnum:32}»" https://api.example.com/v1/items',
+        "HTTP API key headers",
+    ),
+    (
+        "bearer",
+        "auth",
+        'curl -H "Authorization: Bearer «{token:40}»" https://api.example.com/v1/me',
+        GITLEAKS.format("curl"),
+    ),
+    (
+        "huggingface",
+        "ai",
+        'curl https://api-inference.huggingface.co/models/gpt2 -H "Authorization: Bearer «hf_{alpha:34}»"',
+        GITLEAKS.format("huggingface"),
+    ),
     ("basic_auth", "auth", "Authorization: Basic «{basic:admin}»", "RFC 7617"),
-    ("discord_webhook", "messaging", "DISCORD_WEBHOOK=https://discord.com/api/webhooks/{digits:18}/«{token:68}»", "Discord developer docs: webhooks"),
-    ("slack_webhook", "messaging", "curl -X POST https://hooks.slack.com/services/«T{upalnum:10}/B{alnum:10}/{alnum:24}» -d @msg.json", GITLEAKS.format("slack")),
-    ("teams_webhook", "messaging", "https://acme.webhook.office.com/webhookb2/«{uuid}@{uuid}/IncomingWebhook/{hex:32}/{uuid}»", GITLEAKS.format("teams")),
+    (
+        "discord_webhook",
+        "messaging",
+        "DISCORD_WEBHOOK=https://discord.com/api/webhooks/{digits:18}/«{token:68}»",
+        "Discord developer docs: webhooks",
+    ),
+    (
+        "slack_webhook",
+        "messaging",
+        "curl -X POST https://hooks.slack.com/services/«T{upalnum:10}/B{alnum:10}/{alnum:24}» -d @msg.json",
+        GITLEAKS.format("slack"),
+    ),
+    (
+        "teams_webhook",
+        "messaging",
+        "https://acme.webhook.office.com/webhookb2/«{uuid}@{uuid}/IncomingWebhook/{hex:32}/{uuid}»",
+        GITLEAKS.format("teams"),
+    ),
     # prose
     ("password", "password", "the staging password is «El2h{alnum:8}»", "issue: password in prose"),
-    ("password", "password", "The password for the admin account is «{password}».", DETECT_SECRETS.format("tests/plugins/keyword_test.py")),
+    (
+        "password",
+        "password",
+        "The password for the admin account is «{password}».",
+        DETECT_SECRETS.format("tests/plugins/keyword_test.py"),
+    ),
     ("password", "password", "DB_PASSWORD=«BmCqPzWxLkTr»", "issue: letters-only password"),
     ("password", "password", "db_password: «xK9#mQ2z»", "issue: 8-character password"),
-    ("password", "password", '{{"username": "admin", "password": "«{password}»"}}', DETECT_SECRETS.format("tests/plugins/keyword_test.py")),
-    ("generic_secret", "generic", "my API key is «{alnum:32}», keep it safe", DETECT_SECRETS.format("tests/plugins/keyword_test.py")),
+    (
+        "password",
+        "password",
+        '{{"username": "admin", "password": "«{password}»"}}',
+        DETECT_SECRETS.format("tests/plugins/keyword_test.py"),
+    ),
+    (
+        "generic_secret",
+        "generic",
+        "my API key is «{alnum:32}», keep it safe",
+        DETECT_SECRETS.format("tests/plugins/keyword_test.py"),
+    ),
 ]
 
 # text that must come back unchanged: scanners' false-positive examples and code full of
@@ -292,13 +473,19 @@ NEGATIVES: list[tuple[str, str]] = [
     ("KeyPair = X25519.KeyPair", GITLEAKS.format("generic") + " (false positive)"),
     ('LLM_SECRET_NAME = "NEXUS-GPT4-API-KEY"', GITLEAKS.format("generic") + " (false positive)"),
     ("secret_length = X25519.secret_length", GITLEAKS.format("generic") + " (false positive)"),
-    ("    access_token_url='https://github.com/login/oauth/access_token',", GITLEAKS.format("generic") + " (false positive)"),
+    (
+        "    access_token_url='https://github.com/login/oauth/access_token',",
+        GITLEAKS.format("generic") + " (false positive)",
+    ),
     ('clientId = "73082700-1f09-405b-80d0-3131bfd6272d"', GITLEAKS.format("generic") + " (false positive)"),
     ("password = settings.DATABASES['default']['PASSWORD']", DETECT_SECRETS.format("tests/plugins/keyword_test.py")),
     ("password: ${link}", DETECT_SECRETS.format("tests/plugins/keyword_test.py")),
     ('password = "somefakekey"', DETECT_SECRETS.format("tests/plugins/keyword_test.py")),
     ("aws_access_key = 'AKIAIOSFODNN7EXAMPLE'", DETECT_SECRETS.format("test_data/each_secret.py")),
-    ("aws_secret_access_key = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'", DETECT_SECRETS.format("test_data/each_secret.py")),
+    (
+        "aws_secret_access_key = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'",
+        DETECT_SECRETS.format("test_data/each_secret.py"),
+    ),
     ("uuid_should_be_ignored: '203db13e-70c7-462b-9a3d-bf32640cb0be'", DETECT_SECRETS.format("test_data/config.yaml")),
     ("the password is stored in Vault and rotated weekly", "prose with password-like words"),
     ("git log --oneline\n8b1118b376c313ed420e5133ba91307817ed52c2 fix token refresh", "git output"),
@@ -381,66 +568,128 @@ def numbered(text: str, start: int = 1) -> str:
 def _patch(old: str, new: str, start: int) -> list[dict[str, Any]]:
     old_lines, new_lines = old.split("\n"), new.split("\n")
     lines = [" # settings", *("-" + line for line in old_lines), *("+" + line for line in new_lines)]
-    return [{"oldStart": start, "oldLines": len(old_lines) + 1, "newStart": start, "newLines": len(new_lines) + 1, "lines": lines}]
+    return [
+        {
+            "oldStart": start,
+            "oldLines": len(old_lines) + 1,
+            "newStart": start,
+            "newLines": len(new_lines) + 1,
+            "lines": lines,
+        }
+    ]
 
 
-def placement(name: str, text: str, rng: random.Random) -> list[dict[str, Any]]:
+PATH = "/home/dev/app/config/settings.env"
+_Records = list[dict[str, Any]]
+
+
+def _prompt(lines: _Lines, text: str) -> _Records:
+    return [lines.prompt(f"use this and retry:\n{text}\nthanks")]
+
+
+def _assistant_text(lines: _Lines, text: str) -> _Records:
+    return [lines.assistant({"type": "text", "text": f"I found this in the config:\n\n{text}\n\nI'll use it."})]
+
+
+def _thinking(lines: _Lines, text: str) -> _Records:
+    block = {
+        "type": "thinking",
+        "thinking": f"The user pasted:\n{text}\nI should use it.",
+        "signature": "Eq" + "A" * 40,
+    }
+    return [lines.assistant(block)]
+
+
+def _bash_command(lines: _Lines, text: str) -> _Records:
+    use, tool_id = lines.tool_use(
+        "Bash", {"command": f"cat > {PATH} <<'EOF'\n{text}\nEOF", "description": "Write config"}
+    )
+    return [use, lines.tool_result(tool_id, "", {"stdout": "", "stderr": "", "interrupted": False, "isImage": False})]
+
+
+def _bash_output(lines: _Lines, text: str) -> _Records:
+    use, tool_id = lines.tool_use("Bash", {"command": f"cat {PATH}", "description": "Show config"})
+    return [
+        use,
+        lines.tool_result(tool_id, text, {"stdout": text, "stderr": "", "interrupted": False, "isImage": False}),
+    ]
+
+
+def _read_output(lines: _Lines, text: str) -> _Records:
+    use, tool_id = lines.tool_use("Read", {"file_path": PATH})
+    n = text.count("\n") + 1
+    file = {"filePath": PATH, "content": text, "numLines": n, "startLine": 1, "totalLines": n}
+    return [use, lines.tool_result(tool_id, numbered(text), {"type": "text", "file": file})]
+
+
+def _edit_input(lines: _Lines, text: str) -> _Records:
+    edit = {
+        "file_path": PATH,
+        "old_string": "# settings\n",
+        "new_string": f"# settings\n{text}\n",
+        "replace_all": False,
+    }
+    use, tool_id = lines.tool_use("Edit", edit)
+    return [use, lines.tool_result(tool_id, f"The file {PATH} has been updated.", {"filePath": PATH})]
+
+
+def _edit_result(lines: _Lines, text: str) -> _Records:
+    old = "PLACEHOLDER=1"
+    use, tool_id = lines.tool_use(
+        "Edit", {"file_path": PATH, "old_string": old, "new_string": text, "replace_all": False}
+    )
+    snippet = numbered(f"# settings\n{text}\n")
+    content = f"The file {PATH} has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n{snippet}"
+    result = {
+        "filePath": PATH,
+        "oldString": old,
+        "newString": text,
+        "originalFile": f"# settings\n{old}\n",
+        "structuredPatch": _patch(old, text, 1),
+        "userModified": False,
+        "replaceAll": False,
+    }
+    return [use, lines.tool_result(tool_id, content, result)]
+
+
+def _write_input(lines: _Lines, text: str) -> _Records:
+    use, tool_id = lines.tool_use("Write", {"file_path": PATH, "content": f"{text}\n"})
+    return [
+        use,
+        lines.tool_result(tool_id, f"File created successfully at: {PATH}", {"type": "create", "filePath": PATH}),
+    ]
+
+
+def _write_result(lines: _Lines, text: str) -> _Records:
+    use, tool_id = lines.tool_use("Write", {"file_path": PATH, "content": f"{text}\n"})
+    result = {
+        "type": "update",
+        "filePath": PATH,
+        "content": f"{text}\n",
+        "structuredPatch": _patch("PLACEHOLDER=1", text, 1),
+        "originalFile": "# settings\nPLACEHOLDER=1\n",
+    }
+    return [use, lines.tool_result(tool_id, f"The file {PATH} has been updated.", result)]
+
+
+_BUILDERS: dict[str, Callable[[_Lines, str], _Records]] = {
+    "prompt": _prompt,
+    "assistant_text": _assistant_text,
+    "thinking": _thinking,
+    "bash_command": _bash_command,
+    "bash_output": _bash_output,
+    "read_output": _read_output,
+    "edit_input": _edit_input,
+    "edit_result": _edit_result,
+    "write_input": _write_input,
+    "write_result": _write_result,
+}
+assert tuple(_BUILDERS) == PLACEMENTS
+
+
+def placement(name: str, text: str, rng: random.Random) -> _Records:
     """The transcript lines that carry `text` in placement `name`."""
-    lines = _Lines(rng)
-    path = "/home/dev/app/config/settings.env"
-    if name == "prompt":
-        return [lines.prompt(f"use this and retry:\n{text}\nthanks")]
-    if name == "assistant_text":
-        return [lines.assistant({"type": "text", "text": f"I found this in the config:\n\n{text}\n\nI'll use it."})]
-    if name == "thinking":
-        block = {"type": "thinking", "thinking": f"The user pasted:\n{text}\nI should use it.", "signature": "Eq" + "A" * 40}
-        return [lines.assistant(block)]
-    if name == "bash_command":
-        use, tool_id = lines.tool_use("Bash", {"command": f"cat > {path} <<'EOF'\n{text}\nEOF", "description": "Write config"})
-        return [use, lines.tool_result(tool_id, "", {"stdout": "", "stderr": "", "interrupted": False, "isImage": False})]
-    if name == "bash_output":
-        use, tool_id = lines.tool_use("Bash", {"command": f"cat {path}", "description": "Show config"})
-        result = {"stdout": text, "stderr": "", "interrupted": False, "isImage": False}
-        return [use, lines.tool_result(tool_id, text, result)]
-    if name == "read_output":
-        use, tool_id = lines.tool_use("Read", {"file_path": path})
-        n = text.count("\n") + 1
-        file = {"filePath": path, "content": text, "numLines": n, "startLine": 1, "totalLines": n}
-        return [use, lines.tool_result(tool_id, numbered(text), {"type": "text", "file": file})]
-    if name == "edit_input":
-        edit = {"file_path": path, "old_string": "# settings\n", "new_string": f"# settings\n{text}\n", "replace_all": False}
-        use, tool_id = lines.tool_use("Edit", edit)
-        return [use, lines.tool_result(tool_id, f"The file {path} has been updated.", {"filePath": path})]
-    if name == "edit_result":
-        old, new = "PLACEHOLDER=1", text
-        original = f"# settings\n{old}\n"
-        use, tool_id = lines.tool_use("Edit", {"file_path": path, "old_string": old, "new_string": new, "replace_all": False})
-        snippet = numbered(f"# settings\n{new}\n")
-        content = f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n{snippet}"
-        result = {
-            "filePath": path,
-            "oldString": old,
-            "newString": new,
-            "originalFile": original,
-            "structuredPatch": _patch(old, new, 1),
-            "userModified": False,
-            "replaceAll": False,
-        }
-        return [use, lines.tool_result(tool_id, content, result)]
-    if name == "write_input":
-        use, tool_id = lines.tool_use("Write", {"file_path": path, "content": f"{text}\n"})
-        return [use, lines.tool_result(tool_id, f"File created successfully at: {path}", {"type": "create", "filePath": path})]
-    if name == "write_result":
-        use, tool_id = lines.tool_use("Write", {"file_path": path, "content": f"{text}\n"})
-        result = {
-            "type": "update",
-            "filePath": path,
-            "content": f"{text}\n",
-            "structuredPatch": _patch("PLACEHOLDER=1", text, 1),
-            "originalFile": "# settings\nPLACEHOLDER=1\n",
-        }
-        return [use, lines.tool_result(tool_id, f"The file {path} has been updated.", result)]
-    raise ValueError(f"unknown placement {name!r}")
+    return _BUILDERS[name](_Lines(rng), text)
 
 
 def dump(records: list[dict[str, Any]]) -> bytes:

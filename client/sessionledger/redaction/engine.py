@@ -24,7 +24,6 @@ byte-identical.
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -32,10 +31,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
-from .rules import Rule
+from .rules import FRAGMENTS, Rule
 from .validators import looks_secret
 
 _KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_TOKEN_START = FRAGMENTS["START"]
 _RAW_PIVOTS = "_-.~A"  # preferred single-byte scans for provider prefixes
 _NEAR_BACK = 512  # how far before an anchor a `near` word may be
 _PROPAGATE_MIN = 8  # shortest value whose other copies are redacted too
@@ -45,7 +45,8 @@ _NEAR_LINES = 3  # otherwise in the value's line and this many lines before and 
 _NEAR_BYTES = 1 << 20  # … but never more than this far away
 _STRING_BREAK = re.compile(rb'(\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"[+ -]?)')
 _FRAGMENT_SPLIT = re.compile(
-    rb'\\[nr]|\\\\n|\r|\n|\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"[+ -]?|(?:^|(?<=\\n))[ \t]{0,8}[0-9]{1,9}(?:\xe2\x86\x92|\\u2192|\\t)'
+    rb'\\[nr]|\\\\n|\r|\n|\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"[+ -]?'  # line ends, patch strings
+    rb"|(?:^|(?<=\\n))[ \t]{0,8}[0-9]{1,9}(?:\xe2\x86\x92|\\u2192|\\t)"  # Read line numbers: `     5→`
 )
 _PEM_LINE = re.compile(rb"-----(?:BEGIN|END)|^[A-Za-z-]{1,40}:")
 _ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -76,6 +77,20 @@ class _Compiled:
     raw: re.Pattern[bytes] | None  # for the anchored bytes path; None: searched on decoded text
     lead: bytes
     replacement: bytes
+    name: re.Pattern[str] | None = None  # the `name` group must fullmatch this
+
+    def names(self, match: re.Match[Any]) -> bool:
+        """The match's `name` group names a secret (always true for rules without a name check)."""
+        if self.name is None:
+            return True
+        name = match.group("name")
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "surrogateescape")
+        return name is not None and self.name.fullmatch(name) is not None
+
+    def accepts(self, match: re.Match[Any], secret: str) -> bool:
+        """The rule's name check (when it has one) and validator both pass."""
+        return self.names(match) and _accept(self.rule, secret)
 
 
 @dataclass(frozen=True)
@@ -85,6 +100,7 @@ class _Anchor:
     rest: re.Pattern[bytes] | None  # what must follow the group's literal
     near: tuple[bytes, ...]
     context: bool  # a context word: marks lines for the rule instead of a match position
+    boundary: bool = False  # the literal starts a token: not preceded by a token character
 
 
 @dataclass
@@ -264,7 +280,7 @@ class Redactor:
                 continue
             consumed = max(match.end(), match.start() + 1)
             span = _group_span(match, rule.group)
-            if span is not None and _accept(rule, data[span[0] : span[1]].decode("utf-8", "surrogateescape")):
+            if span is not None and compiled.accepts(match, data[span[0] : span[1]].decode("utf-8", "surrogateescape")):
                 spans.append(_Span(span[0], span[1], rule.kind))
         return spans
 
@@ -285,7 +301,7 @@ class Redactor:
                 continue
             for match in compiled.raw.finditer(data, start, end):
                 span = _group_span(match, compiled.rule.group)
-                if span and _accept(compiled.rule, data[span[0] : span[1]].decode("utf-8", "surrogateescape")):
+                if span and compiled.accepts(match, data[span[0] : span[1]].decode("utf-8", "surrogateescape")):
                     spans.append(_Span(span[0], span[1], compiled.rule.kind))
             done = end
         return spans
@@ -462,7 +478,7 @@ def _add_prefix(
     if "A" in prefix:
         return _add_pivot(groups, compiled, prefix, prefix.index("A"), "A", False, follow)
     lower = prefix.lower()
-    for (first, lowered), key in keys.items():
+    for (_first, lowered), key in keys.items():
         if lowered and key in lower:
             return _add_pivot(groups, compiled, prefix, lower.index(key), key, True, follow)
     return _add_pivot(groups, compiled, prefix, 0, prefix, False, follow)
@@ -482,7 +498,8 @@ def _add_pivot(
     rest = re.escape(tail.lower() if lowered else tail)
     if len(tail) < 2 and follow:  # a longer literal tail is selective enough on its own
         rest += f"(?i:{follow})" if lowered else follow
-    anchor = _Anchor(compiled.index, (head.lower() if lowered else head).encode(), None, (), False)
+    boundary = not head and compiled.rule.pattern.startswith(_TOKEN_START)
+    anchor = _Anchor(compiled.index, (head.lower() if lowered else head).encode(), None, (), False, boundary)
     group = groups.setdefault((key[0], lowered), _Group(b"", lowered))
     group.literals.append((key, rest, anchor))
 
@@ -495,6 +512,7 @@ def _compile_group(group: _Group) -> None:
     group.key = key.encode()
     headed: dict[str, set[str]] = {}  # rest -> head suffixes
     free: list[str] = []
+    bounded: list[str] = []  # rests of token prefixes that must start a token (`AKIA`, not `…AAAAKIA`)
     for literal, rest, proto in group.literals:
         assert proto is not None
         full = re.escape(literal[len(key) :]) + rest
@@ -504,12 +522,16 @@ def _compile_group(group: _Group) -> None:
             headed.setdefault(full, set()).add(proto.head[-2:].decode())
         else:
             group.free.append(anchor)
-            free.append(full)
+            (bounded if proto.boundary and full else free).append(full)
     group.free = _merge_by_rule(group.free)
     branches = []
     if headed:
         suffixes = sorted({h for heads in headed.values() for h in heads})
         branches.append(_behind(suffixes, key) + _ahead(_flatten(list(headed))))
+    if bounded:
+        k = re.escape(key)
+        start = rf"(?:(?<![A-Za-z0-9_+/-]{k})|(?<=\\[nrtbf]{k})|(?<=\\u[0-9a-fA-F]{{4}}{k})|(?<=[0-9]m{k}))"
+        branches.append(start + _ahead(_flatten(bounded)))
     if free:
         branches.append(_ahead(_flatten(free)))
     look = "" if "" in free else "(?:" + "|".join(branches) + ")"
@@ -582,43 +604,46 @@ def _first_chars(regex: str) -> set[str] | None:
     if not regex:
         return None
     if regex.startswith(("(?:", "(?=")):
-        close = _closing_paren(regex, 0)
-        if close is None:
-            return None
-        inner, after = regex[3:close], regex[close + 1 :]
-        optional = after[:1] in ("?", "*") or after.startswith("{0")
-        if optional:
-            after = after[1:] if after[:1] in "?*" else after[after.index("}") + 1 :]
-        if regex.startswith("(?="):
-            return _first_chars(inner)
-        chars: set[str] = set()
-        for alternative in _split_alternatives(inner):
-            found = _first_chars(alternative + after) if alternative else _first_chars(after)
-            if found is None:
-                return None
-            chars |= found
-        if optional:
-            found = _first_chars(after)
-            if found is None:
-                return None
-            chars |= found
-        return chars
+        return _group_first_chars(regex)
     if regex.startswith("["):
-        chars = _class_chars(regex)
-        end = regex.find("]", 2) + 1
-        quantifier = regex[end : end + 2]
-        if chars is not None and (quantifier[:1] in ("?", "*") or quantifier == "{0"):
-            after = regex[end + 1 :] if quantifier[:1] in "?*" else regex[regex.index("}", end) + 1 :]
-            found = _first_chars(after)
-            return None if found is None else chars | found
-        return chars
-    literal, rest = _literal_prefix(regex)
+        return _class_first_chars(regex)
+    literal, _ = _literal_prefix(regex)
     if literal:
         return {literal[0]}
     if len(regex) >= 2 and regex[1] in "?*" and regex[0] not in "\\.[(":
         found = _first_chars(regex[2:])
         return None if found is None else found | {regex[0]}
     return None
+
+
+def _group_first_chars(regex: str) -> set[str] | None:
+    close = _closing_paren(regex, 0)
+    if close is None:
+        return None
+    inner, after = regex[3:close], regex[close + 1 :]
+    if regex.startswith("(?="):
+        return _first_chars(inner)
+    optional = after[:1] in ("?", "*") or after.startswith("{0")
+    if optional:
+        after = after[1:] if after[:1] in "?*" else after[after.index("}") + 1 :]
+    chars: set[str] = set()
+    for alternative in [*_split_alternatives(inner), *([""] if optional else [])]:
+        found = _first_chars(alternative + after)
+        if found is None:
+            return None
+        chars |= found
+    return chars
+
+
+def _class_first_chars(regex: str) -> set[str] | None:
+    chars = _class_chars(regex)
+    end = regex.find("]", 2) + 1
+    quantifier = regex[end : end + 2]
+    if chars is not None and (quantifier[:1] in ("?", "*") or quantifier == "{0"):
+        after = regex[end + 1 :] if quantifier[:1] in "?*" else regex[regex.index("}", end) + 1 :]
+        found = _first_chars(after)
+        return None if found is None else chars | found
+    return chars
 
 
 def _closing_paren(regex: str, start: int) -> int | None:
@@ -738,15 +763,34 @@ def _match_at(compiled: _Compiled, data: bytes, pos: int, floor: int, end: int) 
     match never crosses a line (`end` is the line's end); in plain text a multi-line secret may.
     """
     assert compiled.raw is not None
-    lo = pos
-    if compiled.lead:
-        before = data[max(floor, pos - compiled.rule.lead_max) : pos]
-        lo = pos - (len(before) - len(before.rstrip(compiled.lead)))
-    for start in range(max(lo, 0), pos + 1):
+    if not compiled.lead:
+        return compiled.raw.match(data, pos, end)
+    before = data[max(floor, pos - compiled.rule.lead_max) : pos]
+    lo = pos - (len(before) - len(before.rstrip(compiled.lead)))
+    # A match starts at a word start: the run's first byte or just after a non-alphanumeric
+    # byte inside it (`.`, `_`, `-`, `"`); trying every byte would cost a regex call each.
+    for start in _word_starts(data, lo, pos):
         match = compiled.raw.match(data, start, end)
-        if match is not None:
+        if match is not None and compiled.names(match):
             return match
     return None
+
+
+# where a token or name can start inside a run: after a JSON escape (`\n`, `\u0007`), an ANSI
+# colour code (`…[32m`), or any other non-alphanumeric byte (which may itself start a match: `<`, `(`)
+_WORD_BREAK = re.compile(rb"\\[nrtbf]|\\u[0-9a-fA-F]{4}|(?<=\[)[0-9;]{1,8}m|[^A-Za-z0-9]")
+
+
+def _word_starts(data: bytes, lo: int, pos: int) -> Iterator[int]:
+    """`lo`, every word break in [lo, pos) and the byte after it, then `pos` itself."""
+    yield lo
+    for m in _WORD_BREAK.finditer(data, max(0, lo - 1), pos):
+        if m.start() > lo:
+            yield m.start()
+        if lo < m.end() < pos:
+            yield m.end()
+    if pos > lo:
+        yield pos
 
 
 def _group_span(match: re.Match[bytes], group: int | str) -> tuple[int, int] | None:
@@ -774,19 +818,32 @@ def _neighbourhood(data: bytes, at: int) -> tuple[int, int]:
 
 def _bounded(data: bytes, start: int, end: int, value: bytes) -> bool:
     """A copy counts unless it is part of a longer word (`\\n` before it is an escape, no letter)."""
-    if value[0] in _ALNUM and start > 0 and data[start - 1] in _ALNUM:
-        if not (start >= 2 and data[start - 2] == 0x5C):
-            return False
+    escaped = start >= 2 and data[start - 2] == 0x5C  # `\nVALUE`: the `n` belongs to the escape
+    if value[0] in _ALNUM and start > 0 and data[start - 1] in _ALNUM and not escaped:
+        return False
     return not (value[-1] in _ALNUM and end < len(data) and data[end] in _ALNUM)
 
 
 def _accept_all(accepted: list[_Span], spans: Iterable[_Span]) -> None:
-    """Add spans that do not overlap an accepted one (the earlier rule wins)."""
-    for span in spans:
-        i = bisect.bisect_left(accepted, span)
-        if (i and accepted[i - 1].end > span.start) or (i < len(accepted) and accepted[i].start < span.end):
+    """Add the spans that overlap neither an accepted span nor each other (the earlier one wins);
+    `accepted` stays sorted. A linear merge: a rule may add thousands of spans."""
+    new = sorted(spans)
+    if not new:
+        return
+    merged: list[_Span] = []
+    i = 0
+    last_end = -1
+    for span in new:
+        while i < len(accepted) and accepted[i].start < span.start:
+            merged.append(accepted[i])
+            last_end = max(last_end, accepted[i].end)
+            i += 1
+        if span.start < last_end or (i < len(accepted) and accepted[i].start < span.end):
             continue
-        accepted.insert(i, span)
+        merged.append(span)
+        last_end = span.end
+    merged.extend(accepted[i:])
+    accepted[:] = merged
 
 
 def _apply(data: bytes, spans: list[_Span], counts: dict[str, int]) -> bytes:
@@ -831,7 +888,13 @@ def _compile(index: int, rule: Rule) -> _Compiled:
     ):
         raise ValueError(f"redaction rule {rule.kind!r}: pattern has no group {group!r}")
     lead = bytes(b for b in range(128) if re.fullmatch(f"[{rule.lead}]", chr(b))) if rule.lead else b""
-    return _Compiled(index, rule, text, raw, lead, b"[REDACTED:" + rule.kind.encode() + b"]")
+    try:
+        name = re.compile(rule.name_pattern) if rule.name_pattern else None
+    except re.error as exc:
+        raise ValueError(f"redaction rule {rule.kind!r}: invalid name pattern: {exc}") from exc
+    if name is not None and "name" not in text.groupindex:
+        raise ValueError(f"redaction rule {rule.kind!r}: a name pattern needs a (?P<name>…) group")
+    return _Compiled(index, rule, text, raw, lead, b"[REDACTED:" + rule.kind.encode() + b"]", name)
 
 
 def _raw_pattern(rule: Rule) -> re.Pattern[bytes] | None:
@@ -872,7 +935,7 @@ def _sub(compiled: _Compiled, text: str, counts: dict[str, int]) -> str:
 
     def replace(match: re.Match[str]) -> str:
         secret = match.group(rule.group)
-        if not secret or not _accept(rule, secret):
+        if not secret or not compiled.accepts(match, secret):
             return match.group(0)
         counts[rule.kind] = counts.get(rule.kind, 0) + 1
         whole, base = match.group(0), match.start()

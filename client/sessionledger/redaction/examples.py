@@ -68,7 +68,9 @@ def expand(template: str, rng: random.Random) -> Example:
 def random_chars(rng: random.Random, alphabet: str, n: int) -> str:
     """n characters of `alphabet`; when it has them, at least one upper, one lower and one digit."""
     chars = [rng.choice(alphabet) for _ in range(n)]
-    needed = [pool for pool in (string.ascii_uppercase, string.ascii_lowercase, string.digits) if set(pool) & set(alphabet)]
+    needed = [
+        pool for pool in (string.ascii_uppercase, string.ascii_lowercase, string.digits) if set(pool) & set(alphabet)
+    ]
     if len(needed) > 1 and n >= 2 * len(needed):
         for i, pool in enumerate(needed):
             chars[rng.randrange(i * n // len(needed), (i + 1) * n // len(needed))] = rng.choice(
@@ -107,7 +109,9 @@ def _pem(rng: random.Random, label: str) -> str:
 
 
 def _password(rng: random.Random, _: str) -> str:
-    return random_chars(rng, string.ascii_letters + string.digits, 10) + rng.choice("!#%^*") + str(rng.randrange(10, 99))
+    return (
+        random_chars(rng, string.ascii_letters + string.digits, 10) + rng.choice("!#%^*") + str(rng.randrange(10, 99))
+    )
 
 
 def _basic(rng: random.Random, user: str) -> str:

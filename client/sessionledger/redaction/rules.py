@@ -10,7 +10,9 @@ names how the engine finds where it can match (see engine.py):
   bytes; the match may start up to `lead_max` characters of class `lead` before its anchor;
 - `near`: lower-case words one of which must occur earlier on the same line (`curl` before `-u`);
 - `context`: lower-case words; the rule runs only on a line holding one and the `window` lines
-  after it (a `.pgpass` line has no keyword of its own, but `cat ~/.pgpass` or its path is near).
+  after it (a `.pgpass` line has no keyword of its own, but `cat ~/.pgpass` or its path is near);
+- `name`: a pattern the regex's `name` group must fully match (`<<NAME>>` captures a whole
+  variable name cheaply; `<<SECRET_NAME>>` / `<<PW_NAME>>` then say whether it names a secret).
 
 Patterns are matched on UTF-8 bytes of escaped JSONL (a secret sits in a JSON string literal, so
 `\\n` is two characters) as well as on plain text. `<<NAME>>` in a regex is replaced by the shared
@@ -38,7 +40,8 @@ _QUOTE = r"""(?:\\{0,8}["'`])?"""  # an optional quote, backslash-escaped once o
 # without quote or space is an ARN or URL part: `arn:aws:secretsmanager:…:secret:db-*`.
 _SEP = (
     r"""(?:\\{0,8}["'`][ \t]{0,8}(?:=>|:{1,3}=|\?=|=(?!=)|:(?!:))"""
-    r"|[ \t]{0,8}(?::[ \t]{0,8}(?:str|string|String)[ \t]{0,8}|[ \t](?:str|string|String)[ \t]{0,8})?(?:=>|:{1,3}=|\?=|\.=|=(?!=))"
+    r"|[ \t]{0,8}(?::[ \t]{0,8}(?:str|string|String)[ \t]{0,8}|(?<=[ \t])(?:str|string|String)[ \t]{0,8})?"
+    r"(?:=>|:{1,3}=|\?=|\.=|=(?!=))"
     r"|[ \t]{0,8}:(?!:)(?=[ \t])"
     r"""|\\{0,8}["'`]?[ \t]{0,8}(?:===?|!==?)(?=[ \t]{0,8}\\{0,8}["'`]))[ \t]{0,8}""" + _QUOTE
 )
@@ -51,12 +54,13 @@ _CALL_VALUE = r"""(?P<secret>[^"'\\\s]{8,4096})(?=\\{0,8}["'])"""
 # A quoted value may hold any character but its quote (Django keys have `&`, `%`, `(`); a bare
 # value stops at shell/code punctuation, so `os.environ["KEY"]` and `get_token()` never match.
 _QUOTED_VALUE = (
-    r"""(?P<secret>(?<=")[^"\\\s]{8,4096}(?=\\{0,8}")|(?<=')[^'\\\s]{8,4096}(?=\\{0,8}')"""
-    r"""|(?<=`)[^`\\\s]{8,4096}(?=`))"""
+    r"""(?P<secret>(?<=")[^"\\\s]{8,4096}+(?=\\{0,8}")|(?<=')[^'\\\s]{8,4096}+(?=\\{0,8}')"""
+    r"""|(?<=`)[^`\\\s]{8,4096}+(?=`))"""
 )
-_BARE = r"""(?<!["'`])[^\s"'`\\<>{}()\[\],;|&]{8,4096}""" + _VALUE_END
+# `=` only as base64 padding: a run like `key=key=key=…` must not be one 4 KB "value" per `key`.
+_BARE = r"""(?<!["'`])[^\s"'`\\<>{}()\[\],;|&=]{8,4096}+={0,3}""" + _VALUE_END
 _BARE_VALUE = f"(?P<secret>{_BARE})"
-_ANY_VALUE = _QUOTED_VALUE[: -1] + "|" + _BARE + ")"  # one `secret` group, quoted or bare
+_ANY_VALUE = _QUOTED_VALUE[:-1] + "|" + _BARE + ")"  # one `secret` group, quoted or bare
 _NAME_START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtbf]))"
 _SEGMENTS = r"(?:[A-Za-z0-9]{1,64}[_.-]){0,16}"
 # A name may go on after its keyword (`mySecretString`, `password2`, `API_KEY_PROD`), but not into
@@ -64,27 +68,139 @@ _SEGMENTS = r"(?:[A-Za-z0-9]{1,64}[_.-]){0,16}"
 _DENIED_SUFFIX = "".join(
     f"(?<!{w})"
     for w in (
-        "id", "Id", "ID", "name", "Name", "NAME", "url", "Url", "URL", "uri", "Uri", "URI", "path", "Path", "PATH",
-        "file", "File", "FILE", "type", "Type", "TYPE", "length", "Length", "LENGTH", "size", "Size", "SIZE",
-        "endpoint", "Endpoint", "ENDPOINT", "version", "Version", "VERSION", "header", "Header", "HEADER",
-        "field", "Field", "FIELD", "count", "Count", "COUNT", "expiry", "Expiry", "expires", "Expires", "EXPIRES",
-        "ttl", "Ttl", "TTL", "prefix", "Prefix", "PREFIX", "hash", "Hash", "HASH", "hashed", "Hashed", "HASHED",
-        "arn", "Arn", "ARN", "ref", "Ref", "REF", "reset", "Reset", "RESET", "hint", "Hint", "HINT",
-        "policy", "Policy", "POLICY", "pattern", "Pattern", "PATTERN", "regex", "Regex", "REGEX", "label", "Label",
-        "LABEL", "prompt", "Prompt", "PROMPT", "timeout", "Timeout", "TIMEOUT", "input", "Input", "INPUT",
-        "min", "Min", "MIN", "max", "Max", "MAX", "env", "Env", "ENV", "var", "Var", "VAR", "store", "Store",
-        "STORE", "manager", "Manager", "MANAGER", "provider", "Provider", "PROVIDER", "type_", "s_dir",
+        "id",
+        "Id",
+        "ID",
+        "name",
+        "Name",
+        "NAME",
+        "url",
+        "Url",
+        "URL",
+        "uri",
+        "Uri",
+        "URI",
+        "path",
+        "Path",
+        "PATH",
+        "file",
+        "File",
+        "FILE",
+        "type",
+        "Type",
+        "TYPE",
+        "length",
+        "Length",
+        "LENGTH",
+        "size",
+        "Size",
+        "SIZE",
+        "endpoint",
+        "Endpoint",
+        "ENDPOINT",
+        "version",
+        "Version",
+        "VERSION",
+        "header",
+        "Header",
+        "HEADER",
+        "field",
+        "Field",
+        "FIELD",
+        "count",
+        "Count",
+        "COUNT",
+        "expiry",
+        "Expiry",
+        "expires",
+        "Expires",
+        "EXPIRES",
+        "ttl",
+        "Ttl",
+        "TTL",
+        "prefix",
+        "Prefix",
+        "PREFIX",
+        "hash",
+        "Hash",
+        "HASH",
+        "hashed",
+        "Hashed",
+        "HASHED",
+        "arn",
+        "Arn",
+        "ARN",
+        "ref",
+        "Ref",
+        "REF",
+        "reset",
+        "Reset",
+        "RESET",
+        "hint",
+        "Hint",
+        "HINT",
+        "policy",
+        "Policy",
+        "POLICY",
+        "pattern",
+        "Pattern",
+        "PATTERN",
+        "regex",
+        "Regex",
+        "REGEX",
+        "label",
+        "Label",
+        "LABEL",
+        "prompt",
+        "Prompt",
+        "PROMPT",
+        "timeout",
+        "Timeout",
+        "TIMEOUT",
+        "input",
+        "Input",
+        "INPUT",
+        "min",
+        "Min",
+        "MIN",
+        "max",
+        "Max",
+        "MAX",
+        "env",
+        "Env",
+        "ENV",
+        "var",
+        "Var",
+        "VAR",
+        "store",
+        "Store",
+        "STORE",
+        "manager",
+        "Manager",
+        "MANAGER",
+        "provider",
+        "Provider",
+        "PROVIDER",
+        "type_",
+        "s_dir",
     )
 )
 _SUFFIX = r"(?:[_.-]?[A-Za-z0-9]{1,24}){0,4}"
-_SHORT_SUFFIX = r"(?:[_-]?(?:[0-9]{1,3}|[vV][0-9]{1,2}|[Pp]rod|PROD|[Ll]ive|LIVE|[Tt]est|TEST|[Dd]ev|DEV|[Ss]taging|STAGING|[Vv]alue|VALUE|[Ss]tr|[Ss]tring|STRING))?"
+_SHORT_SUFFIX = (
+    r"(?:[_-]?(?:[0-9]{1,3}|[vV][0-9]{1,2}|[Pp]rod|PROD|[Ll]ive|LIVE|[Tt]est|TEST|[Dd]ev|DEV|[Ss]taging|STAGING"
+    r"|[Vv]alue|VALUE|[Ss]tr|[Ss]tring|STRING))?"
+)
 # Names holding password: `DB_PASSWORD`, `PGPASSWORD`, `dbPassword`, `spring.datasource.password`,
 # `_password`, `MYSQL_PWD`, `passphrase`, `password2`; not `bypass`, `compass`, `passes`, `sshpass`,
 # `password_hash`, `PASSWORD_RESET_TIMEOUT`.
 _PW_NAME = (
-    _NAME_START + _SEGMENTS + r"(?:[A-Za-z0-9]{0,64}(?:PASSWORD|PASSWD|PASSPHRASE|Password|Passwd|Passphrase"
-    r"|password|passwd|passphrase)" + _SUFFIX + r"|(?:PASS|PWD|Pass|Pwd|pass|pwd|[a-z0-9]{1,64}(?:Pass|Pwd))"
-    + _SHORT_SUFFIX + r")" + _DENIED_SUFFIX
+    r"[_.-]{0,4}" + _SEGMENTS + r"(?:[A-Za-z0-9]{0,64}(?:PASSWORD|PASSWD|PASSPHRASE|Password|Passwd|Passphrase"
+    r"|password|passwd|passphrase)"
+    + _SUFFIX
+    + r"|(?:PASS|PWD|Pass|Pwd|pass|pwd|[a-z0-9]{1,64}(?:Pass|Pwd))"
+    + _SHORT_SUFFIX
+    + r")"
+    + _DENIED_SUFFIX
 )
 _KEY_QUALIFIER = (
     r"(?:api|secret|private|access|auth|client|signing|encryption|encrypt|master|license|app|service"
@@ -122,19 +238,32 @@ _UPPER_KEY_EXCLUDED = "".join(
 # `clientSecret`, `GITHUB_TOKEN`, `_authToken`, `credentials`, `SECRET_KEY_BASE`, `mySecretString`.
 # Not: `cache_key`, `PUBLIC_KEY`, `nextPageToken`, `UserSecretsId`, `tokens`, `token_url`.
 _SECRET_NAME = (
-    _NAME_START
+    r"[_.-]{0,4}"
     + _SEGMENTS
     + r"(?:[A-Za-z0-9]{0,64}(?:SECRET|Secret|secret|CREDENTIALS?|Credentials?|credentials?|creds|CREDS)"
     + _SUFFIX
     + r"|[A-Za-z0-9]{0,64}(?<!age)(?<!AGE_)(?<!age_)(?<!ation)(?<![Ss]ync)(?<![Cc]ursor)(?:TOKEN|Token|token)"
     + _SHORT_SUFFIX
-    + r"|(?i:" + _KEY_QUALIFIER + r")[_.-]?(?:KEY|Key|key)(?:_?(?:BASE|base))?" + _SHORT_SUFFIX
+    + r"|(?i:"
+    + _KEY_QUALIFIER
+    + r")[_.-]?(?:KEY|Key|key)(?:_?(?:BASE|base))?"
+    + _SHORT_SUFFIX
     + r"|[A-Za-z0-9]{0,64}(?:Api|API|Secret|Private|Access|Auth|Client|Signing|Encryption|Master|License"
-    r"|Account|Webhook|Admin|Session|Storage|Subscription|Service|App|Consumer)(?:Key|KEY)" + _SHORT_SUFFIX
-    + r"|[a-z0-9]{0,64}(?:api|secret|private|access)key" + _SHORT_SUFFIX
-    + r"|(?:[A-Z0-9]{1,64}_){1,16}" + _UPPER_KEY_EXCLUDED + r"KEY" + _SHORT_SUFFIX + r")" + _DENIED_SUFFIX
+    r"|Account|Webhook|Admin|Session|Storage|Subscription|Service|App|Consumer)(?:Key|KEY)"
+    + _SHORT_SUFFIX
+    + r"|[a-z0-9]{0,64}(?:api|secret|private|access)key"
+    + _SHORT_SUFFIX
+    + r"|(?:[A-Z0-9]{1,64}_){1,16}"
+    + _UPPER_KEY_EXCLUDED
+    + r"KEY"
+    + _SHORT_SUFFIX
+    + r")"
+    + _DENIED_SUFFIX
 )
-_UPPER_NAME = _NAME_START + r"[A-Z0-9_]{0,64}(?:PASSWORD|PASSWD|PASSPHRASE|_PASS|_PWD|PWD)"
+_UPPER_NAME = r"[A-Z0-9_]{0,64}(?:PASSWORD|PASSWD|PASSPHRASE|_PASS|_PWD|PWD)" + _SHORT_SUFFIX + _DENIED_SUFFIX
+# A variable/key name, captured whole (possessive: no backtracking into it); the rule's `name`
+# pattern then decides whether it names a secret (fullmatch on this group).
+_NAME = r"(?:(?<![A-Za-z0-9_.-])|(?<=\\[nrtbf]))(?P<name>[A-Za-z0-9_.-]{1,128}+)"
 # What may sit between lines of a multi-line secret in a transcript: JSON escapes, real newlines,
 # Claude Code's Read line numbers (`     5→`), and a structuredPatch hunk's next string (`","+`).
 _BREAK = r"""(?:\\[nrt]|\\\\|\\u2192|→|\r|\n|\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}")"""
@@ -150,6 +279,7 @@ FRAGMENTS: dict[str, str] = {
     "BVALUE": _BARE_VALUE,
     "VALUE": _ANY_VALUE,
     "NAME_START": _NAME_START,
+    "NAME": _NAME,
     "PW_NAME": _PW_NAME,
     "UPPER_PW_NAME": _UPPER_NAME,
     "SECRET_NAME": _SECRET_NAME,
@@ -165,7 +295,7 @@ FRAGMENTS: dict[str, str] = {
     "B62": r"(?=[a-z0-9_-]{0,24}+[A-Z])(?=[A-Z0-9_-]{0,24}+[a-z])[A-Za-z0-9_-]{16}",
     "B64M": r"(?=[a-z0-9+/_=-]{0,24}+[A-Z])(?=[A-Z0-9+/_=-]{0,24}+[a-z])[A-Za-z0-9+/_=-]{16}",
     # anchor tails: an optional quote, then `:`, `=` or `!` (`key=`, `"token":`, `secret !=`)
-    "SEPA": r"""(?:\\{0,8}["'`])?[ \t]{0,8}[:=!?.,]""",
+    "SEPA": r"""(?:\\{0,8}["'`])?(?:[ \t]{1,4}str(?:ing)?)?[ \t]{0,8}[:=!?.,]""",
 }
 _FRAGMENT_RE = re.compile(r"<<([A-Z0-9_]+)>>")
 _KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -197,6 +327,7 @@ class Rule:
     lead_max: int = 128
     multiline: bool = False
     id: str = ""
+    name_pattern: str = ""  # fullmatch on the `name` group: a match whose name fails is no secret
 
     @property
     def name(self) -> str:
@@ -264,6 +395,7 @@ def _spec(entry: Mapping[str, Any]) -> RuleSpec:
         lead_max=int(entry.get("lead_max", 128)),
         multiline=bool(entry.get("multiline", False)),
         id=rule_id,
+        name_pattern=expand_fragments(str(entry.get("name", ""))),
     )
     return RuleSpec(
         rule=rule,

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (data: one regex or example per line reads better than a wrapped one)
 """The redaction rules, as data (TOML in a Python string so that the stdlib-only client ships it
 without package-data configuration). Loaded by rules.load_specs; documented in docs/redaction.md.
 
@@ -163,7 +164,7 @@ follow = '''[A-Za-z0-9_-]{30}'''
 regex = '''<<START>>AIza[A-Za-z0-9_-]{35}<<END>>'''
 validator = "token"
 tp = ["https://maps.googleapis.com/maps/api/geocode/json?key=«AIza{token:35}»&address=x", "GEMINI_API_KEY=«AIza{token:35}»"]
-fp = ["AIzaSyabcdefghijklmnopqrstuvwxyz1234567 is a placeholder? no: AIza alone"]
+fp = ["AIzaSyabcdefghijklmnopqrstuvwxyz1234567 is the documented Firebase example key"]
 
 [[rule]]
 id = "gcp-oauth-access-token"
@@ -734,9 +735,9 @@ kind = "telegram"
 category = "messaging"
 description = "Telegram bot token"
 source = "Telegram Bot API docs; gitleaks telegram-bot-api-token (MIT)"
-anchors = ['''AA[A-Za-z0-9_-]{33}''']
-lead = "0-9:"
-lead_max = 12
+anchors = [''':AA[A-Za-z0-9_-]{33}''']
+lead = "0-9"
+lead_max = 11
 regex = '''(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}<<END>>'''
 validator = "token"
 tp = ["TELEGRAM_BOT_TOKEN=«{digits:10}:AA{token:33}»"]
@@ -804,7 +805,7 @@ category = "registry"
 description = "npm/yarn `_authToken` of any registry (UUID and legacy tokens included)"
 source = "npm docs: .npmrc auth-related configuration"
 lower_anchors = ['''authtoken''']
-regex = '''_authToken<<SEP>>(?P<secret>[A-Za-z0-9+/=._-]{8,512})<<VEND>>'''
+regex = '''(?<=[_m])(?:auth|Auth)Token<<SEP>>(?P<secret>[A-Za-z0-9+/=._-]{8,512})<<VEND>>'''
 validator = "token"
 tp = ["//npm.pkg.github.com/:_authToken=«{uuid}»", "npmAuthToken: «{alnum:40}»"]
 fp = ["//registry.npmjs.org/:_authToken=${NPM_TOKEN}"]
@@ -973,7 +974,7 @@ category = "auth"
 description = "Authorization header with a Bearer/Token/JWT credential"
 source = "RFC 6750; gitleaks curl-auth-header (MIT)"
 lower_anchors = ['''authorization''']
-regex = '''(?i:authorization)<<SEP>>(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}(?P<secret>[A-Za-z0-9._~+/-]{12,4096}=*)(?![A-Za-z0-9._~+/=-])'''
+regex = '''(?i:authorization)<<SEP>>(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
 validator = "secret"
 tp = [
   '''curl -H "Authorization: Bearer «{token:40}»" https://api.example.com/v1/me''',
@@ -989,7 +990,7 @@ category = "auth"
 description = "Authorization header with Basic credentials"
 source = "RFC 7617"
 lower_anchors = ['''authorization''']
-regex = '''(?i:authorization)<<SEP>>(?i:basic)[ \t]{1,8}(?P<secret>[A-Za-z0-9+/]{8,4096}=*)(?![A-Za-z0-9+/=])'''
+regex = '''(?i:authorization)<<SEP>>(?i:basic)[ \t]{1,8}(?P<secret>[A-Za-z0-9+/]{8,4096}={0,3})(?![A-Za-z0-9+/=])'''
 validator = "basic_credentials"
 tp = ["Authorization: Basic «{basic:admin}»"]
 fp = ["Authorization: Basic realm"]
@@ -1052,7 +1053,9 @@ category = "password"
 description = "--password PW / --password=PW / --db-password PW / -password PW"
 source = "GNU option syntax; many CLIs (mysql, psql wrappers, keytool, openssl)"
 lower_anchors = ['''p(?:ass(?:w(?:or)?d)?|wd)(?:[ \t]|=)''']
-regex = '''(?<=-)(?i:pass(?:word|wd)?|pwd)(?:[ \t]{1,8}|=)<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+lead = "a-zA-Z"
+lead_max = 12
+regex = '''(?<=-)[A-Za-z]{0,12}(?i:pass(?:word|wd)?|pwd)(?:[ \t]{1,8}|=)<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
 validator = "password"
 tp = ["--password «{password}»", "./manage.py createsuperuser --username admin --password=«{password}»", "keytool -storepass «{password}» -keystore k.jks"]
 fp = ["docker login --password-stdin", "--password $DB_PASSWORD", "--password '<your password>'"]
@@ -1133,7 +1136,8 @@ source = "gitleaks GenerateSampleSecrets 'xml - element multiline' (MIT)"
 lower_anchors = ['''ken>''', '''cret>''', '''key>''']
 lead = "A-Za-z0-9_.:<-"
 lead_max = 64
-regex = '''<(?P<tag><<SECRET_NAME>>)>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>[^<\s"\\]{8,4096})(?:[ \t]|\\[nrt]|\n){0,32}</'''
+name = '''<<SECRET_NAME>>'''
+regex = '''<(?P<name>[A-Za-z0-9_.:-]{1,64}+)>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>[^<\s"\\]{8,4096})(?:[ \t]|\\[nrt]|\n){0,32}</'''
 validator = "secret"
 tp = ["<apiToken>\n    «{alnum:32}»\n</apiToken>"]
 fp = ["<primaryKey>id</primaryKey>"]
@@ -1148,7 +1152,8 @@ description = "A password passed by name to a call: define('DB_PASSWORD', '…')
 source = "gitleaks GenerateSampleSecrets 'misc - comma operator' (MIT); WordPress docs: wp-config.php"
 lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}\\{0,8}["'][ \t]{0,4},''']
 lead = '''A-Za-z0-9_.(\\"' -'''
-regex = '''<<CALL_OPEN>><<PW_NAME>><<CALL_SEP>><<CALL_VALUE>>'''
+name = '''<<PW_NAME>>'''
+regex = '''<<CALL_OPEN>>(?P<name>[A-Za-z0-9_.-]{1,128}+)<<CALL_SEP>><<CALL_VALUE>>'''
 validator = "password"
 tp = ['''define('DB_PASSWORD', '«{password}»');''', '''System.setProperty("DB_PASSWORD", "«{password}»")''']
 fp = ['''__all__ = ["splitpasswd", "splitport", "splituser"]''', '''getenv("DB_PASSWORD", "")''']
@@ -1161,7 +1166,8 @@ description = "A key, token or secret passed by name to a call: System.setProper
 source = "gitleaks GenerateSampleSecrets 'misc - comma operator' (MIT)"
 lower_anchors = ['''ke[yn][a-z0-9_-]{0,12}\\{0,8}["'][ \t]{0,4},''', '''cre(?:t|ds|dentials?)[a-z0-9_.-]{0,24}\\{0,8}["'][ \t]{0,4},''']
 lead = '''A-Za-z0-9_.(\\"' -'''
-regex = '''<<CALL_OPEN>><<SECRET_NAME>><<CALL_SEP>><<CALL_VALUE>>'''
+name = '''<<SECRET_NAME>>'''
+regex = '''<<CALL_OPEN>>(?P<name>[A-Za-z0-9_.-]{1,128}+)<<CALL_SEP>><<CALL_VALUE>>'''
 validator = "secret"
 tp = ['''System.setProperty("API_TOKEN", "«{alnum:32}»")''', '''os.environ.setdefault("SECRET_KEY", "«{alnum:40}»")''']
 fp = ['''__all__ = ['RC2_KEY', 'rc2_key_st', 'AES_KEY']''', '''setattr(self, "api_key", api_key_value)''']
@@ -1174,7 +1180,8 @@ description = "A quoted value assigned to a password-like name (code, JSON, YAML
 source = "detect-secrets KeywordDetector tests (Apache-2.0); gitleaks GenerateSampleSecrets contexts (MIT)"
 lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>>''']
 lead = "A-Za-z0-9_.-"
-regex = '''<<PW_NAME>><<SEP>><<QVALUE>>'''
+name = '''<<PW_NAME>>'''
+regex = '''<<NAME>><<SEP>><<QVALUE>>'''
 validator = "password"
 tp = [
   '''{{"username": "admin", "password": "«{password}»"}}''',
@@ -1193,25 +1200,37 @@ fp = [
 id = "password-env"
 kind = "password"
 category = "password"
-description = "A bare value assigned to an UPPERCASE password name (env files, shell, Docker -e), or after `name: ` (YAML)"
+description = "A bare value assigned to an UPPERCASE password name (env files, shell, Docker -e)"
 source = "PostgreSQL docs: PGPASSWORD; MySQL docs: MYSQL_PWD; Docker Hub postgres image: POSTGRES_PASSWORD"
 lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>>''']
 lead = "A-Za-z0-9_.-"
-regex = '''(?:<<UPPER_PW_NAME>>=|<<PW_NAME>>[ \t]{0,8}:[ \t]{1,8})<<BVALUE>>'''
+name = '''<<UPPER_PW_NAME>>'''
+regex = '''<<NAME>>=<<BVALUE>>'''
 validator = "password"
 tp = [
   "PGPASSWORD=«{password}» psql -h db.internal -U app",
   "DB_PASSWORD=«{password}»",
-  "  password: «{password}»\n  host: db",
   "docker run -e POSTGRES_PASSWORD=«xK9#mQ2z» postgres:16",
   "MYSQL_PWD=«BmCqPzWxLk» mysql -u root",
 ]
 fp = [
   "password=${DB_PASSWORD}\nPASSWORD=$PASSWORD",
-  "password: str = Field(min_length=12)",
   "PASSWORD_RESET_TIMEOUT=86400",
-  "password: !!binary MjNjcnh1IDJieXJpdXYyeXJpaTJidnl1MnI4OXkyb3UwMg==  (not a password: an example)",
 ]
+
+[[rule]]
+id = "password-yaml"
+kind = "password"
+category = "password"
+description = "A bare value after a password-like key and `: ` (YAML, properties, HTTP-style headers)"
+source = "Rails docs: database.yml; Kubernetes docs: Secret stringData"
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}:[ \t]''']
+lead = "A-Za-z0-9_.-"
+name = '''<<PW_NAME>>'''
+regex = '''<<NAME>>[ \t]{0,8}:[ \t]{1,8}<<BVALUE>>'''
+validator = "password"
+tp = ["  password: «{password}»\n  host: db", "db_password: «xK9#mQ2z»"]
+fp = ["password: str = Field(min_length=12)", "password: ${DB_PASSWORD}", "password: required"]
 
 [[rule]]
 id = "password-code"
@@ -1221,7 +1240,8 @@ description = "A bare value assigned to a password-like name in code: only when 
 source = "detect-secrets KeywordDetector tests (Apache-2.0)"
 lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>>''']
 lead = "A-Za-z0-9_.-"
-regex = '''<<PW_NAME>><<SEP>><<BVALUE>>'''
+name = '''<<PW_NAME>>'''
+regex = '''<<NAME>><<SEP>><<BVALUE>>'''
 validator = "strict_password"
 tp = ["db_pass := «{password}»", "spring.datasource.password=«{password}»", "Server=db;Database=app;User Id=sa;Password=«{password}»;"]
 fp = [
@@ -1262,7 +1282,8 @@ description = "A random-looking value assigned to a name ending in key/token/sec
 source = "gitleaks generic-api-key and GenerateSampleSecrets (MIT); detect-secrets KeywordDetector (Apache-2.0)"
 lower_anchors = ['''ke[yn][a-z0-9_-]{0,12}<<SEPA>>''', '''cre(?:t|ds|dentials?)[a-z0-9_.-]{0,24}<<SEPA>>''']
 lead = "A-Za-z0-9_.-"
-regex = '''<<SECRET_NAME>><<SEP>><<VALUE>>'''
+name = '''<<SECRET_NAME>>'''
+regex = '''<<NAME>><<SEP>><<VALUE>>'''
 validator = "secret"
 tp = [
   "API_KEY=«{alnum:32}»",
@@ -1297,6 +1318,8 @@ kind = "generic_secret"
 category = "generic"
 description = "A key, token or secret named in prose: 'my API key is …', 'the token was …'"
 source = "detect-secrets KeywordDetector (Apache-2.0)"
+lead = "a-zA-Z"
+lead_max = 4
 lower_anchors = ['''ke[yn]s?[ \t]{1,4}(?:is|was|->|→)[ \t]''', '''crets?[ \t]{1,4}(?:is|was|->|→)[ \t]''']
 regex = '''(?<![A-Za-z0-9_-])(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
 validator = "secret"

@@ -14,7 +14,6 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
-from itertools import pairwise
 
 # Random keys score 3.5-6 bits per character (hex 4.0, base62 ~5); "changeme" and "password"
 # score 2.75, "xxxxxxxx" 0. Short values cannot reach it: log2(len) caps the entropy.
@@ -55,10 +54,10 @@ _DUMMIES = frozenset(
 _PLACEHOLDER_RE = re.compile(
     r"example|placeholder|your[_-]?(?:api|secret|access|own|key|token|pass)|yourkey|yourtoken|dummy|fake|sample"
     r"|redacted|replace[_-]?me|insert[_-]?(?:your|key|token)|changeme|notreal|not[_-]real|xxxx|\*\*\*\*|\.\.\.\."
-    r"|(.)\1{5}",
+    r"|abcdefgh|ABCDEFGH|0123456789|(.)\1{5}",
     re.IGNORECASE,
 )
-_PLACEHOLDER_PREFIXES = ("$", "%(", "%{", "{", "<", "#", "[REDACTED", "@", "&", "*")
+_PLACEHOLDER_PREFIXES = ("$", "%", "{", "<", "#", "[REDACTED", "@", "&", "*")
 _TEMPLATE_PARTS = ("${", "{{", "$(", "%s", "{0}", "<%", "}}")
 _PATH_PREFIXES = ("/", "./", "../", "~/", "C:\\", "c:\\", "file:")
 _WORDLIKE_RE = re.compile(r"[A-Za-z_][A-Za-z_./:-]*")  # identifier, dotted name, path: no digit
@@ -74,8 +73,61 @@ _WORD_SPLIT_RE = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]")
 _DIGIT_RUN_RE = re.compile(r"[0-9]+")
 _HEXISH_RE = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)+")  # uuids and dashed hex: data, not names
 _SHORT_WORDS = frozenset(
-    "key api id url uri get set new old max min num str int len val var tmp src dst cfg env app log err msg req "
-    "res ctx obj arr buf pos end row col db io os fs ssl tls ssh rsa aes sha md jwt sso oid uid gid pid".split()
+    [
+        "key",
+        "api",
+        "id",
+        "url",
+        "uri",
+        "get",
+        "set",
+        "new",
+        "old",
+        "max",
+        "min",
+        "num",
+        "str",
+        "int",
+        "len",
+        "val",
+        "var",
+        "tmp",
+        "src",
+        "dst",
+        "cfg",
+        "env",
+        "app",
+        "log",
+        "err",
+        "msg",
+        "req",
+        "res",
+        "ctx",
+        "obj",
+        "arr",
+        "buf",
+        "pos",
+        "end",
+        "row",
+        "col",
+        "db",
+        "io",
+        "os",
+        "fs",
+        "ssl",
+        "tls",
+        "ssh",
+        "rsa",
+        "aes",
+        "sha",
+        "md",
+        "jwt",
+        "sso",
+        "oid",
+        "uid",
+        "gid",
+        "pid",
+    ]
 )
 _CONSONANT_RUN_RE = re.compile(r"[b-df-hj-np-tv-xz]{4,}")
 
@@ -133,7 +185,7 @@ def wordy(value: str) -> bool:
     if not letters.isalpha():
         return False
     vowels = sum(1 for c in letters if c in _VOWELS)
-    return vowels / len(letters) >= 0.3 and _CONSONANT_RUN_RE.search(letters) is None
+    return vowels / len(letters) >= 0.25 and _CONSONANT_RUN_RE.search(letters) is None
 
 
 def identifier(value: str) -> bool:
@@ -141,7 +193,9 @@ def identifier(value: str) -> bool:
     `db_password`, `PasswordField`, `os.environ.get`."""
     if _HEXISH_RE.fullmatch(value):
         return False
-    if _DOTTED_RE.fullmatch(value) or _CAMEL_RE.fullmatch(value) or _CONSTANT_RE.fullmatch(value):
+    if _DOTTED_RE.fullmatch(value):
+        return _name_like(value.replace("$", "").replace("::", ".").replace("->", ".").removesuffix("()"))
+    if _CAMEL_RE.fullmatch(value) or _CONSTANT_RE.fullmatch(value):
         return True
     return not value.isalnum() and _name_like(value)
 
@@ -178,7 +232,7 @@ def looks_password(value: str, threshold: float = PASSWORD_ENTROPY) -> bool:
     `BmCqPzWx`; code holds `settings.DB_PASSWORD`, `getpass`, `PasswordField`, `required`."""
     if not _literal(value) or identifier(value):
         return False
-    if value.isalpha() and not _random_letters(value):
+    if value.isalpha() and wordy(value):
         return False
     if value.isdigit() and len(set(value)) < 4:
         return False
