@@ -248,9 +248,13 @@ class Redactor:
             buf = hay.lower if group.lowered else hay.data
             assert group.scan is not None
             width = len(group.key)
+            headed = group.by_head.items()
             for match in group.scan.finditer(buf):
                 pos = match.start()
-                for anchor in _group_anchors(group, buf, pos):
+                anchors = group.free
+                if headed:
+                    anchors = [*anchors, *(a for w, h in headed if pos >= w for a in h.get(buf[pos - w : pos], ()))]
+                for anchor in anchors:
                     if anchor.rest is not None and anchor.rest.match(buf, pos + width) is None:
                         continue
                     if anchor.near and not _near(hay.lower, pos, anchor.near):
@@ -709,13 +713,6 @@ def _class_chars(regex: str) -> set[str] | None:
             chars.add(body[i])
             i += 1
     return chars
-
-
-def _group_anchors(group: _Group, buf: bytes, pos: int) -> Iterator[_Anchor]:
-    yield from group.free
-    for width, heads in group.by_head.items():
-        if pos >= width:
-            yield from heads.get(buf[pos - width : pos], ())
 
 
 def _literal_prefix(regex: str) -> tuple[str, str]:

@@ -1013,7 +1013,7 @@ kind = "password"
 category = "password"
 description = "curl -u / --user user:password"
 source = "curl manual: -u, --user; gitleaks curl-auth-user (MIT)"
-anchors = ['''-u''', '''--user''']
+anchors = ['''-u[^-]''', '''--user[ \t=]''']
 near = ["curl"]
 regex = '''(?<![A-Za-z0-9_-])(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{1,128}:(?P<secret>[^\s'"\\`]{3,256})'''
 validator = "cli_password"
@@ -1026,7 +1026,7 @@ kind = "password"
 category = "password"
 description = "mysql/mariadb/mysqldump -pPASSWORD (no space)"
 source = "MySQL manual: --password[=password], -p[password]"
-anchors = ['''-p''']
+anchors = ['''-p[^\s-]''']
 near = ["mysql", "mariadb"]
 regex = '''(?<![A-Za-z0-9_-])-p<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,127})'''
 validator = "cli_password"

@@ -1,0 +1,310 @@
+"""Regression tests, one per leak found by replaying real sessions with planted secrets (docs/redaction.md).
+
+Each test plants a secret the way it really reaches a Claude Code transcript and checks that no
+copy of it survives anywhere in the redacted bytes, that every line is still JSON, and that the
+lines around it are untouched. Fake secrets are generated at run time (no literal in this file).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+from typing import Any
+
+import pytest
+
+from sessionledger.redaction import Redactor
+from sessionledger.redaction.examples import random_chars
+from tests.client.transcript_builder import TranscriptBuilder
+
+RNG = random.Random(15)
+ALNUM = string.ascii_letters + string.digits
+REDACTOR = Redactor()
+PATH = "/home/dev/app/config/settings.env"
+
+
+def rand(n: int, alphabet: str = ALNUM) -> str:
+    """Random, with an upper, a lower and a digit when the alphabet has them (as real keys do)."""
+    return random_chars(RNG, alphabet, n)
+
+
+def password() -> str:
+    return rand(10) + "!" + str(RNG.randrange(10, 99))
+
+
+def pem(label: str = "RSA PRIVATE KEY") -> str:
+    body = [rand(64, ALNUM + "+/") for _ in range(8)] + [rand(40, ALNUM + "+/") + "=="]
+    return "\n".join([f"-----BEGIN {label}-----", *body, f"-----END {label}-----"])
+
+
+def numbered(text: str, start: int = 1) -> str:
+    """Claude Code's Read rendering: a right-aligned line number, `→`, the line."""
+    return "\n".join(f"{n:>6}→{line}" for n, line in enumerate(text.split("\n"), start))
+
+
+def read_result(text: str, *, file_copy: bool = True) -> bytes:
+    """A Read tool call: the numbered tool_result text plus (normally) toolUseResult.file.content."""
+    n = text.count("\n") + 1
+    file = {"filePath": PATH, "numLines": n, "startLine": 1, "totalLines": n}
+    if file_copy:
+        file["content"] = text
+    return (
+        TranscriptBuilder()
+        .prompt("check the config")
+        .tool_call("Read", {"file_path": PATH}, result=numbered(text), tool_use_result={"type": "text", "file": file})
+        .assistant_text("Read it.")
+        .build()
+    )
+
+
+def bash(command: str, output: str = "") -> bytes:
+    return TranscriptBuilder().tool_call("Bash", {"command": command}, result=output).build()
+
+
+def prompt(text: str) -> bytes:
+    return TranscriptBuilder().prompt(text).build()
+
+
+def redact(data: bytes) -> Any:
+    result = REDACTOR.redact_bytes(data)
+    for line in result.data.splitlines():
+        json.loads(line)  # every line is still JSON
+    assert len(result.data.splitlines()) == len(data.splitlines())
+    return result
+
+
+def assert_gone(data: bytes, *secrets: str, kind: str | None = None) -> Any:
+    result = redact(data)
+    for secret in secrets:
+        for piece in secret.split("\n"):
+            if len(piece) >= 8 and "-----" not in piece:
+                assert piece.encode() not in result.data, piece
+                assert json.dumps(piece)[1:-1].encode() not in result.data, piece
+    if kind is not None:
+        assert result.counts.get(kind, 0) >= 1, result.counts
+    return result
+
+
+# --- private keys --------------------------------------------------------------------------------
+
+
+def test_leak_private_key_read_with_line_numbers() -> None:
+    """`     5→MIIEvQ…` defeated the PEM rule; only toolUseResult.file.content was redacted."""
+    key = pem()
+    result = assert_gone(read_result(f"# deploy key\n{key}\n"), key, kind="private_key")
+    content = json.loads(result.data.splitlines()[2])["message"]["content"][0]["content"]
+    assert content.startswith("     1→# deploy key\n     2→[REDACTED:private_key]")
+
+
+def test_leak_private_key_read_with_line_numbers_only() -> None:
+    """The numbered copy alone (no file.content to learn the key from) is redacted too."""
+    key = pem("OPENSSH PRIVATE KEY")
+    assert_gone(read_result(key, file_copy=False), key, kind="private_key")
+
+
+def test_leak_private_key_in_edit_structured_patch() -> None:
+    """An Edit result splits the key across structuredPatch strings, one per line."""
+    key = pem("EC PRIVATE KEY")
+    lines = key.split("\n")
+    patch = [
+        {
+            "oldStart": 1,
+            "oldLines": 1,
+            "newStart": 1,
+            "newLines": 1 + len(lines),
+            "lines": [" # keys", *("+" + x for x in lines)],
+        }
+    ]
+    tool_use_result = {
+        "filePath": PATH,
+        "oldString": "# keys\n",
+        "newString": f"# keys\n{key}\n",
+        "originalFile": "# keys\n",
+        "structuredPatch": patch,
+        "userModified": False,
+        "replaceAll": False,
+    }
+    edit = {"file_path": PATH, "old_string": "# keys\n", "new_string": f"# keys\n{key}\n"}
+    snippet = "The file has been updated. Here's the result of running `cat -n` on a snippet:\n" + numbered(
+        f"# keys\n{key}"
+    )
+    data = TranscriptBuilder().tool_call("Edit", edit, result=snippet, tool_use_result=tool_use_result).build()
+
+    result = assert_gone(data, key, kind="private_key")
+
+    hunk = json.loads(result.data.splitlines()[1])["toolUseResult"]["structuredPatch"][0]["lines"]
+    assert len(hunk) == 1 + len(lines)  # the hunk keeps its lines
+    assert hunk[0] == " # keys" and all(x == "+[REDACTED:private_key]" for x in hunk[1:])
+
+
+def test_leak_private_key_base64_in_kubeconfig() -> None:
+    encoded = base64.b64encode(pem().encode() + b"\n").decode()
+    assert_gone(
+        read_result(f"users:\n- name: admin\n  user:\n    client-key-data: {encoded}"), encoded, kind="private_key"
+    )
+
+
+# --- CLI flags and environment -------------------------------------------------------------------
+
+
+def test_leak_pgpassword() -> None:
+    secret = password()
+    assert_gone(bash(f"PGPASSWORD={secret} psql -h db.internal -U app -c 'select 1'"), secret, kind="password")
+
+
+def test_leak_mysql_p_flag() -> None:
+    secret = password()
+    assert_gone(bash(f"mysql -u root -p{secret} -h db.internal app < schema.sql"), secret, kind="password")
+
+
+def test_leak_password_flag() -> None:
+    secret, other = password(), password()
+    data = bash(f"./manage.py createsuperuser --password {secret} && keytool -storepass {other} -list")
+    assert_gone(data, secret, other, kind="password")
+
+
+def test_leak_curl_user() -> None:
+    secret = password()
+    assert_gone(bash(f"curl -u admin:{secret} https://jenkins.internal/api/json"), secret, kind="password")
+
+
+# --- config files --------------------------------------------------------------------------------
+
+
+def test_leak_netrc_line() -> None:
+    secret = password()
+    assert_gone(
+        read_result(f"machine api.heroku.com\n  login me@acme.io\n  password {secret}\n"), secret, kind="password"
+    )
+
+
+def test_leak_pgpass_line() -> None:
+    first, second = password(), password()
+    text = f"db.internal:5432:app:app_user:{first}\n*:*:*:postgres:{second}"
+    assert_gone(bash("cat ~/.pgpass", text), first, second, kind="password")
+
+
+def test_leak_xml_cleartextpassword() -> None:
+    secret = password()
+    text = f'<packageSourceCredentials>\n  <acme>\n    <add key="ClearTextPassword" value="{secret}" />\n  </acme>\n</packageSourceCredentials>'
+    assert_gone(read_result(text), secret, kind="password")
+
+
+def test_leak_camelcase_assignment() -> None:
+    secret = rand(32)
+    assert_gone(prompt(f"const fooApiKey = '{secret}';"), secret, kind="generic_secret")
+
+
+def test_leak_url_password_with_hash_and_at() -> None:
+    """`redis://:dB2y@qL9#4J@host` was cut at the first `@`, leaving `qL9#4J`."""
+    secret = "dB2y@qL9#4J" + rand(6)
+    result = assert_gone(
+        bash("env | grep REDIS", f"REDIS_URL=redis://:{secret}@cache.internal:6379/0"), secret, kind="url_password"
+    )
+    assert b"redis://:[REDACTED:url_password]@cache.internal:6379/0" in result.data
+    assert b"qL9" not in result.data and b"#4J" not in result.data
+
+
+def test_leak_npm_authtoken() -> None:
+    token = "npm_" + rand(36)
+    legacy = "4f1c0a9e-" + rand(4, "0123456789abcdef") + "-4d2b-9c1e-" + rand(12, "0123456789abcdef")
+    text = f"//registry.npmjs.org/:_authToken={token}\n//npm.pkg.github.com/:_authToken={legacy}"
+    assert_gone(read_result(text), token, legacy, kind="npm")
+
+
+def test_leak_docker_pat() -> None:
+    token = "dckr_pat_" + rand(27, ALNUM + "_-")
+    assert_gone(bash(f"echo {token} | docker login -u acme --password-stdin"), token, kind="registry")
+
+
+def test_leak_docker_config_auth() -> None:
+    auth = base64.b64encode(f"acme:{password()}".encode()).decode()
+    text = json.dumps({"auths": {"https://index.docker.io/v1/": {"auth": auth}}}, indent=2)
+    assert_gone(read_result(text), auth, kind="docker_auth")
+
+
+def test_leak_discord_webhook() -> None:
+    secret = rand(68, ALNUM + "_-")
+    url = f"https://discord.com/api/webhooks/{RNG.randrange(10**17, 10**18)}/{secret}"
+    assert_gone(prompt(f"post the release notes to {url}"), secret, kind="discord_webhook")
+
+
+def test_leak_alibaba_access_key_id() -> None:
+    key = "LTAI" + rand(20)
+    assert_gone(read_result(f"ALIBABA_CLOUD_ACCESS_KEY_ID={key}\nREGION=cn-hangzhou"), key, kind="alibaba")
+
+
+def test_leak_huggingface_token_in_bearer_header() -> None:
+    token = "hf_" + rand(34, string.ascii_letters)
+    command = f'curl https://api-inference.huggingface.co/models/gpt2 -H "Authorization: Bearer {token}"'
+    assert_gone(bash(command), token, kind="huggingface")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "kind"),
+    [
+        ("NEW_RELIC_LICENSE_KEY", lambda: rand(40, "0123456789abcdef"), "generic_secret"),
+        ("NEW_RELIC_API_KEY", lambda: "NRAK-" + rand(27, string.ascii_uppercase + string.digits), "newrelic"),
+        ("EASYPOST_API_KEY", lambda: "EZAK" + rand(54), "shipping"),
+        ("EASYPOST_TEST_API_KEY", lambda: "EZTK" + rand(54), "generic_secret"),
+    ],
+    ids=["newrelic-license", "newrelic-user", "easypost", "easypost-test"],
+)
+def test_leak_provider_key_in_env_file(name: str, value: Any, kind: str) -> None:
+    secret = value()
+    assert_gone(read_result(f"APP_NAME=shop\n{name}={secret}\nLOG_LEVEL=info"), secret, kind=kind)
+
+
+# --- prose and weak passwords --------------------------------------------------------------------
+
+
+def test_leak_password_in_prose() -> None:
+    secret = "El2h" + rand(8)
+    assert_gone(prompt(f"the staging password is {secret}, please rotate it after the deploy"), secret, kind="password")
+
+
+def test_leak_letters_only_password() -> None:
+    secret = "BmCqPzWxLkTr"
+    assert_gone(read_result(f"DB_HOST=db.internal\nDB_PASSWORD={secret}\n"), secret, kind="password")
+
+
+def test_leak_eight_character_password() -> None:
+    secret = "xK9#mQ2z"
+    assert_gone(read_result(f"db:\n  user: app\n  password: {secret}\n"), secret, kind="password")
+
+
+# --- every copy ----------------------------------------------------------------------------------
+
+
+def test_leak_every_copy_of_a_recognised_secret() -> None:
+    """Recognised once (next to its name), the value goes everywhere: message.content,
+    toolUseResult, stdout, a structuredPatch hunk, and a later message quoting it bare."""
+    secret = rand(40)
+    env = f"SERVICE_TOKEN={secret}"
+    patch = [{"oldStart": 1, "oldLines": 0, "newStart": 1, "newLines": 1, "lines": [f"+{env}"]}]
+    b = TranscriptBuilder().prompt("set the token up")
+    b.tool_call("Bash", {"command": "cat .env"}, result=env)
+    b.tool_call(
+        "Edit",
+        {"file_path": PATH, "old_string": "", "new_string": env},
+        result="updated",
+        tool_use_result={"filePath": PATH, "newString": env, "structuredPatch": patch},
+    )
+    b.assistant_text(f"The service will authenticate with {secret} from now on.")
+    data = b.build()
+
+    result = assert_gone(data, secret, kind="generic_secret")
+
+    assert result.data.count(b"[REDACTED:generic_secret]") >= 6
+    assert b"The service will authenticate with [REDACTED:generic_secret] from now on." in result.data
+
+
+def test_unrelated_lines_stay_byte_identical() -> None:
+    secret = password()
+    data = prompt("hello") + bash(f"PGPASSWORD={secret} psql") + prompt("bye")
+    result = redact(data)
+    before, after = data.splitlines(), result.data.splitlines()
+    assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == result.changed_lines
+    assert before[0] == after[0] and before[-1] == after[-1]
