@@ -188,7 +188,11 @@ def test_leak_pgpass_line() -> None:
 
 def test_leak_xml_cleartextpassword() -> None:
     secret = password()
-    text = f'<packageSourceCredentials>\n  <acme>\n    <add key="ClearTextPassword" value="{secret}" />\n  </acme>\n</packageSourceCredentials>'
+    text = (
+        "<packageSourceCredentials>\n  <acme>\n"
+        f'    <add key="ClearTextPassword" value="{secret}" />\n'
+        "  </acme>\n</packageSourceCredentials>"
+    )
     assert_gone(read_result(text), secret, kind="password")
 
 
