@@ -74,6 +74,9 @@ class Session(models.Model):
     patch_id = models.CharField(max_length=40, blank=True, default="")
     diff_stat = models.JSONField(default=dict, blank=True)
     redaction = models.JSONField(default=dict, blank=True)
+    server_redaction = models.JSONField(
+        default=dict, blank=True, help_text="secrets the server's second wall redacted, per rule kind"
+    )
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     search_vector = SearchVectorField(null=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -22,6 +22,7 @@ from sessions_app import blobs, parts
 from sessions_app.budget import BudgetExceeded, cpu_budget
 from sessions_app.models import Session, Status
 from sessions_app.pgtext import pg_safe
+from sessions_app.redaction import second_wall
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +110,8 @@ def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[
 
 def derive(session: Session) -> Derived:
     raw = blobs.gunzip(blobs.get(session.raw_storage_key))
-    parsed = parse_transcript(raw, agent=session.agent, **parts.parser_inputs(session))
+    raw, inputs = second_wall(session=session, raw=raw, inputs=parts.parser_inputs(session))
+    parsed = parse_transcript(raw, agent=session.agent, **inputs)
     document = parsed.to_document(**_header(session, parsed))
     key = blobs.content_key(session.project_id, session.pk)
     blobs.put(key, blobs.gzip_json(document))

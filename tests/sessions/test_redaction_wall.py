@@ -1,0 +1,103 @@
+"""The server's second wall (docs/redaction.md): an upload from a client that did not redact
+still yields a title, summary, digest, content document, search vector, snippets and commit
+message without the secrets the rules recognise, and the session page says what the server found."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+
+from django_scopes import scopes_disabled
+
+from projects.scoping import project_scope
+from sessions_app import blobs, selectors
+from sessions_app.models import Session
+from sessions_app.processing import session_reprocess
+from tests.client.transcript_builder import TranscriptBuilder
+
+RNG = random.Random(1515)
+
+
+def _token() -> str:
+    return "gh" + "p_" + "".join(RNG.choice(string.ascii_letters + string.digits) for _ in range(33)) + "Q7z"
+
+
+def _password() -> str:
+    return "".join(RNG.choice(string.ascii_letters) for _ in range(9)) + "#4" + RNG.choice(string.digits)
+
+
+def _unredacted_upload(world, ingest, token: str, password: str) -> Session:
+    """What an old client sends: the transcript and commit message exactly as written."""
+    raw = (
+        TranscriptBuilder()
+        .prompt(f"deploy the billing service with GITHUB_TOKEN={token} please")
+        .tool_call("Bash", {"command": f"PGPASSWORD={password} psql -h db -c 'select 1'"}, result="1 row")
+        .assistant_text(f"Deployed billing; I used {token} for the registry.")
+        .turn_end()
+        .build()
+    )
+    message = f"Deploy billing service\n\nregistry token was {token}"
+    return ingest(world.project, world.member, raw=raw, commit_message=message)
+
+
+def test_derived_fields_hold_no_secret_from_an_unredacted_upload(world, ingest, api_as) -> None:
+    token, password = _token(), _password()
+    session = _unredacted_upload(world, ingest, token, password)
+
+    derived = [session.title, session.summary, json.dumps(session.digest), session.commit_message]
+    document = json.dumps(blobs.load_json_gz(session.content_storage_key))
+    for text in [*derived, document]:
+        assert token not in text and password not in text
+    assert "deploy the billing service with GITHUB_TOKEN=[REDACTED:github] please" in session.summary
+    assert session.commit_message == "Deploy billing service\n\nregistry token was [REDACTED:github]"
+    assert session.server_redaction == {"github": 3, "password": 1}  # prompt, reply, commit message
+
+
+def test_search_and_snippets_never_show_a_secret(world, ingest, api_as) -> None:
+    token, password = _token(), _password()
+    session = _unredacted_upload(world, ingest, token, password)
+    client = api_as(world.viewer)
+    url = f"/api/v1/projects/{world.project.slug}/sessions"
+
+    assert client.get(url, {"q": token}).json()["results"] == []
+    assert [s["id"] for s in client.get(url, {"q": "billing"}).json()["results"]] == [str(session.pk)]
+    with project_scope(world.project):
+        found = list(selectors.session_list_with_snippets(Session.objects.filter(pk=session.pk), "registry"))
+    assert found and token not in found[0].snippet and "REDACTED" in found[0].snippet
+
+    messages = client.get(f"{url}/{session.pk}/messages")
+    assert messages.status_code == 200 and token not in messages.content.decode()
+
+
+def test_a_redacted_upload_gives_the_wall_nothing_to_do(world, ingest) -> None:
+    raw = TranscriptBuilder().prompt("deploy with GITHUB_TOKEN=[REDACTED:github]").assistant_text("ok").build()
+    session = ingest(world.project, world.member, raw=raw)
+    assert session.server_redaction == {}
+    assert session.commit_message == "Add session capture\n\nDetails."
+
+
+def test_reprocessing_keeps_the_counts_instead_of_adding_to_them(world, ingest) -> None:
+    session = _unredacted_upload(world, ingest, _token(), _password())
+    with project_scope(world.project):
+        session_reprocess(session=session)
+        again = Session.objects.get(pk=session.pk)
+    assert again.server_redaction == session.server_redaction
+
+
+def test_the_session_page_shows_what_the_server_redacted(world, ingest, client) -> None:
+    session = _unredacted_upload(world, ingest, _token(), _password())
+    client.force_login(world.viewer)
+
+    html = client.get(f"/p/{world.project.slug}/s/{session.pk}").content.decode()
+
+    assert "Redacted on server" in html
+    assert "github × 3" in html and "password × 1" in html
+
+
+def test_no_server_line_on_the_page_when_the_client_redacted_everything(world, ingest, client) -> None:
+    session = ingest(world.project, world.member)
+    with scopes_disabled():
+        assert Session.objects.get(pk=session.pk).server_redaction == {}
+    client.force_login(world.viewer)
+    assert "Redacted on server" not in client.get(f"/p/{world.project.slug}/s/{session.pk}").content.decode()
