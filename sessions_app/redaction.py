@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections import Counter
 
 from sessionledger.redaction import default_redactor
-
 from sessions_app.models import Session
 
 
