@@ -40,7 +40,7 @@ _RAW_PIVOTS = "_-.~A"  # preferred single-byte scans for provider prefixes
 _NEAR_BACK = 512  # how far before an anchor a `near` word may be
 _PROPAGATE_MIN = 8  # shortest value whose other copies are redacted too
 _FRAGMENT_MIN = 16  # shortest line of a multi-line secret treated the same way
-_GLOBAL_COPIES = 32  # up to this many distinct values, copies are searched in the whole buffer
+_GLOBAL_COPIES = 8  # up to this many distinct values, copies are searched in the whole buffer
 _NEAR_LINES = 3  # otherwise in the value's line and this many lines before and after it
 _NEAR_BYTES = 1 << 20  # … but never more than this far away
 _STRING_BREAK = re.compile(rb'(\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"[+ -]?)')
@@ -514,7 +514,7 @@ def _compile_group(group: _Group) -> None:
     anchors' rests, or one of the other anchors' rests (behind a one-character class gate)."""
     key = _common_prefix([lit for lit, _, _ in group.literals])
     group.key = key.encode()
-    headed: dict[str, set[str]] = {}  # rest -> head suffixes
+    headed: dict[str, set[str]] = {}  # rest -> heads
     free: list[str] = []
     bounded: list[str] = []  # rests of token prefixes that must start a token (`AKIA`, not `…AAAAKIA`)
     for literal, rest, proto in group.literals:
@@ -523,7 +523,7 @@ def _compile_group(group: _Group) -> None:
         anchor = _Anchor(proto.rule, proto.head, re.compile(full.encode()) if full else None, proto.near, proto.context)
         if anchor.head:
             group.by_head.setdefault(len(anchor.head), {}).setdefault(anchor.head, []).append(anchor)
-            headed.setdefault(full, set()).add(proto.head[-2:].decode())
+            headed.setdefault(full, set()).add(proto.head.decode())
         else:
             group.free.append(anchor)
             (bounded if proto.boundary and full else free).append(full)
@@ -558,9 +558,11 @@ def _merge_by_rule(anchors: list[_Anchor]) -> list[_Anchor]:
     return out
 
 
-def _behind(suffixes: list[str], key: str) -> str:
-    """Lookbehinds for `suffix + key` (1 or 2 characters before the key): a class gate per width,
-    then the exact alternatives."""
+def _behind(heads: list[str], key: str) -> str:
+    """Lookbehinds for `head + key`, checking the head's last one or two characters: a class per
+    character first (cheap: most `_` of a source file fail it), then the exact suffixes."""
+    tail = re.escape(key)
+    suffixes = sorted({h[-2:] for h in heads})
     parts = []
     for width in (2, 1):
         chosen = [s for s in suffixes if len(s) == width]
@@ -568,7 +570,6 @@ def _behind(suffixes: list[str], key: str) -> str:
             continue
         gate = "".join("[" + "".join(re.escape(c) for c in sorted({s[i] for s in chosen})) + "]" for i in range(width))
         exact = "|".join(re.escape(s) for s in chosen)
-        tail = re.escape(key)
         parts.append(f"(?<={gate}{tail})(?<=(?:{exact}){tail})")
     return "(?:" + "|".join(parts) + ")"
 

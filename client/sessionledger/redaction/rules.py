@@ -294,8 +294,10 @@ FRAGMENTS: dict[str, str] = {
     # (possessive `{0,24}+`: a failed test costs one pass over at most 24 characters, no backtracking)
     "B62": r"(?=[a-z0-9_-]{0,24}+[A-Z])(?=[A-Z0-9_-]{0,24}+[a-z])[A-Za-z0-9_-]{16}",
     "B64M": r"(?=[a-z0-9+/_=-]{0,24}+[A-Z])(?=[A-Z0-9+/_=-]{0,24}+[a-z])[A-Za-z0-9+/_=-]{16}",
+    # after an anchor's separator: at least 8 characters of a value, no template (`$X`, `${X}`, `<x>`)
+    "VALA": r"""[ \t]{0,8}(?:\\{0,8}["'`])?(?![$%{<*])[^\s"'`\\<>{}()\[\],;|&]{8}""",
     # anchor tails: an optional quote, then `:`, `=` or `!` (`key=`, `"token":`, `secret !=`)
-    "SEPA": r"""(?:\\{0,8}["'`])?(?:[ \t]{1,4}str(?:ing)?)?[ \t]{0,8}[:=!?.,]""",
+    "SEPA": r"""(?:\\{0,8}["'`])?(?:[ \t]{1,4}str(?:ing)?)?[ \t]{0,8}(?:[:=!?.]{1,3}>?|,)""",
 }
 _FRAGMENT_RE = re.compile(r"<<([A-Z0-9_]+)>>")
 _KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")

@@ -128,7 +128,7 @@ kind = "aws_secret_key"
 category = "cloud"
 description = "AWS secret access key next to its name (credentials file, env, JSON, aws configure)"
 source = "AWS CLI docs: configuration and credential file settings"
-lower_anchors = ['''key<<SEPA>>''', '''key[ \t]{1,8}[a-z0-9/+]{40}''', '''key \[''']
+lower_anchors = ['''key<<SEPA>><<VALA>>''', '''key[ \t]{1,8}[a-z0-9/+]{40}''', '''key \[''']
 lead = "A-Za-z0-9_. -"
 regex = '''<<NAME_START>>[A-Za-z0-9_.-]{0,64}(?i:secret_?access_?key|aws_?secret_?key|aws secret access key)(?:[ \t]{0,4}\[[^\]\\"\n]{0,40}\])?(?:<<SEP>>|[ \t]{1,8})(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])'''
 validator = "aws_secret"
@@ -1052,7 +1052,7 @@ kind = "password"
 category = "password"
 description = "--password PW / --password=PW / --db-password PW / -password PW"
 source = "GNU option syntax; many CLIs (mysql, psql wrappers, keytool, openssl)"
-lower_anchors = ['''p(?:ass(?:w(?:or)?d)?|wd)(?:[ \t]|=)''']
+lower_anchors = ['''p(?:ass(?:w(?:or)?d)?|wd)(?:[ \t]{1,8}|=)(?:\\{0,8}["'])?[^\s"'\\`-]''']
 lead = "a-zA-Z"
 lead_max = 12
 regex = '''(?<=-)[A-Za-z]{0,12}(?i:pass(?:word|wd)?|pwd)(?:[ \t]{1,8}|=)<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
@@ -1178,7 +1178,7 @@ kind = "password"
 category = "password"
 description = "A quoted value assigned to a password-like name (code, JSON, YAML, XML attributes)"
 source = "detect-secrets KeywordDetector tests (Apache-2.0); gitleaks GenerateSampleSecrets contexts (MIT)"
-lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>>''']
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>><<VALA>>''']
 lead = "A-Za-z0-9_.-"
 name = '''<<PW_NAME>>'''
 regex = '''<<NAME>><<SEP>><<QVALUE>>'''
@@ -1202,7 +1202,7 @@ kind = "password"
 category = "password"
 description = "A bare value assigned to an UPPERCASE password name (env files, shell, Docker -e)"
 source = "PostgreSQL docs: PGPASSWORD; MySQL docs: MYSQL_PWD; Docker Hub postgres image: POSTGRES_PASSWORD"
-lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>>''']
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>><<VALA>>''']
 lead = "A-Za-z0-9_.-"
 name = '''<<UPPER_PW_NAME>>'''
 regex = '''<<NAME>>=<<BVALUE>>'''
@@ -1224,7 +1224,7 @@ kind = "password"
 category = "password"
 description = "A bare value after a password-like key and `: ` (YAML, properties, HTTP-style headers)"
 source = "Rails docs: database.yml; Kubernetes docs: Secret stringData"
-lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}:[ \t]''']
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}:[ \t]<<VALA>>''']
 lead = "A-Za-z0-9_.-"
 name = '''<<PW_NAME>>'''
 regex = '''<<NAME>>[ \t]{0,8}:[ \t]{1,8}<<BVALUE>>'''
@@ -1238,7 +1238,7 @@ kind = "password"
 category = "password"
 description = "A bare value assigned to a password-like name in code: only when it is no identifier"
 source = "detect-secrets KeywordDetector tests (Apache-2.0)"
-lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>>''']
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>><<VALA>>''']
 lead = "A-Za-z0-9_.-"
 name = '''<<PW_NAME>>'''
 regex = '''<<NAME>><<SEP>><<BVALUE>>'''
@@ -1280,7 +1280,7 @@ kind = "generic_secret"
 category = "generic"
 description = "A random-looking value assigned to a name ending in key/token/secret/credentials"
 source = "gitleaks generic-api-key and GenerateSampleSecrets (MIT); detect-secrets KeywordDetector (Apache-2.0)"
-lower_anchors = ['''ke[yn][a-z0-9_-]{0,12}<<SEPA>>''', '''cre(?:t|ds|dentials?)[a-z0-9_.-]{0,24}<<SEPA>>''']
+lower_anchors = ['''ke[yn](?:[_-]?(?:[0-9]{1,3}|v[0-9]{1,2}|prod|live|test|dev|staging|value|str|string))?<<SEPA>><<VALA>>''', '''cre(?:t|ds|dentials?)[a-z0-9_.-]{0,24}<<SEPA>><<VALA>>''']
 lead = "A-Za-z0-9_.-"
 name = '''<<SECRET_NAME>>'''
 regex = '''<<NAME>><<SEP>><<VALUE>>'''
