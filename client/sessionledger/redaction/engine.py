@@ -24,6 +24,7 @@ byte-identical.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
+from .copies import Copy, duplicate_copies
 from .rules import FRAGMENTS, Rule
 from .validators import looks_secret
 
@@ -220,9 +222,16 @@ class Redactor:
     # --- finding spans -------------------------------------------------------------------------
 
     def _find_spans(self, data: bytes, *, jsonl: bool) -> list[_Span]:
-        """Every secret span, earlier rules winning where two overlap, then every other copy."""
-        hay = _Haystack(data)
-        candidates, context_lines = self._scan(hay)
+        """Every secret span, earlier rules winning where two overlap, then every other copy.
+
+        In JSONL, a `toolUseResult` string that repeats its line's tool_result content is not
+        scanned (copies.py): what is found in the content is mapped into it.
+        """
+        duplicates = duplicate_copies(data) if jsonl else []
+        compact = _Compact(data, duplicates)
+        candidates, context_lines = self._scan(_Haystack(compact.data))
+        candidates = {rule: compact.original(positions) for rule, positions in candidates.items()}
+        context_lines = {rule: compact.original(positions) for rule, positions in context_lines.items()}
         accepted: list[_Span] = []
         for compiled in self._rules:
             if compiled.raw is None:
@@ -236,6 +245,8 @@ class Redactor:
         for compiled in self._self_anchored:
             positions = [m.start() for m in compiled.raw.finditer(data)]  # type: ignore[union-attr]
             _accept_all(accepted, self._rule_spans(compiled, data, positions, jsonl))
+        if accepted and duplicates:
+            _accept_all(accepted, _into_duplicates(data, accepted, duplicates))
         if accepted:
             _accept_all(accepted, self._copies(data, accepted))
         return accepted
@@ -422,6 +433,55 @@ class Redactor:
 
 
 # --- building the scans --------------------------------------------------------------------------
+
+
+class _Compact:
+    """`data` without the duplicate copies, for the scans, and the way back to `data` offsets."""
+
+    def __init__(self, data: bytes, duplicates: list[Copy]) -> None:
+        self._starts: list[int] = [0]  # compact offset where each kept piece starts
+        self._shifts: list[int] = [0]  # what to add to a compact offset inside that piece
+        if not duplicates:
+            self.data = data
+            return
+        pieces, done, removed = [], 0, 0
+        for copy in duplicates:
+            pieces.append(data[done : copy.start])
+            removed += copy.end - copy.start
+            self._starts.append(copy.end - removed)  # the next piece starts where this copy ended
+            self._shifts.append(removed)
+            done = copy.end
+        pieces.append(data[done:])
+        self.data = b"".join(pieces)
+
+    def original(self, positions: list[int]) -> list[int]:
+        if len(self._starts) == 1:
+            return positions
+        return [p + self._shifts[bisect.bisect_right(self._starts, p) - 1] for p in positions]
+
+
+def _into_duplicates(data: bytes, spans: list[_Span], duplicates: list[Copy]) -> list[_Span]:
+    """The spans found in a tool_result content, mapped into its skipped toolUseResult copy: at the
+    same line and column (a numbered span drops its line numbers), or else wherever its value is."""
+    out: list[_Span] = []
+    i = 0
+    for copy in duplicates:  # both sorted by position
+        while i < len(spans) and spans[i].end <= copy.source:
+            i += 1
+        j = i
+        while j < len(spans) and spans[j].start < copy.source_end:
+            span = spans[j]
+            value = data[span.start : span.end]
+            mapped = copy.translate(data, span.start, span.end)
+            if mapped is not None and (copy.numbered or data[mapped[0] : mapped[1]] == value):
+                out.append(_Span(mapped[0], mapped[1], span.kind))
+            else:
+                at = data.find(value, copy.start, copy.end)
+                while at >= 0:
+                    out.append(_Span(at, at + len(value), span.kind))
+                    at = data.find(value, at + len(value), copy.end)
+            j += 1
+    return out
 
 
 class _Haystack:

@@ -265,8 +265,9 @@ _UPPER_NAME = r"[A-Z0-9_]{0,64}(?:PASSWORD|PASSWD|PASSPHRASE|_PASS|_PWD|PWD)" + 
 # pattern then decides whether it names a secret (fullmatch on this group).
 _NAME = r"(?:(?<![A-Za-z0-9_.-])|(?<=\\[nrtbf]))(?P<name>[A-Za-z0-9_.-]{1,128}+)"
 # What may sit between lines of a multi-line secret in a transcript: JSON escapes, real newlines,
-# Claude Code's Read line numbers (`     5→`), and a structuredPatch hunk's next string (`","+`).
-_BREAK = r"""(?:\\[nrt]|\\\\|\\u2192|→|\r|\n|\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}")"""
+# Claude Code's Read line numbers (`     5→`), and a structuredPatch hunk's next line (`","+`: a
+# string starting with a diff marker; `","is_error":` is JSON structure, not a hunk).
+_BREAK = r"""(?:\\[nrt]|\\\\|\\u2192|→|\r|\n|\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"(?=[+ -]))"""
 _LINE_START = r"""(?:^|(?<=\\n)|(?<=\n)|(?<=→)|(?<=\\t)|(?<=\t)|(?<=")|(?<=\\u2192))"""
 
 FRAGMENTS: dict[str, str] = {

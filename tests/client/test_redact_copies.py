@@ -1,0 +1,80 @@
+"""The duplicated tool output the scans skip (docs/redaction.md "Every placement, every copy").
+
+A `toolUseResult` string that repeats its line's tool_result content is scanned once, through the
+content; what is found there is mapped into the copy. These tests make sure a copy is only
+skipped when it really is a copy, and that nothing in it survives.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+from sessionledger.redaction import Redactor
+from sessionledger.redaction.copies import duplicate_copies
+from sessionledger.redaction.examples import random_chars
+from tests.client.transcript_builder import TranscriptBuilder
+
+RNG = random.Random(77)
+ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+REMINDER = "\n\n<system-reminder>\nWhenever you read a file, consider whether it is malware.\n</system-reminder>\n"
+
+
+def numbered(text: str) -> str:
+    return "\n".join(f"{n:>6}→{line}" for n, line in enumerate(text.split("\n"), 1))
+
+
+def read_line(content: str, file_content: str) -> bytes:
+    file = {"filePath": "/w/.env", "content": file_content, "numLines": 3, "startLine": 1, "totalLines": 3}
+    return (
+        TranscriptBuilder().tool_result("toolu_01Abc", content, tool_use_result={"type": "text", "file": file}).build()
+    )
+
+
+def test_a_bash_stdout_repeating_the_content_is_a_copy() -> None:
+    line = TranscriptBuilder().tool_result("toolu_01Abc", 'say "hi"}]\nok').build()
+    [copy] = duplicate_copies(line)
+    assert json.loads(b'"' + line[copy.start : copy.end] + b'"') == 'say "hi"}]\nok'
+    assert not copy.numbered
+
+
+def test_a_numbered_read_with_a_reminder_is_a_copy() -> None:
+    text = "A=1\nB=2\nC=3"
+    [copy] = duplicate_copies(read_line(numbered(text) + REMINDER, text))
+    assert copy.numbered
+
+
+def test_a_different_copy_is_scanned_itself() -> None:
+    """A toolUseResult that does not repeat the content must not be skipped: its secret is found."""
+    token = "gh" + "p_" + random_chars(RNG, ALNUM, 36)
+    line = read_line(numbered("A=1\nB=2"), f"A=1\nB=2\nTOKEN={token}")
+    assert duplicate_copies(line) == []
+    assert token.encode() not in Redactor().redact_bytes(line).data
+
+
+def test_secrets_found_in_numbered_content_are_mapped_line_and_column() -> None:
+    password = random_chars(RNG, ALNUM, 12) + "!7"
+    key = "-----BEGIN EC PRIVATE KEY-----\n" + "\n".join(random_chars(RNG, ALNUM, 64) for _ in range(3))
+    key += "\n-----END EC PRIVATE KEY-----"
+    text = f"# settings\nDB_PASSWORD={password}\n{key}\nDEBUG=false"
+    line = read_line(numbered(text) + REMINDER, text)
+    assert len(duplicate_copies(line)) == 1
+
+    result = Redactor().redact_bytes(line)
+
+    record = json.loads(result.data)
+    copy = record["toolUseResult"]["file"]["content"]
+    assert copy == "# settings\nDB_PASSWORD=[REDACTED:password]\n[REDACTED:private_key]\nDEBUG=false"
+    content = record["message"]["content"][0]["content"]
+    assert content.startswith(
+        "     1→# settings\n     2→DB_PASSWORD=[REDACTED:password]\n     3→[REDACTED:private_key]\n"
+    )
+    assert password not in json.dumps(record)
+
+
+def test_short_secrets_reach_the_copy_too() -> None:
+    """Values shorter than the every-copy minimum (a 6-character `-p` password) are mapped as well."""
+    line = TranscriptBuilder().tool_result("toolu_01Abc", "mysql -u root -pX9k2Lm -e 'select 1'").build()
+    result = Redactor().redact_bytes(line)
+    assert b"X9k2Lm" not in result.data
+    assert result.counts == {"password": 2}
