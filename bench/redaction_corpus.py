@@ -402,6 +402,7 @@ KEYWORD_SAMPLES: list[tuple[str, str, str, str]] = [
         'curl -H "X-API-Key: «{alnum:32}»" https://api.example.com/v1/items',
         "HTTP API key headers",
     ),
+    ("generic_secret", "generic", "vercel deploy --token «{alnum:24}» --prod", "Vercel CLI docs: --token"),
     (
         "bearer",
         "auth",

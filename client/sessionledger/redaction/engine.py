@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from .copies import Copy, duplicate_copies
 from .rules import FRAGMENTS, Rule
-from .validators import looks_secret
+from .validators import looks_secret, shannon_entropy
 
 _KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _TOKEN_START = FRAGMENTS["START"]
@@ -43,6 +43,7 @@ _NEAR_BACK = 512  # how far before an anchor a `near` word may be
 _PROPAGATE_MIN = 8  # shortest value whose other copies are redacted too
 _FRAGMENT_MIN = 16  # shortest line of a multi-line secret treated the same way
 _GLOBAL_COPIES = 8  # up to this many distinct values, copies are searched in the whole buffer
+_GLOBAL_MIN = 12  # … if they are at least this long (and random enough)
 _NEAR_LINES = 3  # otherwise in the value's line and this many lines before and after it
 _NEAR_BYTES = 1 << 20  # … but never more than this far away
 _STRING_BREAK = re.compile(rb'(\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"[+ -]?)')
@@ -342,7 +343,10 @@ class Redactor:
         everywhere = len(values) <= _GLOBAL_COPIES
         copies: list[_Span] = []
         for value, (kind, at) in values.items():
-            lo, hi = (0, len(data)) if everywhere else _neighbourhood(data, at)
+            # a short or low-entropy value is only looked for near where it was found: a false
+            # positive like `password2` must not spread through a whole file
+            distinctive = len(value) >= _GLOBAL_MIN and shannon_entropy(value.decode("utf-8", "replace")) >= 3.2
+            lo, hi = (0, len(data)) if everywhere and distinctive else _neighbourhood(data, at)
             start = data.find(value, lo, hi)
             while start >= 0:
                 end = start + len(value)

@@ -183,9 +183,90 @@ _DENIED_SUFFIX = "".join(
         "PROVIDER",
         "type_",
         "s_dir",
+        "used",
+        "Used",
+        "USED",
+        "date",
+        "Date",
+        "DATE",
+        "time",
+        "Time",
+        "TIME",
+        "age",
+        "Age",
+        "AGE",
+        "changed",
+        "Changed",
+        "CHANGED",
+        "enabled",
+        "Enabled",
+        "ENABLED",
+        "required",
+        "Required",
+        "REQUIRED",
+        "format",
+        "Format",
+        "FORMAT",
+        "less",
+        "lessFn",
+        "strength",
+        "Strength",
+        "STRENGTH",
+        "validator",
+        "Validator",
+        "VALIDATOR",
     )
 )
 _SUFFIX = r"(?:[_.-]?[A-Za-z0-9]{1,24}){0,4}"
+# Tokens that are no credentials: pagination (`nextPageToken`, `NextToken`, `ContinuationToken`),
+# idempotency and concurrency (`ClientToken`, `ChangeToken`), parser and paginator tokens.
+_NOT_SECRET_TOKENS = "".join(
+    f"(?<!{w})"
+    for w in (
+        "age",
+        "AGE_",
+        "age_",
+        "ation",
+        "Sync",
+        "sync",
+        "Cursor",
+        "cursor",
+        "Next",
+        "next",
+        "NEXT_",
+        "next_",
+        "Change",
+        "change",
+        "CHANGE_",
+        "Idempotency",
+        "idempotency",
+        "Client",
+        "client",
+        "CLIENT_",
+        "client_",
+        "input_",
+        "output_",
+        "Start",
+        "start",
+        "Resume",
+        "resume",
+        "Continue",
+        "continue",
+        "Request",
+        "request",
+        "Cancel",
+        "cancel",
+        "Cancellation",
+        "Skip",
+        "skip",
+        "Csrf",
+        "csrf",
+        "CSRF_",
+        "csrf_",
+        "xsrf",
+        "Xsrf",
+    )
+)
 _SHORT_SUFFIX = (
     r"(?:[_-]?(?:[0-9]{1,3}|[vV][0-9]{1,2}|[Pp]rod|PROD|[Ll]ive|LIVE|[Tt]est|TEST|[Dd]ev|DEV|[Ss]taging|STAGING"
     r"|[Vv]alue|VALUE|[Ss]tr|[Ss]tring|STRING))?"
@@ -242,7 +323,9 @@ _SECRET_NAME = (
     + _SEGMENTS
     + r"(?:[A-Za-z0-9]{0,64}(?:SECRET|Secret|secret|CREDENTIALS?|Credentials?|credentials?|creds|CREDS)"
     + _SUFFIX
-    + r"|[A-Za-z0-9]{0,64}(?<!age)(?<!AGE_)(?<!age_)(?<!ation)(?<![Ss]ync)(?<![Cc]ursor)(?:TOKEN|Token|token)"
+    + r"|[A-Za-z0-9]{0,64}"
+    + _NOT_SECRET_TOKENS
+    + r"(?:TOKEN|Token|token)"
     + _SHORT_SUFFIX
     + r"|(?i:"
     + _KEY_QUALIFIER

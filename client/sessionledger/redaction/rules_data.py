@@ -1313,6 +1313,20 @@ fp = [
 ]
 
 [[rule]]
+id = "secret-flag"
+kind = "generic_secret"
+category = "generic"
+description = "A random-looking value after a --token/--api-key/--secret style flag and a space"
+source = "GNU long options; gh, heroku, vercel, npm and cloud CLIs (--token, --api-key, --client-secret)"
+lower_anchors = ['''ke[yn][ \t]{1,8}<<VALA>>''', '''cret[ \t]{1,8}<<VALA>>''']
+lead = "a-zA-Z-"
+lead_max = 32
+regex = '''(?<![A-Za-z0-9_-])--?(?:[A-Za-z0-9]{1,24}-){0,3}(?i:token|key|secret)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{7,511}+)'''
+validator = "secret"
+tp = ["vercel deploy --token «{alnum:24}» --prod", "my-cli --api-key «{alnum:32}» sync", "az ad sp create --client-secret «{token:40}»"]
+fp = ["git log --pretty=format --key value", "ssh-keygen -t ed25519 --key-type rsa", "gh auth login --with-token < token.txt", "To decipher the auto-key ciphertext, use the key", "commandline --current-token --cut-at-cursor)"]
+
+[[rule]]
 id = "generic-secret-prose"
 kind = "generic_secret"
 category = "generic"

@@ -58,7 +58,16 @@ _PLACEHOLDER_RE = re.compile(
     re.IGNORECASE,
 )
 _PLACEHOLDER_PREFIXES = ("$", "%", "{", "<", "#", "[REDACTED", "@", "&", "*")
-_TEMPLATE_PARTS = ("${", "{{", "$(", "%s", "{0}", "<%", "}}")
+_TEMPLATE_PARTS = ("${", "{{", "$(", "%s", "{0}", "<%", "}}", "{%", "%}")
+# values that are data, not secrets: dates, times, versions, IP addresses
+_NOT_A_SECRET_RE = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]{5,15}(?:Z|[+-]\d{2}:?\d{2})?)?"  # a date, a timestamp
+    r"|v?\d{1,4}(?:\.\d{1,6}){1,3}(?:[-+][A-Za-z0-9.]{1,20})?"  # a version
+    r"|\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?"  # an IPv4 address
+)
+_EXPRESSION_RE = re.compile(r"\[-?\d{0,3}\]|\(\)|[,;]$")
+# `password1`, `new_password2`, `mypass`: names, never values
+_PASSWORD_WORD_RE = re.compile(r"(?i)(?:new|old|my|the|your|confirm)?[_-]?pass(?:word|wd)?[_-]?\d{0,3}")
 _PATH_PREFIXES = ("/", "./", "../", "~/", "C:\\", "c:\\", "file:")
 _WORDLIKE_RE = re.compile(r"[A-Za-z_][A-Za-z_./:-]*")  # identifier, dotted name, path: no digit
 _SEGMENTED_RE = re.compile(r"[A-Za-z0-9]+(?:[._:/-]+[A-Za-z0-9]+)*")
@@ -66,7 +75,7 @@ _HEX_RE = re.compile(r"[0-9a-fA-F]+")
 _DOTTED_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+(?:\(\))?")
 _CAMEL_RE = re.compile(r"[A-Za-z][a-z]{2,}(?:[A-Z][a-z]{2,}|[A-Z]{2,4}(?![a-z]))+|[a-z]{2,}(?:[A-Z][a-z]{2,})+")
 # DB_PASSWORD, REQUIRED, db_password, rc2_key_st, user-profile
-_CONSTANT_RE = re.compile(r"[A-Z]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+")
+_CONSTANT_RE = re.compile(r"[A-Z]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z0-9]+(?:[_-][a-z0-9]+)+")
 _VOWELS = frozenset("aeiou")
 # words inside identifiers: `PrivateKey` → Private, Key; `HTTPServer` → HTTP, Server; `v2` → v
 _WORD_SPLIT_RE = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]")
@@ -141,15 +150,18 @@ def shannon_entropy(text: str) -> float:
 
 
 def placeholder(value: str) -> bool:
-    """A template, dummy, documented example, masked value or marker left by an earlier pass."""
+    """A template, dummy, documented example, masked value, marker left by an earlier pass, or a
+    value that is plain data (a date, a version, an IP address, `password2`)."""
     if value.startswith(_PLACEHOLDER_PREFIXES) or any(part in value for part in _TEMPLATE_PARTS):
+        return True
+    if _NOT_A_SECRET_RE.fullmatch(value) or _PASSWORD_WORD_RE.fullmatch(value):
         return True
     return value.lower() in _DUMMIES or _PLACEHOLDER_RE.search(value) is not None
 
 
 def _literal(value: str, minimum: int = MIN_SECRET_LENGTH) -> bool:
-    """Long enough, no template, placeholder, path or URL."""
-    if len(value) < minimum or placeholder(value) or "://" in value:
+    """Long enough, no template, placeholder, path, URL or expression (`tokens[0]`, `get()`)."""
+    if len(value) < minimum or placeholder(value) or "://" in value or _EXPRESSION_RE.search(value):
         return False
     return not value.startswith(_PATH_PREFIXES)
 
@@ -193,6 +205,7 @@ def identifier(value: str) -> bool:
     `db_password`, `PasswordField`, `os.environ.get`."""
     if _HEXISH_RE.fullmatch(value):
         return False
+    value = value.lstrip("_+-!")  # `_PasswordType`, `+dollarToken`
     if _DOTTED_RE.fullmatch(value):
         return _name_like(value.replace("$", "").replace("::", ".").replace("->", ".").removesuffix("()"))
     if _CAMEL_RE.fullmatch(value) or _CONSTANT_RE.fullmatch(value):
@@ -272,11 +285,16 @@ def has_digit(value: str) -> bool:
     return token(value) and any(c.isdigit() for c in value)
 
 
+_URL_DUMMIES = frozenset(
+    ("pass", "pw", "pwd", "secret", "x", "guest", "admin", "root", "test", "user", "demo", "postgres")
+)
+
+
 def url_password(value: str) -> bool:
     """`postgres://u:${DB_PASSWORD}@h`, `:%(pw)s@`, `:****@`, `user:pass@` are examples."""
     if value.startswith(_PLACEHOLDER_PREFIXES) or any(part in value for part in _TEMPLATE_PARTS):
         return False
-    if value.lower() in _DUMMIES or value.lower() in {"pass", "pw", "pwd", "secret", "x"}:
+    if value.lower() in _DUMMIES or value.lower() in _URL_DUMMIES:
         return False
     if re.fullmatch(r"[A-Z]+(?:_[A-Z0-9]+)*|\d{1,5}", value):  # `user:DB_PASSWORD@`, a port
         return False
