@@ -12,14 +12,15 @@ Every copy: once any copy of a value is recognised (the key in `toolUseResult.fi
 other occurrence in the buffer is replaced too (the same key in the numbered `tool_result` text, in
 `stdout`, in a later prompt), and each line of a multi-line secret counts as such a value.
 
-Speed (target >= 50 MB/s on a loaded 2-core machine): the rules' anchors are merged into a few
-scans, one per distinct leading literal (`_`, `-`, `.`, `A`, `://` on the raw bytes; `p`, `ke`,
+Speed (target >= 50 MB/s on a loaded 2-core machine): the rules' anchors are merged into nine
+scans, one per distinct leading literal (`_`, `-`, `.`, `A`, `:` on the raw bytes; `p`, `ke`,
 `cre`, `auth` on the ASCII-lowercased bytes). Each scan is a regex starting with that literal
-(sre finds those at memory speed) followed by a lookahead over what the anchors need next, so a
-hit is rare; only at a hit does Python pick the candidate rules, and a rule's full regex is tried
-only there, never over a whole line. Every regex is linear: bounded quantifiers, no nested
-ambiguity. Bytes outside the replaced spans are copied through: untouched lines stay
-byte-identical.
+(sre finds those at memory speed) followed by cheap gates and a lookahead over what the anchors
+need next, so a hit is rare; only at a hit does Python pick the candidate rules, and a rule's full
+regex is tried only there, never over a whole line. A `toolUseResult` copy of the tool_result
+content is not scanned at all (copies.py). Every regex is linear: bounded or possessive
+quantifiers, no nested ambiguity. Bytes outside the replaced spans are copied through: untouched
+lines stay byte-identical.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ from .validators import looks_secret, shannon_entropy
 
 _KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _TOKEN_START = FRAGMENTS["START"]
-_RAW_PIVOTS = "_-.~A"  # preferred single-byte scans for provider prefixes
 _NEAR_BACK = 512  # how far before an anchor a `near` word may be
 _PROPAGATE_MIN = 8  # shortest value whose other copies are redacted too
 _FRAGMENT_MIN = 16  # shortest line of a multi-line secret treated the same way
