@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from .copies import Copy, duplicate_copies
@@ -888,24 +889,26 @@ def _bounded(data: bytes, start: int, end: int, value: bytes) -> bool:
 
 def _accept_all(accepted: list[_Span], spans: Iterable[_Span]) -> None:
     """Add the spans that overlap neither an accepted span nor each other (the earlier one wins);
-    `accepted` stays sorted. A linear merge: a rule may add thousands of spans."""
-    new = sorted(spans)
+    `accepted` stays sorted. Bisection on the starts and one merge: a rule may add thousands."""
+    new = sorted(spans, key=_START_KEY)
     if not new:
         return
-    merged: list[_Span] = []
-    i = 0
+    starts = [span.start for span in accepted]
+    kept: list[_Span] = []
     last_end = -1
     for span in new:
-        while i < len(accepted) and accepted[i].start < span.start:
-            merged.append(accepted[i])
-            last_end = max(last_end, accepted[i].end)
-            i += 1
-        if span.start < last_end or (i < len(accepted) and accepted[i].start < span.end):
+        i = bisect.bisect_left(starts, span.start)
+        if span.start < last_end or (i and accepted[i - 1].end > span.start):
             continue
-        merged.append(span)
+        if i < len(accepted) and accepted[i].start < span.end:
+            continue
+        kept.append(span)
         last_end = span.end
-    merged.extend(accepted[i:])
-    accepted[:] = merged
+    if kept:
+        accepted[:] = sorted(accepted + kept, key=_START_KEY)
+
+
+_START_KEY = attrgetter("start")
 
 
 def _apply(data: bytes, spans: list[_Span], counts: dict[str, int]) -> bytes:
