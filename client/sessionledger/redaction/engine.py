@@ -673,6 +673,9 @@ def _first_chars(regex: str) -> set[str] | None:
     """
     if not regex:
         return None
+    if regex.startswith(("(?<=", "(?<!")):  # zero width: what follows it comes first
+        close = _closing_paren(regex, 0)
+        return None if close is None else _first_chars(regex[close + 1 :])
     if regex.startswith(("(?:", "(?=")):
         return _group_first_chars(regex)
     if regex.startswith("["):

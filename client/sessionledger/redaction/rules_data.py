@@ -735,9 +735,9 @@ kind = "telegram"
 category = "messaging"
 description = "Telegram bot token"
 source = "Telegram Bot API docs; gitleaks telegram-bot-api-token (MIT)"
-anchors = [''':AA[A-Za-z0-9_-]{33}''']
-lead = "0-9"
-lead_max = 11
+anchors = ['''A(?<=:A)A[A-Za-z0-9_-]{33}''']
+lead = "0-9:"
+lead_max = 12
 regex = '''(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}<<END>>'''
 validator = "token"
 tp = ["TELEGRAM_BOT_TOKEN=«{digits:10}:AA{token:33}»"]
@@ -1013,7 +1013,7 @@ kind = "password"
 category = "password"
 description = "curl -u / --user user:password"
 source = "curl manual: -u, --user; gitleaks curl-auth-user (MIT)"
-anchors = ['''-u[^-]''', '''--user[ \t=]''']
+anchors = ['''-(?<=[ \t]-)u[ \t=]{0,8}[^\s:'"\\`$-]{1,128}:''', '''-(?<=[ \t]-)-user[ \t=]''']
 near = ["curl"]
 regex = '''(?<![A-Za-z0-9_-])(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{1,128}:(?P<secret>[^\s'"\\`]{3,256})'''
 validator = "cli_password"
@@ -1026,7 +1026,7 @@ kind = "password"
 category = "password"
 description = "mysql/mariadb/mysqldump -pPASSWORD (no space)"
 source = "MySQL manual: --password[=password], -p[password]"
-anchors = ['''-p[^\s-]''']
+anchors = ['''-(?<=[ \t]-)p[^\s-]''']
 near = ["mysql", "mariadb"]
 regex = '''(?<![A-Za-z0-9_-])-p<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,127})'''
 validator = "cli_password"
@@ -1039,7 +1039,7 @@ kind = "password"
 category = "password"
 description = "sshpass -p / docker|az|oc|cf login -p PASSWORD"
 source = "sshpass(1); docker login, az login, oc login docs"
-anchors = ['''-p[ \t]''']
+anchors = ['''-(?<=[ \t]-)p[ \t]''']
 near = ["sshpass", "login"]
 regex = '''(?<![A-Za-z0-9_-])-p[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
 validator = "cli_password"
