@@ -13,8 +13,9 @@ from django_scopes import scopes_disabled
 from projects.scoping import project_scope
 from sessions_app import blobs, selectors
 from sessions_app.models import Session
-from sessions_app.processing import session_reprocess
+from sessions_app.processing import session_process, session_reprocess
 from tests.client.transcript_builder import TranscriptBuilder
+from tests.uploads import commit_hash, gz_file, metadata_for
 
 RNG = random.Random(1515)
 
@@ -101,3 +102,36 @@ def test_no_server_line_on_the_page_when_the_client_redacted_everything(world, i
         assert Session.objects.get(pk=session.pk).server_redaction == {}
     client.force_login(world.viewer)
     assert "Redacted on server" not in client.get(f"/p/{world.project.slug}/s/{session.pk}").content.decode()
+
+
+def test_a_persisted_tool_output_is_redacted_before_it_joins_the_document(world, api_as) -> None:
+    """A large tool output uploaded as its own part (tool-results/<name>) goes through the wall too."""
+    token = _token()
+    saved = "/home/dev/.claude/projects/app/5d1c0c8e/tool-results/toolu_01Big.txt"
+    preview = (
+        f"<persisted-output>\nOutput too large (80KB). Full output saved to: {saved}\n\n"
+        "Preview (first 2KB):\nok\n</persisted-output>"
+    )
+    b = TranscriptBuilder().prompt("build it")
+    b.tool_use("Bash", {"command": "make build"}, tool_id="toolu_01Big")
+    b.tool_result(
+        "toolu_01Big", preview, tool_use_result={"stdout": preview, "stderr": "", "persistedOutputPath": saved}
+    )
+    raw = b.assistant_text("Built.").turn_end().build()
+    output = ("compiling...\n" * 200 + f"export GITHUB_TOKEN={token}\n").encode()
+    body = {
+        "metadata": json.dumps(metadata_for(raw, commit_hash=commit_hash("persisted"))),
+        "transcript": gz_file(raw, "transcript.jsonl.gz"),
+        "tool_result": [gz_file(output, "toolu_01Big.txt.gz")],
+    }
+    response = api_as(world.member).post(f"/api/v1/projects/{world.project.slug}/sessions", body, format="multipart")
+    assert response.status_code == 202, response.content
+    with scopes_disabled():
+        session = Session.objects.select_related("project", "author").get(pk=response.json()["id"])
+    with project_scope(world.project):
+        session_process(session=session)
+        session = Session.objects.get(pk=session.pk)
+
+    document = json.dumps(blobs.load_json_gz(session.content_storage_key))
+    assert token not in document and "GITHUB_TOKEN=[REDACTED:github]" in document
+    assert session.server_redaction == {"github": 1}
