@@ -6,14 +6,19 @@ rules) over the transcript, sub-agent transcripts and persisted tool outputs it 
 commit message, and only then derives the
 content document, title, summary, digest, search vector and snippets: none of them can hold a
 secret the rules recognise. What it found is stored per rule in ``Session.server_redaction`` and
-shown on the session page. The raw blob stays as uploaded (see docs/redaction.md).
+shown on the session page. Where it found something, the stored blobs it read (raw transcript,
+sub-agents, tool outputs) are replaced by their redacted bytes, so the raw download, the stitched
+transcript and fork hold no more than the page does (docs/redaction.md). A later reprocess then
+finds nothing and keeps the counts already recorded.
 """
 
 from __future__ import annotations
 
+import gzip
 from collections import Counter
 
 from sessionledger.redaction import default_redactor
+from sessions_app import blobs, parts
 from sessions_app.models import Session
 
 
@@ -38,7 +43,9 @@ def second_wall(
     message, message_counts = redactor.redact_text(session.commit_message or "")
     counts.update(message_counts)
     found = dict(sorted(counts.items()))
-    changed = {"server_redaction": found} if found != (session.server_redaction or {}) else {}
+    if found:
+        _store_redacted(session, raw, result.data, inputs, cleaned)
+    changed = {"server_redaction": found} if found and found != (session.server_redaction or {}) else {}
     if message != (session.commit_message or ""):
         changed["commit_message"] = message
     if changed:
@@ -46,3 +53,23 @@ def second_wall(
         for field, value in changed.items():
             setattr(session, field, value)
     return result.data, cleaned
+
+
+def _store_redacted(
+    session: Session,
+    raw: bytes,
+    redacted: bytes,
+    inputs: dict[str, dict[str, bytes]],
+    cleaned: dict[str, dict[str, bytes]],
+) -> None:
+    """Overwrite each stored blob whose bytes the wall changed (same keys: nothing else moves)."""
+    keys = {
+        "subagents": {entry["agent_id"]: entry["key"] for entry in parts.subagent_entries(session)},
+        "tool_outputs": {entry["name"]: entry["key"] for entry in parts.tool_result_entries(session)},
+    }
+    if redacted != raw:
+        blobs.put(session.raw_storage_key, gzip.compress(redacted))
+    for name, files in cleaned.items():
+        for key, data in files.items():
+            if data != inputs[name][key]:
+                blobs.put(keys[name][key], gzip.compress(data))

@@ -153,7 +153,7 @@ _PLAIN_FIELDS = (
 )
 # Only a single session shows these: a list of 200 sessions carrying up to 10,000 paths and a long
 # commit message each was tens of megabytes (docs/api.md, "Limits").
-_DETAIL_ONLY_FIELDS = ("commit_message", "files_touched")
+_DETAIL_ONLY_FIELDS = ("commit_message", "files_touched", "server_redaction")
 
 
 class SessionSerializer(serializers.ModelSerializer):

@@ -4,6 +4,7 @@ message without the secrets the rules recognise, and the session page says what 
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import string
@@ -53,6 +54,22 @@ def test_derived_fields_hold_no_secret_from_an_unredacted_upload(world, ingest, 
     assert "deploy the billing service with GITHUB_TOKEN=[REDACTED:github] please" in session.summary
     assert session.commit_message == "Deploy billing service\n\nregistry token was [REDACTED:github]"
     assert session.server_redaction == {"github": 3, "password": 1}  # prompt, reply, commit message
+    detail = api_as(world.viewer).get(f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}").json()
+    assert detail["server_redaction"] == {"github": 3, "password": 1}
+
+
+def test_the_raw_download_and_the_stitched_transcript_hold_no_secret_the_wall_found(world, ingest, api_as) -> None:
+    token, password = _token(), _password()
+    session = _unredacted_upload(world, ingest, token, password)
+    client = api_as(world.viewer)
+    base = f"/api/v1/projects/{world.project.slug}"
+
+    raw = client.get(f"{base}/sessions/{session.pk}/raw")
+    assert raw.status_code == 200
+    text = gzip.decompress(b"".join(raw.streaming_content) if raw.streaming else raw.content).decode()
+    stitched = client.get(f"{base}/agent-sessions/{session.agent_session_id}/transcript").content.decode()
+    for body in (text, stitched):
+        assert token not in body and password not in body and "[REDACTED:github]" in body
 
 
 def test_search_and_snippets_never_show_a_secret(world, ingest, api_as) -> None:
