@@ -14,7 +14,7 @@ from rest_framework import exceptions, permissions
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from projects.models import ApiToken, Membership, Project, Role, Scope, role_at_least
+from projects.models import ApiToken, Membership, Project, Role, Scope, User, role_at_least
 from projects.scoping import project_scope, unscoped
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -30,6 +30,18 @@ READ_MEMBER_WRITE: dict[str, str] = {
 }
 ADMIN_ONLY: dict[str, str] = dict.fromkeys(READ_MEMBER_WRITE, Role.ADMIN)
 READ_ONLY: dict[str, str] = {m: Role.VIEWER for m in SAFE_METHODS}
+
+
+def acting_user(request: HttpRequest | Request) -> User:
+    """The signed-in user of a request that passed authentication.
+
+    Views reach this only behind a login or token check; an anonymous request here is a wiring
+    error, refused rather than acted on.
+    """
+    user = request.user
+    if not isinstance(user, User):
+        raise exceptions.NotAuthenticated()
+    return user
 
 
 def membership_for(*, project: Project | None, user: Any, token: ApiToken | None = None) -> Membership | None:

@@ -29,7 +29,7 @@ def user_create(*, email: str, password: str | None = None, staff: bool = False)
 
 
 def project_create(*, slug: str, name: str = "", repo: str | None = None, admin: User | None = None) -> Project:
-    if not slug_re.fullmatch(slug) or len(slug) > Project._meta.get_field("slug").max_length:
+    if not slug_re.fullmatch(slug) or len(slug) > (Project._meta.get_field("slug").max_length or 0):
         raise DomainError(
             "invalid", f"{slug!r} is not a valid slug: use letters, digits, - and _ (at most 64).", field="slug"
         )

@@ -23,9 +23,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import IntEnum
 from functools import cache
+from typing import cast
 
 import redis
 from django.conf import settings
+from redis.commands.core import Script
 
 logger = logging.getLogger(__name__)
 PARKED_TTL = 86_400  # a parked set left behind expires; the sweep re-queues what it held
@@ -68,7 +70,7 @@ def _client() -> redis.Redis:
 
 
 @cache
-def _scripts() -> tuple[object, object]:
+def _scripts() -> tuple[Script, Script]:
     client = _client()
     return client.register_script(_ADMIT), client.register_script(_RELEASE)
 
@@ -135,4 +137,4 @@ def hand_on(project_id: object, session_id: object) -> None:
 def parked(project_id: object) -> list[str]:
     """The project's parked sessions, oldest first (for tests and the operator)."""
     members = _client().zrange(_keys(project_id)[1], 0, -1)
-    return [member.decode() for member in members]
+    return [member.decode() for member in cast(list[bytes], members)]

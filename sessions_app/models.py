@@ -13,8 +13,8 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
-from django_scopes import ScopedManager
 
+from projects.managers import ProjectScopedManager
 from projects.models import Project
 
 
@@ -88,7 +88,7 @@ class Session(models.Model):
     raw_sha256 = models.CharField(max_length=64, blank=True, default="", help_text="of the decompressed transcript")
     processing_attempts = models.PositiveSmallIntegerField(default=0)
 
-    objects = ScopedManager(project="project")
+    objects = ProjectScopedManager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -151,7 +151,7 @@ class CommitLink(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = ScopedManager(project="project")
+    objects = ProjectScopedManager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "old_hash", "new_hash"], name="commitlink_unique")]
@@ -174,7 +174,7 @@ class AccessLog(models.Model):
     ip = models.GenericIPAddressField(null=True, blank=True)
     user_agent = models.CharField(max_length=300, blank=True, default="")
 
-    objects = ScopedManager(project="project")
+    objects = ProjectScopedManager()
 
     class Meta:
         ordering = ["-at"]

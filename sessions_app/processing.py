@@ -206,7 +206,7 @@ def _search_text(session: Session, parsed: Any) -> dict[str, str]:
 
 def _search_vector(parts: dict[str, str]) -> Any:
     vectors = [SearchVector(Value(text), weight=weight, config="english") for weight, text in parts.items()]
-    combined = vectors[0]
+    combined: Any = vectors[0]
     for vector in vectors[1:]:
         combined = combined + vector
     return combined

@@ -50,7 +50,7 @@ def sessions_for_task(*, project: Project, task_id: str) -> QuerySet[Session]:
     return session_queryset(project=project).filter(task_id=task_id)
 
 
-def session_get(*, project: Project, session_id: object) -> Session | None:
+def session_get(*, project: Project, session_id: Any) -> Session | None:
     try:
         return session_queryset(project=project).select_related("previous").filter(pk=session_id).first()
     except Exception:

@@ -21,6 +21,7 @@ from django.views.generic import TemplateView
 from frontend.access import PAGE_ADMIN, ProjectPageMixin
 from frontend.forms import InvitationForm, RetentionForm, TokenForm
 from projects import selectors, services
+from projects.access import acting_user
 from projects.errors import DomainError
 from projects.models import ApiToken, Invitation, Membership, Project, Role
 
@@ -113,7 +114,7 @@ class ProjectSettingsView(ProjectPageMixin, TemplateView):
             project=self.project,
             email=form.cleaned_data["email"],
             role=form.cleaned_data["role"],
-            invited_by=request.user,
+            invited_by=acting_user(request),
         )
         sent = self._send_invitation(invitation)
         note = "An e-mail is on its way; you" if sent else "The e-mail could not be sent; you"
@@ -122,7 +123,7 @@ class ProjectSettingsView(ProjectPageMixin, TemplateView):
 
     def _send_invitation(self, invitation: Invitation) -> bool:
         body = (
-            f"{self.request.user.email} invited you to {self.project.name} on Sessionledger "
+            f"{acting_user(self.request).email} invited you to {self.project.name} on Sessionledger "
             f"as {invitation.role}.\n\nAccept: {invitation_link(invitation)}\n"
         )
         try:
@@ -143,7 +144,7 @@ class ProjectSettingsView(ProjectPageMixin, TemplateView):
         if not form.is_valid():
             return self.render_to_response(self.get_context_data(token_form=form), status=400)
         token, secret = services.token_create(
-            user=request.user,
+            user=acting_user(request),
             name=form.cleaned_data["name"],
             project=self.project,
             scopes=form.cleaned_data["scopes"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Field, QuerySet
@@ -82,7 +82,7 @@ class SessionCursorPagination(CursorPagination):
 
 
 def _ordering_field(ordering: tuple[str, ...]) -> Field:
-    return Session._meta.get_field(ordering[0].lstrip("-"))
+    return cast(Field, Session._meta.get_field(ordering[0].lstrip("-")))
 
 
 class OffsetPagination(LimitOffsetPagination):
