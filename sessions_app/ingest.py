@@ -11,7 +11,7 @@ import hashlib
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -22,19 +22,11 @@ from projects.models import Project, User
 from sessions_app import blobs, parts
 from sessions_app.links import session_api_url
 from sessions_app.models import Kind, Session, Status
+from sessions_app.parts import Upload
+from sessions_app.tasks import enqueue_processing
 
 logger = logging.getLogger(__name__)
 STORAGE_RETRY_AFTER = 30
-
-
-@dataclass(frozen=True)
-class Upload:
-    """One gzip part of the request: the transcript or a sub-agent transcript."""
-
-    stream: IO[bytes]
-    size: int
-    agent_id: str = ""  # a sub-agent's id, or a persisted tool output's name
-    kind: str = "subagent"  # or "tool_result" (sessions_app.parts)
 
 
 @dataclass(frozen=True)
@@ -250,13 +242,3 @@ def _store_blobs(
             retry_after=STORAGE_RETRY_AFTER,
         ) from None
     return stored
-
-
-def enqueue_processing(session_id: object) -> None:
-    """Queue processing; when the broker is down the row stays ``processing`` and the sweep re-queues it."""
-    from sessions_app.tasks import process_session
-
-    try:
-        process_session.apply_async(args=[str(session_id)], retry=False)
-    except Exception as exc:
-        logger.warning("could not enqueue processing of %s (%s); the sweep will retry", session_id, exc)

@@ -1,4 +1,4 @@
-"""Celery tasks of the product core (all through ``projects.tasking.project_task``)."""
+"""Celery tasks of the processing pipeline: process a session, sweep stuck ones, apply retention."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from projects.tasking import TransientError, project_task
 from sessions_app import blobs, fairness
 from sessions_app.models import Session, Status
 from sessions_app.processing import session_process, sessions_give_up
+from sessions_app.retention import retention_apply_all
 
 logger = logging.getLogger(__name__)
 
@@ -33,10 +34,10 @@ def processing_gate(session: Session) -> Iterator[bool]:
     ``SESSIONLEDGER_PROCESS_MAX_ATTEMPTS`` instead of being redelivered forever.
     """
     if session.status != Status.PROCESSING:
-        fairness.hand_on(session.project_id, session.pk)  # a stale duplicate passes the baton on
+        fairness.hand_on(session.project_id, session.pk, enqueue_processing)  # a stale duplicate passes the baton on
         yield False
         return
-    with fairness.project_slot(session.project_id, session.pk) as admitted:
+    with fairness.project_slot(session.project_id, session.pk, enqueue_processing) as admitted:
         attempt = _count_attempt(session, 1) if admitted else None
         if attempt is not None and attempt > settings.SESSIONLEDGER_PROCESS_MAX_ATTEMPTS:
             _give_up([session.pk])
@@ -78,12 +79,18 @@ def process_session(session: Session) -> None:
     logger.info("session %s processed", session.pk, extra={"session_id": str(session.pk)})
 
 
+def enqueue_processing(session_id: object) -> None:
+    """Queue processing; when the broker is down the row stays ``processing`` and the sweep re-queues it."""
+    try:
+        process_session.apply_async(args=[str(session_id)], retry=False)
+    except Exception as exc:
+        logger.warning("could not enqueue processing of %s (%s); the sweep will retry", session_id, exc)
+
+
 @shared_task(name="sessions.sweep_processing", acks_late=True, ignore_result=True)
 def sweep_processing() -> int:
     """Re-queue sessions stuck in ``processing`` (broker was down, or a worker died for good);
     give up those whose processing was started too often without ending (they kill workers)."""
-    from sessions_app.ingest import enqueue_processing
-
     cutoff = timezone.now() - timedelta(seconds=settings.SESSIONLEDGER_SWEEP_AFTER_SECONDS)
     with unscoped():
         stuck = list(
@@ -104,6 +111,4 @@ def sweep_processing() -> int:
 
 @shared_task(name="sessions.apply_retention", acks_late=True, ignore_result=True)
 def apply_retention() -> dict[str, int]:
-    from sessions_app.retention import retention_apply_all
-
     return retention_apply_all()
