@@ -57,7 +57,8 @@ class ProjectDetailView(ProjectAPIView):
     def patch(self, request: Request, project: str) -> Response:
         serializer = ProjectUpdateSerializer(self.project, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        return Response(ProjectSerializer(serializer.save()).data)
+        updated = services.project_update(project=self.project, **serializer.validated_data)
+        return Response(ProjectSerializer(updated).data)
 
 
 class MemberListView(ProjectAPIView):

@@ -218,3 +218,20 @@ class InsightsDay(models.Model):
 
     def __str__(self) -> str:
         return f"{self.day} {self.facet} {self.key}: {self.sessions}"
+
+
+class BlobDeletion(models.Model):
+    """A blob whose session row is gone and which object storage has not yet confirmed deleted.
+
+    Written in the same transaction that deletes the row (``sessions_app.services.session_delete``),
+    removed once storage confirms; the hourly retention task retries what is left. So a row never
+    points at a missing blob, and a blob whose row is gone is never forgotten (storage down during a
+    delete). Keys hold ids only; this table is internal and read by no view.
+    """
+
+    key = models.CharField(max_length=512, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    attempts = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return self.key

@@ -26,7 +26,7 @@ from projects.access import acting_user
 from projects.models import Role
 from sessions_app.audit import access_record
 from sessions_app.models import AccessLog, Session
-from sessions_app.retention import session_delete
+from sessions_app.services import session_delete
 
 ADMIN_READ: dict[str, str] = {"GET": Role.ADMIN, "HEAD": Role.ADMIN}
 ADMIN_WRITE: dict[str, str] = {**ADMIN_READ, "POST": Role.ADMIN}

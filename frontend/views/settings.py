@@ -42,12 +42,6 @@ def _posted_id(request: HttpRequest, name: str) -> int:
     return int(value) if value.isdigit() else 0
 
 
-def project_set_retention(*, project: Project, days: int | None) -> None:
-    # projects.services has no project update yet; this is the only write of that field.
-    project.retention_days = days
-    project.save(update_fields=["retention_days"])
-
-
 class ProjectSettingsView(ProjectPageMixin, TemplateView):
     required_roles = PAGE_ADMIN
     nav = "settings"
@@ -164,7 +158,7 @@ class ProjectSettingsView(ProjectPageMixin, TemplateView):
         form = RetentionForm(request.POST)
         if not form.is_valid():
             return self.render_to_response(self.get_context_data(retention_form=form), status=400)
-        project_set_retention(project=self.project, days=form.cleaned_data["retention_days"])
+        services.project_update(project=self.project, retention_days=form.cleaned_data["retention_days"])
         days = form.cleaned_data["retention_days"]
         messages.success(request, f"Sessions are kept for {days} days." if days else "Sessions are kept forever.")
         return self._back("retention")

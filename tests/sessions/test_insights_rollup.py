@@ -11,7 +11,7 @@ from django_scopes import scopes_disabled
 from projects.scoping import project_scope
 from sessions_app import insights
 from sessions_app.models import Session
-from sessions_app.retention import session_delete
+from sessions_app.services import session_delete
 from tests.sessions.test_insights_audit_retention import MONDAY, _at, _fixture, _turns
 
 
