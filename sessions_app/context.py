@@ -41,7 +41,7 @@ def context_candidates(*, project: Project, branch: str = "", files: list[str] |
         Session.objects.filter(project=project, status__in=USEFUL_STATUSES)
         .select_related("author", "project")
         .defer("search_vector")
-        .order_by("-created_at")
+        .order_by("-captured_at", "-id")
     )
     groups: list[tuple[str, QuerySet[Session]]] = []
     if branch:
@@ -100,7 +100,7 @@ def _short_header(project: Project, branch: str) -> str:
 
 def _short_block(candidate: Candidate, room: int) -> str | None:
     session = candidate.session
-    lines = [f"\n## {_what(session)} · {session.created_at:%Y-%m-%d} · {candidate.reason}"]
+    lines = [f"\n## {_what(session)} · {session.captured_at:%Y-%m-%d} · {candidate.reason}"]
     if session.title:
         lines.append(f"Title: {_cut(session.title, 120)}")
     if session.commit_message:
@@ -123,7 +123,7 @@ def _fitting_block(candidate: Candidate, room: int) -> str | None:
 def render_block(candidate: Candidate, prompts: int, prompt_chars: int, reply_chars: int) -> str:
     session = candidate.session
     lines = [
-        f"\n## {_what(session)} · {session.created_at:%Y-%m-%d} · "
+        f"\n## {_what(session)} · {session.captured_at:%Y-%m-%d} · "
         f"{session.author.email if session.author else 'unknown'} · {candidate.reason}"
     ]
     lines += [f"- {_cut(p, prompt_chars)}" for p in session.digest.get("prompts", [])[:prompts]]

@@ -17,8 +17,12 @@ class SessionFilter(django_filters.FilterSet):
     task = django_filters.CharFilter(field_name="task_id")
     kind = django_filters.ChoiceFilter(choices=Kind.choices)
     status = django_filters.ChoiceFilter(choices=Status.choices)
-    since = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    until = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
+    since = django_filters.IsoDateTimeFilter(
+        field_name="captured_at", lookup_expr="gte", help_text="captured at or after (the session's date)"
+    )
+    until = django_filters.IsoDateTimeFilter(
+        field_name="captured_at", lookup_expr="lte", help_text="captured at or before (the session's date)"
+    )
     q = django_filters.CharFilter(
         method="filter_text", help_text="full text over prompts, replies, commit messages", max_length=MAX_QUERY_CHARS
     )

@@ -158,13 +158,13 @@ def session_recent_for_user(*, user: object, limit: int = 20) -> list[Session]:
         return list(
             Session.objects.filter(project__memberships__user=user)
             .select_related("author", "project")
-            .order_by("-created_at", "-id")[:limit]
+            .order_by("-captured_at", "-id")[:limit]
         )
 
 
 def sessions_on_branch(*, project: Project, branch: str) -> QuerySet[Session]:
     """A branch's sessions in the order they happened (the branch timeline)."""
-    return session_list_queryset(project=project).filter(feature_branch=branch).order_by("created_at", "id")
+    return session_list_queryset(project=project).filter(feature_branch=branch).order_by("captured_at", "id")
 
 
 def session_branches(*, project: Project, limit: int = 200, recent: int = 2000) -> list[str]:
@@ -175,7 +175,7 @@ def session_branches(*, project: Project, limit: int = 200, recent: int = 2000) 
     """
     newest = (
         Session.objects.filter(project=project)
-        .order_by("-created_at", "-id")
+        .order_by("-captured_at", "-id")
         .values_list("feature_branch", flat=True)[:recent]
     )
     names = sorted({name for name in newest if name})

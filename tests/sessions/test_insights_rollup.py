@@ -58,7 +58,7 @@ def test_a_whole_day_period_reads_only_the_totals(world, ingest) -> None:
 def test_deleting_moving_and_failing_sessions_keep_the_totals_right(world, ingest) -> None:
     _fixture(world, ingest)
     with scopes_disabled():
-        first, second = Session.objects.filter(project=world.project).order_by("created_at")[:2]
+        first, second = Session.objects.filter(project=world.project).order_by("captured_at")[:2]
     with project_scope(world.project):
         session_delete(session=first, by="test")
     _at(second, MONDAY + timedelta(days=30))
@@ -92,7 +92,7 @@ def _percentile_cont(project, since=None) -> dict:
     sql = """SELECT count(*), percentile_cont(0.5) WITHIN GROUP (ORDER BY raw_size_bytes),
                     percentile_cont(0.5) WITHIN GROUP (ORDER BY size_bytes)
              FROM sessions_app_session WHERE project_id = %s AND status NOT IN ('processing', 'failed')
-             AND created_at >= COALESCE(%s, '-infinity'::timestamptz)"""
+             AND captured_at >= COALESCE(%s, '-infinity'::timestamptz)"""
     with connection.cursor() as cursor:
         cursor.execute(sql, [project.pk, since])
         count, raw, stored = cursor.fetchone()
