@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from django.contrib.postgres.expressions import ArraySubquery
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import Q, QuerySet
 
@@ -39,11 +40,21 @@ def session_search(queryset: QuerySet[Session], text: str) -> QuerySet[Session]:
     return queryset.filter(search_vector=SearchQuery(search_text(text), search_type="websearch", config="english"))
 
 
+def session_files(queryset: QuerySet[Session], paths: list[str]) -> QuerySet[Session]:
+    """Sessions that touched any of ``paths`` (``files_touched ?| paths``: the GIN index ``session_files``)."""
+    return queryset.filter(files_touched__has_any_keys=paths)
+
+
 def sessions_for_commit(*, project: Project, sha: str) -> QuerySet[Session]:
     """Sessions of a commit (prefix ≥ 7), including those of commits re-linked to it after a rebase."""
     prefix = commit_prefix(sha)
-    relinked = CommitLink.objects.filter(project=project, new_hash__startswith=prefix).values("old_hash")
-    return session_queryset(project=project).filter(Q(commit_hash__startswith=prefix) | Q(commit_hash__in=relinked))
+    relinked = CommitLink.objects.filter(project=project, new_hash__hexprefix=prefix).values("old_hash")
+    # ``= ANY(ARRAY(subquery))``, not ``IN (subquery)``: an array computed once, so both sides of
+    # the OR are conditions of the (project, commit_hash) index (a BitmapOr), never a scan.
+    old_hashes = ArraySubquery(relinked)
+    return session_queryset(project=project).filter(
+        Q(commit_hash__hexprefix=prefix) | Q(commit_hash__any_of=old_hashes)
+    )
 
 
 def sessions_for_task(*, project: Project, task_id: str) -> QuerySet[Session]:

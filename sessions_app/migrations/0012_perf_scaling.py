@@ -5,6 +5,12 @@ filters, timelines and insights; ``created_at`` stays the upload time. ``capture
 non-null (a session uploaded without it is dated by its upload; one dated after its upload is
 dated by the upload), the recency indexes move to it, and the daily insights totals are rebuilt
 by it.
+
+Search under row-level security: the operator functions of full-text search (``@@``) and of the
+files filter (``?|``) are marked LEAKPROOF, so the planner may use the GIN indexes for them inside
+the ``tenant_isolation`` policy (docs/scaling.md "Search under row-level security" gives the review
+and the measurements). Only a superuser may mark functions; run by another role, this step warns
+and does nothing, and the operator runs LEAKPROOF_SQL once by hand.
 """
 
 import django.db.models.functions.datetime
@@ -58,6 +64,22 @@ FROM sessions_app_session AS s, sessions_app_insight_facts(s) AS f,
 WHERE s.status NOT IN ('processing', 'failed')
 GROUP BY 1, 2, 3, 4, 5;
 """
+
+
+LEAKPROOF_FUNCTIONS = ("ts_match_vq(tsvector, tsquery)", "jsonb_exists_any(jsonb, text[])")
+
+
+def _mark(mark: str) -> str:
+    alters = " ".join(f"ALTER FUNCTION pg_catalog.{function} {mark};" for function in LEAKPROOF_FUNCTIONS)
+    return f"""
+DO $$ BEGIN
+    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        {alters}
+    ELSE
+        RAISE WARNING 'sessionledger: not a superuser, so search and the files filter cannot use their indexes '
+            'under row-level security; as a superuser, run once in this database: {alters}';
+    END IF;
+END $$;"""
 
 
 class Migration(migrations.Migration):
@@ -118,4 +140,5 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.RunSQL(ROLLUP, reverse_sql=migrations.RunSQL.noop),
+        migrations.RunSQL(_mark("LEAKPROOF"), reverse_sql=_mark("NOT LEAKPROOF")),
     ]
