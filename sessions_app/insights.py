@@ -1,11 +1,12 @@
 """Retrospective numbers for a project (SPEC §5 Insights), as a handful of aggregate queries.
 
 Per-session facts (turns, messages, tool calls and errors) are summed by the database into daily
-totals per facet (``InsightsDay``, kept by a trigger, migration 0006). A chart adds up the whole
-days of the period from there and takes the rest — a partial first or last day — from the
-sessions themselves through the same SQL function the trigger uses, so the numbers agree and a
-chart costs about the same at a thousand sessions or a million. Only the median sizes walk an
-index of the project's sessions (to its middle, no sort); nothing reads a blob or a digest.
+totals per facet and day of ``captured_at`` (``InsightsDay``, kept by statement-level triggers,
+migration 0012). A chart adds up the whole days of the period from there and takes the rest — a
+partial first or last day — from the sessions themselves through the same SQL function the triggers
+use, so the numbers agree and a chart costs about the same at a thousand sessions or a million. Only
+the median sizes walk an index of the project's sessions (to its middle, no sort); nothing reads a
+blob or a digest.
 The page, the CSV export and the API all come from ``insights`` and ``chart``.
 """
 

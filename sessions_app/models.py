@@ -201,11 +201,13 @@ class AccessLog(models.Model):
 class InsightsDay(models.Model):
     """One day's totals of one facet of a project's sessions, for insights (SPEC §5).
 
-    Written only by the database: a trigger on ``sessions_app_session`` (migration 0006) adds a
-    session's facts when it is counted (status final and not failed) and takes them away when it
-    changes or is deleted, so the insights page sums a few hundred rows per chart instead of
-    every session (and never unpacks a digest). ``branch`` is ``""`` for the whole project and a
-    branch name for that branch's own copy. Facets and what ``sessions``/``a``/``b`` hold:
+    Written only by the database: statement-level triggers on ``sessions_app_session`` (migration 0012;
+    the facts function is 0006's) add the facts of a statement's sessions when they are counted
+    (status final and not failed), by the UTC day of ``captured_at``, and take them away when they
+    change or are deleted, once per statement (bulk inserts stay cheap). The insights page sums a
+    few hundred rows per chart instead of every session (and never unpacks a digest). ``branch`` is
+    ``""`` for the whole project and a branch name for that branch's own copy. Facets and what
+    ``sessions``/``a``/``b`` hold:
 
     - ``author`` (key: author id or ""): sessions, turns
     - ``commit`` (checkpoints; key: turn count): commits, messages

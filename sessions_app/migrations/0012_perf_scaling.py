@@ -21,38 +21,80 @@ from django.db import migrations, models
 BACKFILL = """
 DROP TRIGGER IF EXISTS insights_on_write ON sessions_app_session;
 DROP TRIGGER IF EXISTS insights_on_update ON sessions_app_session;
+DROP TRIGGER IF EXISTS insights_on_insert ON sessions_app_session;
+DROP TRIGGER IF EXISTS insights_on_delete ON sessions_app_session;
 UPDATE sessions_app_session SET captured_at = created_at
 WHERE captured_at IS NULL OR captured_at > created_at;
 """
 
-# The apply function of migration 0006 with the session's day taken from captured_at.
-ROLLUP = """
-CREATE OR REPLACE FUNCTION sessions_app_insights_apply(s sessions_app_session, direction integer)
-RETURNS void LANGUAGE sql AS $$
-    INSERT INTO sessions_app_insightsday AS d (project_id, branch, facet, day, key, sessions, a, b)
-    SELECT s.project_id, br.branch, f.facet, (s.captured_at AT TIME ZONE 'UTC')::date, f.key,
-           direction * f.sessions, direction * f.a, direction * f.b
-    FROM sessions_app_insight_facts(s) AS f,
-         (SELECT DISTINCT unnest(ARRAY['', s.feature_branch]) AS branch) AS br
-    WHERE s.status NOT IN ('processing', 'failed')
-    ORDER BY 2, 3, 5
-    ON CONFLICT (project_id, branch, facet, day, key) DO UPDATE
-        SET sessions = d.sessions + EXCLUDED.sessions, a = d.a + EXCLUDED.a, b = d.b + EXCLUDED.b;
-    DELETE FROM sessions_app_insightsday
-    WHERE direction < 0 AND project_id = s.project_id AND branch IN ('', s.feature_branch)
-      AND day = (s.captured_at AT TIME ZONE 'UTC')::date AND sessions <= 0;
-$$;
+# Insights totals per statement, not per row (transition tables): one INSERT … SELECT of a
+# million sessions, a restore or a bulk UPDATE adds up its rows' facts once, grouped by day and key,
+# instead of one upsert per session and facet. What a session contributes is still
+# sessions_app_insight_facts (migration 0006), by the day of captured_at; ``changed`` is the
+# statement's rows with +1 (new) and -1 (old), so an UPDATE that changes no counted fact nets out
+# to nothing and writes nothing.
+DELTA = """
+    WITH changed AS ({rows}),
+    per_branch AS (  -- each session's facts once, summed per branch; the project's copy ('') sums those
+        SELECT (c.s).project_id AS project_id, (c.s).feature_branch AS branch, f.facet,
+               ((c.s).captured_at AT TIME ZONE 'UTC')::date AS day, f.key,
+               sum(c.sign * f.sessions) AS sessions, sum(c.sign * f.a) AS a, sum(c.sign * f.b) AS b
+        FROM changed AS c, sessions_app_insight_facts(c.s) AS f
+        WHERE (c.s).status NOT IN ('processing', 'failed')
+        GROUP BY 1, 2, 3, 4, 5
+    ),
+    delta AS (
+        SELECT project_id, branch, facet, day, key, sessions::integer, a::bigint, b::bigint FROM (
+            SELECT * FROM per_branch WHERE branch <> ''
+            UNION ALL
+            SELECT project_id, '', facet, day, key, sum(sessions), sum(a), sum(b) FROM per_branch GROUP BY 1, 3, 4, 5
+        ) AS both_copies
+        WHERE sessions <> 0 OR a <> 0 OR b <> 0
+    ),
+    applied AS (
+        INSERT INTO sessions_app_insightsday AS d (project_id, branch, facet, day, key, sessions, a, b)
+        SELECT * FROM delta ORDER BY 1, 2, 3, 4, 5
+        ON CONFLICT (project_id, branch, facet, day, key) DO UPDATE
+            SET sessions = d.sessions + EXCLUDED.sessions, a = d.a + EXCLUDED.a, b = d.b + EXCLUDED.b
+        RETURNING d.project_id, d.branch, d.facet, d.day, d.key, d.sessions
+    )
+    SELECT array_agg(project_id), array_agg(branch), array_agg(facet), array_agg(day), array_agg(key)
+    INTO emptied_project, emptied_branch, emptied_facet, emptied_day, emptied_key
+    FROM applied WHERE sessions <= 0;"""
 
-CREATE TRIGGER insights_on_write AFTER INSERT OR DELETE ON sessions_app_session
-    FOR EACH ROW EXECUTE FUNCTION sessions_app_insights_trigger();
+NEW_ROWS = "SELECT n::sessions_app_session AS s, 1 AS sign FROM new_rows AS n"
+OLD_ROWS = "SELECT o::sessions_app_session AS s, -1 AS sign FROM old_rows AS o"
+
+ROLLUP = f"""
+DROP FUNCTION IF EXISTS sessions_app_insights_trigger();
+DROP FUNCTION IF EXISTS sessions_app_insights_apply(sessions_app_session, integer);
+
+CREATE OR REPLACE FUNCTION sessions_app_insights_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    emptied_project uuid[]; emptied_branch text[]; emptied_facet text[]; emptied_day date[]; emptied_key text[];
+BEGIN
+    IF TG_OP = 'INSERT' THEN {DELTA.format(rows=NEW_ROWS)}
+    ELSIF TG_OP = 'DELETE' THEN {DELTA.format(rows=OLD_ROWS)}
+    ELSE {DELTA.format(rows=f"{NEW_ROWS} UNION ALL {OLD_ROWS}")}
+    END IF;
+    -- Keys a statement took down to nothing (deleted, failed or moved sessions) leave no row behind.
+    IF emptied_project IS NOT NULL THEN
+        DELETE FROM sessions_app_insightsday AS d
+        USING unnest(emptied_project, emptied_branch, emptied_facet, emptied_day, emptied_key)
+            AS e(project_id, branch, facet, day, key)
+        WHERE (d.project_id, d.branch, d.facet, d.day, d.key) = (e.project_id, e.branch, e.facet, e.day, e.key)
+          AND d.sessions <= 0;
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER insights_on_insert AFTER INSERT ON sessions_app_session
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION sessions_app_insights_statement();
 CREATE TRIGGER insights_on_update AFTER UPDATE ON sessions_app_session
-    FOR EACH ROW WHEN (
-        OLD.status IS DISTINCT FROM NEW.status OR OLD.captured_at IS DISTINCT FROM NEW.captured_at
-        OR OLD.kind IS DISTINCT FROM NEW.kind OR OLD.feature_branch IS DISTINCT FROM NEW.feature_branch
-        OR OLD.author_id IS DISTINCT FROM NEW.author_id OR OLD.project_id IS DISTINCT FROM NEW.project_id
-        OR OLD.turn_count IS DISTINCT FROM NEW.turn_count OR OLD.message_count IS DISTINCT FROM NEW.message_count
-        OR (OLD.digest -> 'tool_counts') IS DISTINCT FROM (NEW.digest -> 'tool_counts'))
-    EXECUTE FUNCTION sessions_app_insights_trigger();
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION sessions_app_insights_statement();
+CREATE TRIGGER insights_on_delete AFTER DELETE ON sessions_app_session
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION sessions_app_insights_statement();
 
 -- The totals, recounted by the new day.
 DELETE FROM sessions_app_insightsday;

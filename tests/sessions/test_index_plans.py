@@ -10,8 +10,6 @@ role, row-level security on) over rows seeded in one INSERT … SELECT generate_
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,9 +20,7 @@ from projects.scoping import project_scope
 from sessions_app import selectors
 from sessions_app.context import context_candidates
 from sessions_app.filters import SessionFilter
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from seed_sessions import commit_of, seed_sessions
+from tests.seeding import commit_of, seed_sessions
 
 ROWS = 100_000
 TABLE = "sessions_app_session"
