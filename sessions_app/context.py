@@ -40,7 +40,7 @@ def context_candidates(*, project: Project, branch: str = "", files: list[str] |
     base = (
         Session.objects.filter(project=project, status__in=USEFUL_STATUSES)
         .select_related("author", "project")
-        .defer("search_vector")
+        .defer("search_vector", "search_text")
         .order_by("-captured_at", "-id")
     )
     groups: list[tuple[str, QuerySet[Session]]] = []

@@ -83,6 +83,13 @@ class Session(models.Model):
     )
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     search_vector = SearchVectorField(null=True, editable=False)
+    search_text = models.TextField(
+        blank=True,
+        default="",
+        db_default="",
+        editable=False,
+        help_text="bounded lines of the searched text, for snippets",
+    )
     created_at = models.DateTimeField(auto_now_add=True, help_text="upload time")
     # The session's date (docs/scaling.md "Dates"): when its conversation happened, as the client
     # says (the segment's last message), else the upload time; never later than the upload.

@@ -181,6 +181,17 @@ class Migration(migrations.Migration):
                 name="session_stored_size",
             ),
         ),
+        migrations.AddField(
+            model_name="session",
+            name="search_text",
+            field=models.TextField(
+                blank=True,
+                db_default="",
+                default="",
+                editable=False,
+                help_text="bounded lines of the searched text, for snippets",
+            ),
+        ),
         migrations.RunSQL(ROLLUP, reverse_sql=migrations.RunSQL.noop),
         migrations.RunSQL(_mark("LEAKPROOF"), reverse_sql=_mark("NOT LEAKPROOF")),
     ]
