@@ -9,7 +9,8 @@ docs/scaling.md, with terms of known frequency:
   ``src/only<g>.py`` in row ``g`` only.
 - commit: a distinct 40-hex hash per row, ``md5(g || 'c') || left(md5(g), 8)``.
 - dates: captured every 5 minutes back from now (1e5 ≈ a year), uploaded now; one in seven on
-  ``main``, the rest on 200 feature branches; one in ten a task.
+  ``main``, the rest on feature branches of 500 consecutive rows (``feat/branch-<g / 500>``, each
+  alive for under two days, as branches are); one in ten a task.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ INSERT INTO sessions_app_session (id, project_id, kind, feature_branch, commit_h
   patch_id, diff_stat, redaction, server_redaction, search_vector, created_at, captured_at, processed_at, error,
   raw_sha256, processing_attempts)
 SELECT gen_random_uuid(), %(project)s, s.kind,
-  CASE WHEN g %% 7 = 0 THEN 'main' ELSE 'feat/branch-' || (g * 7919 %% 200) END,
+  CASE WHEN g %% 7 = 0 THEN 'main' ELSE 'feat/branch-' || (g / 500) END,
   md5(g::text || 'c') || left(md5(g::text), 8),
   CASE WHEN s.kind = 'task' THEN 'SL-' || g END,
   (%(authors)s::bigint[])[1 + (g * 31 %% cardinality(%(authors)s::bigint[]))],
