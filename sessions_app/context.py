@@ -18,6 +18,23 @@ from sessions_app.models import Session, Status
 
 DEFAULT_BUDGET, MAX_BUDGET = 8_000, 50_000
 PER_GROUP = 20
+# What a digest shows of a session: the rest of the row (sizes, redaction counts, sub-agents, …)
+# is neither read nor decoded — forty sessions per digest, on every SessionStart.
+DIGEST_COLUMNS = (
+    "id",
+    "kind",
+    "status",
+    "commit_hash",
+    "task_id",
+    "feature_branch",
+    "captured_at",
+    "title",
+    "commit_message",
+    "files_touched",
+    "digest",
+    "author__email",
+    "project__slug",
+)
 USEFUL_STATUSES = (Status.COMPLETE, Status.REJECTED, Status.ABANDONED)
 # (prompts kept, characters per prompt, characters of the last reply) from richest to leanest
 DETAIL_LEVELS = ((8, 400, 600), (4, 200, 240), (1, 120, 0))
@@ -40,7 +57,7 @@ def context_candidates(*, project: Project, branch: str = "", files: list[str] |
     base = (
         Session.objects.filter(project=project, status__in=USEFUL_STATUSES)
         .select_related("author", "project")
-        .defer("search_vector", "search_text")
+        .only(*DIGEST_COLUMNS)
         .order_by("-captured_at", "-id")
     )
     groups: list[tuple[str, QuerySet[Session]]] = []
