@@ -77,7 +77,7 @@ def _count(cursor: Any, project: Any) -> int:
     return cursor.fetchone()[0]
 
 
-def grow(project: Any, user: Any, size: int) -> dict[str, float]:
+def grow(project: Any, user: Any, size: int, rebuild_from: int = REBUILD_INDEXES_FROM) -> dict[str, float]:
     """Seed ``project`` up to ``size`` sessions; returns the seconds it took."""
     from django.db import connection, transaction
 
@@ -88,11 +88,11 @@ def grow(project: Any, user: Any, size: int) -> dict[str, float]:
         started = time.perf_counter()
         cursor.execute(f"ALTER TABLE {TABLE} DISABLE TRIGGER USER")
         cursor.execute("SET LOCAL maintenance_work_mem = '256MB'")
-        indexes = _drop_indexes(cursor) if size - have >= REBUILD_INDEXES_FROM else []
+        indexes = _drop_indexes(cursor) if size - have >= rebuild_from else []
         seed_sessions(cursor, project_id=project.pk, author_ids=[user.pk], start=have + 1, stop=size)
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the foreign keys' checks, before DDL again
         for sql in indexes:
             cursor.execute(sql)
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(f"ALTER TABLE {TABLE} ENABLE TRIGGER USER")
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {TABLE}")
@@ -274,6 +274,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--bulk-rows", type=int, default=90_000)
+    parser.add_argument(
+        "--rebuild-from", type=int, default=REBUILD_INDEXES_FROM, help="growth steps this large rebuild the indexes"
+    )
     args = parser.parse_args(argv)
     setup()
     from django.conf import settings
@@ -287,7 +290,7 @@ def main(argv: list[str] | None = None) -> None:
         project, user = world(SLUG)
     for size in sorted(args.sizes):
         with unscoped():
-            seeding = grow(project, user, size)
+            seeding = grow(project, user, size, args.rebuild_from)
             bulk_seeding = bulk(args.bulk_rows) if args.bulk_rows else None
             steady()
             figures = rows_at(project, user, size, args.repeat)
