@@ -40,6 +40,7 @@ BENCHES: dict[str, tuple[str, list[str]]] = {
     "worker": ("bench_worker.py", ["--sizes-kb", "400", "1500", "3000", "9000", "--count", "8"]),
     "session_page": ("bench_session_page.py", ["--turns", "100", "--repeat", "5"]),
     "insights": ("bench_insights.py", ["--sessions", "100000", "--repeat", "5"]),
+    "scale": ("bench_scale.py", ["--sizes", "10000", "100000", "--repeat", "15", "--bulk-rows", "20000"]),
     "load": ("bench_load.py", ["--seconds", "10"]),
 }
 

@@ -11,10 +11,12 @@ import hashlib
 import logging
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from config import metrics
 from projects.errors import DomainError
@@ -163,6 +165,7 @@ def _new_session(
 ) -> Session:
     session_id = uuid.uuid4()
     fields = {name: metadata.get(name) for name in _COPIED_FIELDS if metadata.get(name) is not None}
+    fields["captured_at"] = _session_date(metadata.get("captured_at"))
     return Session(
         id=session_id,
         project=project,
@@ -177,6 +180,13 @@ def _new_session(
         title=_provisional_title(metadata),
         **fields,
     )
+
+
+def _session_date(captured_at: datetime | None) -> datetime:
+    """The session's date: when the client says the conversation happened (after ``import`` or an
+    offline queue, long before the upload), else now; a client clock ahead of ours is capped at now."""
+    now = timezone.now()
+    return min(captured_at, now) if captured_at is not None else now
 
 
 def _provisional_title(metadata: dict[str, Any]) -> str:

@@ -25,7 +25,7 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     projects = selectors.project_list(user=acting_user(request)).annotate(
-        session_count=Count("sessions"), last_activity=Max("sessions__created_at")
+        session_count=Count("sessions"), last_activity=Max("sessions__captured_at")
     )
     recent = session_recent_for_user(user=request.user, limit=15)
     return render(request, "frontend/dashboard.html", {"projects": projects, "recent": recent})

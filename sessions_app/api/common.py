@@ -64,7 +64,7 @@ def result_list(name: str, item: serializers.Serializer) -> serializers.Serializ
 
 
 class SessionCursorPagination(CursorPagination):
-    ordering = ("-created_at", "-id")
+    ordering = ("-captured_at", "-id")  # the session's date (docs/scaling.md "Dates")
     page_size = 50
     page_size_query_param = "limit"
     max_page_size = 200

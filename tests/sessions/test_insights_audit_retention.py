@@ -34,7 +34,7 @@ def _turns(n: int, *, errors: int = 0) -> bytes:
 
 def _at(session: Session, when: datetime) -> Session:
     with scopes_disabled():
-        Session.objects.filter(pk=session.pk).update(created_at=when)
+        Session.objects.filter(pk=session.pk).update(created_at=when, captured_at=when)
     return session
 
 
