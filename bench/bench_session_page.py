@@ -112,18 +112,31 @@ def page_figures(client, project, session, tiny, repeat: int) -> dict[str, Any]:
     figures["page_tiny_session"] = timed(repeat, lambda: client.get(f"/p/{project.slug}/s/{tiny.pk}"))
     fixed = figures["page_tiny_session"]["median_ms"]
     base = f"/p/{project.slug}/s/{session.pk}"
-    figures["page_first_cold"] = timed(repeat, lambda: (_render_memo.cache_clear(), client.get(base)))
+    floor = figures["fetch_decode"]
+    with settings_override(SESSIONLEDGER_PAGE_CACHE_SECONDS=0):
+        figures["page_first_cold"] = timed(repeat, lambda: (_render_memo.cache_clear(), client.get(base)))
     for name, query in (("page_first", ""), ("page_5", "?page=5"), ("only_prompts", "?role=user"),
                         ("find_text", "?q=unicode")):  # fmt: skip
         response = client.get(base + query)
         assert response.status_code == 200, response.status_code
-        page = {**timed(repeat, lambda q=query: client.get(base + q)), "html_bytes": len(response.content)}
+        # rendered: what the first reader of a page pays (frontend/page_cache.py off); cached: every later one
+        with settings_override(SESSIONLEDGER_PAGE_CACHE_SECONDS=0):
+            page = {**timed(repeat, lambda q=query: client.get(base + q)), "html_bytes": len(response.content)}
+        cached = timed(repeat, lambda q=query: client.get(base + q))
         page["ratio_to_decode"] = round(page["median_ms"] / decode["median_ms"], 2)
         page["ratio_to_decode_best"] = round(page["best_ms"] / decode["best_ms"], 2)
         page["ratio_to_gc_paused_decode"] = round(page["median_ms"] / paused["median_ms"], 2)
         page["ratio_beyond_fixed_to_decode"] = round((page["median_ms"] - fixed) / decode["median_ms"], 2)
+        page["ratio_to_read_decode"] = round(page["median_ms"] / floor["median_ms"], 2)
+        page["cached"] = {**cached, "ratio_to_read_decode": round(cached["median_ms"] / floor["median_ms"], 2)}
         figures[name] = page
     return figures
+
+
+def settings_override(**values: Any):
+    from django.test import override_settings
+
+    return override_settings(**values)
 
 
 def seed_rows(project, user, count: int) -> None:
@@ -133,10 +146,10 @@ def seed_rows(project, user, count: int) -> None:
     INSERT INTO sessions_app_session (id, project_id, kind, feature_branch, commit_hash, author_id, status,
       requested_status, agent, agent_version, agent_session_id, raw_storage_key, content_storage_key, subagents,
       size_bytes, raw_size_bytes, message_count, turn_count, title, summary, digest, files_touched, commit_message,
-      patch_id, diff_stat, redaction, created_at, error)
+      patch_id, diff_stat, redaction, server_redaction, raw_sha256, processing_attempts, created_at, error)
     SELECT gen_random_uuid(), %(project)s, 'checkpoint', 'branch-' || (g %% 20), md5(g::text || 'bench-page')
       || substr(md5(g::text), 1, 8), %(author)s, 'complete', 'complete', 'claude-code', '2.1.39', '', 'k', 'k',
-      '[]', 1000, 5000, 40, 4, 'Session ' || g, '', '{}', '[]', 'commit ' || g, '', '{}', '{}',
+      '[]', 1000, 5000, 40, 4, 'Session ' || g, '', '{}', '[]', 'commit ' || g, '', '{}', '{}', '{}', '', 0,
       now() - (g || ' seconds')::interval, ''
     FROM generate_series(1, %(count)s) AS g"""
     with connection.cursor() as cursor:

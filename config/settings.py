@@ -205,6 +205,9 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-processing": {"task": "sessions.sweep_processing", "schedule": env.integer("SESSIONLEDGER_SWEEP_EVERY", 60)},
     "apply-retention": {"task": "sessions.apply_retention", "schedule": 3600},
 }
+# Rendered pages of the session page, per session, content generation, filters and page (frontend/page_cache.py);
+# 0 renders every request.
+SESSIONLEDGER_PAGE_CACHE_SECONDS = env.integer("SESSIONLEDGER_PAGE_CACHE_SECONDS", 24 * 3600)
 SESSIONLEDGER_ACCESS_LOG_DAYS = env.integer("SESSIONLEDGER_ACCESS_LOG_DAYS", 365)
 
 SESSIONLEDGER_MAX_RAW_BYTES = env.integer("SESSIONLEDGER_MAX_RAW_BYTES", 10 * 1024 * 1024)
