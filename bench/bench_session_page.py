@@ -36,8 +36,10 @@ WORDS = ("the", "parser", "returns", "a", "value", "for", "each", "token", "test
 CODE = "```python\ndef tokenize(text):\n    for word in text.split():\n        yield word.lower()\n```"
 
 
-def transcript(turns: int) -> bytes:
-    """``turns`` turns of 20 messages: prompt, thinking, reply, 8 calls with results, summary."""
+def transcript(turns: int, output_lines: int = 40) -> bytes:
+    """``turns`` turns of 20 messages: prompt, thinking, reply, 8 calls with results, summary; each Bash
+    result has ``output_lines`` lines (``--turns 25 --output-lines 420``: ~509 messages, ~3.5 MB, the
+    shape of a long real session)."""
     from tests.client.transcript_builder import TranscriptBuilder
 
     b = TranscriptBuilder(start="2026-02-10T09:00:00Z", step_seconds=3)
@@ -49,7 +51,9 @@ def transcript(turns: int) -> bytes:
             b.new_response().tool_call(
                 "Bash",
                 {"command": f"pytest tests/test_tok.py -k case_{call}"},
-                result="\n".join(f"tests/test_tok.py::test_{n} PASSED" for n in range(40)),
+                result="\n".join(
+                    f"tests/test_tok.py::test_{turn}_{call}_{n} PASSED [{n % 100:3d}%]" for n in range(output_lines)
+                ),
             )
             b.new_response().tool_call(*_file_call(turn, call))
         b.new_response().assistant_text(f"Turn {turn} done: all **{turn * 3}** tests pass.").turn_end()
@@ -169,6 +173,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--list-rows", type=int, default=2000)
+    parser.add_argument("--output-lines", type=int, default=40, help="lines of each Bash result")
     args = parser.parse_args(argv)
     setup()
     from django.conf import settings
@@ -187,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     with project_scope(project):
         membership_add(project=project, user=user, role=Role.ADMIN)
     try:
-        session = make_session(project, user, transcript(args.turns))
+        session = make_session(project, user, transcript(args.turns, args.output_lines))
         tiny = make_session(project, user, transcript(1))
         client = Client()
         client.force_login(user)
