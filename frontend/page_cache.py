@@ -15,6 +15,11 @@ checks: a reader who may not see the session gets its 404 before any key is even
 cached page still records its read in the access log. Cache keys carry the session's id, which is
 unique across projects. When the cache is down the page is rendered as if nothing were cached.
 ``SESSIONLEDGER_PAGE_CACHE_SECONDS`` (default a day; 0 turns it off) bounds how long a page stays.
+
+The decoded content document is kept too, for ``DOCUMENT_SECONDS``, under the same content generation:
+a reader who moves to another page or filter of the session they just opened skips the blob read and
+the JSON decode (a 3.5 MB session: ~1 ms to unpickle against ~6 ms to read and decode). Documents of
+sessions over ``DOCUMENT_MAX_RAW_BYTES`` are not kept, so one huge session cannot fill the cache.
 """
 
 from __future__ import annotations
@@ -58,6 +63,8 @@ def _renderer_version() -> str:
 
 
 RENDERER_VERSION = _renderer_version()
+DOCUMENT_SECONDS = 600
+DOCUMENT_MAX_RAW_BYTES = 16 * 1024 * 1024
 
 
 def page_key(session: Session, form: MessageFilterForm, where: Where) -> str | None:
@@ -80,6 +87,17 @@ def page_key(session: Session, form: MessageFilterForm, where: Where) -> str | N
     return f"session-page:{RENDERER_VERSION}:{session.pk}:{digest}"
 
 
+def document_key(session: Session) -> str | None:
+    """The cache key of the session's decoded content document, or None when it is not cached."""
+    if not settings.SESSIONLEDGER_PAGE_CACHE_SECONDS or not session.content_storage_key:
+        return None
+    if session.raw_size_bytes > DOCUMENT_MAX_RAW_BYTES:
+        return None
+    generation = [str(session.content_storage_key), session.processed_at.isoformat() if session.processed_at else None]
+    digest = hashlib.sha256(json.dumps(generation).encode()).hexdigest()[:32]
+    return f"session-document:{session.pk}:{digest}"
+
+
 def cached(key: str | None) -> Any:
     if key is None:
         return None
@@ -90,10 +108,10 @@ def cached(key: str | None) -> Any:
         return None
 
 
-def keep(key: str | None, reading: Any) -> None:
-    if key is None or reading is None:
+def keep(key: str | None, value: Any, seconds: int | None = None) -> None:
+    if key is None or value is None:
         return
     try:
-        cache.set(key, reading, settings.SESSIONLEDGER_PAGE_CACHE_SECONDS)
+        cache.set(key, value, seconds or settings.SESSIONLEDGER_PAGE_CACHE_SECONDS)
     except Exception as exc:
         logger.warning("session page not cached: %s", exc)

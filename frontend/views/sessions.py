@@ -123,8 +123,14 @@ def _document(session: Session) -> tuple[dict[str, Any] | None, bool]:
     """(document, storage unavailable); no document while processing or after a failure."""
     if session.status in (Status.PROCESSING, Status.FAILED):
         return None, False
+    key = page_cache.document_key(session)  # the decoded document, kept a few minutes (frontend/page_cache.py)
+    document = page_cache.cached(key)
+    if document is not None:
+        return document, False
     try:
-        return selectors.session_document(session=session), False
+        document = selectors.session_document(session=session)
+        page_cache.keep(key, document, page_cache.DOCUMENT_SECONDS)
+        return document, False
     except blobs.StorageUnavailable:
         logger.warning("content of session %s unavailable", session.pk, exc_info=True)
         return None, True

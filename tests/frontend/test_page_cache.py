@@ -97,3 +97,16 @@ def test_with_the_cache_off_every_read_renders(client, world, rich_session, rend
     _get(client, world, rich_session)
     _get(client, world, rich_session)
     assert len(renders) == 2
+
+
+def test_another_page_of_a_session_just_read_does_not_read_its_content_again(
+    client, world, make_session, renders
+) -> None:
+    session = make_session(world.project, world.member, long_transcript(60), seed="doc")
+    first = _cards(_get(client, world, session))
+    blobs.delete(session.content_storage_key)  # what follows can only come from the kept document
+    second = _get(client, world, session, "?page=2")
+    assert second.status_code == 200 and len(renders) == 2
+    assert _cards(second) != first and "module_" in _cards(second)
+    assert _get(client, world, session, "?q=module_42").status_code == 200
+    assert "module_42" in _cards(_get(client, world, session, "?q=module_42"))
