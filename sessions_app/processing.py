@@ -96,8 +96,8 @@ def sessions_give_up(*, session_ids: list[object], attempts: int) -> int:
 def session_reprocess(*, session: Session) -> None:
     """Re-derive content for a stored session (parser upgrade); a final status stays as it was."""
     derived = derive(session)
-    Session.objects.filter(pk=session.pk).update(
-        **pg_safe(derived.fields), search_vector=_search_vector(pg_safe(derived.search))
+    Session.objects.filter(pk=session.pk).update(  # processed_at anew: cached pages of the old content expire
+        **pg_safe(derived.fields), search_vector=_search_vector(pg_safe(derived.search)), processed_at=timezone.now()
     )
     if session.status in (Status.PROCESSING, Status.FAILED):
         Session.objects.filter(pk=session.pk).update(status=session.requested_status, error="")

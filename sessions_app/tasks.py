@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
-from django.db.models import F
+from django.db import connection
 from django.utils import timezone
 
 from config import metrics
@@ -50,11 +50,16 @@ def processing_gate(session: Session) -> Iterator[bool]:
 
 
 def _count_attempt(session: Session, step: int) -> int | None:
-    with unscoped():
-        rows = Session.objects.filter(pk=session.pk, status=Status.PROCESSING)
-        if not rows.update(processing_attempts=F("processing_attempts") + step):
-            return None
-        return rows.values_list("processing_attempts", flat=True).first()
+    """The session's attempts after adding ``step``, in one statement; None once it is no longer processing."""
+    table = Session._meta.db_table
+    with unscoped(), connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET processing_attempts = processing_attempts + %s"
+            " WHERE id = %s AND status = %s RETURNING processing_attempts",
+            [step, session.pk, Status.PROCESSING],
+        )
+        row = cursor.fetchone()
+    return None if row is None else row[0]
 
 
 def _give_up(session_ids: list[object]) -> int:
@@ -67,6 +72,8 @@ def _give_up(session_ids: list[object]) -> int:
     name="sessions.process_session",
     time_limit=settings.SESSIONLEDGER_PROCESS_TIME_LIMIT,
     gate=processing_gate,
+    related=("project", "author"),  # the content document's header names the author
+    durable=False,  # the result is re-derivable: a lost commit leaves it processing, and the sweep re-queues it
 )
 def process_session(session: Session) -> None:
     if settings.SESSIONLEDGER_FAULT_PROCESS_DELAY:

@@ -31,7 +31,8 @@ INGEST_ERRORS = {
         409: "another upload already holds this commit's checkpoint (error.url points at it)",
         413: "over the size limit (error.limit)",
         415: "not multipart/form-data",
-        503: "object storage unavailable (Retry-After); nothing was stored",
+        503: "object storage unavailable, or processing too far behind (`overloaded`); Retry-After says when "
+        "to try again; nothing was stored",
     }.items()
 }
 

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from config import metrics
 from projects.access import ProjectAPIView, acting_user
 from projects.errors import ApiError, DomainError
-from sessions_app import parts, selectors
+from sessions_app import backpressure, parts, selectors
 from sessions_app.api.common import INGEST_ERRORS, SessionCursorPagination, keyset_page
 from sessions_app.filters import SessionFilter
 from sessions_app.ingest import Upload, session_ingest
@@ -78,6 +78,7 @@ class SessionsView(ProjectAPIView):
     )
     def post(self, request: Request, project: str) -> Response:
         _refuse_oversized_body(request)
+        backpressure.refuse_when_behind()  # before the body is read or anything stored
         metadata = _metadata(request)
         transcript = request.FILES.get("transcript")
         if transcript is None:

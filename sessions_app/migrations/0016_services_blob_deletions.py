@@ -4,19 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('sessions_app', '0011_redact_server_redaction'),
+        ("sessions_app", "0012_perf_scaling"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BlobDeletion',
+            name="BlobDeletion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=512, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('attempts', models.PositiveIntegerField(default=0)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("key", models.CharField(max_length=512, unique=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("attempts", models.PositiveIntegerField(default=0)),
             ],
         ),
     ]
