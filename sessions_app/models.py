@@ -133,6 +133,23 @@ class Session(models.Model):
         return f"{self.kind} {self.commit_hash or self.task_id} ({self.status})"
 
     @property
+    def commit_subject(self) -> str:
+        """The first line of the commit message (a reviewer's headline), or ''."""
+        return next((line.strip() for line in (self.commit_message or "").splitlines() if line.strip()), "")[:200]
+
+    @property
+    def headline(self) -> str:
+        """What a session is called on its page and in lists: a checkpoint's commit subject, else its title."""
+        if self.kind == Kind.CHECKPOINT and self.commit_subject:
+            return self.commit_subject
+        return self.title
+
+    @property
+    def subheadline(self) -> str:
+        """The line under the headline: the first prompt when the headline is the commit subject."""
+        return self.title if self.headline != self.title else ""
+
+    @property
     def ref(self) -> str:
         """What the session is about: the short commit, or the task id."""
         return self.task_id if self.kind == Kind.TASK and self.task_id else (self.commit_hash or "")[:12]

@@ -21,8 +21,8 @@ from projects.models import Role
 from sessions_app import blobs, selectors
 from sessions_app.audit import access_record
 from sessions_app.filters import SessionFilter
-from sessions_app.links import session_web_url
-from sessions_app.models import AccessLog, Session, Status
+from sessions_app.links import commit_web_url, session_web_url
+from sessions_app.models import AccessLog, Kind, Session, Status
 
 logger = logging.getLogger(__name__)
 LIST_PAGE_SIZE = 50
@@ -140,10 +140,24 @@ def _filter_params(form: MessageFilterForm) -> dict[str, Any]:
 
 
 def markdown_link(session: Session) -> str:
-    """A Markdown link for a pull-request comment."""
-    title = " ".join((session.title or "Session").split()).replace("[", "\\[").replace("]", "\\]")
+    """A Markdown link for a pull-request comment: a checkpoint links its ``/c/{sha}`` permalink.
+
+    The commit permalink keeps working when the session is re-uploaded or its commit relinked
+    after a rebase; a task or manual session links the session itself.
+    """
+    title = " ".join((session.headline or "Session").split()).replace("[", "\\[").replace("]", "\\]")
     ref = session.ref
-    return f"[{title}{f' ({ref})' if ref else ''}]({session_web_url(session)})"
+    return f"[{title}{f' ({ref})' if ref else ''}]({_pr_url(session)})"
+
+
+def _pr_url(session: Session) -> str:
+    if (
+        session.kind == Kind.CHECKPOINT
+        and session.commit_hash
+        and selectors.COMMIT_PREFIX.fullmatch(session.commit_hash)
+    ):
+        return commit_web_url(session.project, session.commit_hash)
+    return session_web_url(session)
 
 
 class SessionMessageView(SessionObjectMixin, TemplateView):

@@ -188,7 +188,9 @@ def test_copy_link_and_markdown_snippet_for_pull_requests(client, world, rich_se
     html = _page(client, world, rich_session)
     url = f"http://testserver/p/acme-api/s/{rich_session.pk}"
     assert f'data-copy="{url}"' in html
-    assert f"({rich_session.commit_hash[:12]})]({url})" in html
+    # a checkpoint's Markdown links its commit permalink (tests/frontend/test_headline.py)
+    commit_url = f"http://testserver/p/acme-api/c/{rich_session.commit_hash}"
+    assert f"Add session capture ({rich_session.commit_hash[:12]})]({commit_url})" in html
 
 
 def test_segments_of_one_agent_session_link_to_each_other(client, world, make_session) -> None:
