@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +75,35 @@ def card_kind(message: Message) -> str:
     if message.get("subtype") == "compact_boundary":
         return "compact"
     return "summary" if kind == "summary" else "system"
+
+
+def with_tool_partners(
+    messages: list[Message], shown: list[Message], *, allowed: Callable[[Message], bool] | None = None
+) -> list[Message]:
+    """``shown`` plus the other half of every tool call or result in it, in document order.
+
+    The time window and Find keep a call and its result together: a hit in a Read's output comes
+    with the call that names the file, and a call inside the window keeps its result even when it
+    arrived a second after the window closed. ``allowed`` (the role filter) still hides a half
+    the reader switched off. Linear in the document.
+    """
+    if len(shown) == len(messages):
+        return shown
+    partners: dict[str, list[int]] = defaultdict(list)
+    for position, message in enumerate(messages):
+        if message["kind"] in ("tool_use", "tool_result"):
+            tool_id = (message.get("tool") or {}).get("id")
+            if isinstance(tool_id, str) and tool_id:
+                partners[tool_id].append(position)
+    positions = {id(message): position for position, message in enumerate(messages)}
+    keep: set[int] = set()
+    for message in shown:
+        keep.add(positions[id(message)])
+        if message["kind"] in ("tool_use", "tool_result"):
+            tool_id = (message.get("tool") or {}).get("id")
+            if isinstance(tool_id, str) and tool_id:
+                keep.update(p for p in partners[tool_id][:2] if allowed is None or allowed(messages[p]))
+    return [messages[position] for position in sorted(keep)]
 
 
 def build_cards(messages: list[Message]) -> list[Card]:

@@ -51,6 +51,7 @@ class ItemView:
     label: str = ""
     preview: str = ""  # first line, for events shown on one line
     long: bool = False  # more than the preview: shown collapsible
+    hit: bool = False  # Find matched here: a folded block is drawn open
 
 
 def present(cards: list[Card], needle: str = "") -> None:
@@ -63,7 +64,13 @@ def _present(cards: list[Card], needle: str) -> None:
     for card in cards:
         for item in card.items:
             item.view = _tool_view(item, needle) if item.message["kind"] == "tool_use" else _view(item, needle)
+            if needle:
+                item.view.hit = _MARKED in item.view.html or _MARKED in item.view.result_html
+                item.view.hit = item.view.hit or _MARKED in item.view.summary_html
             _present(item.children, needle)
+
+
+_MARKED = "<mark>"
 
 
 def _text(value: Any) -> str:

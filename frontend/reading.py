@@ -9,16 +9,16 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from frontend import format as fmt
-from frontend.conversation import Paged, build_cards, paginate
+from frontend.conversation import Paged, build_cards, paginate, with_tool_partners
 from frontend.forms import ALL_ROLES, MessageFilterForm
 from frontend.present import present
 from frontend.render import Where, cards_html, turns_html
 from sessionledger.formats.facts import time_span
-from sessions_app.selectors import filter_messages
+from sessions_app.selectors import filter_messages, role_bucket
 
 PROMPT_PREVIEW = 90
 
@@ -66,11 +66,14 @@ class Reading:
 def read(document: dict[str, Any], form: MessageFilterForm, *, where: Where, params: dict[str, Any]) -> Reading:
     """The page of ``document`` that ``form`` asks for; ``params`` are the filters links must keep."""
     messages = document.get("messages") or []
-    shown = messages
+    shown = matched = messages
     if form.narrowed:
         roles = form.roles if set(form.roles) != set(ALL_ROLES) else None
         since, until, text = form.value("since"), form.value("until"), form.value("q")
-        shown = filter_messages(messages, buckets=roles, since=since, until=until, text=text)
+        matched = filter_messages(messages, buckets=roles, since=since, until=until, text=text)
+        allowed = None if roles is None else (lambda message: role_bucket(message) in roles)
+        shown = with_tool_partners(messages, matched, allowed=allowed)
+        where = replace(where, results_hidden=roles is not None and "tool" not in roles)
     paged = paginate(build_cards(shown))
     page = min(form.value("page") or 1, paged.count)
     cards = paged.page(page)
@@ -79,7 +82,7 @@ def read(document: dict[str, Any], form: MessageFilterForm, *, where: Where, par
     turns = [_turn_link(turn, paged, base) for turn in document.get("turns") or []]
     return Reading(
         len(messages),
-        len(shown),
+        len(matched),
         paged.count,
         page,
         cards_html(cards, where),

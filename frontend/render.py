@@ -25,6 +25,7 @@ class Where:
 
     session_url: str  # /p/{project}/s/{id}
     author: str
+    results_hidden: bool = False  # the role filter hides tool results: a call without one is not "no result"
 
     def message_url(self, index: int) -> str:
         return f"{self.session_url}/m/{index}"
@@ -120,7 +121,7 @@ def _response_item(item: Item, where: Where) -> Markup:
         summary = h(
             "summary", None, fmt.icon("thinking"), "Thinking ", h("span", {"class": "muted"}, item.view.preview[:90])
         )
-        return h("details", {"class": "thinking"}, summary, _md(item.view.html))
+        return h("details", {"class": "thinking", "open": item.view.hit}, summary, _md(item.view.html))
     if kind == "tool_use":
         return _tool(item, where)
     return join((_md(item.view.html), _more(item, where)))
@@ -137,7 +138,7 @@ def _tool(item: Item, where: Where) -> Markup:
     if item.children:
         count = item.child_count
         badges.append(_badge("", fmt.icon("subagent"), f"{count} sub-agent message{'' if count == 1 else 's'}"))
-    if item.result is None:
+    if item.result is None and not where.results_hidden:
         badges.append(_badge("muted", "no result"))
     sections = [
         h("div", {"class": "tool-section"}, h("div", {"class": "tool-label"}, s.label), s.html) for s in view.sections
@@ -151,7 +152,7 @@ def _tool(item: Item, where: Where) -> Markup:
         badges,
     )
     body = h("div", {"class": "tool-body"}, sections, _result(item, where), _subagent(item, where))
-    return h("details", {"class": classes}, summary, body)
+    return h("details", {"class": classes, "open": view.hit}, summary, body)
 
 
 def _result(item: Item, where: Where) -> Markup | None:
@@ -189,7 +190,7 @@ def _tool_only(card: Card, where: Where, nested: bool) -> Markup:
         _time(message.get("timestamp"), "meta"),
     )
     body = h("div", {"class": "tool-body"}, view.result_html, _more_link(view.result_hidden, message["index"], where))
-    details = h("details", {"class": ["tool", view.error and "is-error"]}, summary, body)
+    details = h("details", {"class": ["tool", view.error and "is-error"], "open": view.hit}, summary, body)
     return h("article", {"class": "card tool-only", "id": card.anchor}, details)
 
 
@@ -245,7 +246,7 @@ def _event(card: Card) -> Markup:
     if item.view.long:
         summary = h("summary", None, head, h("span", {"class": "event-text"}, item.view.preview), stamp)
         body = h("pre", {"class": "plain"}, item.view.html)
-        return h("details", {"class": classes, "id": card.anchor}, summary, body)
+        return h("details", {"class": classes, "id": card.anchor, "open": item.view.hit}, summary, body)
     return h(
         "div", {"class": classes, "id": card.anchor}, head, h("span", {"class": "event-text"}, item.view.html), stamp
     )

@@ -107,6 +107,7 @@
       history.replaceState(null, "", url);
       watchMore();
       watchTurns();
+      showHit(0);
     }).catch(function () {
       window.location.assign(url); /* let the server page say what went wrong */
     });
@@ -205,8 +206,27 @@
     if (event.key === "j") { jumpTurn(1); }
     else if (event.key === "k") { jumpTurn(-1); }
     else if (event.key === "/") { event.preventDefault(); filters.elements.q.focus(); }
+    else if (event.key === "n") { showHit(1); }
+    else if (event.key === "N") { showHit(-1); }
   });
+
+  /* Find: the server marks matches and opens the folded blocks holding them; n/N step through
+   * them, each scrolled into view (inside a scrolling output box too) and highlighted. */
+  var hitAt = -1;
+  function showHit(step) {
+    var marks = document.querySelectorAll("#cards mark");
+    if (!marks.length) { hitAt = -1; return; }
+    marks.forEach(function (m) { m.classList.remove("current"); });
+    hitAt = step === 0 ? 0 : (hitAt + step + marks.length) % marks.length;
+    var mark = marks[hitAt];
+    for (var node = mark.parentElement; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") { node.open = true; }
+    }
+    mark.classList.add("current");
+    mark.scrollIntoView({ block: "center" });
+  }
 
   watchMore();
   watchTurns();
+  if (filters.elements.q && filters.elements.q.value && !window.location.hash) { showHit(0); }
 })();
