@@ -43,7 +43,7 @@ class Item:
 
 @dataclass(slots=True)
 class Card:
-    kind: str  # prompt | response | user | meta | tool | compact | summary | system
+    kind: str  # prompt | response | user | meta | tool | compact | summary | system | agent
     items: list[Item]
     continued: bool = False  # a response right after another: drawn as one block with it
 
@@ -111,10 +111,50 @@ def build_cards(messages: list[Message]) -> list[Card]:
     calls = {m["tool"]["id"] for m in messages if m["kind"] == "tool_use" and (m.get("tool") or {}).get("id")}
     top: list[Message] = []
     children: dict[str, list[Message]] = defaultdict(list)
+    loose: dict[str, list[Message]] = {}  # sub-agent work whose spawning call is not shown, per agent
     for message in messages:
         parent = message.get("parent_tool_id")
-        (children[parent] if parent in calls else top).append(message)
-    return _Grouper(children).group(top)
+        if parent in calls:
+            children[parent].append(message)
+        elif message.get("sidechain"):
+            loose.setdefault(_agent_key(message), []).append(message)
+        else:
+            top.append(message)
+    grouper = _Grouper(children)
+    cards = grouper.group(top)
+    if not loose:
+        return cards
+    runs = [Card("agent", [Item(run[0], children=grouper.group(run[1:]))]) for run in loose.values()]
+    return _merge_by_time(cards, runs)
+
+
+def _agent_key(message: Message) -> str:
+    agent = message.get("agent_id")
+    return agent if isinstance(agent, str) else str(message.get("parent_tool_id") or "")
+
+
+def _merge_by_time(cards: list[Card], runs: list[Card]) -> list[Card]:
+    """Sub-agent runs placed where they started among the conversation's cards (the document
+    appends an unlinked agent, such as the compaction agent, after everything else)."""
+    runs.sort(key=lambda run: _stamp(run) or "\uffff")
+    merged: list[Card] = []
+    pending = 0
+    for card in cards:
+        stamp = _stamp(card)
+        while stamp and pending < len(runs) and (_stamp(runs[pending]) or "\uffff") < stamp:
+            merged.append(runs[pending])
+            pending += 1
+        merged.append(card)
+    merged.extend(runs[pending:])
+    for position, card in enumerate(merged):
+        card.continued = card.kind == "response" and position > 0 and merged[position - 1].kind == "response"
+    return merged
+
+
+def _stamp(card: Card) -> str:
+    """The card's first timestamp (canonical UTC text, so text order is time order), or ''."""
+    stamp = card.first.get("timestamp")
+    return stamp if isinstance(stamp, str) else ""
 
 
 class _Grouper:

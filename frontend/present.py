@@ -52,6 +52,18 @@ class ItemView:
     preview: str = ""  # first line, for events shown on one line
     long: bool = False  # more than the preview: shown collapsible
     hit: bool = False  # Find matched here: a folded block is drawn open
+    agent: AgentFacts | None = None  # a Task/Agent call: what its header says about the sub-agent
+    duplicate: bool = False  # says what its Task call's header or report already says: not drawn again
+
+
+@dataclass
+class AgentFacts:
+    kind: str  # subagent_type
+    description: str
+    model: str
+    usage: dict[str, int]  # total_tokens, tool_uses, duration_ms (from the `<usage>` trailer)
+    prompt: str
+    report: str
 
 
 def present(cards: list[Card], needle: str = "") -> None:
@@ -68,6 +80,8 @@ def _present(cards: list[Card], needle: str) -> None:
                 item.view.hit = _MARKED in item.view.html or _MARKED in item.view.result_html
                 item.view.hit = item.view.hit or _MARKED in item.view.summary_html
             _present(item.children, needle)
+            if item.view.agent is not None:
+                _agent_facts_from_children(item)
 
 
 _MARKED = "<mark>"
@@ -102,13 +116,19 @@ def _view(item: Item, needle: str) -> ItemView:
     first = next((line.strip() for line in content.splitlines() if line.strip()), "")
     preview = first if len(first) <= PREVIEW_LIMIT else first[: PREVIEW_LIMIT - 1] + "…"
     subtype = _text(message.get("subtype"))
+    reminder = content.startswith(REMINDER)  # context Claude Code injected: folded, never a wall of text
     return ItemView(
         html=mark_matches(html, needle),
         hidden=hidden,
-        preview=preview,
-        long=preview != content.strip(),
-        label=EVENT_LABELS.get(subtype, subtype.replace("_", " ").capitalize() or "Note"),
+        preview=preview[len(REMINDER) :].strip() or "…" if reminder else preview,
+        long=reminder or preview != content.strip(),
+        label="System reminder"
+        if reminder
+        else EVENT_LABELS.get(subtype, subtype.replace("_", " ").capitalize() or "Note"),
     )
+
+
+REMINDER = "<system-reminder>"
 
 
 def _result_only(item: Item, needle: str) -> ItemView:
@@ -120,6 +140,48 @@ def _result_only(item: Item, needle: str) -> ItemView:
         result_html=mark_matches(html, needle),
         result_hidden=hidden,
         error=bool(tool.get("is_error")),
+    )
+
+
+def _agent_facts_from_children(item: Item) -> None:
+    """The sub-agent's model, and its prompt and final answer marked as already shown by the call."""
+    facts = item.view.agent
+    messages = [child.message for card in item.children for child in card.items]
+    if not facts.model:
+        facts.model = next((_text(m.get("model")) for m in messages if m.get("model")), "")
+    first = next(
+        (
+            c
+            for card in item.children
+            for c in card.items
+            if c.message["role"] == "user" and c.message["kind"] != "meta"
+        ),
+        None,
+    )
+    if first is not None and _same(first.message.get("content"), facts.prompt):
+        first.view.duplicate = True
+    last = next(
+        (c for card in reversed(item.children) for c in reversed(card.items) if c.message["kind"] == "text"), None
+    )
+    if last is not None and last.message["role"] == "assistant" and _same(last.message.get("content"), facts.report):
+        last.view.duplicate = True
+
+
+def _same(content: Any, text: str) -> bool:
+    return bool(text) and _text(content).strip() == text.strip()
+
+
+def _agent_facts(item: Item) -> AgentFacts:
+    tool = item.message.get("tool") or {}
+    data = tool.get("input") if isinstance(tool.get("input"), dict) else {}
+    report = tools.agent_report(_text(item.result.get("content"))) if item.result is not None else None
+    return AgentFacts(
+        kind=_text(data.get("subagent_type")),
+        description=_text(data.get("description")),
+        model=_text(data.get("model")),
+        usage=report.usage if report else {},
+        prompt=_text(data.get("prompt")),
+        report=report.text if report else "",
     )
 
 
@@ -136,4 +198,6 @@ def _tool_view(item: Item, needle: str) -> ItemView:
         html, view.result_hidden = tools.result_html(_text(result.get("content")), name=tool.get("name"))
         view.result_html = mark_matches(html, needle)
         view.error = bool((result.get("tool") or {}).get("is_error"))
+    if tool.get("name") in ("Task", "Agent"):
+        view.agent = _agent_facts(item)
     return view

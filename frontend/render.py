@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frontend import format as fmt
-from frontend.conversation import Card, Item
+from frontend.conversation import Card, Item, card_kind
 from frontend.html import Markup, h, join
 
 
@@ -133,6 +133,8 @@ def _badge(css: str, *content: Any) -> Markup:
 
 def _tool(item: Item, where: Where) -> Markup:
     view = item.view
+    if view.agent is not None:
+        return _agent_call(item, where)
     classes = ["tool", view.error and "is-error", item.children and "has-agent"]
     badges = [_badge("err", "error") if view.error else None]
     if item.children:
@@ -172,8 +174,70 @@ def _result(item: Item, where: Where) -> Markup | None:
 def _subagent(item: Item, where: Where) -> Markup | None:
     if not item.children:
         return None
-    label = h("div", {"class": "tool-label"}, fmt.icon("subagent"), "Sub-agent conversation")
-    return h("div", {"class": "subagent"}, label, cards_html(item.children, where, nested=True))
+    count = item.child_count
+    label = h(
+        "summary",
+        {"class": "tool-label"},
+        fmt.icon("subagent"),
+        f"Sub-agent conversation · {count} message{'' if count == 1 else 's'}",
+    )
+    cards = [_undoubled(card) for card in item.children]
+    body = cards_html([card for card in cards if card is not None], where, nested=True)
+    return h("details", {"class": "subagent", "open": _any_hit(item.children)}, label, body)
+
+
+def _undoubled(card: Card) -> Card | None:
+    """The card without the items its Task call already shows (the prompt, the final report)."""
+    items = [item for item in card.items if not (item.view is not None and item.view.duplicate)]
+    if len(items) == len(card.items):
+        return card
+    return Card(card.kind, items, card.continued) if items else None
+
+
+def _any_hit(cards: list[Card]) -> bool:
+    return any((item.view is not None and item.view.hit) or _any_hit(item.children) for c in cards for item in c.items)
+
+
+def _agent_call(item: Item, where: Where) -> Markup:
+    """A Task/Agent call: a folded block whose header says which agent ran, on what, for how long."""
+    view, facts = item.view, item.view.agent
+    usage = facts.usage
+    facts_line = [
+        _badge("agent-type", facts.kind) if facts.kind else None,
+        _badge("muted", facts.model) if facts.model else None,
+        _badge("muted", f"{fmt.short_number(usage['total_tokens'])} tokens") if "total_tokens" in usage else None,
+        _badge("muted", f"{usage['tool_uses']} tool use{'' if usage['tool_uses'] == 1 else 's'}")
+        if "tool_uses" in usage
+        else None,
+        _badge("muted", fmt.duration(usage["duration_ms"])) if "duration_ms" in usage else None,
+        _badge("err", "error") if view.error else None,
+        _badge("muted", "no result") if item.result is None and not where.results_hidden else None,
+    ]
+    summary = h(
+        "summary",
+        None,
+        h("span", {"class": "tool-icon"}, fmt.icon(view.icon)),
+        h("span", {"class": "tool-name"}, view.tool_name),
+        h("code", {"class": "tool-summary"}, facts.description or view.summary_html),
+        h("span", {"class": "agent-facts"}, facts_line),
+    )
+    prompt = None
+    if facts.prompt:
+        prompt_label = h("summary", {"class": "tool-label"}, "Prompt to the sub-agent")
+        prompt = h("details", {"class": "tool-section agent-prompt"}, prompt_label, view.sections[-1].html)
+    report = None
+    if item.result is not None:
+        label = h(
+            "div",
+            {"class": "tool-label"},
+            "Error " if view.error else "Report ",
+            _time(item.result.get("timestamp"), "muted"),
+        )
+        more = _more_link(view.result_hidden, item.result["index"], where)
+        report = h("div", {"class": "tool-section result report"}, label, view.result_html, more)
+    body = h("div", {"class": "tool-body"}, prompt, report, _subagent(item, where))
+    classes = ["tool agent-call", view.error and "is-error", item.children and "has-agent"]
+    return h("details", {"class": classes, "open": view.hit or _any_hit(item.children)}, summary, body)
 
 
 def _tool_only(card: Card, where: Where, nested: bool) -> Markup:
@@ -227,7 +291,50 @@ def _user(card: Card, where: Where, nested: bool) -> Markup:
     return h("article", {"class": classes, "id": card.anchor}, head, _md(item.view.html), _more(item, where))
 
 
+def _agent_run(card: Card, where: Where, nested: bool) -> Markup:
+    """Sub-agent work standing on its own (its spawning call is not shown, or it had none, like the
+    compaction agent): one folded block at the time it ran, its prompt and conversation inside."""
+    item, message = card.items[0], card.first
+    agent = _str(message.get("agent_id"))
+    name = "Compaction agent" if agent.startswith("acompact") else "Sub-agent"
+    last = _last_stamp(item.children) or message.get("timestamp")
+    count = card.message_count
+    model = next((_str(c.first.get("model")) for c in item.children if c.first.get("model")), "")
+    summary = h(
+        "summary",
+        None,
+        h("span", {"class": "tool-icon"}, fmt.icon("subagent")),
+        h("span", {"class": "tool-name"}, name),
+        h("code", {"class": "tool-summary"}, agent),
+        h(
+            "span",
+            {"class": "agent-facts"},
+            _badge("muted", model) if model else None,
+            _badge("muted", f"{count} message{'' if count == 1 else 's'}"),
+            _time(message.get("timestamp"), "meta"),
+            "–" if last != message.get("timestamp") else None,
+            _time(last, "meta") if last != message.get("timestamp") else None,
+        ),
+    )
+    first = card_html(Card(card_kind(message), [item.__class__(message, view=item.view)]), where, nested=True)
+    body = h("div", {"class": "tool-body subagent"}, first, cards_html(item.children, where, nested=True))
+    details = h(
+        "details", {"class": "tool agent-call", "open": item.view.hit or _any_hit(item.children)}, summary, body
+    )
+    return h("article", {"class": "card agent-run", "id": card.anchor}, details)
+
+
+def _last_stamp(cards: list[Card]) -> object:
+    for card in reversed(cards):
+        for item in reversed(card.items):
+            stamp = (item.result or item.message).get("timestamp")
+            if stamp:
+                return stamp
+    return None
+
+
 CARD_RENDERERS: dict[str, Callable[[Card, Where, bool], Markup]] = {
+    "agent": _agent_run,
     "prompt": _prompt,
     "response": _response,
     "tool": _tool_only,

@@ -87,8 +87,9 @@ def test_a_tool_result_sits_inside_its_call_and_failures_are_marked(client, worl
 def test_sub_agent_work_is_grouped_under_the_task_call(client, world, rich_session) -> None:
     html = _page(client, world, rich_session)
     task = html[html.index('<span class="tool-name">Task</span>') :]
-    assert task.index('class="subagent"') < task.index("Prompt to sub-agent") < task.index("Sub-agent</span>")
-    assert "4 sub-agent messages" in task
+    # the prompt is shown once (folded, from the call), then the sub-agent's work, folded too
+    assert task.index("Prompt to the sub-agent") < task.index('class="subagent"') < task.index("Sub-agent</span>")
+    assert "Sub-agent conversation · 4 messages" in task and "Prompt to sub-agent<" not in task
     assert "agentId: a2898e3" not in html  # the resume trailer is noise to a reader
 
 
