@@ -14,6 +14,7 @@ from frontend import tools
 from frontend.conversation import Card, Item
 from frontend.html import Markup
 from frontend.markdown import mark_matches, plain_block, render_budget, render_markdown, render_plain
+from sessionledger.formats.classify import SYSTEM_REMINDER
 
 TEXT_LIMIT = 30_000  # characters of a prompt or reply shown inline; the rest via the message page
 MARKDOWN_KINDS = frozenset({"prompt", "text", "thinking"})
@@ -84,7 +85,7 @@ def _present(cards: list[Card], needle: str) -> None:
                 _agent_facts_from_children(item)
 
 
-_MARKED = "<mark>"
+_MARKED = Markup("<mark>")
 
 
 def _text(value: Any) -> str:
@@ -128,7 +129,7 @@ def _view(item: Item, needle: str) -> ItemView:
     )
 
 
-REMINDER = "<system-reminder>"
+REMINDER = SYSTEM_REMINDER
 
 
 def _result_only(item: Item, needle: str) -> ItemView:

@@ -15,6 +15,7 @@ from typing import Any
 
 from frontend.html import Markup, h, text
 from frontend.markdown import afford, highlight_code, render_markdown
+from sessionledger.formats.subagents import split_usage_trailer
 
 RESULT_LIMIT = 20_000  # characters of a tool result shown inline; the rest via the message page
 INPUT_LIMIT = 40_000
@@ -180,9 +181,16 @@ def input_sections(name: object, tool_input: Any) -> list[Section]:
 
 
 # Matched only at one position (``match`` from the last "agentId: "): linear whatever the text.
+# The ``<usage>`` trailer is parsed with the transcript formats (``sessionledger.formats.subagents``).
 _AGENT_TRAILER = re.compile(r"agentId: [\w-]+ \(for resuming[^)\n]*\)\s*\Z")
-USAGE_KEYS = ("total_tokens", "tool_uses", "duration_ms")
-USAGE_TAIL = 400  # characters of the end of a result searched for the `<usage>` trailer
+
+
+def strip_agent_trailer(text: str) -> str:
+    """A sub-agent's answer without its ``agentId: … (for resuming …)`` trailer (noise on the page)."""
+    at = text.rfind("agentId: ")
+    if at < 0 or not _AGENT_TRAILER.match(text, at):
+        return text.rstrip()
+    return text[:at].rstrip()
 
 
 @dataclass
@@ -194,41 +202,9 @@ class AgentReport:
 
 
 def agent_report(text: str) -> AgentReport:
-    """Split Claude Code's ``agentId: … (for resuming …)`` and ``<usage>…</usage>`` trailers off a report.
-
-    Only the last ``USAGE_TAIL`` characters are looked at, with ``rfind`` and one anchored match, and
-    the usage block is read line by line as ``key: integer`` (known keys only): linear and bounded
-    whatever a hostile result holds. Anything that does not have this exact shape stays text.
-    """
-    usage: dict[str, int] = {}
-    tail_start = max(0, len(text) - USAGE_TAIL)
-    end = text.rstrip()
-    if end.endswith("</usage>"):
-        opening = end.rfind("<usage>", tail_start)
-        if opening >= 0:
-            usage = _usage_lines(end[opening + len("<usage>") : -len("</usage>")])
-            if usage:
-                text = end[:opening]
+    """Claude Code's ``agentId: … (for resuming …)`` and usage trailers split off a sub-agent's report."""
+    text, usage = split_usage_trailer(text)
     return AgentReport(strip_agent_trailer(text), usage)
-
-
-def _usage_lines(block: str) -> dict[str, int]:
-    usage: dict[str, int] = {}
-    for line in block.split("\n", len(USAGE_KEYS) + 1):
-        key, colon, value = line.partition(":")
-        key, value = key.strip(), value.strip()
-        if not colon or key not in USAGE_KEYS or not value.isdigit() or len(value) > 15:
-            return {}
-        usage[key] = int(value)
-    return usage
-
-
-def strip_agent_trailer(text: str) -> str:
-    """A sub-agent's answer without its ``agentId: … (for resuming …)`` trailer (noise on the page)."""
-    at = text.rfind("agentId: ")
-    if at < 0 or not _AGENT_TRAILER.match(text, at):
-        return text.rstrip()
-    return text[:at].rstrip()
 
 
 def result_html(content: str, *, name: str | None) -> tuple[Markup, int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -70,6 +71,12 @@ class Session(models.Model):
     summary = models.TextField(blank=True, default="")
     digest = models.JSONField(default=dict, blank=True, help_text="precomputed facts for context and insights")
     files_touched = models.JSONField(default=list, blank=True)
+    message_uuids = ArrayField(
+        models.UUIDField(),
+        default=list,
+        blank=True,
+        help_text="the uuids of the conversation's messages, for the short message permalink /p/{project}/m/{uuid}",
+    )
     commit_message = models.TextField(blank=True, default="")
     patch_id = models.CharField(max_length=40, blank=True, default="")
     diff_stat = models.JSONField(default=dict, blank=True)
@@ -116,6 +123,7 @@ class Session(models.Model):
             models.Index(fields=["status", "created_at"], name="session_status_age"),
             GinIndex(fields=["search_vector"], name="session_search"),
             GinIndex(fields=["files_touched"], name="session_files"),
+            GinIndex(fields=["message_uuids"], name="session_message_uuids"),
             # Insights' exact median sizes: walk to the middle of the project's sizes in order (no sort).
             models.Index(
                 fields=["project", "raw_size_bytes"],

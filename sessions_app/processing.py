@@ -8,6 +8,7 @@ part of the UPDATE's WHERE), so two workers racing on a redelivered task cannot 
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,7 @@ SEARCH_TEXT_CAP = 300_000  # characters per weight; keeps the tsvector well unde
 PROMPT_CAP, PROMPTS_KEPT, LAST_TEXT_CAP, SUMMARY_CAP = 600, 30, 2_000, 4_000
 # A transcript names its own tools and files: bounded before they reach the row (and insights).
 FILES_KEPT, PATH_CAP, TOOLS_KEPT, TOOL_NAME_CAP = 10_000, 1024, 50, 64
+MESSAGE_UUIDS_KEPT = 20_000
 OUTAGES = (blobs.StorageUnavailable, OperationalError, InterfaceError)
 
 
@@ -145,11 +147,28 @@ def _fields(session: Session, parsed: Any, key: str) -> dict[str, Any]:
         "title": (parsed.title or session.commit_message.split("\n", 1)[0] or session.task_id or "")[:200],
         "summary": _summary(session, parsed, files),
         "files_touched": files,
+        "message_uuids": message_uuids(parsed.messages),
         "digest": _digest(parsed),
         "agent_version": (session.agent_version or parsed.agent_version or "")[:32],  # the columns' lengths
         "agent_session_id": (session.agent_session_id or parsed.agent_session_id or "")[:100],
         "error": "",
     }
+
+
+def message_uuids(messages: list[dict[str, Any]]) -> list[uuid.UUID]:
+    """The distinct message uuids (main and sub-agents) that parse as UUIDs, capped: the index of
+    the short message permalink. A hostile or odd uuid is left out (its message keeps its page link)."""
+    found: dict[uuid.UUID, None] = {}
+    for message in messages:
+        value = message.get("uuid")
+        if isinstance(value, str) and len(value) == 36:
+            try:
+                found[uuid.UUID(value)] = None
+            except ValueError:
+                continue
+            if len(found) >= MESSAGE_UUIDS_KEPT:
+                break
+    return list(found)
 
 
 def _trim(text: str, cap: int) -> str:

@@ -248,7 +248,8 @@ def test_hostile_transcripts_render_as_text(client, world, make_session) -> None
     elements = Cards(html).elements
     assert [attrs for tag, attrs in elements if tag == "script"] == [{"src": "/static/frontend/app.js", "defer": None}]
     assert not [tag for tag, _ in elements if tag in ("img", "iframe", "object", "embed", "style")]
-    assert all((a.get("class") or "").startswith("icon") for tag, a in elements if tag == "svg")
+    svgs = [a.get("class") or "" for tag, a in elements if tag == "svg"]
+    assert all(c.startswith("icon") or c == "minimap" for c in svgs) and svgs.count("minimap") <= 1
     assert not [name for _, attrs in elements for name in attrs if name.startswith("on")]
     assert not [a["href"] for _, a in elements if (a.get("href") or "").lower().startswith(("javascript", "data"))]
     assert "&lt;script&gt;alert(&#x27;prompt&#x27;)&lt;/script&gt;" in html  # shown, as text

@@ -100,6 +100,8 @@
       if (ticket !== pending) { return; }
       swap("conversation", page);
       swap("turn-nav", page);
+      swap("step-nav", page);
+      swap("minimap", page);
       conversation = document.getElementById("conversation");
       var showing = document.getElementById("showing");
       var status = document.getElementById("filter-status");
@@ -158,18 +160,88 @@
     if (link) { event.preventDefault(); loadMore(link); }
   });
 
-  /* Turn navigation: stay on the page when the turn is already loaded. */
+  /* Show a card or block: unfold the details around it, scroll to it, focus it. */
+  function reveal(target) {
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS" && node !== target) { node.open = true; }
+    }
+    target.scrollIntoView({ block: "start" });
+    if (!target.hasAttribute("tabindex")) { target.setAttribute("tabindex", "-1"); }
+    target.focus({ preventScroll: true });
+  }
+
+  /* Turn and step navigation, permalinks: stay on the page when the target is already loaded. */
   document.addEventListener("click", function (event) {
-    var link = event.target.closest("#turn-nav a[data-anchor]");
+    var link = event.target.closest("#turn-nav a[data-anchor], #step-nav a[data-anchor], a.plink");
     if (!link) { return; }
-    var target = document.getElementById(link.getAttribute("data-anchor"));
+    var id = link.getAttribute("data-anchor") || link.id;
+    var target = document.getElementById(id);
     if (target) {
       event.preventDefault();
-      target.scrollIntoView({ block: "start" });
-      history.replaceState(null, "", window.location.search + "#" + target.id);
-      target.setAttribute("tabindex", "-1");
-      target.focus({ preventScroll: true });
+      reveal(target.classList.contains("plink") ? (target.closest("article, details") || target) : target);
+      history.replaceState(null, "", (link.classList.contains("plink") ? "?at=" + id.slice(2) : window.location.search) + "#" + id);
     }
+  });
+
+  /* A #m-… link to a message on a later page (lazy loading has not fetched it): ask the server
+   * for the page holding it. */
+  function resolveHash() {
+    var hash = decodeURIComponent(window.location.hash.slice(1));
+    if (!/^m-[0-9A-Za-z-]{1,64}$/.test(hash)) { return; }
+    var target = document.getElementById(hash);
+    if (target) {
+      reveal(target.classList.contains("plink") ? (target.closest("article, details") || target) : target);
+      return;
+    }
+    var params = new URLSearchParams(window.location.search);
+    if (params.get("at") === hash.slice(2)) { return; } /* already asked: hidden by the filters */
+    params.set("at", hash.slice(2));
+    params.delete("page");
+    window.location.replace(window.location.pathname + "?" + params.toString() + "#" + hash);
+  }
+  window.addEventListener("hashchange", resolveHash);
+
+  /* Steps: e/d/c/p jump to the next error, edit, commit or prompt (Shift: previous). */
+  function jumpStep(kind, step) {
+    var links = Array.prototype.slice.call(document.querySelectorAll('#step-nav a[data-kind="' + kind + '"]'));
+    if (!links.length) { return; }
+    var position = currentIndex();
+    var index = function (a) { return parseInt(a.getAttribute("data-anchor").slice(2), 10); };
+    var target = null;
+    if (step > 0) { target = links.filter(function (a) { return index(a) > position; })[0]; }
+    else { target = links.filter(function (a) { return index(a) < position; }).pop(); }
+    if (!target) { return; }
+    var element = document.getElementById(target.getAttribute("data-anchor"));
+    if (element) {
+      reveal(element);
+      history.replaceState(null, "", window.location.search + "#" + element.id);
+    } else {
+      window.location.assign(target.href);
+    }
+    document.querySelectorAll("#step-nav a.current").forEach(function (a) { a.classList.remove("current"); });
+    target.classList.add("current");
+    target.scrollIntoView({ block: "nearest" });
+  }
+
+  /* The index of the message at the top of the window: the last anchored element above it. */
+  function currentIndex() {
+    var best = -1;
+    document.querySelectorAll('#cards [id^="m-"]').forEach(function (node) {
+      var n = parseInt(node.id.slice(2), 10);
+      if (isNaN(n) || node.classList.contains("plink")) { return; }
+      if (node.getBoundingClientRect().top <= 30 && node.offsetParent !== null && n > best) { best = n; }
+    });
+    return best;
+  }
+
+  /* Expand / collapse every folded block of the conversation. */
+  document.querySelectorAll(".fold-all").forEach(function (box) { box.hidden = false; });
+  function foldAll(open) {
+    document.querySelectorAll("#cards details").forEach(function (d) { d.open = open; });
+  }
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("button[data-fold]");
+    if (button) { foldAll(button.getAttribute("data-fold") === "open"); }
   });
 
   var turnObserver = null;
@@ -208,6 +280,12 @@
     else if (event.key === "/") { event.preventDefault(); filters.elements.q.focus(); }
     else if (event.key === "n") { showHit(1); }
     else if (event.key === "N") { showHit(-1); }
+    else if ("edcpEDCP".indexOf(event.key) >= 0 && event.key.length === 1) {
+      var kinds = { e: "error", d: "edit", c: "commit", p: "prompt" };
+      jumpStep(kinds[event.key.toLowerCase()], event.key === event.key.toLowerCase() ? 1 : -1);
+    }
+    else if (event.key === "x") { foldAll(true); }
+    else if (event.key === "X") { foldAll(false); }
   });
 
   /* Find: the server marks matches and opens the folded blocks holding them; n/N step through
@@ -229,4 +307,5 @@
   watchMore();
   watchTurns();
   if (filters.elements.q && filters.elements.q.value && !window.location.hash) { showHit(0); }
+  resolveHash();
 })();
