@@ -48,6 +48,7 @@ class ItemView:
     sections: list[tools.Section] = field(default_factory=list)
     result_html: Markup = EMPTY
     result_hidden: int = 0
+    result_label: str = ""  # what the result is of: a file (and its lines), a command
     error: bool = False
     label: str = ""
     preview: str = ""  # first line, for events shown on one line
@@ -99,13 +100,32 @@ def _body(content: str, markdown: bool) -> tuple[Markup, int]:
     return (render_markdown(content) if markdown else render_plain(content)), 0
 
 
-def full_message_html(message: dict[str, Any]) -> Markup:
-    """One message in full (its own page): Markdown for prose, within a page's budget; else plain."""
+def full_message_html(message: dict[str, Any], call: dict[str, Any] | None = None) -> Markup:
+    """One message in full (the full-width viewer): Markdown for prose; a tool output with line
+    numbers (a Read's real ones) and highlighting by the file's name, within a page's budget."""
     content = _text(message.get("content"))
     with render_budget():
         if message.get("kind") in MARKDOWN_KINDS:
             return render_markdown(content)
-        return plain_block(content)
+        if message.get("kind") != "tool_result":
+            return plain_block(content)
+        tool = (call or {}).get("tool") or {}
+        data = tool.get("input") if isinstance(tool.get("input"), dict) else {}
+        filename = _text(data.get("file_path"))
+        numbered = tools.numbered_lines(content) if tool.get("name") == "Read" else None
+        if numbered is not None:
+            return tools.code_view(numbered.code, numbers=numbered.numbers, filename=filename, rest=numbered.rest)
+        return tools.code_view(content)
+
+
+def viewer_title(message: dict[str, Any], call: dict[str, Any] | None) -> str:
+    """What the viewer shows, in words: ``Read result · retry.py · lines 1–900``, ``Bash result · pytest -q``."""
+    if message.get("kind") != "tool_result" or call is None:
+        return ""
+    tool = call.get("tool") or {}
+    name = _text(tool.get("name")) or "Tool"
+    label = tools.result_label(tool.get("name"), tool.get("input"), _text(message.get("content")), limit=None)
+    return f"{name} result · {label}" if label else f"{name} result"
 
 
 def _view(item: Item, needle: str) -> ItemView:
@@ -196,7 +216,10 @@ def _tool_view(item: Item, needle: str) -> ItemView:
         sections=tools.input_sections(tool.get("name"), tool.get("input")),
     )
     if result is not None:
-        html, view.result_hidden = tools.result_html(_text(result.get("content")), name=tool.get("name"))
+        content, name, data = _text(result.get("content")), tool.get("name"), tool.get("input")
+        filename = _text(data.get("file_path")) if isinstance(data, dict) else ""
+        html, view.result_hidden = tools.result_html(content, name=name, filename=filename)
+        view.result_label = tools.result_label(name, data, content)
         view.result_html = mark_matches(html, needle)
         view.error = bool((result.get("tool") or {}).get("is_error"))
     if tool.get("name") in ("Task", "Agent"):

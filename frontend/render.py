@@ -83,9 +83,8 @@ def _head(icon: str, who: str, *, extra: Any = None, meta: Any = None, link: Any
 def _more_link(hidden: int, index: int, where: Where) -> Markup | None:
     if not hidden:
         return None
-    return h(
-        "p", {"class": "more"}, h("a", {"href": where.message_url(index)}, f"{hidden:,} more characters — open in full")
-    )
+    link = h("a", {"href": where.message_url(index)}, f"{hidden:,} more characters — open in the full-width viewer")
+    return h("p", {"class": "more"}, link)
 
 
 def _more(item: Item, where: Where) -> Markup | None:
@@ -186,7 +185,8 @@ def _result(item: Item, where: Where) -> Markup | None:
     label = h(
         "div",
         {"class": "tool-label"},
-        "Error " if item.view.error else "Result ",
+        "Error" if item.view.error else "Result",
+        h("span", {"class": "result-of"}, item.view.result_label) if item.view.result_label else None,
         _time(result.get("timestamp"), "muted"),
     )
     more = _more_link(item.view.result_hidden, result["index"], where)

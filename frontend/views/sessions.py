@@ -13,7 +13,7 @@ from django.views.generic import TemplateView
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
 from frontend.pagination import keyset_page
-from frontend.present import full_message_html
+from frontend.present import full_message_html, viewer_title
 from frontend.reading import gc_paused, read
 from frontend.render import Where
 from projects import selectors as project_selectors
@@ -174,8 +174,35 @@ class SessionMessageView(SessionObjectMixin, TemplateView):
             raise Http404("No such message.")
         message = messages[index]
         access_record(session=session, request=self.request, via="web")
-        html = full_message_html(message)
-        return super().get_context_data(session=session, message=message, html=html, **kwargs)
+        call = _call_of(messages, message)
+        html = full_message_html(message, call)
+        return super().get_context_data(
+            session=session,
+            message=message,
+            html=html,
+            heading=viewer_title(message, call),
+            file_path=_input_path(call),
+            **kwargs,
+        )
+
+
+def _call_of(messages: list[dict[str, Any]], message: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool call a result answers (the nearest before it with the same tool id), or None."""
+    if message.get("kind") != "tool_result":
+        return None
+    tool_id = (message.get("tool") or {}).get("id")
+    if not isinstance(tool_id, str) or not tool_id:
+        return None
+    for candidate in reversed(messages[: message["index"]]):
+        if candidate.get("kind") == "tool_use" and (candidate.get("tool") or {}).get("id") == tool_id:
+            return candidate
+    return None
+
+
+def _input_path(call: dict[str, Any] | None) -> str:
+    data = ((call or {}).get("tool") or {}).get("input")
+    path = data.get("file_path") if isinstance(data, dict) else None
+    return path if isinstance(path, str) else ""
 
 
 class SessionRawView(SessionObjectMixin, View):
