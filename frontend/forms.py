@@ -138,6 +138,29 @@ class MessageFilterForm(forms.Form):
         return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S") if moment else ""
 
 
+class AccessLogForm(forms.Form):
+    """The access log's filters: one reader (by email), a date range (days, UTC)."""
+
+    who = forms.ChoiceField(required=False, label="Reader", widget=forms.Select(attrs={"id": "a-who"}))
+    since = MomentField(label="From")
+    until = MomentField(end_of_day=True, label="To")
+
+    def __init__(self, data: Any, *, readers: list[str]) -> None:
+        super().__init__(data)
+        self.fields["who"].choices = [("", "Anyone"), *((email, email) for email in readers)]
+
+    def value(self, name: str) -> Any:
+        return getattr(self, "cleaned_data", {}).get(name)
+
+    @property
+    def active(self) -> bool:
+        return any(self.value(name) for name in ("who", "since", "until"))
+
+    def params(self) -> dict[str, str]:
+        """The filters as the page links keep them (the cursor is added per link)."""
+        return {name: self.data.get(name, "") for name in ("who", "since", "until") if self.value(name)}
+
+
 class InvitationForm(forms.Form):
     email = forms.EmailField()
     role = forms.ChoiceField(choices=Role.choices, initial=Role.MEMBER)

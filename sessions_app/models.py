@@ -7,6 +7,7 @@ user-controlled text (see ``sessions_app.blobs``).
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -14,6 +15,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 from django_scopes import ScopedManager
 
 from projects.models import Project
@@ -188,13 +190,24 @@ class CommitLink(models.Model):
         return f"{self.old_hash[:10]} → {self.new_hash[:10]}"
 
 
+def this_hour() -> datetime:
+    return timezone.now().replace(minute=0, second=0, microsecond=0)
+
+
 class AccessLog(models.Model):
-    """Who read which session's content, when, from where (pages, messages API, raw, MCP)."""
+    """Who read which session's content, when, from where (pages, messages API, raw, MCP).
+
+    One row per reader, session, way of reading (``via``) and hour, with how many reads it holds:
+    filtering, paging and lazy loading do not each add a row (``sessions_app.audit.access_record``
+    upserts). ``at`` is the latest read of the hour, ``ip``/``user_agent`` the latest seen.
+    """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     session_id = models.UUIDField(help_text="kept as a plain id so the record outlives a deleted session")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    at = models.DateTimeField(auto_now_add=True)
+    at = models.DateTimeField(default=timezone.now, help_text="the latest read counted in this row")
+    hour = models.DateTimeField(default=this_hour, help_text="the hour (UTC) the row's reads fall in")
+    count = models.PositiveIntegerField(default=1, help_text="reads by this reader of this session in this hour")
     via = models.CharField(max_length=16)
     ip = models.GenericIPAddressField(null=True, blank=True)
     user_agent = models.CharField(max_length=300, blank=True, default="")
@@ -203,9 +216,17 @@ class AccessLog(models.Model):
 
     class Meta:
         ordering = ["-at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "session_id", "user", "via", "hour"],
+                name="accesslog_one_row_per_hour",
+                nulls_distinct=False,
+            )
+        ]
         indexes = [
             models.Index(fields=["project", "-at"], name="accesslog_project_recent"),
             models.Index(fields=["session_id", "-at"], name="accesslog_session_recent"),
+            models.Index(fields=["project", "user", "-at"], name="accesslog_project_user"),
         ]
 
     def __str__(self) -> str:

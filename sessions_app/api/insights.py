@@ -54,7 +54,7 @@ class AccessLogSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AccessLog
-        fields = ["id", "session_id", "user", "at", "via", "ip", "user_agent"]
+        fields = ["id", "session_id", "user", "at", "hour", "count", "via", "ip", "user_agent"]
 
 
 class AccessLogView(ProjectAPIView):
