@@ -172,7 +172,7 @@ def _tool(item: Item, where: Where, anchor: str | None = None) -> Markup:
         h("span", {"class": "tool-name"}, view.tool_name),
         h("code", {"class": "tool-summary"}, view.summary_html),
         badges,
-        permalink(item.message),
+        permalink(item.message) if anchor else None,  # the card's first block: the card head has its link
     )
     body = h("div", {"class": "tool-body"}, sections, _result(item, where), _subagent(item, where))
     return h("details", {"class": classes, "id": anchor, "open": view.hit}, summary, body)
@@ -243,7 +243,7 @@ def _agent_call(item: Item, where: Where, anchor: str | None = None) -> Markup:
         h("span", {"class": "tool-name"}, view.tool_name),
         h("code", {"class": "tool-summary"}, facts.description or view.summary_html),
         h("span", {"class": "agent-facts"}, facts_line),
-        permalink(item.message),
+        permalink(item.message) if anchor else None,
     )
     prompt = None
     if facts.prompt:

@@ -8,8 +8,8 @@ narrowed to what a reviewer jumps between:
 - ``prompt``: a human prompt;
 - ``commit``: a Bash call that ran ``git commit`` (a commit made inside the session);
 - ``error``: a failed tool result or an API error;
-- ``edit``: a run of Edit / Write / MultiEdit / NotebookEdit calls with no prompt, commit or error
-  between them, as one step naming its files.
+- ``edit``: a run of Edit / Write / MultiEdit / NotebookEdit calls, as one step naming its files;
+  reading and searching between them keep the run going, anything else (a test run) ends it.
 
 Main conversation only (sub-agent work sits under its call). Linear in the document; labels are
 plain text, escaped by the builder like every other transcript string.
@@ -24,6 +24,7 @@ from frontend.html import Markup, h, join
 from sessionledger.formats.steps import _summary as call_summary
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+LOOKING = frozenset({"Read", "Grep", "Glob", "LS", "TodoWrite"})  # calls that do not end an edit burst
 KINDS = ("prompt", "commit", "error", "edit")
 LABEL_LIMIT = 90
 STEPS_SHOWN = 400  # a pathological session lists its first steps; the minimap still spans all
@@ -61,6 +62,8 @@ def outline(messages: list[dict[str, Any]]) -> list[Step]:
             continue
         step = _step(message)
         if step is None:
+            if message.get("kind") == "tool_use" and _tool_name(message) not in LOOKING:
+                burst = None  # a test run, a fetch…: the next edit starts a new burst
             continue
         if step.kind == "edit":
             if burst is not None:
@@ -75,6 +78,11 @@ def outline(messages: list[dict[str, Any]]) -> list[Step]:
         if step.kind == "edit":
             step.label = _edit_label(step)
     return steps
+
+
+def _tool_name(message: dict[str, Any]) -> str:
+    tool = message.get("tool")
+    return _text(tool.get("name")) if isinstance(tool, dict) else ""
 
 
 def _text(value: Any) -> str:

@@ -57,8 +57,10 @@
   var conversation = document.getElementById("conversation");
   if (!filters || !conversation) { return; }
   if (window.matchMedia("(max-width: 980px)").matches) {
-    /* on a narrow screen the details panel sits above the conversation: start it folded */
-    document.querySelectorAll(".reader-side .details-panel").forEach(function (panel) { panel.open = false; });
+    /* on a narrow screen the panels sit above the conversation: start them folded, so the
+     * conversation comes first (steps, turns and details are one tap away) */
+    var folded = narrow ? ".reader-side details.panel" : ".reader-side .details-panel";
+    document.querySelectorAll(folded).forEach(function (panel) { panel.open = false; });
   }
 
   function filterUrl() {
