@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -151,10 +152,13 @@ def _merge_by_time(cards: list[Card], runs: list[Card]) -> list[Card]:
     return merged
 
 
+_CANONICAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?Z")
+
+
 def _stamp(card: Card) -> str:
-    """The card's first timestamp (canonical UTC text, so text order is time order), or ''."""
+    """The card's first timestamp when canonical UTC text (so text order is time order), else ''."""
     stamp = card.first.get("timestamp")
-    return stamp if isinstance(stamp, str) else ""
+    return stamp if isinstance(stamp, str) and _CANONICAL.fullmatch(stamp) else ""
 
 
 class _Grouper:

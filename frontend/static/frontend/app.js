@@ -237,7 +237,6 @@
   }
 
   /* Expand / collapse every folded block of the conversation. */
-  document.querySelectorAll(".fold-all").forEach(function (box) { box.hidden = false; });
   function foldAll(open) {
     document.querySelectorAll("#cards details").forEach(function (d) { d.open = open; });
   }
