@@ -206,6 +206,9 @@ CELERY_BEAT_SCHEDULE = {
     "apply-retention": {"task": "sessions.apply_retention", "schedule": 3600},
 }
 SESSIONLEDGER_ACCESS_LOG_DAYS = env.integer("SESSIONLEDGER_ACCESS_LOG_DAYS", 365)
+# Insights' estimated cost: JSON {model prefix: [input, output, cache write, cache read] USD per million
+# tokens}; empty: the defaults of sessions_app/prices.py (see docs/ui.md).
+SESSIONLEDGER_MODEL_PRICES = env.string("SESSIONLEDGER_MODEL_PRICES", "")
 
 SESSIONLEDGER_MAX_RAW_BYTES = env.integer("SESSIONLEDGER_MAX_RAW_BYTES", 10 * 1024 * 1024)
 # Compressed request bodies: gzip never grows text by more than a little, plus room for metadata.

@@ -19,6 +19,7 @@ from django.db.models import Value
 from django.utils import timezone
 
 from sessionledger.formats import parse_transcript
+from sessionledger.formats.facts import effort
 from sessions_app import blobs, parts
 from sessions_app.budget import BudgetExceeded, cpu_budget
 from sessions_app.models import Session, Status
@@ -185,7 +186,20 @@ def _digest(parsed: Any) -> dict[str, Any]:
         "first_timestamp": parsed.first_timestamp,
         "last_timestamp": parsed.last_timestamp,
         "skipped_lines": parsed.stats.get("skipped_lines", 0),
+        "effort": _effort(parsed),
     }
+
+
+def _effort(parsed: Any) -> dict[str, Any]:
+    """Tokens per model, active and tool time, steps (``formats.facts.effort``), for insights' cost
+    and time per author, branch and week. A parser without per-message usage (Codex) gives its
+    session totals under an unknown model."""
+    facts = effort(parsed.messages)
+    if not facts["tokens"] and any(parsed.token_usage.values()):
+        usage = parsed.token_usage
+        keys = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        facts["tokens"] = {"": [int(usage.get(key) or 0) for key in keys]}
+    return facts
 
 
 def _top_tools(counts: dict[str, Any]) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""The session page's reading aids: message uuids for the short permalink /p/{project}/m/{uuid}, and
-an access log of one row per reader, session, way of reading and hour, with a count."""
+"""The session page's reading aids: message uuids for the short permalink /p/{project}/m/{uuid}, an
+access log of one row per reader, session, way of reading and hour, with a count; and insights'
+effort facets (tokens per model, active and tool time, steps) from the digest's ``effort``."""
 
 import django.contrib.postgres.fields
 import django.contrib.postgres.indexes
@@ -27,6 +28,58 @@ WHERE kept.count > 1 AND kept.id > log.id
 SET CONSTRAINTS ALL DEFERRED;
 """
 
+# sessions_app_insight_facts as in 0006, plus four facets read from digest -> 'effort'
+# (sessionledger.formats.facts.effort): 'tok' and 'cache' keyed "author|model" (input and output,
+# cache writes and reads), 'effort' keyed by author (active and tool milliseconds), 'steps' keyed by
+# author (steps, and 1 for a checkpoint: its commit). Sessions without effort facts add none.
+EFFORT_FACTS = """
+CREATE OR REPLACE FUNCTION sessions_app_jsonb_count(j jsonb) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(j) = 'number' THEN LEAST(GREATEST((j #>> '{}')::numeric, 0), 1e15)::bigint ELSE 0 END
+$$;
+
+CREATE OR REPLACE FUNCTION sessions_app_insight_facts(s sessions_app_session)
+RETURNS TABLE (facet text, key text, sessions integer, a bigint, b bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT 'author', COALESCE(s.author_id::text, ''), 1, s.turn_count::bigint, 0::bigint
+    UNION ALL SELECT 'commit', s.turn_count::text, 1, s.message_count, 0 WHERE s.kind = 'checkpoint'
+    UNION ALL SELECT 'task', s.status, 1, 0, 0 WHERE s.kind = 'task'
+    UNION ALL SELECT 'branch', s.feature_branch, 1, s.turn_count, 0 WHERE s.feature_branch <> ''
+    UNION ALL SELECT 'tool', t.key, 1,
+        CASE WHEN jsonb_typeof(t.value -> 'calls') = 'number' THEN (t.value ->> 'calls')::numeric::bigint ELSE 0 END,
+        CASE WHEN jsonb_typeof(t.value -> 'errors') = 'number' THEN (t.value ->> 'errors')::numeric::bigint ELSE 0 END
+    FROM jsonb_each(CASE WHEN jsonb_typeof(s.digest -> 'tool_counts') = 'object'
+                         THEN s.digest -> 'tool_counts' ELSE '{}'::jsonb END) AS t
+    UNION ALL SELECT 'tok', COALESCE(s.author_id::text, '') || '|' || m.key, 1,
+        sessions_app_jsonb_count(m.value -> 0), sessions_app_jsonb_count(m.value -> 1)
+    FROM jsonb_each(CASE WHEN jsonb_typeof(s.digest -> 'effort' -> 'tokens') = 'object'
+                         THEN s.digest -> 'effort' -> 'tokens' ELSE '{}'::jsonb END) AS m
+    WHERE jsonb_typeof(m.value) = 'array'
+    UNION ALL SELECT 'cache', COALESCE(s.author_id::text, '') || '|' || m.key, 1,
+        sessions_app_jsonb_count(m.value -> 2), sessions_app_jsonb_count(m.value -> 3)
+    FROM jsonb_each(CASE WHEN jsonb_typeof(s.digest -> 'effort' -> 'tokens') = 'object'
+                         THEN s.digest -> 'effort' -> 'tokens' ELSE '{}'::jsonb END) AS m
+    WHERE jsonb_typeof(m.value) = 'array'
+    UNION ALL SELECT 'effort', COALESCE(s.author_id::text, ''), 1,
+        sessions_app_jsonb_count(s.digest -> 'effort' -> 'active_ms'), sessions_app_jsonb_count(s.digest -> 'effort' -> 'tool_ms')
+    WHERE jsonb_typeof(s.digest -> 'effort') = 'object'
+    UNION ALL SELECT 'steps', COALESCE(s.author_id::text, ''), 1,
+        sessions_app_jsonb_count(s.digest -> 'effort' -> 'steps'), (s.kind = 'checkpoint')::int::bigint
+    WHERE jsonb_typeof(s.digest -> 'effort') = 'object'
+$$;
+
+DROP TRIGGER IF EXISTS insights_on_update ON sessions_app_session;
+CREATE TRIGGER insights_on_update AFTER UPDATE ON sessions_app_session
+    FOR EACH ROW WHEN (
+        OLD.status IS DISTINCT FROM NEW.status OR OLD.created_at IS DISTINCT FROM NEW.created_at
+        OR OLD.kind IS DISTINCT FROM NEW.kind OR OLD.feature_branch IS DISTINCT FROM NEW.feature_branch
+        OR OLD.author_id IS DISTINCT FROM NEW.author_id OR OLD.project_id IS DISTINCT FROM NEW.project_id
+        OR OLD.turn_count IS DISTINCT FROM NEW.turn_count OR OLD.message_count IS DISTINCT FROM NEW.message_count
+        OR (OLD.digest -> 'tool_counts') IS DISTINCT FROM (NEW.digest -> 'tool_counts')
+        OR (OLD.digest -> 'effort') IS DISTINCT FROM (NEW.digest -> 'effort'))
+    EXECUTE FUNCTION sessions_app_insights_trigger();
+"""
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -36,6 +89,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RunSQL(EFFORT_FACTS, reverse_sql=migrations.RunSQL.noop),
         migrations.AddField(
             model_name='session',
             name='message_uuids',

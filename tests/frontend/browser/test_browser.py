@@ -137,7 +137,9 @@ def test_a_commit_permalink_opens_its_session(page, world, rich) -> None:
     page.wait_for_url(f"**/p/{world.project.slug}/s/{rich.pk}")
     snippet = page.locator("#md-link").input_value()
     # a checkpoint's Markdown names its commit subject and links the commit permalink
-    assert snippet == f"[Add --verbose flag ({rich.commit_hash[:12]})](http://testserver/p/acme-api/c/{rich.commit_hash})"
+    assert (
+        snippet == f"[Add --verbose flag ({rich.commit_hash[:12]})](http://testserver/p/acme-api/c/{rich.commit_hash})"
+    )
 
 
 def test_an_admin_invites_a_member(page, world) -> None:
