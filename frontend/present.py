@@ -49,6 +49,7 @@ class ItemView:
     result_html: Markup = EMPTY
     result_hidden: int = 0
     result_label: str = ""  # what the result is of: a file (and its lines), a command
+    result_viewer: bool = False  # a long Read output: highlighted in the full-width viewer only
     error: bool = False
     label: str = ""
     preview: str = ""  # first line, for events shown on one line
@@ -71,17 +72,19 @@ class AgentFacts:
 def present(cards: list[Card], needle: str = "") -> None:
     """Fill in ``item.view`` for the cards of one page, within one page's rendering budget."""
     with render_budget():
-        _present(cards, needle)
+        _present(cards, needle, [tools.INLINE_HIGHLIGHT_PAGE])
 
 
-def _present(cards: list[Card], needle: str) -> None:
+def _present(cards: list[Card], needle: str, lexing: list[int]) -> None:
+    """``lexing``: characters of Read output this page may still highlight inline (one-item list)."""
     for card in cards:
         for item in card.items:
-            item.view = _tool_view(item, needle) if item.message["kind"] == "tool_use" else _view(item, needle)
+            tool_use = item.message["kind"] == "tool_use"
+            item.view = _tool_view(item, needle, lexing) if tool_use else _view(item, needle)
             if needle:
                 item.view.hit = _MARKED in item.view.html or _MARKED in item.view.result_html
                 item.view.hit = item.view.hit or _MARKED in item.view.summary_html
-            _present(item.children, needle)
+            _present(item.children, needle, lexing)
             if item.view.agent is not None:
                 _agent_facts_from_children(item)
 
@@ -206,7 +209,7 @@ def _agent_facts(item: Item) -> AgentFacts:
     )
 
 
-def _tool_view(item: Item, needle: str) -> ItemView:
+def _tool_view(item: Item, needle: str, lexing: list[int]) -> ItemView:
     message, result = item.message, item.result
     tool = message.get("tool") or {}
     view = ItemView(
@@ -218,8 +221,12 @@ def _tool_view(item: Item, needle: str) -> ItemView:
     if result is not None:
         content, name, data = _text(result.get("content")), tool.get("name"), tool.get("input")
         filename = _text(data.get("file_path")) if isinstance(data, dict) else ""
-        html, view.result_hidden = tools.result_html(content, name=name, filename=filename)
+        lexed = name == "Read" and len(content) <= min(tools.INLINE_HIGHLIGHT, lexing[0])
+        if lexed:
+            lexing[0] -= len(content)
+        html, view.result_hidden = tools.result_html(content, name=name, filename=filename if lexed else "")
         view.result_label = tools.result_label(name, data, content)
+        view.result_viewer = name == "Read" and not lexed
         view.result_html = mark_matches(html, needle)
         view.error = bool((result.get("tool") or {}).get("is_error"))
     if tool.get("name") in ("Task", "Agent"):

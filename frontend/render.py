@@ -190,6 +190,9 @@ def _result(item: Item, where: Where) -> Markup | None:
         _time(result.get("timestamp"), "muted"),
     )
     more = _more_link(item.view.result_hidden, result["index"], where)
+    if more is None and item.view.result_viewer:
+        viewer = h("a", {"href": where.message_url(result["index"])}, "highlighted in the full-width viewer")
+        more = h("p", {"class": "more"}, viewer)
     anchor = f"m-{result['index']}"
     return h("div", {"class": "tool-section result", "id": anchor}, label, item.view.result_html, more)
 

@@ -18,6 +18,10 @@ from frontend.markdown import afford, highlight_code, render_markdown
 from sessionledger.formats.subagents import split_usage_trailer
 
 RESULT_LIMIT = 20_000  # characters of a tool result shown inline; the rest via the message page
+# Highlighting costs ~8 ms and multiplies the bytes by ~5 per 1,000 characters (Pygments): a page highlights
+# short Read outputs inline up to a budget; the others are numbered but plain, and highlighted in
+# the full-width viewer (linked).
+INLINE_HIGHLIGHT, INLINE_HIGHLIGHT_PAGE = 3_000, 3_000
 INPUT_LIMIT = 40_000
 SUMMARY_LIMIT = 160
 
