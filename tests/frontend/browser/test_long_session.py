@@ -190,3 +190,34 @@ def test_reading_and_lazy_loading_is_one_access_log_row(wide, world, long) -> No
     with scopes_disabled():
         rows = list(AccessLog.objects.filter(session_id=long.pk, user=world.viewer))
     assert len(rows) == 1 and rows[0].count >= 3
+
+
+def test_insights_show_cost_and_time_at_both_widths(wide, phone, world, long) -> None:
+    for page, name, width in (
+        (wide, "insights-effort-1400", WIDE["width"]),
+        (phone, "insights-effort-390", PHONE["width"]),
+    ):
+        log_in(page, world.viewer.email)
+        page.goto(f"/p/{world.project.slug}/insights")
+        card = page.locator("#effort_per_author_week")
+        assert "steps/commit" in card.locator("svg.chart").text_content() and "$" in card.locator("svg.chart").text_content()
+        assert page.locator(".tile", has_text="Estimated cost").inner_text().count("$") == 1
+        assert "fix/retry-jitter$" in page.locator("#effort_per_branch svg.chart").text_content()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        card.scroll_into_view_if_needed()
+        screenshot(page, name, full_page=False)
+
+
+def test_the_access_log_filters_by_reader(wide, world, long) -> None:
+    log_in(wide, world.viewer.email)
+    for query in ("", "?q=round", "?page=2"):
+        wide.goto(_url(world, long, query))
+    wide.context.clear_cookies()
+    log_in(wide, world.admin.email)
+    wide.goto(f"/p/{world.project.slug}/access-log")
+    wide.select_option("#a-who", world.viewer.email)
+    wide.click("form.access-filters button[type=submit]")
+    wide.wait_for_url(re.compile(r"who="))
+    rows = wide.locator("table.access-log tbody tr")
+    assert rows.count() == 1 and "×3" in rows.first.inner_text()
+    screenshot(wide, "access-log-1400", full_page=False)
