@@ -209,6 +209,9 @@ CELERY_BEAT_SCHEDULE = {
 # 0 renders every request.
 SESSIONLEDGER_PAGE_CACHE_SECONDS = env.integer("SESSIONLEDGER_PAGE_CACHE_SECONDS", 24 * 3600)
 SESSIONLEDGER_ACCESS_LOG_DAYS = env.integer("SESSIONLEDGER_ACCESS_LOG_DAYS", 365)
+# Insights' estimated cost: JSON {model prefix: [input, output, cache write, cache read] USD per million
+# tokens}; empty: the defaults of sessions_app/prices.py (see docs/ui.md).
+SESSIONLEDGER_MODEL_PRICES = env.string("SESSIONLEDGER_MODEL_PRICES", "")
 
 SESSIONLEDGER_MAX_RAW_BYTES = env.integer("SESSIONLEDGER_MAX_RAW_BYTES", 10 * 1024 * 1024)
 # Compressed request bodies: gzip never grows text by more than a little, plus room for metadata.

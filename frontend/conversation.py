@@ -10,9 +10,10 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +44,7 @@ class Item:
 
 @dataclass(slots=True)
 class Card:
-    kind: str  # prompt | response | user | meta | tool | compact | summary | system
+    kind: str  # prompt | response | user | meta | tool | compact | summary | system | agent
     items: list[Item]
     continued: bool = False  # a response right after another: drawn as one block with it
 
@@ -77,15 +78,87 @@ def card_kind(message: Message) -> str:
     return "summary" if kind == "summary" else "system"
 
 
+def with_tool_partners(
+    messages: list[Message], shown: list[Message], *, allowed: Callable[[Message], bool] | None = None
+) -> list[Message]:
+    """``shown`` plus the other half of every tool call or result in it, in document order.
+
+    The time window and Find keep a call and its result together: a hit in a Read's output comes
+    with the call that names the file, and a call inside the window keeps its result even when it
+    arrived a second after the window closed. ``allowed`` (the role filter) still hides a half
+    the reader switched off. Linear in the document.
+    """
+    if len(shown) == len(messages):
+        return shown
+    partners: dict[str, list[int]] = defaultdict(list)
+    for position, message in enumerate(messages):
+        if message["kind"] in ("tool_use", "tool_result"):
+            tool_id = (message.get("tool") or {}).get("id")
+            if isinstance(tool_id, str) and tool_id:
+                partners[tool_id].append(position)
+    positions = {id(message): position for position, message in enumerate(messages)}
+    keep: set[int] = set()
+    for message in shown:
+        keep.add(positions[id(message)])
+        if message["kind"] in ("tool_use", "tool_result"):
+            tool_id = (message.get("tool") or {}).get("id")
+            if isinstance(tool_id, str) and tool_id:
+                keep.update(p for p in partners[tool_id][:2] if allowed is None or allowed(messages[p]))
+    return [messages[position] for position in sorted(keep)]
+
+
 def build_cards(messages: list[Message]) -> list[Card]:
     """Group filtered messages into cards (see the module docstring)."""
     calls = {m["tool"]["id"] for m in messages if m["kind"] == "tool_use" and (m.get("tool") or {}).get("id")}
     top: list[Message] = []
     children: dict[str, list[Message]] = defaultdict(list)
+    loose: dict[str, list[Message]] = {}  # sub-agent work whose spawning call is not shown, per agent
     for message in messages:
         parent = message.get("parent_tool_id")
-        (children[parent] if parent in calls else top).append(message)
-    return _Grouper(children).group(top)
+        if parent in calls:
+            children[parent].append(message)
+        elif message.get("sidechain"):
+            loose.setdefault(_agent_key(message), []).append(message)
+        else:
+            top.append(message)
+    grouper = _Grouper(children)
+    cards = grouper.group(top)
+    if not loose:
+        return cards
+    runs = [Card("agent", [Item(run[0], children=grouper.group(run[1:]))]) for run in loose.values()]
+    return _merge_by_time(cards, runs)
+
+
+def _agent_key(message: Message) -> str:
+    agent = message.get("agent_id")
+    return agent if isinstance(agent, str) else str(message.get("parent_tool_id") or "")
+
+
+def _merge_by_time(cards: list[Card], runs: list[Card]) -> list[Card]:
+    """Sub-agent runs placed where they started among the conversation's cards (the document
+    appends an unlinked agent, such as the compaction agent, after everything else)."""
+    runs.sort(key=lambda run: _stamp(run) or "\uffff")
+    merged: list[Card] = []
+    pending = 0
+    for card in cards:
+        stamp = _stamp(card)
+        while stamp and pending < len(runs) and (_stamp(runs[pending]) or "\uffff") < stamp:
+            merged.append(runs[pending])
+            pending += 1
+        merged.append(card)
+    merged.extend(runs[pending:])
+    for position, card in enumerate(merged):
+        card.continued = card.kind == "response" and position > 0 and merged[position - 1].kind == "response"
+    return merged
+
+
+_CANONICAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?Z")
+
+
+def _stamp(card: Card) -> str:
+    """The card's first timestamp when canonical UTC text (so text order is time order), else ''."""
+    stamp = card.first.get("timestamp")
+    return stamp if isinstance(stamp, str) and _CANONICAL.fullmatch(stamp) else ""
 
 
 class _Grouper:

@@ -137,3 +137,19 @@ def query_string(params: Any, **changes: Any) -> str:
             data[key] = value
     encoded = urlencode(list(data.lists()), doseq=True)
     return f"?{encoded}" if encoded else "?"
+
+
+def duration(milliseconds: Any) -> str:
+    """A duration for people: ``850 ms``, ``39 s``, ``4 min 12 s``, ``1 h 05 min``."""
+    if not isinstance(milliseconds, int) or isinstance(milliseconds, bool) or milliseconds < 0:
+        return ""
+    if milliseconds < 1000:
+        return f"{milliseconds} ms"
+    seconds = round(milliseconds / 1000)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s" if seconds else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"

@@ -112,6 +112,7 @@ class MessageFilterForm(forms.Form):
     until = MomentField()
     q = forms.CharField(required=False, max_length=200)
     page = forms.IntegerField(required=False, min_value=1)
+    at = forms.RegexField(required=False, regex=r"^[0-9A-Za-z-]{1,64}\Z")  # a message's uuid or index
 
     def value(self, name: str) -> Any:
         return getattr(self, "cleaned_data", {}).get(name)
@@ -136,6 +137,29 @@ class MessageFilterForm(forms.Form):
         """A ``datetime-local`` input value (UTC) for ``since``/``until``."""
         moment = self.value(name)
         return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S") if moment else ""
+
+
+class AccessLogForm(forms.Form):
+    """The access log's filters: one reader (by email), a date range (days, UTC)."""
+
+    who = forms.ChoiceField(required=False, label="Reader", widget=forms.Select(attrs={"id": "a-who"}))
+    since = MomentField(label="From")
+    until = MomentField(end_of_day=True, label="To")
+
+    def __init__(self, data: Any, *, readers: list[str]) -> None:
+        super().__init__(data)
+        self.fields["who"].choices = [("", "Anyone"), *((email, email) for email in readers)]
+
+    def value(self, name: str) -> Any:
+        return getattr(self, "cleaned_data", {}).get(name)
+
+    @property
+    def active(self) -> bool:
+        return any(self.value(name) for name in ("who", "since", "until"))
+
+    def params(self) -> dict[str, str]:
+        """The filters as the page links keep them (the cursor is added per link)."""
+        return {name: self.data.get(name, "") for name in ("who", "since", "until") if self.value(name)}
 
 
 class InvitationForm(forms.Form):

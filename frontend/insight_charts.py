@@ -14,6 +14,7 @@ from typing import Any
 from django.template.defaultfilters import filesizeformat
 
 from frontend import charts
+from frontend import format as fmt
 from frontend.charts import Bar, Column, Matrix, counted, number, percent
 from frontend.html import Markup
 from sessions_app.insights import Period
@@ -55,6 +56,9 @@ def cards(data: dict[str, Any], period: Period, *, branch_url: Any) -> list[Card
         task_outcomes(data["task_outcomes"]),
         tool_usage(data["tool_usage"]),
         busiest_branches(data["busiest_branches"], branch_url),
+        effort_per_author(data["effort_per_author_week"]),
+        effort_per_branch(data["effort_per_branch"], branch_url),
+        # more cards (e.g. the share of lines the agent wrote) go here, each from one API chart
     ]
 
 
@@ -225,6 +229,81 @@ def busiest_branches(rows: list[dict[str, Any]], branch_url: Any) -> Card:
     return card
 
 
+EFFORT_INTRO = (
+    "Estimated cost (tokens × the operator's price table), active time (gaps under 5 minutes), time spent in "
+    "tools, and steps (prompts and tool calls) per commit. Sessions captured before these facts existed are "
+    "not counted until reprocessed."
+)
+
+
+def _hours(minutes: int) -> str:
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+def _effort_caption(row: dict[str, Any]) -> str:
+    per_commit = f" · {row['steps_per_commit']} steps/commit" if row["commits"] else ""
+    return f"${row['cost_usd']:,.2f} · {_hours(row['active_minutes'])} active{per_commit}"
+
+
+def _effort_bars(totals: list[dict[str, Any]], label: str, href: Any = None) -> list[Bar]:
+    return [
+        Bar(
+            r[label],
+            max(round(r["cost_usd"] * 100), 0) or r["active_minutes"],
+            _effort_caption(r),
+            href=href(r[label]) if href else "",
+        )
+        for r in totals
+    ]
+
+
+def _by(rows: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    """Rows of several weeks added up per ``name`` (author), most expensive first."""
+    totals: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        t = totals.setdefault(
+            row[name], {name: row[name], "cost_usd": 0.0, "active_minutes": 0, "steps": 0, "commits": 0}
+        )
+        for key in ("cost_usd", "active_minutes", "steps", "commits"):
+            t[key] += row[key]
+    for t in totals.values():
+        t["cost_usd"] = round(t["cost_usd"], 2)
+        t["steps_per_commit"] = round(t["steps"] / t["commits"], 1) if t["commits"] else 0.0  # 0: no commit
+    return sorted(totals.values(), key=lambda t: (-t["cost_usd"], -t["active_minutes"], t[name]))
+
+
+def effort_per_author(rows: list[dict[str, Any]]) -> Card:
+    card = Card(
+        "effort_per_author_week",
+        "Cost and time per author",
+        EFFORT_INTRO + " The numbers below and the CSV are per week.",
+        rows,
+        empty="No session with token and time facts in this period.",
+    )
+    totals = _by(rows, "author")[:MAX_AUTHORS]
+    if not totals:
+        return card
+    desc = "; ".join(f"{t['author']}: {_effort_caption(t)}" for t in totals)
+    card.svg = charts.hbars(card.name, _effort_bars(totals, "author"), title=card.title, desc=desc + ".", width=720)
+    return card
+
+
+def effort_per_branch(rows: list[dict[str, Any]], branch_url: Any) -> Card:
+    card = Card(
+        "effort_per_branch",
+        "Cost and time per branch",
+        "The same totals per branch over the period, most expensive first. A branch's name narrows this page to it.",
+        rows,
+        empty="No session on a named branch with token and time facts in this period.",
+    )
+    if not rows:
+        return card
+    desc = "; ".join(f"{r['branch']}: {_effort_caption(r)}" for r in rows)
+    bars = _effort_bars(rows, "branch", branch_url)
+    card.svg = charts.hbars(card.name, bars, title=card.title, desc=desc + ".", width=720, label_w=190)
+    return card
+
+
 def summary(data: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(label, value, detail) tiles above the charts."""
     tasks = {r["status"]: r for r in data["task_outcomes"]}
@@ -235,10 +314,22 @@ def summary(data: dict[str, Any]) -> list[tuple[str, str, str]]:
         ("Turns", number(sum(r["turns"] for r in data["sessions_per_author_week"])), ""),
         ("Commits", number(sum(r["commits"] for r in data["turns_per_commit"])), "with a session"),
         ("Task sessions", number(task_total), f"{percent(tasks['complete']['rate'])} complete" if task_total else ""),
+        _cost_tile(data["effort_per_author_week"]),
         ("Median session", _size(size["median_raw_bytes"]), f"{_size(size['median_stored_bytes'])} stored")
         if size["sessions"]
         else ("Median session", "—", ""),
     ]
+
+
+def _cost_tile(rows: list[dict[str, Any]]) -> tuple[str, str, str]:
+    if not rows:
+        return ("Estimated cost", "—", "")
+    cost = sum(r["cost_usd"] for r in rows)
+    active = sum(r["active_minutes"] for r in rows)
+    tokens = sum(
+        r["input_tokens"] + r["output_tokens"] + r["cache_write_tokens"] + r["cache_read_tokens"] for r in rows
+    )
+    return ("Estimated cost", f"${cost:,.2f}", f"{_hours(active)} active · {fmt.short_number(tokens)} tokens")
 
 
 def _size(n: int) -> str:

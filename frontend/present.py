@@ -14,6 +14,7 @@ from frontend import tools
 from frontend.conversation import Card, Item
 from frontend.html import Markup
 from frontend.markdown import mark_matches, plain_block, render_budget, render_markdown, render_plain
+from sessionledger.formats.classify import SYSTEM_REMINDER
 
 TEXT_LIMIT = 30_000  # characters of a prompt or reply shown inline; the rest via the message page
 MARKDOWN_KINDS = frozenset({"prompt", "text", "thinking"})
@@ -47,23 +48,48 @@ class ItemView:
     sections: list[tools.Section] = field(default_factory=list)
     result_html: Markup = EMPTY
     result_hidden: int = 0
+    result_label: str = ""  # what the result is of: a file (and its lines), a command
+    result_viewer: bool = False  # a long Read output: highlighted in the full-width viewer only
     error: bool = False
     label: str = ""
     preview: str = ""  # first line, for events shown on one line
     long: bool = False  # more than the preview: shown collapsible
+    hit: bool = False  # Find matched here: a folded block is drawn open
+    agent: AgentFacts | None = None  # a Task/Agent call: what its header says about the sub-agent
+    duplicate: bool = False  # says what its Task call's header or report already says: not drawn again
+
+
+@dataclass
+class AgentFacts:
+    kind: str  # subagent_type
+    description: str
+    model: str
+    usage: dict[str, int]  # total_tokens, tool_uses, duration_ms (from the `<usage>` trailer)
+    prompt: str
+    report: str
 
 
 def present(cards: list[Card], needle: str = "") -> None:
     """Fill in ``item.view`` for the cards of one page, within one page's rendering budget."""
     with render_budget():
-        _present(cards, needle)
+        _present(cards, needle, [tools.INLINE_HIGHLIGHT_PAGE])
 
 
-def _present(cards: list[Card], needle: str) -> None:
+def _present(cards: list[Card], needle: str, lexing: list[int]) -> None:
+    """``lexing``: characters of Read output this page may still highlight inline (one-item list)."""
     for card in cards:
         for item in card.items:
-            item.view = _tool_view(item, needle) if item.message["kind"] == "tool_use" else _view(item, needle)
-            _present(item.children, needle)
+            tool_use = item.message["kind"] == "tool_use"
+            item.view = _tool_view(item, needle, lexing) if tool_use else _view(item, needle)
+            if needle:
+                item.view.hit = _MARKED in item.view.html or _MARKED in item.view.result_html
+                item.view.hit = item.view.hit or _MARKED in item.view.summary_html
+            _present(item.children, needle, lexing)
+            if item.view.agent is not None:
+                _agent_facts_from_children(item)
+
+
+_MARKED = Markup("<mark>")
 
 
 def _text(value: Any) -> str:
@@ -77,13 +103,32 @@ def _body(content: str, markdown: bool) -> tuple[Markup, int]:
     return (render_markdown(content) if markdown else render_plain(content)), 0
 
 
-def full_message_html(message: dict[str, Any]) -> Markup:
-    """One message in full (its own page): Markdown for prose, within a page's budget; else plain."""
+def full_message_html(message: dict[str, Any], call: dict[str, Any] | None = None) -> Markup:
+    """One message in full (the full-width viewer): Markdown for prose; a tool output with line
+    numbers (a Read's real ones) and highlighting by the file's name, within a page's budget."""
     content = _text(message.get("content"))
     with render_budget():
         if message.get("kind") in MARKDOWN_KINDS:
             return render_markdown(content)
-        return plain_block(content)
+        if message.get("kind") != "tool_result":
+            return plain_block(content)
+        tool = (call or {}).get("tool") or {}
+        data = tool.get("input") if isinstance(tool.get("input"), dict) else {}
+        filename = _text(data.get("file_path"))
+        numbered = tools.numbered_lines(content) if tool.get("name") == "Read" else None
+        if numbered is not None:
+            return tools.code_view(numbered.code, numbers=numbered.numbers, filename=filename, rest=numbered.rest)
+        return tools.code_view(content)
+
+
+def viewer_title(message: dict[str, Any], call: dict[str, Any] | None) -> str:
+    """What the viewer shows, in words: ``Read result · retry.py · lines 1–900``, ``Bash result · pytest -q``."""
+    if message.get("kind") != "tool_result" or call is None:
+        return ""
+    tool = call.get("tool") or {}
+    name = _text(tool.get("name")) or "Tool"
+    label = tools.result_label(tool.get("name"), tool.get("input"), _text(message.get("content")), limit=None)
+    return f"{name} result · {label}" if label else f"{name} result"
 
 
 def _view(item: Item, needle: str) -> ItemView:
@@ -95,13 +140,19 @@ def _view(item: Item, needle: str) -> ItemView:
     first = next((line.strip() for line in content.splitlines() if line.strip()), "")
     preview = first if len(first) <= PREVIEW_LIMIT else first[: PREVIEW_LIMIT - 1] + "…"
     subtype = _text(message.get("subtype"))
+    reminder = content.startswith(REMINDER)  # context Claude Code injected: folded, never a wall of text
     return ItemView(
         html=mark_matches(html, needle),
         hidden=hidden,
-        preview=preview,
-        long=preview != content.strip(),
-        label=EVENT_LABELS.get(subtype, subtype.replace("_", " ").capitalize() or "Note"),
+        preview=preview[len(REMINDER) :].strip() or "…" if reminder else preview,
+        long=reminder or preview != content.strip(),
+        label="System reminder"
+        if reminder
+        else EVENT_LABELS.get(subtype, subtype.replace("_", " ").capitalize() or "Note"),
     )
+
+
+REMINDER = SYSTEM_REMINDER
 
 
 def _result_only(item: Item, needle: str) -> ItemView:
@@ -116,7 +167,49 @@ def _result_only(item: Item, needle: str) -> ItemView:
     )
 
 
-def _tool_view(item: Item, needle: str) -> ItemView:
+def _agent_facts_from_children(item: Item) -> None:
+    """The sub-agent's model, and its prompt and final answer marked as already shown by the call."""
+    facts = item.view.agent
+    messages = [child.message for card in item.children for child in card.items]
+    if not facts.model:
+        facts.model = next((_text(m.get("model")) for m in messages if m.get("model")), "")
+    first = next(
+        (
+            c
+            for card in item.children
+            for c in card.items
+            if c.message["role"] == "user" and c.message["kind"] != "meta"
+        ),
+        None,
+    )
+    if first is not None and _same(first.message.get("content"), facts.prompt):
+        first.view.duplicate = True
+    last = next(
+        (c for card in reversed(item.children) for c in reversed(card.items) if c.message["kind"] == "text"), None
+    )
+    if last is not None and last.message["role"] == "assistant" and _same(last.message.get("content"), facts.report):
+        last.view.duplicate = True
+
+
+def _same(content: Any, text: str) -> bool:
+    return bool(text) and _text(content).strip() == text.strip()
+
+
+def _agent_facts(item: Item) -> AgentFacts:
+    tool = item.message.get("tool") or {}
+    data = tool.get("input") if isinstance(tool.get("input"), dict) else {}
+    report = tools.agent_report(_text(item.result.get("content"))) if item.result is not None else None
+    return AgentFacts(
+        kind=_text(data.get("subagent_type")),
+        description=_text(data.get("description")),
+        model=_text(data.get("model")),
+        usage=report.usage if report else {},
+        prompt=_text(data.get("prompt")),
+        report=report.text if report else "",
+    )
+
+
+def _tool_view(item: Item, needle: str, lexing: list[int]) -> ItemView:
     message, result = item.message, item.result
     tool = message.get("tool") or {}
     view = ItemView(
@@ -126,7 +219,16 @@ def _tool_view(item: Item, needle: str) -> ItemView:
         sections=tools.input_sections(tool.get("name"), tool.get("input")),
     )
     if result is not None:
-        html, view.result_hidden = tools.result_html(_text(result.get("content")), name=tool.get("name"))
+        content, name, data = _text(result.get("content")), tool.get("name"), tool.get("input")
+        filename = _text(data.get("file_path")) if isinstance(data, dict) else ""
+        lexed = name == "Read" and len(content) <= min(tools.INLINE_HIGHLIGHT, lexing[0])
+        if lexed:
+            lexing[0] -= len(content)
+        html, view.result_hidden = tools.result_html(content, name=name, filename=filename if lexed else "")
+        view.result_label = tools.result_label(name, data, content)
+        view.result_viewer = name == "Read" and not lexed
         view.result_html = mark_matches(html, needle)
         view.error = bool((result.get("tool") or {}).get("is_error"))
+    if tool.get("name") in ("Task", "Agent"):
+        view.agent = _agent_facts(item)
     return view

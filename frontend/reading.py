@@ -9,16 +9,17 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from frontend import format as fmt
-from frontend.conversation import Paged, build_cards, paginate
+from frontend.conversation import Paged, build_cards, paginate, with_tool_partners
 from frontend.forms import ALL_ROLES, MessageFilterForm
 from frontend.present import present
 from frontend.render import Where, cards_html, turns_html
+from frontend.steps import KINDS, Step, minimap_html, outline, outline_html
 from sessionledger.formats.facts import time_span
-from sessions_app.selectors import filter_messages
+from sessions_app.selectors import filter_messages, role_bucket
 
 PROMPT_PREVIEW = 90
 
@@ -45,10 +46,27 @@ class Reading:
     usage: dict[str, int]
     first_timestamp: str | None
     last_timestamp: str | None
+    steps: list[Step] = field(default_factory=list)
+    at: str | None = None  # the message asked for with ?at= (its anchor), when shown on this page
 
     @property
     def turns_html(self) -> str:
         return turns_html(self.turns)
+
+    @property
+    def steps_html(self) -> str:
+        return outline_html(self.steps)
+
+    @property
+    def minimap_html(self) -> str:
+        return minimap_html(self.steps, self.total)
+
+    @property
+    def step_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(KINDS, 0)
+        for step in self.steps:
+            counts[step.kind] += 1
+        return counts
 
     @property
     def previous_page(self) -> int | None:
@@ -66,27 +84,57 @@ class Reading:
 def read(document: dict[str, Any], form: MessageFilterForm, *, where: Where, params: dict[str, Any]) -> Reading:
     """The page of ``document`` that ``form`` asks for; ``params`` are the filters links must keep."""
     messages = document.get("messages") or []
-    shown = messages
+    shown = matched = messages
     if form.narrowed:
         roles = form.roles if set(form.roles) != set(ALL_ROLES) else None
         since, until, text = form.value("since"), form.value("until"), form.value("q")
-        shown = filter_messages(messages, buckets=roles, since=since, until=until, text=text)
+        matched = filter_messages(messages, buckets=roles, since=since, until=until, text=text)
+        allowed = None if roles is None else (lambda message: role_bucket(message) in roles)
+        shown = with_tool_partners(messages, matched, allowed=allowed)
+        where = replace(where, results_hidden=roles is not None and "tool" not in roles)
     paged = paginate(build_cards(shown))
     page = min(form.value("page") or 1, paged.count)
+    at = _message_at(messages, form.value("at"))
+    if at is not None and at in paged.located:
+        page = paged.located[at][0]  # a permalink: the page holding the message, whatever ?page says
     cards = paged.page(page)
     present(cards, form.value("q") or "")
     base = fmt.query_string(params)[1:]
     turns = [_turn_link(turn, paged, base) for turn in document.get("turns") or []]
+    steps = outline(messages)
+    for step in steps:
+        _locate_step(step, paged, base)
     return Reading(
         len(messages),
-        len(shown),
+        len(matched),
         paged.count,
         page,
         cards_html(cards, where),
         turns,
         token_totals(messages),
         *time_span(messages),
+        steps,
     )
+
+
+def _message_at(messages: list[dict[str, Any]], at: str | None) -> int | None:
+    """The index of the message ``?at=`` names: its uuid (first message with it) or its index."""
+    if not at:
+        return None
+    if at.isdigit():
+        index = int(at)
+        return index if index < len(messages) else None
+    return next((m["index"] for m in messages if m.get("uuid") == at), None)
+
+
+def _locate_step(step: Step, paged: Paged, base: str) -> None:
+    located = paged.located.get(step.index)
+    if located is None:
+        return
+    step.page = located[0]
+    step.anchor = f"m-{step.index}"
+    query = "&".join(part for part in (base, f"page={step.page}" if step.page > 1 else "") if part)
+    step.href = f"?{query}#{step.anchor}"
 
 
 def _turn_link(turn: dict[str, Any], paged: Paged, base: str) -> TurnLink:

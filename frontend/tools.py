@@ -13,10 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from frontend.html import Markup, h, text
+from frontend.html import Markup, h, join, text
 from frontend.markdown import afford, highlight_code, render_markdown
+from sessionledger.formats.subagents import split_usage_trailer
 
 RESULT_LIMIT = 20_000  # characters of a tool result shown inline; the rest via the message page
+# Highlighting costs ~8 ms and multiplies the bytes by ~5 per 1,000 characters (Pygments): a page highlights
+# short Read outputs inline up to a budget; the others are numbered but plain, and highlighted in
+# the full-width viewer (linked).
+INLINE_HIGHLIGHT, INLINE_HIGHLIGHT_PAGE = 3_000, 3_000
 INPUT_LIMIT = 40_000
 SUMMARY_LIMIT = 160
 
@@ -180,6 +185,7 @@ def input_sections(name: object, tool_input: Any) -> list[Section]:
 
 
 # Matched only at one position (``match`` from the last "agentId: "): linear whatever the text.
+# The ``<usage>`` trailer is parsed with the transcript formats (``sessionledger.formats.subagents``).
 _AGENT_TRAILER = re.compile(r"agentId: [\w-]+ \(for resuming[^)\n]*\)\s*\Z")
 
 
@@ -187,13 +193,100 @@ def strip_agent_trailer(text: str) -> str:
     """A sub-agent's answer without its ``agentId: … (for resuming …)`` trailer (noise on the page)."""
     at = text.rfind("agentId: ")
     if at < 0 or not _AGENT_TRAILER.match(text, at):
-        return text
+        return text.rstrip()
     return text[:at].rstrip()
 
 
-def result_html(content: str, *, name: str | None) -> tuple[Markup, int]:
+@dataclass
+class AgentReport:
+    """A sub-agent's answer (a Task result) without its trailers, and what the usage trailer said."""
+
+    text: str
+    usage: dict[str, int]
+
+
+def agent_report(text: str) -> AgentReport:
+    """Claude Code's ``agentId: … (for resuming …)`` and usage trailers split off a sub-agent's report."""
+    text, usage = split_usage_trailer(text)
+    return AgentReport(strip_agent_trailer(text), usage)
+
+
+ARROW = "\u2192"  # Claude Code's Read output: `     5→line five`
+
+
+@dataclass
+class Numbered:
+    """A Read output split into its real line numbers, the file's text, and what followed it."""
+
+    numbers: list[str]
+    code: str
+    rest: str  # text after the numbered lines (Claude Code appends notes and reminders)
+
+    @property
+    def first(self) -> int:
+        return int(self.numbers[0])
+
+    @property
+    def last(self) -> int:
+        return int(self.numbers[-1])
+
+
+def numbered_lines(text: str) -> Numbered | None:
+    """The ``     5→`` prefixes of a Read output taken off into line numbers (linear: one
+    ``partition`` per line). None unless the output starts with such a line."""
+    numbers: list[str] = []
+    lines: list[str] = []
+    rest = ""
+    position = 0
+    for line in text.split("\n"):
+        left, arrow, right = line.partition(ARROW)
+        number = left.strip()
+        if not arrow or not number.isdigit() or len(left) > 12:
+            rest = text[position:]
+            break
+        numbers.append(number)
+        lines.append(right)
+        position += len(line) + 1
+    if not numbers:
+        return None
+    return Numbered(numbers, "\n".join(lines), rest.strip("\n"))
+
+
+def code_view(code: str, *, numbers: list[str] | None = None, filename: str = "", rest: str = "") -> Markup:
+    """Code with a line-number gutter (real numbers where known) and highlighting by file name.
+
+    Two ``<pre>`` side by side, lines aligned (no wrapping): copying the code never copies numbers."""
+    numbers = numbers or [str(n) for n in range(1, code.count("\n") + 2)]
+    gutter = h("pre", {"class": "ln", "aria-hidden": "true"}, "\n".join(numbers))
+    body = h("pre", {"class": "hl"}, highlight_code(code, filename=filename))
+    note = _plain(rest) if rest else None
+    return join((h("div", {"class": "code-view"}, gutter, body), note))
+
+
+def result_html(content: str, *, name: str | None, filename: str = "") -> tuple[Markup, int]:
     """The result's HTML and how many characters were left out."""
     shown, hidden = content[:RESULT_LIMIT], max(0, len(content) - RESULT_LIMIT)
-    if name in ("Task", "Agent"):  # the sub-agent's answer is prose; its resume trailer is noise here
-        return _markdown(strip_agent_trailer(shown)), hidden
+    if name in ("Task", "Agent"):  # the sub-agent's answer is prose; its trailers are noise here
+        return _markdown(agent_report(shown).text), hidden
+    if name == "Read":
+        numbered = numbered_lines(shown)
+        if numbered is not None:
+            return code_view(numbered.code, numbers=numbered.numbers, filename=filename, rest=numbered.rest), hidden
     return _plain(shown or "(no output)"), hidden
+
+
+def result_label(name: object, tool_input: Any, content: str, *, limit: int | None = RESULT_LIMIT) -> str:
+    """What a result is of, for its header: the file (and lines) read or written, the command run.
+    Lines are counted in the first ``limit`` characters (what the page shows; ``…`` when cut)."""
+    data = tool_input if isinstance(tool_input, dict) else {}
+    path = _text(data.get("file_path") or data.get("notebook_path") or data.get("path"))
+    if name == "Read" and path:
+        cut = limit is not None and len(content) > limit
+        numbered = numbered_lines(content[:limit] if cut else content)
+        lines = f" · lines {numbered.first}–{numbered.last}{'…' if cut else ''}" if numbered else ""
+        return f"{path.rsplit('/', 1)[-1]}{lines}"
+    if path:
+        return path.rsplit("/", 1)[-1]
+    command = _text(data.get("command") or data.get("pattern") or data.get("url") or data.get("query"))
+    first = command.strip().split("\n", 1)[0]
+    return first if len(first) <= 80 else first[:79] + "…"

@@ -15,6 +15,7 @@ urlpatterns = [
     path(f"{S}/access", access_log.SessionAccessLogView.as_view(), name="session-access"),
     path(f"{S}/delete", access_log.SessionDeleteView.as_view(), name="session-delete"),
     path(f"{P}/c/<str:sha>", links.CommitLinkView.as_view(), name="commit-link"),
+    path(f"{P}/m/<uuid:message_uuid>", links.MessageLinkView.as_view(), name="message-link"),
     path(f"{P}/t/<path:task_id>", links.TaskLinkView.as_view(), name="task-link"),
     path(f"{P}/b/<path:branch>", links.BranchTimelineView.as_view(), name="branch"),
     path(f"{P}/settings/", ProjectSettingsView.as_view(), name="project-settings"),

@@ -4,23 +4,37 @@ from __future__ import annotations
 
 import logging
 
+from django.db import connection
 from django.http import HttpRequest
+from django.utils import timezone
 
-from sessions_app.models import AccessLog, Session
+from sessions_app.models import Session
 
 logger = logging.getLogger("sessionledger.audit")
 
 
-def access_record(*, session: Session, request: HttpRequest, via: str) -> AccessLog:
+UPSERT = """
+INSERT INTO sessions_app_accesslog (project_id, session_id, user_id, via, hour, at, count, ip, user_agent)
+VALUES (%s, %s, %s, %s, %s, %s, 1, %s, %s)
+ON CONFLICT ON CONSTRAINT accesslog_one_row_per_hour DO UPDATE
+SET count = sessions_app_accesslog.count + 1, at = EXCLUDED.at, ip = EXCLUDED.ip, user_agent = EXCLUDED.user_agent
+"""
+
+
+def access_record(*, session: Session, request: HttpRequest, via: str) -> None:
+    """Count a read: one row per reader, session, way of reading and hour (one upsert statement).
+
+    Changing a filter or loading the next lazy page is another read of the same session, so it
+    adds to the hour's row instead of writing a new one; the row keeps the latest time, address
+    and browser.
+    """
     user = request.user if request.user.is_authenticated else None
-    return AccessLog.objects.create(
-        project_id=session.project_id,
-        session_id=session.pk,
-        user=user,
-        via=via,
-        ip=request.META.get("REMOTE_ADDR") or None,
-        user_agent=request.META.get("HTTP_USER_AGENT", "")[:300],
-    )
+    now = timezone.now()
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    ip = request.META.get("REMOTE_ADDR") or None
+    agent = request.META.get("HTTP_USER_AGENT", "")[:300]
+    with connection.cursor() as cursor:
+        cursor.execute(UPSERT, [session.project_id, session.pk, user.pk if user else None, via, hour, now, ip, agent])
 
 
 def deletion_logged(session: Session, *, by: str) -> None:

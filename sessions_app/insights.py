@@ -21,6 +21,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from projects.models import Project
+from sessions_app import prices
 from sessions_app.models import Status
 
 TURN_BUCKETS = ((1, 1, "1"), (2, 3, "2–3"), (4, 7, "4–7"), (8, 15, "8–15"), (16, None, "16+"))
@@ -84,28 +85,39 @@ def _edges(period: Period, days: tuple[date | None, date | None] | None) -> tupl
     return (f"({' OR '.join(ranges)})", params) if ranges else None
 
 
-def _facts(project: Project, period: Period, facet: str) -> tuple[str, list[Any]]:
-    """SQL of ``(day, key, sessions, a, b)`` rows of one facet over the period (see ``InsightsDay``)."""
+def _facts(
+    project: Project, period: Period, facet: str | tuple[str, ...], *, by_branch: bool = False
+) -> tuple[str, list[Any]]:
+    """SQL of ``(day, key, sessions, a, b, facet, branch)`` rows of one facet (or several) over the
+    period (see ``InsightsDay``). ``by_branch``: per named branch instead of the period's branch."""
+    facets = [facet] if isinstance(facet, str) else list(facet)
     parts, params = [], []
     days = period.whole_days()
     if days is not None:
-        sql = "SELECT day, key, sessions, a, b FROM sessions_app_insightsday WHERE project_id = %s AND branch = %s"
-        params += [project.pk, period.branch]
+        sql = "SELECT day, key, sessions, a, b, facet, branch FROM sessions_app_insightsday WHERE project_id = %s"
+        params.append(project.pk)
+        if by_branch and not period.branch:
+            sql += " AND branch <> ''"
+        else:
+            sql += " AND branch = %s"
+            params.append(period.branch)
         for term, bound in (("day >= %s", days[0]), ("day <= %s", days[1])):
             if bound is not None:
                 sql += f" AND {term}"
                 params.append(bound)
-        parts.append(f"{sql} AND facet = %s")
-        params.append(facet)
+        parts.append(f"{sql} AND facet = ANY(%s)")
+        params.append(facets)
     edges = _edges(period, days)
     if edges is not None:
         terms, counted = _counted(project, period)
+        if by_branch:
+            terms.append("s.feature_branch <> ''")
         parts.append(
-            "SELECT (s.captured_at AT TIME ZONE 'UTC')::date AS day, f.key, f.sessions, f.a, f.b "
-            "FROM sessions_app_session AS s, sessions_app_insight_facts(s) AS f "
-            f"WHERE {' AND '.join(terms)} AND {edges[0]} AND f.facet = %s"
+            "SELECT (s.captured_at AT TIME ZONE 'UTC')::date AS day, f.key, f.sessions, f.a, f.b, f.facet, "
+            "s.feature_branch AS branch FROM sessions_app_session AS s, sessions_app_insight_facts(s) AS f "
+            f"WHERE {' AND '.join(terms)} AND {edges[0]} AND f.facet = ANY(%s)"
         )
-        params += [*counted, *edges[1], facet]
+        params += [*counted, *edges[1], facets]
     return " UNION ALL ".join(parts), params
 
 
@@ -211,12 +223,91 @@ def _median(middle: list[int], count: int) -> int:
     return int(low + (high - low) * 0.5)
 
 
+EFFORT_FACETS = ("tok", "cache", "effort", "steps")
+MODEL_OF_KEY = "substr(f.key, length(split_part(f.key, '|', 1)) + 2)"  # 'tok'/'cache' keys are "author|model"
+
+
+def effort_per_author_week(project: Project, period: Period) -> list[dict[str, Any]]:
+    """Tokens, estimated cost, active and tool time, steps per commit — per author and week."""
+    facts, params = _facts(project, period, EFFORT_FACETS)
+    users = get_user_model()._meta.db_table
+    rows = _fetch(
+        f"""SELECT date_trunc('week', f.day::timestamp)::date, f.facet, u.email, {MODEL_OF_KEY},
+                   sum(f.sessions), sum(f.a)::bigint, sum(f.b)::bigint
+            FROM ({facts}) AS f LEFT JOIN {users} AS u ON u.id = NULLIF(split_part(f.key, '|', 1), '')::bigint
+            GROUP BY 1, 2, 3, 4""",
+        params,
+    )
+    return _effort_rows(rows, lambda row: (row[0].isoformat(), row[2] or "unknown"), ("week", "author"))
+
+
+def effort_per_branch(project: Project, period: Period) -> list[dict[str, Any]]:
+    """The same totals per named branch over the period, most expensive first."""
+    facts, params = _facts(project, period, EFFORT_FACETS, by_branch=True)
+    rows = _fetch(
+        f"""SELECT f.branch, f.facet, split_part(f.key, '|', 1), {MODEL_OF_KEY},
+                   sum(f.sessions), sum(f.a)::bigint, sum(f.b)::bigint
+            FROM ({facts}) AS f GROUP BY 1, 2, 3, 4""",
+        params,
+    )
+    result = _effort_rows(rows, lambda row: (row[0],), ("branch",))
+    return sorted(result, key=lambda r: (-r["cost_usd"], -r["active_minutes"], r["branch"]))[:TOP_BRANCHES]
+
+
+def _effort_rows(rows: list[tuple], group: Callable[[tuple], tuple], names: tuple[str, ...]) -> list[dict[str, Any]]:
+    totals: dict[tuple, dict[str, Any]] = {}
+    for row in rows:
+        facet, model, sessions, a, b = row[1], row[3], row[4], row[5], row[6]
+        key = group(row)
+        t = totals.setdefault(key, {**dict(zip(names, key, strict=True)), **dict.fromkeys(EFFORT_COLUMNS, 0)})
+        if facet == "tok":
+            t["input_tokens"] += a
+            t["output_tokens"] += b
+            t["cost_usd"] += prices.cost(model, input_tokens=a, output_tokens=b)
+        elif facet == "cache":
+            t["cache_write_tokens"] += a
+            t["cache_read_tokens"] += b
+            t["cost_usd"] += prices.cost(model, cache_write_tokens=a, cache_read_tokens=b)
+        elif facet == "effort":
+            t["sessions"] += sessions
+            t["active_minutes"] += a
+            t["tool_minutes"] += b
+        elif facet == "steps":
+            t["steps"] += a
+            t["commits"] += b
+    out = []
+    for key in sorted(totals):
+        t = totals[key]
+        t["active_minutes"] = round(t["active_minutes"] / 60_000)
+        t["tool_minutes"] = round(t["tool_minutes"] / 60_000)
+        t["cost_usd"] = round(t["cost_usd"], 2)
+        t["steps_per_commit"] = round(t["steps"] / t["commits"], 1) if t["commits"] else 0.0  # 0: no commit
+        out.append(t)
+    return out
+
+
+EFFORT_COLUMNS = (
+    "sessions",
+    "active_minutes",
+    "tool_minutes",
+    "input_tokens",
+    "output_tokens",
+    "cache_write_tokens",
+    "cache_read_tokens",
+    "cost_usd",
+    "steps",
+    "commits",
+)
+
+
 CHARTS: dict[str, Callable[[Project, Period], list[dict[str, Any]]]] = {
     "sessions_per_author_week": per_author_week,
     "turns_per_commit": turns_per_commit,
     "tool_usage": tool_usage,
     "task_outcomes": task_outcomes,
     "busiest_branches": busiest_branches,
+    "effort_per_author_week": effort_per_author_week,
+    "effort_per_branch": effort_per_branch,
 }
 
 

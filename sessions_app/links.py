@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from projects.models import Project
 from sessions_app.models import Session
 
 
@@ -18,3 +19,13 @@ def session_api_url(session: Session) -> str:
 
 def session_web_url(session: Session) -> str:
     return _absolute(f"/p/{session.project.slug}/s/{session.pk}")
+
+
+def commit_web_url(project: Project, commit_hash: str) -> str:
+    """The commit permalink ``/p/{project}/c/{sha}`` (it follows relinks after a rebase)."""
+    return _absolute(f"/p/{project.slug}/c/{commit_hash}")
+
+
+def message_web_url(project: Project, uuid: str) -> str:
+    """The short message permalink ``/p/{project}/m/{uuid}``: it redirects to the page holding the message."""
+    return _absolute(f"/p/{project.slug}/m/{uuid}")

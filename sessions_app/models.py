@@ -7,9 +7,10 @@ user-controlled text (see ``sessions_app.blobs``).
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -74,6 +75,12 @@ class Session(models.Model):
     summary = models.TextField(blank=True, default="")
     digest = models.JSONField(default=dict, blank=True, help_text="precomputed facts for context and insights")
     files_touched = models.JSONField(default=list, blank=True)
+    message_uuids = ArrayField(
+        models.UUIDField(),
+        default=list,
+        blank=True,
+        help_text="the uuids of the conversation's messages, for the short message permalink /p/{project}/m/{uuid}",
+    )
     commit_message = models.TextField(blank=True, default="")
     patch_id = models.CharField(max_length=40, blank=True, default="")
     diff_stat = models.JSONField(default=dict, blank=True)
@@ -129,6 +136,7 @@ class Session(models.Model):
             models.Index(fields=["status", "created_at"], name="session_status_age"),
             GinIndex(fields=["search_vector"], name="session_search"),
             GinIndex(fields=["files_touched"], name="session_files"),
+            GinIndex(fields=["message_uuids"], name="session_message_uuids"),
             # Insights' exact median sizes: walk to the middle of the project's sizes in order (no sort).
             models.Index(
                 fields=["project", "raw_size_bytes"],
@@ -149,6 +157,23 @@ class Session(models.Model):
     def uploaded_later(self) -> bool:
         """Uploaded well after it happened (``import``, an offline queue): pages then show both dates."""
         return self.created_at - self.captured_at > UPLOAD_DELAY_SHOWN
+
+    @property
+    def commit_subject(self) -> str:
+        """The first line of the commit message (a reviewer's headline), or ''."""
+        return next((line.strip() for line in (self.commit_message or "").splitlines() if line.strip()), "")[:200]
+
+    @property
+    def headline(self) -> str:
+        """What a session is called on its page and in lists: a checkpoint's commit subject, else its title."""
+        if self.kind == Kind.CHECKPOINT and self.commit_subject:
+            return self.commit_subject
+        return self.title
+
+    @property
+    def subheadline(self) -> str:
+        """The line under the headline: the first prompt when the headline is the commit subject."""
+        return self.title if self.headline != self.title else ""
 
     @property
     def ref(self) -> str:
@@ -181,13 +206,24 @@ class CommitLink(models.Model):
         return f"{self.old_hash[:10]} → {self.new_hash[:10]}"
 
 
+def this_hour() -> datetime:
+    return timezone.now().replace(minute=0, second=0, microsecond=0)
+
+
 class AccessLog(models.Model):
-    """Who read which session's content, when, from where (pages, messages API, raw, MCP)."""
+    """Who read which session's content, when, from where (pages, messages API, raw, MCP).
+
+    One row per reader, session, way of reading (``via``) and hour, with how many reads it holds:
+    filtering, paging and lazy loading do not each add a row (``sessions_app.audit.access_record``
+    upserts). ``at`` is the latest read of the hour, ``ip``/``user_agent`` the latest seen.
+    """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     session_id = models.UUIDField(help_text="kept as a plain id so the record outlives a deleted session")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    at = models.DateTimeField(auto_now_add=True)
+    at = models.DateTimeField(default=timezone.now, help_text="the latest read counted in this row")
+    hour = models.DateTimeField(default=this_hour, help_text="the hour (UTC) the row's reads fall in")
+    count = models.PositiveIntegerField(default=1, help_text="reads by this reader of this session in this hour")
     via = models.CharField(max_length=16)
     ip = models.GenericIPAddressField(null=True, blank=True)
     user_agent = models.CharField(max_length=300, blank=True, default="")
@@ -196,9 +232,17 @@ class AccessLog(models.Model):
 
     class Meta:
         ordering = ["-at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "session_id", "user", "via", "hour"],
+                name="accesslog_one_row_per_hour",
+                nulls_distinct=False,
+            )
+        ]
         indexes = [
             models.Index(fields=["project", "-at"], name="accesslog_project_recent"),
             models.Index(fields=["session_id", "-at"], name="accesslog_session_recent"),
+            models.Index(fields=["project", "user", "-at"], name="accesslog_project_user"),
         ]
 
     def __str__(self) -> str:

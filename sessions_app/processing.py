@@ -8,6 +8,7 @@ part of the UPDATE's WHERE), so two workers racing on a redelivered task cannot 
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ from django.db.models import Value
 from django.utils import timezone
 
 from sessionledger.formats import parse_transcript
+from sessionledger.formats.facts import effort
 from sessions_app import blobs, parts
 from sessions_app.budget import BudgetExceeded, cpu_budget
 from sessions_app.models import Session, Status
@@ -35,6 +37,7 @@ SNIPPET_TEXT_CAP, SNIPPET_LINE_CAP = 16_000, 400
 PROMPT_CAP, PROMPTS_KEPT, LAST_TEXT_CAP, SUMMARY_CAP = 600, 30, 2_000, 4_000
 # A transcript names its own tools and files: bounded before they reach the row (and insights).
 FILES_KEPT, PATH_CAP, TOOLS_KEPT, TOOL_NAME_CAP = 10_000, 1024, 50, 64
+MESSAGE_UUIDS_KEPT = 20_000
 OUTAGES = (blobs.StorageUnavailable, OperationalError, InterfaceError)
 
 
@@ -152,11 +155,28 @@ def _fields(session: Session, parsed: Any, key: str) -> dict[str, Any]:
         "title": (parsed.title or session.commit_message.split("\n", 1)[0] or session.task_id or "")[:200],
         "summary": _summary(session, parsed, files),
         "files_touched": files,
+        "message_uuids": message_uuids(parsed.messages),
         "digest": _digest(parsed),
         "agent_version": (session.agent_version or parsed.agent_version or "")[:32],  # the columns' lengths
         "agent_session_id": (session.agent_session_id or parsed.agent_session_id or "")[:100],
         "error": "",
     }
+
+
+def message_uuids(messages: list[dict[str, Any]]) -> list[uuid.UUID]:
+    """The distinct message uuids (main and sub-agents) that parse as UUIDs, capped: the index of
+    the short message permalink. A hostile or odd uuid is left out (its message keeps its page link)."""
+    found: dict[uuid.UUID, None] = {}
+    for message in messages:
+        value = message.get("uuid")
+        if isinstance(value, str) and len(value) == 36:
+            try:
+                found[uuid.UUID(value)] = None
+            except ValueError:
+                continue
+            if len(found) >= MESSAGE_UUIDS_KEPT:
+                break
+    return list(found)
 
 
 def _trim(text: str, cap: int) -> str:
@@ -173,7 +193,20 @@ def _digest(parsed: Any) -> dict[str, Any]:
         "first_timestamp": parsed.first_timestamp,
         "last_timestamp": parsed.last_timestamp,
         "skipped_lines": parsed.stats.get("skipped_lines", 0),
+        "effort": _effort(parsed),
     }
+
+
+def _effort(parsed: Any) -> dict[str, Any]:
+    """Tokens per model, active and tool time, steps (``formats.facts.effort``), for insights' cost
+    and time per author, branch and week. A parser without per-message usage (Codex) gives its
+    session totals under an unknown model."""
+    facts = effort(parsed.messages)
+    if not facts["tokens"] and any(parsed.token_usage.values()):
+        usage = parsed.token_usage
+        keys = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        facts["tokens"] = {"": [int(usage.get(key) or 0) for key in keys]}
+    return facts
 
 
 def _top_tools(counts: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from projects.errors import DomainError
 from projects.models import Project
@@ -24,7 +24,7 @@ def session_queryset(*, project: Project) -> QuerySet[Session]:
     return (
         Session.objects.filter(project=project)
         .select_related("author", "project")
-        .defer("search_vector", "search_text", "digest")
+        .defer("search_vector", "search_text", "digest", "message_uuids")
     )
 
 
@@ -221,3 +221,11 @@ def session_branches(*, project: Project, limit: int = 200, recent: int = 2000) 
     )
     names = sorted({name for name in newest if name})
     return names[:limit]
+
+
+def session_for_message(*, project: Project, message_uuid: Any) -> Any:
+    """The id of the session that holds message ``message_uuid`` (the first captured, when a resumed
+    conversation repeats it), or None. One indexed query (GIN on ``message_uuids``)."""
+    rows = Session.objects.filter(project=project, message_uuids__contains=[message_uuid])
+    rows = rows.order_by(F("captured_at").asc(nulls_last=True), "created_at")
+    return rows.values_list("pk", flat=True).first()

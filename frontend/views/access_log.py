@@ -1,6 +1,8 @@
 """The audit trail for admins: who read sessions, when, how and from where; and deleting a session.
 
-``/p/{project}/access-log`` lists a project's reads, newest first, in keyset pages on
+A row counts the reads of one reader, session, way of reading and hour (``AccessLog``), so a
+reader paging through a long session is one line, not fifty. Both pages filter by reader and
+by date. ``/p/{project}/access-log`` lists a project's reads, newest first, in keyset pages on
 (at, id) — the ``accesslog_project_recent`` index — with one query for the rows and one for the
 titles of the sessions they name. ``/p/{project}/s/{id}/access`` is one session's reads; it
 outlives the session, since a log row keeps only the session's id.
@@ -12,6 +14,7 @@ import base64
 import binascii
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from django.contrib import messages
@@ -21,7 +24,9 @@ from django.shortcuts import redirect
 from django.views.generic import TemplateView
 
 from frontend.access import ProjectPageMixin
+from frontend.forms import AccessLogForm
 from frontend.views.sessions import SessionObjectMixin
+from projects import selectors as project_selectors
 from projects.access import acting_user
 from projects.models import Role
 from sessions_app.audit import access_record
@@ -76,7 +81,27 @@ class AccessLogMixin(ProjectPageMixin):
     template_name = "frontend/access_log.html"
 
     def page(self, entries: QuerySet[AccessLog]) -> LogPage:
-        return log_page(entries.select_related("user"), self.request.GET.get("cursor", ""))
+        return log_page(self.filtered(entries).select_related("user"), self.request.GET.get("cursor", ""))
+
+    @cached_property
+    def form(self) -> AccessLogForm:
+        readers = [m.user.email for m in project_selectors.membership_list(project=self.project)]
+        form = AccessLogForm(self.request.GET, readers=readers)
+        form.is_valid()
+        return form
+
+    def filtered(self, entries: QuerySet[AccessLog]) -> QuerySet[AccessLog]:
+        form = self.form
+        if form.value("who"):
+            entries = entries.filter(user__email=form.value("who"))
+        if form.value("since"):
+            entries = entries.filter(at__gte=form.value("since"))
+        if form.value("until"):
+            entries = entries.filter(hour__lte=form.value("until"))
+        return entries
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        return super().get_context_data(form=self.form, filters=self.form.params(), **kwargs)
 
 
 class ProjectAccessLogView(AccessLogMixin, TemplateView):

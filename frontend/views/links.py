@@ -1,11 +1,12 @@
-"""Permalinks for pull-request comments (commit, task) and the branch timeline."""
+"""Permalinks for pull-request comments (commit, task, message) and the branch timeline."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -69,6 +70,25 @@ class TaskLinkView(PermalinkView):
 
     def sessions(self) -> list[Session]:
         return list(selectors.sessions_for_task(project=self.project, task_id=self.ref)[:CHOICES_SHOWN])
+
+
+class MessageLinkView(ProjectPageMixin, View):
+    """``/p/{project}/m/{uuid}``: the session page holding that message, scrolled to it.
+
+    Redirects to ``/p/{project}/s/{id}?at={uuid}#m-{uuid}``: the session page serves the lazy page
+    the message is on. When several sessions hold it (a resumed or forked conversation repeats
+    earlier lines), the one that captured it first wins.
+    """
+
+    required_roles = PAGE_READ
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        uuid = self.kwargs["message_uuid"]
+        session_id = selectors.session_for_message(project=self.project, message_uuid=uuid)
+        if session_id is None:
+            raise Http404("No message with this id in this project.")
+        url = reverse("session", kwargs={"project": self.project.slug, "session_id": session_id})
+        return HttpResponseRedirect(f"{url}?at={uuid}#m-{uuid}")
 
 
 class BranchTimelineView(ProjectPageMixin, TemplateView):

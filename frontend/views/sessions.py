@@ -14,7 +14,7 @@ from frontend import page_cache
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
 from frontend.pagination import keyset_page
-from frontend.present import full_message_html
+from frontend.present import full_message_html, viewer_title
 from frontend.reading import gc_paused, read
 from frontend.render import Where
 from projects import selectors as project_selectors
@@ -22,8 +22,8 @@ from projects.models import Role
 from sessions_app import blobs, selectors
 from sessions_app.audit import access_record
 from sessions_app.filters import SessionFilter
-from sessions_app.links import session_web_url
-from sessions_app.models import AccessLog, Session, Status
+from sessions_app.links import commit_web_url, session_web_url
+from sessions_app.models import AccessLog, Kind, Session, Status
 
 logger = logging.getLogger(__name__)
 LIST_PAGE_SIZE = 50
@@ -153,10 +153,24 @@ def _filter_params(form: MessageFilterForm) -> dict[str, Any]:
 
 
 def markdown_link(session: Session) -> str:
-    """A Markdown link for a pull-request comment."""
-    title = " ".join((session.title or "Session").split()).replace("[", "\\[").replace("]", "\\]")
+    """A Markdown link for a pull-request comment: a checkpoint links its ``/c/{sha}`` permalink.
+
+    The commit permalink keeps working when the session is re-uploaded or its commit relinked
+    after a rebase; a task or manual session links the session itself.
+    """
+    title = " ".join((session.headline or "Session").split()).replace("[", "\\[").replace("]", "\\]")
     ref = session.ref
-    return f"[{title}{f' ({ref})' if ref else ''}]({session_web_url(session)})"
+    return f"[{title}{f' ({ref})' if ref else ''}]({_pr_url(session)})"
+
+
+def _pr_url(session: Session) -> str:
+    if (
+        session.kind == Kind.CHECKPOINT
+        and session.commit_hash
+        and selectors.COMMIT_PREFIX.fullmatch(session.commit_hash)
+    ):
+        return commit_web_url(session.project, session.commit_hash)
+    return session_web_url(session)
 
 
 class SessionMessageView(SessionObjectMixin, TemplateView):
@@ -173,8 +187,35 @@ class SessionMessageView(SessionObjectMixin, TemplateView):
             raise Http404("No such message.")
         message = messages[index]
         access_record(session=session, request=self.request, via="web")
-        html = full_message_html(message)
-        return super().get_context_data(session=session, message=message, html=html, **kwargs)
+        call = _call_of(messages, message)
+        html = full_message_html(message, call)
+        return super().get_context_data(
+            session=session,
+            message=message,
+            html=html,
+            heading=viewer_title(message, call),
+            file_path=_input_path(call),
+            **kwargs,
+        )
+
+
+def _call_of(messages: list[dict[str, Any]], message: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool call a result answers (the nearest before it with the same tool id), or None."""
+    if message.get("kind") != "tool_result":
+        return None
+    tool_id = (message.get("tool") or {}).get("id")
+    if not isinstance(tool_id, str) or not tool_id:
+        return None
+    for candidate in reversed(messages[: message["index"]]):
+        if candidate.get("kind") == "tool_use" and (candidate.get("tool") or {}).get("id") == tool_id:
+            return candidate
+    return None
+
+
+def _input_path(call: dict[str, Any] | None) -> str:
+    data = ((call or {}).get("tool") or {}).get("input")
+    path = data.get("file_path") if isinstance(data, dict) else None
+    return path if isinstance(path, str) else ""
 
 
 class SessionRawView(SessionObjectMixin, View):

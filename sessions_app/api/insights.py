@@ -55,7 +55,7 @@ class AccessLogSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AccessLog
-        fields = ["id", "session_id", "user", "at", "via", "ip", "user_agent"]
+        fields = ["id", "session_id", "user", "at", "hour", "count", "via", "ip", "user_agent"]
 
 
 class AccessLogView(ProjectAPIView):

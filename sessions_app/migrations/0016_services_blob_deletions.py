@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0012_perf_scaling"),
+        ("sessions_app", "0014_ui_reading"),
     ]
 
     operations = [

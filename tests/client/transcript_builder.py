@@ -303,8 +303,13 @@ class TranscriptBuilder:
         result: str = "Done.",
         links: Iterable[str] = ("result", "trailer", "progress"),
         subagent_type: str = "general-purpose",
+        usage: dict[str, int] | None = None,
     ) -> Self:
-        """A Task call that spawned sub-agent `agent_id`; `links` picks which evidence is written."""
+        """A Task call that spawned sub-agent `agent_id`; `links` picks which evidence is written.
+
+        ``usage`` adds Claude Code's `<usage>total_tokens: …</usage>` trailer after the agentId line
+        (as 2.1.3x writes it, e.g. `{"total_tokens": 33894, "tool_uses": 9, "duration_ms": 38799}`).
+        """
         links = set(links)
         self.tool_use("Task", {"description": description, "prompt": prompt, "subagent_type": subagent_type})
         use_uuid, tool_id = self.last_uuid, self.last_tool_id
@@ -319,9 +324,10 @@ class TranscriptBuilder:
             )
         content = [{"type": "text", "text": result}]
         if "trailer" in links:
-            content.append(
-                {"type": "text", "text": f"agentId: {agent_id} (for resuming to continue this agent's work if needed)"}
-            )
+            trailer = f"agentId: {agent_id} (for resuming to continue this agent's work if needed)"
+            if usage:
+                trailer += "\n<usage>" + "\n".join(f"{key}: {value}" for key, value in usage.items()) + "</usage>"
+            content.append({"type": "text", "text": trailer})
         outcome: dict[str, Any] = {
             "status": "completed",
             "prompt": prompt,

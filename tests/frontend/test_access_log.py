@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.test import Client
 from django_scopes import scopes_disabled
 
 from sessions_app import blobs
-from sessions_app.models import AccessLog, Session
+from sessions_app.models import AccessLog, Session, this_hour
 
 
 @pytest.fixture
@@ -56,10 +57,17 @@ def test_an_outsider_gets_404(read_session, world, client, path) -> None:
 
 
 def test_the_log_pages_back_and_forth_newest_first(read_session, world, client) -> None:
-    with scopes_disabled():
+    hour = this_hour()
+    with scopes_disabled():  # one row per reader, session, way and hour: 60 earlier hours of API reads
         AccessLog.objects.bulk_create(
-            AccessLog(project=world.project, session_id=read_session.pk, user=world.member, via="api")
-            for _ in range(60)
+            AccessLog(
+                project=world.project,
+                session_id=read_session.pk,
+                user=world.member,
+                via="api",
+                hour=hour - timedelta(hours=n),
+            )
+            for n in range(1, 61)
         )
     client.force_login(world.admin)
     first = client.get(f"/p/{world.project.slug}/access-log").content.decode()
@@ -129,3 +137,56 @@ def test_deleting_needs_the_csrf_token(read_session, world) -> None:
         assert Session.objects.filter(pk=read_session.pk).exists()
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', client.get(url).content.decode())[1]
     assert client.post(url, {"csrfmiddlewaretoken": token}).status_code == 302
+
+
+def test_paging_and_filtering_a_session_is_one_row_with_a_count(read_session, world) -> None:
+    viewer = Client()
+    viewer.force_login(world.viewer)
+    url = f"/p/{world.project.slug}/s/{read_session.pk}"
+    for query in ("?q=audit", "?role=user", "?page=2", "?q=audit&role=assistant"):
+        assert viewer.get(url + query).status_code == 200
+    [entry] = _entries()
+    assert (entry.user, entry.via, entry.count) == (world.viewer, "web", 5)
+    assert entry.hour == entry.at.replace(minute=0, second=0, microsecond=0)
+    # another way of reading, or another reader, is another row
+    assert viewer.get(f"{url}/raw").status_code == 200
+    other = Client()
+    other.force_login(world.member)
+    other.get(url)
+    assert sorted((e.user.email, e.via, e.count) for e in _entries()) == sorted(
+        [(world.viewer.email, "web", 5), (world.viewer.email, "raw", 1), (world.member.email, "web", 1)]
+    )
+
+
+def test_the_log_filters_by_reader_and_date(read_session, world, client) -> None:
+    hour = this_hour()
+    with scopes_disabled():
+        AccessLog.objects.create(
+            project=world.project,
+            session_id=read_session.pk,
+            user=world.member,
+            via="api",
+            hour=hour - timedelta(days=3),
+            at=hour - timedelta(days=3) + timedelta(minutes=5),
+            count=7,
+        )
+    client.force_login(world.admin)
+    base = f"/p/{world.project.slug}/access-log"
+
+    def rows(query: str) -> str:
+        page = client.get(base + query).content.decode()
+        body = re.search(r"<tbody>(.*?)</tbody>", page, re.S)
+        return body[1] if body else ""
+
+    everything = rows("")
+    assert world.viewer.email in everything and world.member.email in everything and "×7" in everything
+    mine = rows(f"?who={world.member.email}")
+    assert world.member.email in mine and world.viewer.email not in mine
+    today = hour.date().isoformat()
+    recent = rows(f"?since={today}")
+    assert world.viewer.email in recent and world.member.email not in recent
+    earlier = rows(f"?until={(hour - timedelta(days=1)).date().isoformat()}")
+    assert world.member.email in earlier and world.viewer.email not in earlier
+    page = client.get(base + f"?who={world.member.email}").content.decode()
+    assert f'<option value="{world.member.email}" selected>' in page
+    assert rows("?who=nobody%40example.com") == everything  # not a member: the filter is refused, not applied

@@ -194,4 +194,4 @@ def test_the_page_costs_the_same_queries_at_twice_the_sessions(seeded, ingest, c
             ingest(seeded.project, seeded.member, raw=turns(2, tool=f"Tool{n}"), seed=f"more-{n}"),
             MONDAY + timedelta(days=n),
         )
-    assert queries() == before == 7  # the six aggregates of sessions_app.insights, and the branch picker
+    assert queries() == before == 9  # the eight aggregates of sessions_app.insights, and the branch picker

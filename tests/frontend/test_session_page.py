@@ -87,8 +87,9 @@ def test_a_tool_result_sits_inside_its_call_and_failures_are_marked(client, worl
 def test_sub_agent_work_is_grouped_under_the_task_call(client, world, rich_session) -> None:
     html = _page(client, world, rich_session)
     task = html[html.index('<span class="tool-name">Task</span>') :]
-    assert task.index('class="subagent"') < task.index("Prompt to sub-agent") < task.index("Sub-agent</span>")
-    assert "4 sub-agent messages" in task
+    # the prompt is shown once (folded, from the call), then the sub-agent's work, folded too
+    assert task.index("Prompt to the sub-agent") < task.index('class="subagent"') < task.index("Sub-agent</span>")
+    assert "Sub-agent conversation · 4 messages" in task and "Prompt to sub-agent<" not in task
     assert "agentId: a2898e3" not in html  # the resume trailer is noise to a reader
 
 
@@ -188,7 +189,9 @@ def test_copy_link_and_markdown_snippet_for_pull_requests(client, world, rich_se
     html = _page(client, world, rich_session)
     url = f"http://testserver/p/acme-api/s/{rich_session.pk}"
     assert f'data-copy="{url}"' in html
-    assert f"({rich_session.commit_hash[:12]})]({url})" in html
+    # a checkpoint's Markdown links its commit permalink (tests/frontend/test_headline.py)
+    commit_url = f"http://testserver/p/acme-api/c/{rich_session.commit_hash}"
+    assert f"Add session capture ({rich_session.commit_hash[:12]})]({commit_url})" in html
 
 
 def test_segments_of_one_agent_session_link_to_each_other(client, world, make_session) -> None:
@@ -245,7 +248,8 @@ def test_hostile_transcripts_render_as_text(client, world, make_session) -> None
     elements = Cards(html).elements
     assert [attrs for tag, attrs in elements if tag == "script"] == [{"src": "/static/frontend/app.js", "defer": None}]
     assert not [tag for tag, _ in elements if tag in ("img", "iframe", "object", "embed", "style")]
-    assert all((a.get("class") or "").startswith("icon") for tag, a in elements if tag == "svg")
+    svgs = [a.get("class") or "" for tag, a in elements if tag == "svg"]
+    assert all(c.startswith("icon") or c == "minimap" for c in svgs) and svgs.count("minimap") <= 1
     assert not [name for _, attrs in elements for name in attrs if name.startswith("on")]
     assert not [a["href"] for _, a in elements if (a.get("href") or "").lower().startswith(("javascript", "data"))]
     assert "&lt;script&gt;alert(&#x27;prompt&#x27;)&lt;/script&gt;" in html  # shown, as text

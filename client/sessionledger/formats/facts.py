@@ -7,6 +7,8 @@ row always agree (message_count, turn_count, title, files_touched…).
 from __future__ import annotations
 
 import re
+from datetime import datetime
+from itertools import pairwise
 from typing import Any
 
 Message = dict[str, Any]
@@ -129,3 +131,75 @@ def token_usage(messages: list[Message]) -> dict[str, int]:
 def time_span(messages: list[Message]) -> tuple[str | None, str | None]:
     stamps = [m["timestamp"] for m in messages if isinstance(m["timestamp"], str)]
     return (min(stamps), max(stamps)) if stamps else (None, None)
+
+
+ACTIVE_GAP_SECONDS = 300  # a pause longer than this is not active time (the reader/agent was away)
+TOOL_RUN_CAP_SECONDS = 3600  # a call answered later than this counts as this long (a forgotten shell)
+MODELS_KEPT, MODEL_NAME_CAP = 20, 64
+TOKENS_CAP = 10**12  # per model and kind: a hostile usage block cannot overflow the database's bigint
+
+
+def effort(messages: list[Message]) -> dict[str, Any]:
+    """What a session cost, for insights: tokens per model, active time, tool run time, steps.
+
+    - ``tokens``: ``{model: [input, output, cache_creation, cache_read]}``, each API message
+      counted once (its lines repeat the usage), sub-agents included (they are billed too);
+    - ``active_ms``: the sum of the gaps under ``ACTIVE_GAP_SECONDS`` between consecutive
+      messages of the main conversation (a session left open overnight is not 14 hours of work);
+    - ``tool_ms``: the sum over the main conversation's tool calls of result time minus call time;
+    - ``steps``: human prompts plus tool calls of the main conversation (the steps of
+      ``formats.steps``).
+    Linear; every value from the transcript is checked for its type.
+    """
+    per_message: dict[str, tuple[str, dict[str, Any]]] = {}
+    for msg in messages:
+        usage, key = msg.get("usage"), msg.get("message_id")
+        if isinstance(usage, dict) and isinstance(key, str):
+            model = msg.get("model") if isinstance(msg.get("model"), str) else ""
+            per_message[key] = (model[:MODEL_NAME_CAP], usage)
+    tokens: dict[str, list[int]] = {}
+    for model, usage in per_message.values():
+        if model not in tokens and len(tokens) >= MODELS_KEPT:
+            model = "other"
+        row = tokens.setdefault(model, [0, 0, 0, 0])
+        for i, name in enumerate(_USAGE_KEYS):
+            value = usage.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                row[i] = min(row[i] + value, TOKENS_CAP)
+    main = [m for m in messages if not m.get("sidechain")]
+    return {
+        "tokens": tokens,
+        "active_ms": _active_ms(main),
+        "tool_ms": _tool_ms(main),
+        "steps": sum(1 for m in main if m.get("kind") == "tool_use" or (m["role"] == "user" and m["kind"] == "prompt")),
+    }
+
+
+def _moment(stamp: Any) -> float | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _active_ms(messages: list[Message]) -> int:
+    moments = sorted(t for t in (_moment(m.get("timestamp")) for m in messages) if t is not None)
+    total = sum(gap for a, b in pairwise(moments) if 0 < (gap := b - a) < ACTIVE_GAP_SECONDS)
+    return int(total * 1000)
+
+
+def _tool_ms(messages: list[Message]) -> int:
+    called: dict[str, float] = {}
+    total = 0.0
+    for msg in messages:
+        tool = msg.get("tool") if isinstance(msg.get("tool"), dict) else {}
+        tool_id, moment = tool.get("id"), _moment(msg.get("timestamp"))
+        if not isinstance(tool_id, str) or moment is None:
+            continue
+        if msg["kind"] == "tool_use":
+            called.setdefault(tool_id, moment)
+        elif msg["kind"] == "tool_result" and tool_id in called:
+            total += min(max(moment - called.pop(tool_id), 0.0), TOOL_RUN_CAP_SECONDS)
+    return int(total * 1000)

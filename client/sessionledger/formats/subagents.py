@@ -135,3 +135,32 @@ def _spawn_map(pieces: list[Piece], agents: dict[str, Piece]) -> dict[str, list[
             if agent_id in agents and agent_id not in spawned.get(tool_id, []):
                 spawned.setdefault(tool_id, []).append(agent_id)
     return spawned
+
+
+USAGE_KEYS = ("total_tokens", "tool_uses", "duration_ms")
+USAGE_TAIL = 400  # characters of the end of a report searched for the usage trailer
+_USAGE_OPEN, _USAGE_CLOSE = "<usage>", "</usage>"
+
+
+def split_usage_trailer(text: str) -> tuple[str, dict[str, int]]:
+    """A Task result without its ``<usage>total_tokens: …\ntool_uses: …\nduration_ms: …</usage>``
+    trailer (Claude Code 2.1.x), and the numbers it held.
+
+    Only the last ``USAGE_TAIL`` characters are looked at (``rfind``), and the block is read line by
+    line as ``key: integer`` with known keys only: linear and bounded whatever a hostile result
+    holds. Anything not of this exact shape stays text and gives no numbers.
+    """
+    end = text.rstrip()
+    if not end.endswith(_USAGE_CLOSE):
+        return text, {}
+    opening = end.rfind(_USAGE_OPEN, max(0, len(end) - USAGE_TAIL))
+    if opening < 0:
+        return text, {}
+    usage: dict[str, int] = {}
+    for line in end[opening + len(_USAGE_OPEN) : -len(_USAGE_CLOSE)].split("\n", len(USAGE_KEYS)):
+        key, colon, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if not colon or key not in USAGE_KEYS or not value.isdigit() or len(value) > 15:
+            return text, {}
+        usage[key] = int(value)
+    return (end[:opening], usage) if usage else (text, {})

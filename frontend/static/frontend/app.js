@@ -57,8 +57,10 @@
   var conversation = document.getElementById("conversation");
   if (!filters || !conversation) { return; }
   if (window.matchMedia("(max-width: 980px)").matches) {
-    /* on a narrow screen the details panel sits above the conversation: start it folded */
-    document.querySelectorAll(".reader-side .details-panel").forEach(function (panel) { panel.open = false; });
+    /* on a narrow screen the panels sit above the conversation: start them folded, so the
+     * conversation comes first (steps, turns and details are one tap away) */
+    var folded = narrow ? ".reader-side details.panel" : ".reader-side .details-panel";
+    document.querySelectorAll(folded).forEach(function (panel) { panel.open = false; });
   }
 
   function filterUrl() {
@@ -100,6 +102,8 @@
       if (ticket !== pending) { return; }
       swap("conversation", page);
       swap("turn-nav", page);
+      swap("step-nav", page);
+      swap("minimap", page);
       conversation = document.getElementById("conversation");
       var showing = document.getElementById("showing");
       var status = document.getElementById("filter-status");
@@ -107,6 +111,7 @@
       history.replaceState(null, "", url);
       watchMore();
       watchTurns();
+      showHit(0);
     }).catch(function () {
       window.location.assign(url); /* let the server page say what went wrong */
     });
@@ -157,18 +162,87 @@
     if (link) { event.preventDefault(); loadMore(link); }
   });
 
-  /* Turn navigation: stay on the page when the turn is already loaded. */
+  /* Show a card or block: unfold the details around it, scroll to it, focus it. */
+  function reveal(target) {
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS" && node !== target) { node.open = true; }
+    }
+    target.scrollIntoView({ block: "start" });
+    if (!target.hasAttribute("tabindex")) { target.setAttribute("tabindex", "-1"); }
+    target.focus({ preventScroll: true });
+  }
+
+  /* Turn and step navigation, permalinks: stay on the page when the target is already loaded. */
   document.addEventListener("click", function (event) {
-    var link = event.target.closest("#turn-nav a[data-anchor]");
+    var link = event.target.closest("#turn-nav a[data-anchor], #step-nav a[data-anchor], a.plink");
     if (!link) { return; }
-    var target = document.getElementById(link.getAttribute("data-anchor"));
+    var id = link.getAttribute("data-anchor") || link.id;
+    var target = document.getElementById(id);
     if (target) {
       event.preventDefault();
-      target.scrollIntoView({ block: "start" });
-      history.replaceState(null, "", window.location.search + "#" + target.id);
-      target.setAttribute("tabindex", "-1");
-      target.focus({ preventScroll: true });
+      reveal(target.classList.contains("plink") ? (target.closest("article, details") || target) : target);
+      history.replaceState(null, "", (link.classList.contains("plink") ? "?at=" + id.slice(2) : window.location.search) + "#" + id);
     }
+  });
+
+  /* A #m-… link to a message on a later page (lazy loading has not fetched it): ask the server
+   * for the page holding it. */
+  function resolveHash() {
+    var hash = decodeURIComponent(window.location.hash.slice(1));
+    if (!/^m-[0-9A-Za-z-]{1,64}$/.test(hash)) { return; }
+    var target = document.getElementById(hash);
+    if (target) {
+      reveal(target.classList.contains("plink") ? (target.closest("article, details") || target) : target);
+      return;
+    }
+    var params = new URLSearchParams(window.location.search);
+    if (params.get("at") === hash.slice(2)) { return; } /* already asked: hidden by the filters */
+    params.set("at", hash.slice(2));
+    params.delete("page");
+    window.location.replace(window.location.pathname + "?" + params.toString() + "#" + hash);
+  }
+  window.addEventListener("hashchange", resolveHash);
+
+  /* Steps: e/d/c/p jump to the next error, edit, commit or prompt (Shift: previous). */
+  function jumpStep(kind, step) {
+    var links = Array.prototype.slice.call(document.querySelectorAll('#step-nav a[data-kind="' + kind + '"]'));
+    if (!links.length) { return; }
+    var position = currentIndex();
+    var index = function (a) { return parseInt(a.getAttribute("data-anchor").slice(2), 10); };
+    var target = null;
+    if (step > 0) { target = links.filter(function (a) { return index(a) > position; })[0]; }
+    else { target = links.filter(function (a) { return index(a) < position; }).pop(); }
+    if (!target) { return; }
+    var element = document.getElementById(target.getAttribute("data-anchor"));
+    if (element) {
+      reveal(element);
+      history.replaceState(null, "", window.location.search + "#" + element.id);
+    } else {
+      window.location.assign(target.href);
+    }
+    document.querySelectorAll("#step-nav a.current").forEach(function (a) { a.classList.remove("current"); });
+    target.classList.add("current");
+    target.scrollIntoView({ block: "nearest" });
+  }
+
+  /* The index of the message at the top of the window: the last anchored element above it. */
+  function currentIndex() {
+    var best = -1;
+    document.querySelectorAll('#cards [id^="m-"]').forEach(function (node) {
+      var n = parseInt(node.id.slice(2), 10);
+      if (isNaN(n) || node.classList.contains("plink")) { return; }
+      if (node.getBoundingClientRect().top <= 30 && node.offsetParent !== null && n > best) { best = n; }
+    });
+    return best;
+  }
+
+  /* Expand / collapse every folded block of the conversation. */
+  function foldAll(open) {
+    document.querySelectorAll("#cards details").forEach(function (d) { d.open = open; });
+  }
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("button[data-fold]");
+    if (button) { foldAll(button.getAttribute("data-fold") === "open"); }
   });
 
   var turnObserver = null;
@@ -205,8 +279,34 @@
     if (event.key === "j") { jumpTurn(1); }
     else if (event.key === "k") { jumpTurn(-1); }
     else if (event.key === "/") { event.preventDefault(); filters.elements.q.focus(); }
+    else if (event.key === "n") { showHit(1); }
+    else if (event.key === "N") { showHit(-1); }
+    else if ("edcpEDCP".indexOf(event.key) >= 0 && event.key.length === 1) {
+      var kinds = { e: "error", d: "edit", c: "commit", p: "prompt" };
+      jumpStep(kinds[event.key.toLowerCase()], event.key === event.key.toLowerCase() ? 1 : -1);
+    }
+    else if (event.key === "x") { foldAll(true); }
+    else if (event.key === "X") { foldAll(false); }
   });
+
+  /* Find: the server marks matches and opens the folded blocks holding them; n/N step through
+   * them, each scrolled into view (inside a scrolling output box too) and highlighted. */
+  var hitAt = -1;
+  function showHit(step) {
+    var marks = document.querySelectorAll("#cards mark");
+    if (!marks.length) { hitAt = -1; return; }
+    marks.forEach(function (m) { m.classList.remove("current"); });
+    hitAt = step === 0 ? 0 : (hitAt + step + marks.length) % marks.length;
+    var mark = marks[hitAt];
+    for (var node = mark.parentElement; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") { node.open = true; }
+    }
+    mark.classList.add("current");
+    mark.scrollIntoView({ block: "center" });
+  }
 
   watchMore();
   watchTurns();
+  if (filters.elements.q && filters.elements.q.value && !window.location.hash) { showHit(0); }
+  resolveHash();
 })();

@@ -57,7 +57,7 @@ def test_log_in_filter_the_list_and_open_a_session(page, world, make_session, ri
     assert page.locator(".snippet mark").first.inner_text().lower() == "tokenizer"
 
     page.goto(f"/p/{world.project.slug}/")
-    page.get_by_role("link", name=re.compile("Add a .*--verbose")).click()
+    page.get_by_role("link", name=re.compile("Add --verbose flag")).click()
     page.wait_for_url(f"**/s/{rich.pk}")
     assert page.locator("article.card.prompt").count() == 2
     assert page.locator("details.thinking").first.get_attribute("open") is None
@@ -121,6 +121,7 @@ def test_jump_to_a_turn_on_a_later_page_and_load_more_while_scrolling(page, worl
     page.keyboard.press("j")
     page.keyboard.press("j")
     assert 0 <= page.locator("article.card.prompt").nth(1).bounding_box()["y"] < 50  # j, j: turn 1, then turn 2
+    page.mouse.move(400, 500)  # over the conversation (the side panel scrolls on its own)
     page.mouse.wheel(0, 200_000)
     page.locator("article.card.prompt").nth(before).wait_for()  # the next page was appended while scrolling
 
@@ -135,7 +136,10 @@ def test_a_commit_permalink_opens_its_session(page, world, rich) -> None:
     page.goto(f"/p/{world.project.slug}/c/{rich.commit_hash[:7]}")
     page.wait_for_url(f"**/p/{world.project.slug}/s/{rich.pk}")
     snippet = page.locator("#md-link").input_value()
-    assert snippet.endswith(f"({rich.commit_hash[:12]})](http://testserver/p/acme-api/s/{rich.pk})")
+    # a checkpoint's Markdown names its commit subject and links the commit permalink
+    assert (
+        snippet == f"[Add --verbose flag ({rich.commit_hash[:12]})](http://testserver/p/acme-api/c/{rich.commit_hash})"
+    )
 
 
 def test_an_admin_invites_a_member(page, world) -> None:

@@ -1,0 +1,182 @@
+"""The steps outline of a session page: each prompt, commit, error and burst of edits, with a minimap.
+
+"Turns" count human prompts only, so a long autonomous session has two of them; steps are the
+points a reader navigates by. They are the client's steps (``sessionledger.formats.steps``: a
+human prompt, a tool call, a commit captured inside a turn) read from the content document and
+narrowed to what a reviewer jumps between:
+
+- ``prompt``: a human prompt;
+- ``commit``: a Bash call that ran ``git commit`` (a commit made inside the session);
+- ``error``: a failed tool result or an API error;
+- ``edit``: a run of Edit / Write / MultiEdit / NotebookEdit calls, as one step naming its files;
+  reading and searching between them keep the run going, anything else (a test run) ends it.
+
+Main conversation only (sub-agent work sits under its call). Linear in the document; labels are
+plain text, escaped by the builder like every other transcript string.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from frontend.html import Markup, h, join
+from sessionledger.formats.steps import _summary as call_summary
+
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+LOOKING = frozenset({"Read", "Grep", "Glob", "LS", "TodoWrite"})  # calls that do not end an edit burst
+KINDS = ("prompt", "commit", "error", "edit")
+LABEL_LIMIT = 90
+STEPS_SHOWN = 400  # a pathological session lists its first steps; the minimap still spans all
+
+
+@dataclass(slots=True)
+class Step:
+    kind: str  # prompt | commit | error | edit
+    index: int  # the message the step starts at
+    label: str
+    timestamp: str | None
+    files: list[str] = field(default_factory=list)  # an edit burst's files, in order
+    count: int = 1  # an edit burst's calls
+    href: str | None = None  # filled in by the page: where the message is under the filters
+    anchor: str | None = None
+    page: int | None = None
+
+
+def is_git_commit(command: str) -> bool:
+    """Whether a shell command runs ``git commit``: split on ``;``/``&``/``|``/newlines (linear),
+    then a ``git`` word followed, in the same simple command, by a ``commit`` word."""
+    for part in command.replace("&", ";").replace("|", ";").replace("\n", ";").split(";"):
+        words = part.split()
+        if "git" in words and "commit" in words[words.index("git") + 1 :]:
+            return True
+    return False
+
+
+def outline(messages: list[dict[str, Any]]) -> list[Step]:
+    """The steps of the main conversation, in document order."""
+    steps: list[Step] = []
+    burst: Step | None = None
+    for message in messages:
+        if message.get("sidechain"):
+            continue
+        step = _step(message)
+        if step is None:
+            if message.get("kind") == "tool_use" and _tool_name(message) not in LOOKING:
+                burst = None  # a test run, a fetch…: the next edit starts a new burst
+            continue
+        if step.kind == "edit":
+            if burst is not None:
+                burst.count += 1
+                _add_file(burst, step.files)
+                continue
+            burst = step
+        else:
+            burst = None
+        steps.append(step)
+    for step in steps:
+        if step.kind == "edit":
+            step.label = _edit_label(step)
+    return steps
+
+
+def _tool_name(message: dict[str, Any]) -> str:
+    tool = message.get("tool")
+    return _text(tool.get("name")) if isinstance(tool, dict) else ""
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _short(text: str) -> str:
+    text = " ".join(text[: LABEL_LIMIT * 4].split())
+    return text if len(text) <= LABEL_LIMIT else text[: LABEL_LIMIT - 1] + "…"
+
+
+def _step(message: dict[str, Any]) -> Step | None:
+    kind, stamp = message.get("kind"), message.get("timestamp")
+    stamp = stamp if isinstance(stamp, str) else None
+    index = message["index"]
+    if message.get("role") == "user" and kind == "prompt":
+        return Step("prompt", index, _short(_text(message.get("content"))) or "(no text)", stamp)
+    tool = message.get("tool") if isinstance(message.get("tool"), dict) else {}
+    if kind == "tool_result" and tool.get("is_error") is True:
+        first = next((line for line in _text(message.get("content"))[:2000].splitlines() if line.strip()), "")
+        name = _text(tool.get("name"))
+        return Step("error", index, _short(f"{name}: {first}" if name else first) or "error", stamp)
+    if message.get("api_error") is True:
+        return Step("error", index, _short(_text(message.get("content"))) or "API error", stamp)
+    if kind != "tool_use":
+        return None
+    name, data = _text(tool.get("name")), tool.get("input")
+    if name == "Bash" and isinstance(data, dict) and is_git_commit(_text(data.get("command"))[:5000]):
+        return Step("commit", index, _short(call_summary(data)), stamp)
+    if name in EDIT_TOOLS:
+        path = _text(data.get("file_path") or data.get("notebook_path")) if isinstance(data, dict) else ""
+        return Step("edit", index, "", stamp, files=[path[:300]] if path else [])
+    return None
+
+
+def _add_file(burst: Step, files: list[str]) -> None:
+    for path in files:
+        if path not in burst.files and len(burst.files) < 50:
+            burst.files.append(path)
+
+
+def _edit_label(step: Step) -> str:
+    names = [path.rsplit("/", 1)[-1] for path in step.files]
+    calls = f"{step.count} edit{'' if step.count == 1 else 's'}"
+    if not names:
+        return calls
+    shown = ", ".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else "")
+    return _short(f"{calls}: {shown}")
+
+
+KIND_LABELS = {"prompt": "Prompt", "commit": "Commit", "error": "Error", "edit": "Edits"}
+
+
+def outline_html(steps: list[Step]) -> Markup:
+    """The outline's list items: kind, label and a link to the page and card of each step."""
+    return join(_step_item(step) for step in steps[:STEPS_SHOWN])
+
+
+def _step_item(step: Step) -> Markup:
+    kind = h("span", {"class": f"step-kind k-{step.kind}"}, KIND_LABELS[step.kind])
+    label = h("span", {"class": "step-label", "title": ", ".join(step.files) or None}, step.label)
+    if step.href is None:
+        return h("li", {"class": "step-off", "title": "Hidden by the filters"}, kind, label)
+    link = h(
+        "a",
+        {"href": step.href, "data-kind": step.kind, "data-page": step.page, "data-anchor": step.anchor},
+        kind,
+        label,
+    )
+    return h("li", None, link)
+
+
+MINIMAP_HEIGHT = 1000
+
+
+def minimap_html(steps: list[Step], total: int) -> Markup:
+    """A thin SVG bar: one tick per step at its place in the session, coloured and patterned by
+    class (app.css), each a link. No inline style (the CSP forbids it): positions are attributes."""
+    if not steps or total <= 0:
+        return Markup("")
+    ticks = []
+    for step in steps:
+        y = round(step.index * MINIMAP_HEIGHT / total, 1)
+        height = 14 if step.kind in ("prompt", "commit") else 8
+        rect = h("rect", {"y": y, "width": 10, "height": height, "class": f"tick k-{step.kind}"})
+        ticks.append(h("a", {"href": step.href}, rect) if step.href else rect)  # labels: the list beside
+    return h(
+        "svg",
+        {
+            "class": "minimap",
+            "viewBox": f"0 0 10 {MINIMAP_HEIGHT + 14}",
+            "preserveAspectRatio": "none",
+            "role": "img",
+            "aria-label": "Where the prompts, commits, errors and edits are in the session",
+        },
+        ticks,
+    )

@@ -1,0 +1,133 @@
+"""The steps outline (prompts, commits, errors, edit bursts), its minimap, and message permalinks."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from frontend.steps import is_git_commit, outline
+from tests.client.transcript_builder import TranscriptBuilder
+from tests.frontend.conftest import long_transcript
+
+pytestmark = pytest.mark.django_db
+
+
+def _autonomous() -> bytes:
+    """One prompt, then an agent that edits, fails a test, edits again and commits: one turn."""
+    b = TranscriptBuilder(start="2026-02-10T09:00:00Z", step_seconds=3)
+    b.prompt("Make the retry test pass")
+    for name in ("retry.py", "backoff.py", "retry.py"):
+        b.new_response().tool_call(
+            "Edit", {"file_path": f"/work/app/{name}", "old_string": "a", "new_string": "b"}, result="ok"
+        )
+    b.new_response().tool_call("Bash", {"command": "pytest -q"}, result="E   AssertionError: flaky", is_error=True)
+    b.new_response().tool_call("Write", {"file_path": "/work/app/clock.py", "content": "x = 1"}, result="ok")
+    b.new_response().tool_call(
+        "Bash", {"command": "git add -A && git commit -m 'Fix retry'"}, result="[main 1a2b3c4] Fix retry"
+    )
+    b.new_response().assistant_text("Committed.").turn_end()
+    return b.build()
+
+
+@pytest.fixture
+def session(world, make_session):
+    return make_session(world.project, world.member, _autonomous(), seed="steps")
+
+
+def _get(client, world, path: str):
+    client.force_login(world.viewer)
+    return client.get(path)
+
+
+def test_the_outline_lists_prompts_commits_errors_and_edit_bursts(client, world, session) -> None:
+    html = _get(client, world, f"/p/{world.project.slug}/s/{session.pk}").content.decode()
+    nav = html[html.index('id="step-nav"') : html.index("</ol>", html.index('id="step-nav"'))]
+    kinds = re.findall(r'data-kind="(\w+)"', nav)
+    assert kinds == ["prompt", "edit", "error", "edit", "commit"]
+    assert "3 edits: retry.py, backoff.py" in nav and "1 edit: clock.py" in nav
+    assert "Bash: E AssertionError: flaky" in nav
+    assert "git add -A &amp;&amp; git commit -m &#39;Fix retry&#39;" in nav
+    assert "1 prompt · 1 commit · 1 error · 2 edit bursts" in html
+    # every step links to an element of the page, and the minimap has one tick per step
+    for anchor in re.findall(r'data-anchor="(m-\d+)"', nav):
+        assert f'id="{anchor}"' in html.split('id="cards"')[1], anchor
+    minimap = html[html.index('<svg class="minimap"') : html.index("</svg>", html.index('<svg class="minimap"'))]
+    assert minimap.count("<rect") == 5 and 'class="tick k-error"' in minimap
+
+
+def test_git_commit_detection_is_per_simple_command() -> None:
+    assert is_git_commit("git add . && git commit -m x")
+    assert is_git_commit("cd repo; git -C sub commit --amend --no-edit")
+    assert not is_git_commit("echo commit; git status")
+    assert not is_git_commit("git" + " x" * 100_000)
+
+
+def test_sub_agent_work_is_not_a_step() -> None:
+    messages = [
+        {"index": 0, "role": "user", "kind": "prompt", "content": "go"},
+        {"index": 1, "role": "assistant", "kind": "tool_use", "sidechain": True, "tool": {"name": "Edit", "input": {}}},
+    ]
+    assert [s.kind for s in outline(messages)] == ["prompt"]
+
+
+def test_steps_on_later_pages_link_to_their_page(client, world, make_session) -> None:
+    session = make_session(world.project, world.member, long_transcript(40), seed="long-steps")
+    html = _get(client, world, f"/p/{world.project.slug}/s/{session.pk}").content.decode()
+    last = re.findall(r'<a href="\?page=(\d+)#(m-\d+)" data-kind="prompt"', html)[-1]
+    later = _get(client, world, f"/p/{world.project.slug}/s/{session.pk}?page={last[0]}").content.decode()
+    assert f'id="{last[1]}"' in later
+
+
+def test_a_message_permalink_serves_the_page_that_holds_it(client, world, make_session) -> None:
+    session = make_session(world.project, world.member, long_transcript(40), seed="plink")
+    first = _get(client, world, f"/p/{world.project.slug}/s/{session.pk}").content.decode()
+    assert "page 1 of" in first
+    # a message uuid from the last page: ?at= renders that page, with the message's anchor
+    document_uuid = _last_prompt_uuid(session)
+    page = _get(client, world, f"/p/{world.project.slug}/s/{session.pk}?at={document_uuid}").content.decode()
+    assert f'id="m-{document_uuid}"' in page and "Turn 40: please change module_40.py" in page
+    assert f'href="?at={document_uuid}#m-{document_uuid}"' in page
+    # the short permalink redirects there
+    response = _get(client, world, f"/p/{world.project.slug}/m/{document_uuid}")
+    assert response.status_code == 302
+    assert response["Location"] == f"/p/{world.project.slug}/s/{session.pk}?at={document_uuid}#m-{document_uuid}"
+
+
+def test_a_permalink_is_not_found_elsewhere(client, world, session) -> None:
+    assert _get(client, world, f"/p/{world.project.slug}/m/{uuid.uuid4()}").status_code == 404
+    message = _last_prompt_uuid(session)
+    client.force_login(world.outsider)
+    assert client.get(f"/p/{world.project.slug}/m/{message}").status_code == 404
+    client.force_login(world.other_admin)
+    assert client.get(f"/p/{world.other_project.slug}/m/{message}").status_code == 404
+
+
+def test_a_bad_at_is_ignored(client, world, session) -> None:
+    for at in ("nope", "999999", "<script>", "x" * 300):
+        response = _get(client, world, f"/p/{world.project.slug}/s/{session.pk}?at={at}")
+        assert response.status_code == 200 and "<script>" not in response.content.decode().split('id="cards"')[1]
+
+
+def _last_prompt_uuid(session) -> str:
+    from sessions_app import selectors
+
+    messages = selectors.session_document(session=session)["messages"]
+    return next(m["uuid"] for m in reversed(messages) if m["kind"] == "prompt")
+
+
+def test_the_session_page_costs_the_same_queries_with_more_steps(client, world, make_session) -> None:
+    small = make_session(world.project, world.member, long_transcript(2), seed="q-small")
+    large = make_session(world.project, world.member, long_transcript(60), seed="q-large")
+    client.force_login(world.viewer)
+
+    def count(session) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(f"/p/{world.project.slug}/s/{session.pk}").status_code == 200
+        return len(captured.captured_queries)
+
+    count(small)
+    assert count(small) == count(large)
