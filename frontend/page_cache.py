@@ -7,8 +7,8 @@ the turn navigation, the totals) is a function of:
 - the session and its content generation (``content_storage_key``, ``processed_at``);
 - what the reader asked for: the filters (roles, since, until, text) and the page number;
 - who the prompts are attributed to (the author's name, in the cards);
-- the renderer's code: ``RENDERER_VERSION`` is a digest of the ``frontend`` modules that turn a
-  document into HTML, so a deploy that changes how cards look never serves the old HTML.
+- the renderer's code: ``RENDERER_VERSION`` is a digest of the ``frontend`` package's modules, so a
+  deploy that changes how cards look never serves the old HTML.
 
 The cache sits at the view boundary (``frontend.views.sessions``) and only after the permission
 checks: a reader who may not see the session gets its 404 before any key is even computed, and a
@@ -39,26 +39,14 @@ from sessions_app.models import Session
 
 logger = logging.getLogger(__name__)
 
-# The modules whose code decides a page's HTML (their text, hashed once at start-up).
-RENDERER_MODULES = (
-    "reading.py",
-    "render.py",
-    "conversation.py",
-    "present.py",
-    "format.py",
-    "markdown.py",
-    "tools.py",
-    "html.py",
-    "icons.py",
-    "page_cache.py",
-)
-
 
 def _renderer_version() -> str:
+    """A digest of every Python module of ``frontend`` (where a document becomes HTML): any change to them
+    — a new module included — gives pages new keys, so a deploy never serves HTML of the old code."""
     digest = hashlib.sha256()
-    for name in RENDERER_MODULES:
-        path = Path(__file__).with_name(name)
-        digest.update(name.encode() + b"\0" + (path.read_bytes() if path.exists() else b""))
+    package = Path(__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -65,7 +65,7 @@ def _columns(model: type[Model], alias: str) -> str:
 def _instance(model: type[Model], values: tuple[Any, ...]) -> Model | None:
     """A model instance from one row's slice of its columns (None for the NULLs of an outer join)."""
     fields = model._meta.concrete_fields
-    if values[0] is None:
+    if values[fields.index(model._meta.pk)] is None:
         return None
     converted = [
         field.from_db_value(value, None, connection) if hasattr(field, "from_db_value") else value
