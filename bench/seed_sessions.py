@@ -22,7 +22,7 @@ INSERT INTO sessions_app_session (id, project_id, kind, feature_branch, commit_h
   requested_status, agent, agent_version, agent_session_id, raw_storage_key, content_storage_key, subagents,
   size_bytes, raw_size_bytes, message_count, turn_count, title, summary, digest, files_touched, commit_message,
   patch_id, diff_stat, redaction, server_redaction, search_vector, created_at, captured_at, processed_at, error,
-  raw_sha256, processing_attempts)
+  raw_sha256, processing_attempts, message_uuids)
 SELECT gen_random_uuid(), %(project)s, s.kind,
   CASE WHEN g %% 7 = 0 THEN 'main' ELSE 'feat/branch-' || (g / 500) END,
   md5(g::text || 'c') || left(md5(g::text), 8),
@@ -40,7 +40,7 @@ SELECT gen_random_uuid(), %(project)s, s.kind,
   'Fix session ' || g, '', '{"files": 3, "insertions": 10, "deletions": 3}', '{}', '{}',
   ('session:1A fix:2B test:3B u' || g || ':4B b' || (g %% 1000) || ':5C '
     || CASE WHEN g %% 10 = 3 THEN 'deadlock' ELSE 'done' END || ':6C ' || %(filler)s)::tsvector,
-  now(), now() - (g * 5 || ' minutes')::interval, now(), '', '', 0
+  now(), now() - (g * 5 || ' minutes')::interval, now(), '', '', 0, '{}'
 FROM generate_series(%(start)s::bigint, %(stop)s::bigint) AS g,
 LATERAL (SELECT CASE WHEN g %% 10 = 0 THEN 'task' ELSE 'checkpoint' END AS kind,
                 1 + (g * 37 %% 97) %% 18 AS turns, 20000 + (g * 7907 %% 400000) AS raw) AS s

@@ -60,7 +60,7 @@ def test_hostile_usage_and_timestamps_do_not_break_the_facts() -> None:
 def _session(world, ingest, author, prompts: int, when: datetime, **metadata) -> Session:
     session = ingest(world.project, author, raw=_work(prompts), seed=f"effort-{author.pk}-{when}", **metadata)
     with scopes_disabled():
-        Session.objects.filter(pk=session.pk).update(created_at=when)
+        Session.objects.filter(pk=session.pk).update(created_at=when, captured_at=when)
     return session
 
 
