@@ -108,12 +108,6 @@ GROUP BY 1, 2, 3, 4, 5;
 """
 
 
-# A word in one session of a million must look rare to the planner, or it walks the newest-first
-# index through the whole project looking for it (1.3 s at 1e6). With the default statistics
-# target a word missing from the 1,000 most common lexemes is estimated at 0.5 % of rows (5,000);
-# 10,000 tracked lexemes bring that to about 400, and the planner takes the GIN index.
-SEARCH_STATISTICS = "ALTER TABLE sessions_app_session ALTER COLUMN search_vector SET STATISTICS {}; ANALYZE sessions_app_session (search_vector);"
-
 LEAKPROOF_FUNCTIONS = ("ts_match_vq(tsvector, tsquery)", "jsonb_exists_any(jsonb, text[])")
 
 
@@ -200,5 +194,4 @@ class Migration(migrations.Migration):
         ),
         migrations.RunSQL(ROLLUP, reverse_sql=migrations.RunSQL.noop),
         migrations.RunSQL(_mark("LEAKPROOF"), reverse_sql=_mark("NOT LEAKPROOF")),
-        migrations.RunSQL(SEARCH_STATISTICS.format(1000), reverse_sql=SEARCH_STATISTICS.format(-1)),
     ]
