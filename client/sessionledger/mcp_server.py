@@ -73,7 +73,7 @@ class Backend:
         lines = [f"{len(sessions)} session(s), newest first:"]
         lines += [_session_line(s) for s in sessions]
         if isinstance(page, dict) and page.get("next"):
-            lines.append("(more exist: narrow the filters or use `until` = the oldest created_at shown)")
+            lines.append("(more exist: narrow the filters or use `until` = the oldest date shown)")
         return _fit("\n".join(lines))
 
     def get_session(self, session_id: str, *, max_chars_per_message: int = 2000, **filters: Any) -> str:
@@ -115,7 +115,7 @@ def _session_line(s: dict) -> str:
     author = (s.get("author") or {}).get("email") or "unknown"
     what = f"task {s['task_id']}" if s.get("kind") == "task" else f"{s.get('kind')} {(s.get('commit_hash') or '')[:10]}"
     title = " ".join(str(s.get("title") or s.get("commit_message") or "").split())[:160]
-    when = (s.get("created_at") or "")[:16].replace("T", " ")
+    when = (s.get("captured_at") or s.get("created_at") or "")[:16].replace("T", " ")  # when it happened
     return (
         f"- {s['id']} · {when} · {what} · branch {s.get('feature_branch') or '-'} · {author} · "
         f"{s.get('message_count', 0)} messages\n  {title}\n  {s.get('web_url', '')}"
