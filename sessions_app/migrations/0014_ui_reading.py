@@ -83,7 +83,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('projects', '0003_secauth_device_grant_claims'),
-        ('sessions_app', '0012_perf_scaling'),
+        ('sessions_app', '0013_perf_search_statistics'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
