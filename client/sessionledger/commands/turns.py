@@ -17,7 +17,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from sessionledger import agentsessions, transcripts
+from sessionledger import agents, agentsessions, transcripts
 from sessionledger.agentsessions import AgentSession, Step, Target, Turn
 from sessionledger.api import Client
 from sessionledger.commands.common import CommandError, age, client, load_config, print_json, project_for_cwd, short
@@ -66,12 +66,11 @@ def _default_target(api: Client, slug: str, repo_dir: str | None) -> Target:
             return agentsessions.resolve(api, slug, "HEAD", repo_dir)
         except CommandError:
             pass
-    current = transcripts.find_current(os.getcwd())
+    current = agents.current(os.getcwd())
     if current is None:
-        raise CommandError(
-            "no captured session for HEAD and no Claude Code conversation here: name a commit or session"
-        )
-    return agentsessions.resolve(api, slug, transcripts.session_id_of(current), repo_dir)
+        raise CommandError("no captured session for HEAD and no agent conversation here: name a commit or session")
+    agent, path = current
+    return agentsessions.resolve(api, slug, agent.session_id(path), repo_dir)
 
 
 def run(options: argparse.Namespace) -> int:
