@@ -1,4 +1,5 @@
-"""`sessionledger hook <event> [--via team]`: the thin dispatcher Claude Code calls.
+"""`sessionledger hook <event> [--via team]`: the thin dispatcher the agents' hooks and the git
+post-commit hook call.
 
 Contract with Claude Code (reference §2): JSON on stdin; exit 0 always — a non-zero exit would
 show up as a hook error, and exit 2 on PostToolUse would feed stderr to the model as if its
@@ -22,6 +23,7 @@ HANDLERS = {
     "post-tool-use-failure": "sessionledger.hooks.post_tool_use",
     "session-start": "sessionledger.hooks.session_start",
     "session-end": "sessionledger.hooks.session_end",
+    "post-commit": "sessionledger.hooks.post_commit",  # the git hook (`init --git-hook`): no stdin
 }
 _EVENT_NAMES = {
     "PostToolUse": "post-tool-use",
@@ -37,7 +39,7 @@ def run(argv: list[str]) -> int:
         via_team = "--via" in argv and argv[argv.index("--via") + 1 :][:1] == ["team"]
         argv = [a for a in argv if a not in ("--via", "team")]
         probe = os.environ.get(PROBE_VARIABLE)
-        payload = {} if probe else _read_payload()
+        payload = {} if probe or argv[:1] == ["post-commit"] else _read_payload()
         event = _EVENT_NAMES.get(argv[0], argv[0]) if argv else _EVENT_NAMES.get(str(payload.get("hook_event_name")))
         deferred = via_team and _personal_hooks_present(event or "", payload)
         if probe:
