@@ -229,6 +229,15 @@ def test_codex_sessions_are_imported_cut_at_their_commits_and_restored_for_codex
     assert codex_truth(back) == codex_truth(data)  # every prompt, call and output, as Codex replays them
     assert get_format("codex").turn_starts(back) and len(back.splitlines()) == len(data.splitlines())
 
+    forked = client_env.cli("fork", head(repo), "--turn", "1", cwd=repo)
+    assert forked.returncode == 0, forked.stdout + forked.stderr
+    worktree, fork_id = re.search(r"cd (\S+) && codex resume (\S+)", forked.stdout).groups()
+    [rollout] = (client_env.home / ".codex" / "sessions").rglob(f"rollout-*-{fork_id}.jsonl")
+    cut = rollout.read_bytes()
+    meta = json.loads(cut.split(b"\n", 1)[0])["payload"]
+    assert (meta["id"], meta["forked_from_id"], meta["cwd"]) == (fork_id, session_id, worktree)
+    assert len(get_format("codex").turn_starts(cut)) == 1 and git(Path(worktree), "rev-parse", "HEAD") == head(repo)
+
 
 # --- Gemini CLI --------------------------------------------------------------------------------
 
@@ -293,6 +302,16 @@ def test_a_jsonl_gemini_recording_is_captured_by_offsets_and_imported(ledger, re
     )
     process_all(ledger)
     assert_recovered(api_messages(ledger, first.pk) + api_messages(ledger, second.pk), gemini_truth(legacy))
+
+    forked = client_env.cli("fork", one, cwd=repo)  # at that commit: the end of turn 1
+    assert forked.returncode == 0, forked.stdout + forked.stderr
+    worktree, fork_id = re.search(r"cd (\S+) && gemini --resume (\S+)", forked.stdout).groups()
+    chats = client_env.home / ".gemini" / "tmp" / project_hash(worktree) / "chats"
+    [written] = chats.glob(f"session-*-{fork_id[:8]}.jsonl")
+    cut = written.read_bytes()
+    meta = json.loads(cut.split(b"\n", 1)[0])
+    assert (meta["sessionId"], meta["projectHash"]) == (fork_id, project_hash(worktree))
+    assert len(get_format("gemini").turn_starts(cut)) == 1
 
 
 def test_import_finds_every_agents_sessions_of_the_repository(ledger, repo, client_env) -> None:
