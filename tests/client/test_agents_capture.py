@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -334,3 +335,43 @@ def test_import_finds_every_agents_sessions_of_the_repository(ledger, repo, clie
     assert (gemini.start_offset, gemini.end_offset) == (0, len(gemini_data))
     assert gzip.decompress(gzip.compress(ledger.raw(gemini))) == expected("gemini", gemini_data)
     assert os.path.exists(codex_path)
+
+
+def test_gemini_after_tool_hook_captures_a_commit_made_by_its_shell_tool(ledger, repo, client_env) -> None:
+    installed = client_env.cli("init", "--agent", "gemini", "--project", "acme-api", cwd=repo)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    settings = json.loads((repo / ".gemini" / "settings.json").read_text())
+    [group] = settings["hooks"]["AfterTool"]
+    assert group["matcher"] == "run_shell_command" and group["hooks"][0]["timeout"] == 30000
+    again = client_env.cli("init", "--agent", "gemini", cwd=repo)
+    assert "Already installed" in again.stdout
+    assert "--git-hook" in client_env.cli("init", "--agent", "codex", cwd=repo).stderr
+    install_git_hook(client_env, repo)
+
+    path, legacy = gemini_file(client_env, repo, GEMINI[0])
+    path.unlink()
+    path = path.with_suffix(".jsonl")
+    data = as_jsonl(legacy)
+    path.write_bytes(data)
+    command = "git add -A && git commit -q -m 'From gemini'"
+    (repo / "g.txt").write_text("g\n")
+    ran = subprocess.run(command, shell=True, cwd=repo, env=client_env.env(GEMINI_CLI="1"), capture_output=True)
+    assert ran.returncode == 0 and ledger.sessions(commit_hash=head(repo)) == []  # left to AfterTool
+
+    payload = {
+        "session_id": json.loads(data.split(b"\n", 1)[0])["sessionId"],
+        "transcript_path": str(path),
+        "cwd": str(repo),
+        "hook_event_name": "AfterTool",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "tool_name": "run_shell_command",
+        "tool_input": {"command": command, "description": "commit"},
+        "tool_response": {"llmContent": "", "returnDisplay": ""},
+    }
+    bin_dir = os.path.dirname(sys.executable)  # the guarded command runs the `sessionledger` on PATH
+    env = client_env.env(GEMINI_CLI="1", PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run(["sh", "-c", group["hooks"][0]["command"]], input=json.dumps(payload).encode(), env=env)
+    assert done.returncode == 0
+    session = ledger.session_for(head(repo))
+    assert (session.agent, session.start_offset, session.end_offset) == ("gemini", 0, len(data))
+    assert ledger.raw(session) == expected("gemini", data)

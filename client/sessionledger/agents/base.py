@@ -69,6 +69,8 @@ class Agent:
     hook_events: Mapping[str, str] = {}
     # the environment variable the agent sets for the shell commands it runs, if any
     shell_marker = ""
+    # the `tool_name`s its after-tool hook gives shell commands (`tool_input.command`)
+    shell_tools: frozenset[str] = frozenset()
     # may its transcripts be captured as whole-file snapshots (segments from offset 0 that
     # supersede the earlier ones)? See `capture_mode`.
     snapshots = False
@@ -259,6 +261,15 @@ class Agent:
         """Are this agent's own tool hooks of ours installed for `project_dir`? (Then a commit made
         by the agent's shell tool is captured by that hook, with its result line.)"""
         return False
+
+    def hook_settings(self, project_dir: str | None) -> str | None:
+        """The settings file `init --agent <name>` writes the agent's hooks into (None: `init`
+        does not install this agent's hooks; the git post-commit hook covers it)."""
+        return None
+
+    def merge_hooks(self, settings: dict[str, Any], command_for: Callable[[str], str]) -> None:
+        """Add (or update in place) our handlers of `hook_events` in the agent's settings object."""
+        raise NotImplementedError
 
 
 class _FormatCutter:

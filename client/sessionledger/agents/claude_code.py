@@ -104,6 +104,7 @@ class ClaudeCode(Agent):
         "SessionEnd": "session-end",
     }
     shell_marker = "CLAUDECODE"  # set to 1 for the commands of its Bash tool
+    shell_tools = frozenset({"Bash"})
 
     # --- where the transcripts are ----------------------------------------------------------
 

@@ -37,6 +37,8 @@ class Codex(Agent):
     # hooks.json (0.139+, `codex_hooks` before): only the commit trigger is installed by `init`
     # today; the git post-commit hook covers every version (docs/agents.md "Hooks").
     hook_events = {"PostToolUse": "post-tool-use", "SessionStart": "session-start", "Stop": "session-end"}
+    # Claude Code's name for its shell tool, and the names of Codex's own shell tools
+    shell_tools = frozenset({"Bash", "shell", "exec_command", "shell_command", "local_shell"})
 
     # --- where the transcripts are ----------------------------------------------------------
 

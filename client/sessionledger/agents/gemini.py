@@ -31,7 +31,8 @@ class Gemini(Agent):
     name = "gemini"
     display_name = "Gemini CLI"
     executable = "gemini"
-    hook_events = {"AfterTool": "post-tool-use", "SessionStart": "session-start", "SessionEnd": "session-end"}
+    hook_events = {"AfterTool": "post-tool-use", "SessionEnd": "session-end"}
+    shell_tools = frozenset({"run_shell_command"})
     shell_marker = "GEMINI_CLI"  # set to 1 for the commands of run_shell_command
     snapshots = True  # `.json` chats before v0.39
 
@@ -149,6 +150,50 @@ class Gemini(Agent):
 
     def resume_command(self, session_id: str) -> list[str]:
         return ["gemini", "--resume", session_id]
+
+    # --- hooks (v0.21+; on by default since `hooksConfig.enabled`) --------------------------------
+
+    def hook_settings(self, project_dir: str | None) -> str | None:
+        """The project's `.gemini/settings.json`, or the user's `~/.gemini/settings.json`."""
+        if project_dir is None:
+            return os.path.join(gemini_dir(), "settings.json")
+        return os.path.join(project_dir, ".gemini", "settings.json")
+
+    def merge_hooks(self, settings: dict[str, Any], command_for: Callable[[str], str]) -> None:
+        """`AfterTool` on `run_shell_command` (a commit made by Gemini's shell tool) and
+        `SessionEnd`, in Claude Code's shape with Gemini's millisecond timeouts."""
+        from sessionledger.hookinstall import SettingsError, our_event
+
+        hooks = settings.setdefault("hooks", {})
+        if not isinstance(hooks, dict):
+            raise SettingsError("`hooks` is not an object; fix it by hand first")
+        for event, name in self.hook_events.items():
+            groups = hooks.setdefault(event, [])
+            if not isinstance(groups, list):
+                raise SettingsError(f"hooks.{event} is not a list; fix it by hand first")
+            handler = {"type": "command", "command": command_for(name), "timeout": 30000}
+            mine = [
+                h
+                for g in groups
+                if isinstance(g, dict)
+                for h in g.get("hooks", [])
+                if isinstance(h, dict) and our_event(h.get("command")) == name
+            ]
+            if mine:
+                mine[0].update(handler)
+                continue
+            group: dict[str, Any] = {"hooks": [handler]}
+            groups.append({"matcher": "run_shell_command", **group} if event == "AfterTool" else group)
+
+    def hook_installed(self, project_dir: str, home: str) -> bool:
+        for path in (self.hook_settings(project_dir), self.hook_settings(None)):
+            try:
+                with open(str(path), "rb") as handle:
+                    if b" hook post-tool-use" in handle.read(1 << 20):
+                        return True
+            except OSError:
+                continue
+        return False
 
 
 AGENT = Gemini()

@@ -7,6 +7,9 @@ Where the hooks go decides who they can hurt (docs/client.md "Hooks that never h
 - `--team`: the committed `.claude/settings.json`, with a guarded command that does nothing for
   a teammate who has no client;
 - `--global`: `~/.claude/settings.json`, like the default but for every repository;
+- `--agent gemini`: instead, Gemini CLI's hooks (AfterTool on run_shell_command, SessionEnd) in the
+  project's `.gemini/settings.json` (guarded, like `--team`: the file is shared), or with
+  `--global` in `~/.gemini/settings.json`;
 - `--git-hook`: instead, the git `post-commit` hook of this repository (`githook`), which
   captures the active sessions of every agent (Claude Code, Codex CLI, Gemini CLI) at each
   commit, including commits made by hand; `--git-hook --remove` takes it out again.
@@ -48,6 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="install the git post-commit hook that captures every agent's active sessions at each commit",
     )
     parser.add_argument("--remove", action="store_true", help="with --git-hook: remove it (and restore a chained hook)")
+    parser.add_argument(
+        "--agent",
+        choices=["claude-code", "codex", "gemini"],
+        default="claude-code",
+        help="whose hooks to install (default claude-code; codex: use --git-hook)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -56,6 +65,8 @@ def run(options: argparse.Namespace) -> int:
         return _git_hook(options)
     if getattr(options, "remove", False):
         raise CommandError("--remove goes with --git-hook (Claude Code's hooks: edit .claude/settings*.json)")
+    if getattr(options, "agent", "claude-code") != "claude-code":
+        return _agent_hooks(options)
     repo = None if options.global_ else gitrefs.find_repo(os.getcwd())
     if repo is None and not options.global_:
         raise CommandError("not inside a git repository (use --global to install for every repository)")
@@ -104,6 +115,45 @@ def _git_hook(options: argparse.Namespace) -> int:
     from sessionledger.commands.bind import bind_project
 
     bind_project(repo, options.project)
+    return 0
+
+
+def _agent_hooks(options: argparse.Namespace) -> int:
+    """Another agent's own tool hooks, through its adapter (`hook_settings`, `merge_hooks`)."""
+    import json
+
+    from sessionledger import agents
+
+    agent = agents.get(options.agent)
+    repo = None if options.global_ else gitrefs.find_repo(os.getcwd())
+    if repo is None and not options.global_:
+        raise CommandError("not inside a git repository (use --global to install for every repository)")
+    path = agent.hook_settings(repo.worktree if repo else None)
+    if path is None:
+        raise CommandError(
+            f"init does not install {agent.display_name}'s hooks: `sessionledger init --git-hook` captures its "
+            "sessions at every commit (docs/agents.md)"
+        )
+    settings = read_json_object(path)
+    client = hookinstall.client_command()
+    personal = repo is None
+    command_for = (lambda name: hookinstall.personal_command(name, client)) if personal else hookinstall.team_command
+    before = json.dumps(settings.get("hooks"), sort_keys=True)
+    try:
+        agent.merge_hooks(settings, command_for)
+    except hookinstall.SettingsError as exc:
+        raise CommandError(f"{path}: {exc}") from None
+    changed = json.dumps(settings.get("hooks"), sort_keys=True) != before or not os.path.exists(path)
+    if changed:
+        atomic_write(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode(), mode=0o644)
+    events = ", ".join(agent.hook_events)
+    print(f"{'Installed' if changed else 'Already installed:'} {agent.display_name} hooks ({events}) in {path}.")
+    if not personal:
+        print("  They run `sessionledger` only when it is on PATH (the file is shared: commit it for the team).")
+    if repo is not None:
+        from sessionledger.commands.bind import bind_project
+
+        bind_project(repo, options.project)
     return 0
 
 
