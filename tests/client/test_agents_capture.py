@@ -274,7 +274,7 @@ def test_a_legacy_gemini_chat_is_captured_as_whole_file_snapshots(ledger, repo, 
     restored = client_env.cli("restore", doc["sessionId"], cwd=repo)
     assert restored.returncode == 0, restored.stdout + restored.stderr
     new_id = re.search(r"gemini --resume (\S+)", restored.stdout).group(1)
-    [written] = path.parent.glob(f"session-*-{new_id[:8]}.jsonl")
+    [written] = path.parent.glob(f"session-*-{new_id[:8]}.json")  # a document: every version resumes it
     back = get_format("gemini").parse(written.read_bytes())
     original = get_format("gemini").parse(data)
     assert back.agent_session_id == new_id

@@ -129,22 +129,29 @@ class Gemini(Agent):
         forked_from: str | None = None,
         replace: bool = True,
     ) -> tuple[Resumable, ResumeReport]:
-        """A JSONL recording (the form Gemini CLI migrates a `.json` one to when resuming it) under
-        a new session id, in the project folder of `cwd`: the one Gemini registered for it, else
-        the SHA-256 folder older versions use and newer ones migrate on first use."""
+        """The recording under a new session id, in the project folder of `cwd`: the one Gemini
+        registered for it, else the SHA-256 folder older versions use and newer ones migrate on
+        first use. A whole pre-v0.39 document stays a `.json` document (every version resumes
+        it; v0.39+ migrates it); anything else is JSONL (v0.39+ only)."""
         import time
         from pathlib import Path
 
+        from sessionledger.formats.gemini import legacy_document
         from sessionledger.formats.locate import gemini_project_dirs, project_hash
         from sessionledger.formats.resume import ResumeReport
         from sessionledger.fsutil import atomic_write
 
-        data = _as_jsonl(raw, session_id, project_hash(cwd))
+        doc = legacy_document(raw)
+        if doc is not None:
+            doc.update(sessionId=session_id, projectHash=project_hash(cwd))
+            data, suffix = json_document(doc), ".json"
+        else:
+            data, suffix = _as_jsonl(raw, session_id, project_hash(cwd)), ".jsonl"
         folders = gemini_project_dirs(cwd, gemini=Path(gemini_dir()))
         folder = str(folders[0]) if folders else os.path.join(gemini_dir(), "tmp", project_hash(cwd))
         chats = os.path.join(folder, "chats")
         os.makedirs(chats, mode=0o700, exist_ok=True)
-        path = os.path.join(chats, f"session-{time.strftime('%Y-%m-%dT%H-%M')}-{session_id[:8]}.jsonl")
+        path = os.path.join(chats, f"session-{time.strftime('%Y-%m-%dT%H-%M')}-{session_id[:8]}{suffix}")
         atomic_write(path, data, mode=0o600)
         return Resumable(path, cwd, self.resume_command(session_id)), ResumeReport()
 
@@ -197,6 +204,13 @@ class Gemini(Agent):
 
 
 AGENT = Gemini()
+
+
+def json_document(doc: dict[str, Any]) -> bytes:
+    """As Gemini CLI writes a `.json` recording: `JSON.stringify(conversation, null, 2)`."""
+    import json
+
+    return json.dumps(doc, indent=2, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 def _as_jsonl(raw: bytes, session_id: str, root_hash: str) -> bytes:
