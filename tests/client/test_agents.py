@@ -128,3 +128,17 @@ def test_turn_prompts_match_the_parsed_prompts_for_every_agent() -> None:
             found = agent.turn_prompts(raw, agent.format.turn_starts(raw))
             assert [text for text, _ in found] == prompts, name
             assert all(stamp is None or stamp.endswith("Z") for _, stamp in found)
+
+
+def test_gemini_hooks_switched_off_are_reported() -> None:
+    gemini = agents.get("gemini")
+    assert gemini.hooks_off({"hooksConfig": {"enabled": False}}) is not None
+    assert gemini.hooks_off({"tools": {"enableHooks": False}}) is not None
+    assert gemini.hooks_off({"hooks": {"AfterTool": []}}) is None
+    settings: dict = {"hooks": {"AfterTool": [{"matcher": "read_file", "hooks": [{"command": "x"}]}]}}
+    gemini.merge_hooks(settings, lambda name: f"sessionledger hook {name}")
+    gemini.merge_hooks(settings, lambda name: f"/abs/sessionledger hook {name}")
+    groups = settings["hooks"]["AfterTool"]
+    assert len(groups) == 2 and groups[1]["hooks"] == [
+        {"type": "command", "command": "/abs/sessionledger hook post-tool-use", "timeout": 30000}
+    ]

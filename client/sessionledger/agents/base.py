@@ -271,6 +271,10 @@ class Agent:
         """Add (or update in place) our handlers of `hook_events` in the agent's settings object."""
         raise NotImplementedError
 
+    def hooks_off(self, settings: dict[str, Any]) -> str | None:
+        """Why hooks written into these settings would not run (a switch turned off), if so."""
+        return None
+
 
 class _FormatCutter:
     def __init__(self, agent: Agent, raw: bytes) -> None:

@@ -192,6 +192,15 @@ class Gemini(Agent):
             group: dict[str, Any] = {"hooks": [handler]}
             groups.append({"matcher": "run_shell_command", **group} if event == "AfterTool" else group)
 
+    def hooks_off(self, settings: dict[str, Any]) -> str | None:
+        """`hooksConfig.enabled` (default true), and the older switches `hooks.enabled` (v0.24)
+        and `tools.enableHooks` (the experiment before it)."""
+        for section, key in (("hooksConfig", "enabled"), ("hooks", "enabled"), ("tools", "enableHooks")):
+            value = settings.get(section)
+            if isinstance(value, dict) and value.get(key) is False:
+                return f"{section}.{key} is false in these settings: Gemini CLI will not run the hooks"
+        return None
+
     def hook_installed(self, project_dir: str, home: str) -> bool:
         for path in (self.hook_settings(project_dir), self.hook_settings(None)):
             try:

@@ -150,6 +150,11 @@ def _agent_hooks(options: argparse.Namespace) -> int:
     print(f"{'Installed' if changed else 'Already installed:'} {agent.display_name} hooks ({events}) in {path}.")
     if not personal:
         print("  They run `sessionledger` only when it is on PATH (the file is shared: commit it for the team).")
+    user = agent.hook_settings(None)
+    for source in dict.fromkeys([path, user]):
+        off = agent.hooks_off(read_json_object(str(source))) if source and os.path.exists(source) else None
+        if off:
+            print(f"  Warning: {source}: {off}.")
     if repo is not None:
         from sessionledger.commands.bind import bind_project
 
