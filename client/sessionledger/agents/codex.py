@@ -34,9 +34,9 @@ class Codex(Agent):
     name = "codex"
     display_name = "Codex CLI"
     executable = "codex"
-    # hooks.json (0.139+, `codex_hooks` before): only the commit trigger is installed by `init`
-    # today; the git post-commit hook covers every version (docs/agents.md "Hooks").
-    hook_events = {"PostToolUse": "post-tool-use", "SessionStart": "session-start", "Stop": "session-end"}
+    # hooks.json (0.139+, `codex_hooks` before) is not written by `init`: the git post-commit hook
+    # covers every version (docs/agents.md "Hooks"); `hook post-tool-use` accepts the payload.
+    hook_events = {"PostToolUse": "post-tool-use"}
     # Claude Code's name for its shell tool, and the names of Codex's own shell tools
     shell_tools = frozenset({"Bash", "shell", "exec_command", "shell_command", "local_shell"})
 
