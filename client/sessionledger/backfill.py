@@ -170,7 +170,8 @@ class _Segmenter:
 
     def __init__(self, plan: Plan, raw: bytes, root: str, cwd: str, start: int, agent: Agent) -> None:
         self.plan, self.raw, self.root, self.cwd, self.agent = plan, raw, root, cwd, agent
-        self.start, self.previous = start, None
+        self.start = start
+        self.previous: str | None = None
 
     def until(self, end: int, kind: str, commit: str, branch: str, when: float) -> None:
         if end > self.start:

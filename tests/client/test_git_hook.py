@@ -60,8 +60,11 @@ def test_installs_once_chains_the_existing_hook_and_removes_cleanly(ledger, repo
 
 def test_follows_core_hooks_path_relative_to_the_working_tree(ledger, repo, client_env) -> None:
     git(repo, "config", "core.hooksPath", ".githooks")
+    assert "Git hook: not installed" in client_env.cli("status", cwd=repo).stdout
     install(client_env, repo)
     assert HOOK_MARK in (repo / ".githooks" / "post-commit").read_text()
+    checked = client_env.cli("status", "--check", cwd=repo)  # the git hook alone is a way to capture
+    assert checked.returncode == 0 and f"Git hook: {repo / '.githooks' / 'post-commit'}" in checked.stdout
     assert not (repo / ".git" / "hooks" / "post-commit").exists()
     client_env.cli("init", "--git-hook", "--remove", cwd=repo)
     assert not (repo / ".githooks" / "post-commit").exists()

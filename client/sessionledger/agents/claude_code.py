@@ -402,7 +402,8 @@ def _answers(line: bytes, offset: int, pending: dict[str, tuple[float, str | Non
     when = _stamp(rec) if rec else None
     calls = []
     for block in _blocks(rec) if rec and when is not None else []:
-        used = pending.pop(block.get("tool_use_id"), None) if block.get("type") == "tool_result" else None
+        key = block.get("tool_use_id")
+        used = pending.pop(key, None) if block.get("type") == "tool_result" and isinstance(key, str) else None
         if used is not None and when is not None:
             calls.append(Call(used[0], when, offset + len(line), used[1], used[2]))
     return calls
