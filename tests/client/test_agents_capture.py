@@ -255,6 +255,8 @@ def test_a_legacy_gemini_chat_is_captured_as_whole_file_snapshots(ledger, repo, 
     path.write_bytes(data)  # rewritten whole with the rest of the conversation
     two = commit_by_hand(client_env, repo, "two.txt")
 
+    three = commit_by_hand(client_env, repo, "three.txt")  # the chat did not change since
+    assert ledger.sessions(commit_hash=three) == []
     first, second = ledger.session_for(one), ledger.session_for(two)
     assert first.agent == second.agent == "gemini" and first.agent_session_id == doc["sessionId"]
     assert (first.start_offset, second.start_offset, second.end_offset) == (0, 0, len(data))

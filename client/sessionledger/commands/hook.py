@@ -100,7 +100,7 @@ def _log_failure(argv: list[str]) -> None:
 
 def register(sub: object) -> None:
     """For `--help` only: `cli.main` dispatches `hook` before argparse is imported."""
-    parser = sub.add_parser("hook", help="run a Claude Code hook (reads its JSON on stdin)")  # type: ignore[attr-defined]
+    parser = sub.add_parser("hook", help="run an agent hook or the git post-commit hook (JSON on stdin)")  # type: ignore[attr-defined]
     parser.add_argument("event", choices=sorted(HANDLERS))
     parser.add_argument("--via", choices=["team"], help="called by the guarded team hook")
     parser.set_defaults(func=lambda options: run([options.event]))

@@ -5,7 +5,7 @@ Every row starts with what `fork --at` and `rewind` take: a turn number, a commi
 
 On a terminal with fzf installed the list opens in fzf and the chosen step's `fork` command is
 printed; otherwise (or with `--list`) it is a numbered list. Without an argument: the agent
-session behind HEAD, else the current Claude Code conversation of this directory.
+session behind HEAD, else the current agent conversation of this directory (any agent).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def repo_root(cwd: str) -> str | None:
 
 
 def _default_target(api: Client, slug: str, repo_dir: str | None) -> Target:
-    """HEAD's session, else the conversation Claude Code is having (or last had) here."""
+    """HEAD's session, else the conversation an agent is having (or last had) here."""
     if repo_dir and agentsessions.local_commit(repo_dir, "HEAD"):
         try:
             return agentsessions.resolve(api, slug, "HEAD", repo_dir)
