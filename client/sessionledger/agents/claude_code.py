@@ -97,12 +97,15 @@ class ClaudeCode(Agent):
     name = "claude-code"
     display_name = "Claude Code"
     executable = "claude"
-    hook_events = {
-        "PostToolUse": "post-tool-use",
-        "PostToolUseFailure": "post-tool-use-failure",
-        "SessionStart": "session-start",
-        "SessionEnd": "session-end",
-    }
+    # (Claude Code event, matcher, our handler): what `init` installs (`hookinstall`)
+    hooks = (
+        ("PostToolUse", "Bash", "post-tool-use"),
+        # A Bash call that fails (`git commit -m x && false`) fires this instead of PostToolUse.
+        ("PostToolUseFailure", "Bash", "post-tool-use-failure"),
+        ("SessionStart", "startup|resume|clear|compact|fork", "session-start"),  # `fork`: 2.1.214+
+        ("SessionEnd", None, "session-end"),  # every reason: `clear` → kind clear, others → end
+    )
+    hook_events = {event: handler for event, _, handler in hooks}
     shell_marker = "CLAUDECODE"  # set to 1 for the commands of its Bash tool
     shell_tools = frozenset({"Bash"})
 

@@ -25,12 +25,6 @@ HANDLERS = {
     "session-end": "sessionledger.hooks.session_end",
     "post-commit": "sessionledger.hooks.post_commit",  # the git hook (`init --git-hook`): no stdin
 }
-_EVENT_NAMES = {
-    "PostToolUse": "post-tool-use",
-    "PostToolUseFailure": "post-tool-use-failure",
-    "SessionStart": "session-start",
-    "SessionEnd": "session-end",
-}
 PROBE_VARIABLE = "SESSIONLEDGER_PROBE"
 
 
@@ -40,7 +34,9 @@ def run(argv: list[str]) -> int:
         argv = [a for a in argv if a not in ("--via", "team")]
         probe = os.environ.get(PROBE_VARIABLE)
         payload = {} if probe or argv[:1] == ["post-commit"] else _read_payload()
-        event = _EVENT_NAMES.get(argv[0], argv[0]) if argv else _EVENT_NAMES.get(str(payload.get("hook_event_name")))
+        event = argv[0] if argv else None
+        if event not in HANDLERS:  # an agent's own event name (argument or `hook_event_name`)
+            event = _handler_of(event or str(payload.get("hook_event_name")))
         deferred = via_team and _personal_hooks_present(event or "", payload)
         if probe:
             _answer_probe(probe, event, via_team, deferred)
@@ -52,6 +48,13 @@ def run(argv: list[str]) -> int:
     except BaseException:
         _log_failure(argv)
     return 0
+
+
+def _handler_of(agent_event: str) -> str | None:
+    """Our handler for an agent's hook event name (each adapter's `hook_events`)."""
+    from sessionledger import agents
+
+    return next((a.hook_events[agent_event] for a in agents.every() if agent_event in a.hook_events), None)
 
 
 def _read_payload() -> dict:
