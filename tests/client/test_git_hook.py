@@ -119,3 +119,25 @@ def test_never_fails_a_commit_even_when_the_client_is_gone(ledger, repo, client_
     hook.write_text(hook.read_text().replace(" hook post-commit", " no-such-command"))
     done = commit(client_env, repo, "d.txt", PATH="/usr/bin:/bin")
     assert done.returncode == 0 and "sessionledger" not in done.stderr
+
+
+def test_the_post_commit_no_op_path_imports_almost_nothing(client_env, repo) -> None:
+    """No active session: the adapters list their folders; nothing heavy is imported."""
+    import subprocess
+    import sys
+
+    from tests.client.test_hook_contract import NOOP_FORBIDDEN
+
+    probe = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "from sessionledger.cli import main\n"
+        "main(['hook', 'post-commit'])\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))\n"
+    )
+    (client_env.home / ".codex" / "sessions").mkdir(parents=True)
+    (client_env.home / ".claude" / "projects").mkdir(parents=True)
+    result = subprocess.run([sys.executable, "-c", probe], cwd=repo, env=client_env.env(), capture_output=True)
+    loaded = set(result.stdout.decode().split())
+    assert {"sessionledger.hooks.post_commit", "sessionledger.agents.codex"} <= loaded
+    assert loaded & (NOOP_FORBIDDEN | {"typing", "json", "re", "dataclasses", "pathlib"}) == set()
