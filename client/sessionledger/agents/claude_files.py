@@ -13,8 +13,8 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sessionledger.agents.claude_code import SUFFIX, is_agent_file, project_dir
-from sessionledger.commands.common import CommandError
+from sessionledger.agents.base import CannotResume
+from sessionledger.agents.claude_layout import SUFFIX, is_agent_file, project_dir
 from sessionledger.formats.persisted import DIRECTORY, relocate
 from sessionledger.formats.resume import close_open_tool_calls, rewrite_for_resume
 from sessionledger.fsutil import atomic_write
@@ -82,7 +82,7 @@ def _write_agent(cwd: str, session_id: str, path: str, data: bytes, written: Wri
     content (the original session's, beside it) is not overwritten: the new layout takes it."""
     name = os.path.basename(path)
     if not is_agent_file(name) or not _safe_name(name):
-        raise CommandError(f"the server listed a sub-agent file with an unexpected name: {path!r}")
+        raise CannotResume(f"the server listed a sub-agent file with an unexpected name: {path!r}")
     directory = project_dir(cwd)
     legacy = path == name
     target = os.path.join(directory, name) if legacy else os.path.join(directory, session_id, "subagents", name)

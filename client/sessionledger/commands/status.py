@@ -19,6 +19,7 @@ import argparse
 import os
 import sys
 import time
+from typing import Any
 
 from sessionledger import config as config_mod
 from sessionledger import fsutil, gitrefs, hookprobe, paths, queue
@@ -57,7 +58,7 @@ def collect() -> dict:
     config = load_config()
     repo = gitrefs.find_repo(os.getcwd())
     login = _login(config)
-    report = {
+    report: dict[str, Any] = {
         "config_file": paths.config_file(),
         "state_dir": paths.state_dir(),
         "log_file": paths.log_file(),
