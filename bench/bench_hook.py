@@ -1,9 +1,13 @@
-"""How long the PostToolUse hook keeps Claude Code waiting, against a bare interpreter start.
+"""How long the PostToolUse hook keeps Claude Code waiting, and the git post-commit hook keeps
+`git commit` waiting, against a bare interpreter start.
 
 The hook runs after every Bash call, so its no-op path (HEAD did not move) must cost about as
 much as starting Python (target ≤ 1.3× `python -c pass`), and a commit after a 5 MB turn must
 still return at once (target ≤ 2×): the hook only reads HEAD, queues offsets and detaches the
-uploader, which slims, redacts and gzips afterwards.
+uploader, which slims, redacts and gzips afterwards. The post-commit hook (`init --git-hook`,
+run as git runs it: `sh .git/hooks/post-commit` in the working tree) has the same two targets:
+no active agent session (it lists the agents' folders and returns), and an active Claude Code
+session with a fresh 5 MB delta (it queues a checkpoint).
 
     .venv/bin/python bench/bench_hook.py [--runs 21] [--mb 5] [--python /path/to/venv/bin/python]
 
@@ -36,12 +40,16 @@ SESSION = "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"
 CPU: list[float] = []  # CPU milliseconds (user + system) of each timed run, in order
 
 
-def timed(command: list[str], *, stdin: bytes = b"", env: dict[str, str] | None = None) -> float:
+def timed(
+    command: list[str], *, stdin: bytes = b"", env: dict[str, str] | None = None, cwd: Path | None = None
+) -> float:
     """Wall milliseconds until the process exits; its CPU time goes to `CPU` (less sensitive to
     other load on the machine than wall time)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(command, input=stdin, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        command, input=stdin, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     wall = (time.perf_counter() - started) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
@@ -163,6 +171,53 @@ def bench_commits(box: Sandbox, python: str, runs: int, megabytes: float) -> tup
     )
 
 
+def install_git_hook(box: Sandbox, python: str) -> list[str]:
+    """`init --git-hook`'s post-commit script in the sandbox repository; the command git runs."""
+    client = " ".join(hook_command(python)[:-2])
+    code = f"from sessionledger import githook; githook.install({str(box.repo)!r}, {client!r})"
+    subprocess.run([python, "-c", code], check=True, env=box.env)
+    return ["sh", str(box.repo / ".git" / "hooks" / "post-commit")]
+
+
+def bench_post_commit(box: Sandbox, python: str, runs: int, megabytes: float) -> dict[str, float]:
+    """Medians: the post-commit hook with no active session (paired with `python -c pass`), and
+    after a commit with a fresh `megabytes` delta in an active Claude Code session."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
+    from sessionledger.agents.claude_code import encode_project_dir
+
+    hook = install_git_hook(box, python)
+    # where Claude Code keeps this repository's sessions: what the post-commit hook looks at
+    transcript = Path(box.env["HOME"]) / ".claude" / "projects" / encode_project_dir(str(box.repo)) / "active.jsonl"
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    transcript.write_bytes(box.transcript.read_bytes())
+    idle = time.time() - 3 * 3600  # older than the active window: the no-op path
+    os.utime(transcript, (idle, idle))
+    box.git("commit", "-q", "--allow-empty", "-m", "no session")
+    base, noop, base_cpu, noop_cpu = paired_ms(runs, [python, "-c", "pass"], hook, env=box.env, cwd=box.repo)
+    delta = turn_bytes(megabytes)
+    base_ms, hook_ms, hook_cpu = [], [], []
+    for n in range(max(5, runs // 2)):
+        with transcript.open("ab") as handle:
+            handle.write(delta)
+        os.rename(box.repo / ".git" / "hooks" / "post-commit", box.repo / ".git" / "hooks" / "off")
+        box.git("commit", "-q", "--allow-empty", "-m", f"by hand {n}")  # the hook is timed alone below
+        os.rename(box.repo / ".git" / "hooks" / "off", box.repo / ".git" / "hooks" / "post-commit")
+        base_ms.append(timed([python, "-c", "pass"]))
+        hook_ms.append(timed(hook, env=box.env, cwd=box.repo))
+        hook_cpu.append(CPU[-1])
+        box.queue_settled()
+    queued = list((Path(box.env["XDG_STATE_HOME"]) / "sessionledger" / "queue").glob("*/intent.json"))
+    assert sum(b"active.jsonl" in p.read_bytes() for p in queued) == max(5, runs // 2), "the hook captured nothing"
+    return {
+        "post_commit_noop_ms": round(noop, 1),
+        "post_commit_noop_ratio": round(noop / base, 2),
+        "post_commit_noop_cpu_ratio": round(noop_cpu / base_cpu, 2),
+        "post_commit_capture_ms": round(statistics.median(hook_ms), 1),
+        "post_commit_capture_ratio": round(statistics.median(hook_ms) / statistics.median(base_ms), 2),
+        "post_commit_capture_cpu_ratio": round(statistics.median(hook_cpu) / base_cpu, 2),
+    }
+
+
 def hook_command(python: str) -> list[str]:
     """The installed `sessionledger` script next to the interpreter (what Claude Code runs),
     else `python -m sessionledger`."""
@@ -198,6 +253,7 @@ def main() -> None:
         commit_base, commit_ms, commit_cpu, detached_s = bench_commits(
             box, python, max(5, options.runs // 2), options.mb
         )
+        post_commit = bench_post_commit(box, python, options.runs, options.mb)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     result = {
@@ -215,7 +271,13 @@ def main() -> None:
         "hook_commit_ratio": round(commit_ms / commit_base, 2),
         "hook_commit_cpu_ratio": round(commit_cpu / base_cpu, 2),
         "detached_prepare_s": round(detached_s, 2),
-        "targets": {"hook_noop_ratio": 1.3, "hook_commit_ratio": 2.0},
+        **post_commit,
+        "targets": {
+            "hook_noop_ratio": 1.3,
+            "hook_commit_ratio": 2.0,
+            "post_commit_noop_ratio": 1.3,
+            "post_commit_capture_ratio": 2.0,
+        },
     }
     print(json.dumps(result, indent=2))
 

@@ -12,16 +12,14 @@ from django import forms
 from django.utils.dateparse import parse_date, parse_datetime
 
 from projects.models import Role
+from sessionledger.formats.base import ROLES
 from sessions_app.models import Kind, Status
 from sessions_app.selectors import COMMIT_PREFIX
 
-ROLE_CHOICES = [
-    ("user", "User"),
-    ("assistant", "Assistant"),
-    ("tool", "Tool"),
-    ("thinking", "Thinking"),
-    ("system", "System"),
-]
+# The message roles (declared once, sessionledger.formats.base.ROLES) plus "thinking", which the
+# page offers as a role of its own (it is role assistant, kind thinking).
+ROLE_CHOICES = [(role, role.capitalize()) for role in ROLES]
+ROLE_CHOICES.insert(ROLE_CHOICES.index(("system", "System")), ("thinking", "Thinking"))
 ALL_ROLES = [value for value, _ in ROLE_CHOICES]
 
 

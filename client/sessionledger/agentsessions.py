@@ -3,7 +3,7 @@ transcript, its turns and the checkpoint (commit) each turn ended at, and its st
 prompt, each commit captured inside a turn, each assistant tool call — with the code at each.
 
 Turns are numbered on the stitched bytes with the same function the server cuts with
-(`formats.turn_starts` / `cut_after_turn`), so "turn 7" in `turns` is turn 7 in `fork --turn 7`
+(the agent's `format.turn_starts` / `cut_after_turn`), so "turn 7" in `turns` is turn 7 in `fork --turn 7`
 and in `…/transcript?until_turn=7`. Each segment's place in the stitched bytes comes from its
 `transcript_bytes`; a segment ends where its commit was captured, so the checkpoint of turn N is
 the commit of the last segment that ended before turn N did. The code at a step is likewise the
@@ -17,11 +17,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionledger import formats, gitmeta
+from sessionledger import agents, gitmeta
+from sessionledger.agents.base import Agent
 from sessionledger.api import ApiError, Client
 from sessionledger.commands.common import CommandError, api_error
-from sessionledger.formats.base import iter_lines, load_record
-from sessionledger.formats.classify import block_text, is_prompt_record, render_prompt, user_content
+from sessionledger.formats.base import iter_lines
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
@@ -87,12 +87,13 @@ class AgentSession:
     raw: bytes
     segments: list[Segment]
     turns: list[Turn]
+    agent: Agent = field(default_factory=lambda: agents.get(None))
     _steps: list[Step] | None = None
 
     @property
     def steps(self) -> list[Step]:
         if self._steps is None:
-            self._steps = find_steps(self.raw, self.segments, self.turns)
+            self._steps = find_steps(self.raw, self.segments, self.turns, self.agent)
         return self._steps
 
     @property
@@ -187,7 +188,30 @@ def load(api: Client, slug: str, agent_session_id: str, *, allow_gaps: bool) -> 
             raise CommandError(gap_message(agent_session_id, exc.error.get("gaps") or [])) from None
         raise api_error(exc) from None
     segments = place_segments(listing.get("segments") or [], len(raw))
-    return AgentSession(agent_session_id, listing, raw, segments, find_turns(raw, segments))
+    agent = agent_of(listing)
+    return AgentSession(agent_session_id, listing, raw, segments, find_turns(raw, segments, agent), agent)
+
+
+def agent_of(listing: dict[str, Any]) -> Agent:
+    """The adapter of the agent that wrote the session (as its segments were ingested)."""
+    first = (listing.get("segments") or [{}])[0]
+    name = listing.get("agent") or first.get("agent")
+    try:
+        return agents.get(name if isinstance(name, str) else None)
+    except ValueError:
+        raise CommandError(f"this client does not know the agent {name!r}: upgrade it") from None
+
+
+def fetcher(api: Client, base: str) -> Any:
+    """`fetch(path)`: a file of the agent session at `base` (a sub-agent or a saved tool output)."""
+
+    def fetch(path: str) -> bytes:
+        try:
+            return api.get_bytes(f"{base}/transcript", {"part": path, "allow_gaps": "1"})
+        except ApiError as exc:
+            raise api_error(exc) from None
+
+    return fetch
 
 
 def gap_message(agent_session_id: str, gaps: list[dict[str, Any]]) -> str:
@@ -215,12 +239,12 @@ def place_segments(sessions: list[dict[str, Any]], total: int) -> list[Segment]:
     return segments
 
 
-def find_turns(raw: bytes, segments: list[Segment]) -> list[Turn]:
-    starts = formats.turn_starts(raw)
+def find_turns(raw: bytes, segments: list[Segment], agent: Agent) -> list[Turn]:
+    starts = agent.format.turn_starts(raw)
     ends = [*starts[1:], len(raw)]
+    prompts = agent.turn_prompts(raw, starts)
     turns = []
-    for number, (start, end) in enumerate(zip(starts, ends, strict=True), 1):
-        text, stamp = _prompt(raw, start, end)
+    for number, (start, end, (text, stamp)) in enumerate(zip(starts, ends, prompts, strict=True), 1):
         checkpoint, before_first = _checkpoint(segments, end)
         made = [s.session for s in segments if start < s.end <= end and s.session.get("kind") == "checkpoint"]
         turns.append(Turn(number, start, end, text, stamp, checkpoint, before_first, made))
@@ -239,13 +263,11 @@ def _checkpoint(segments: list[Segment], end: int) -> tuple[str | None, bool]:
     return first.commit, first.session.get("kind") == "checkpoint"
 
 
-def find_steps(raw: bytes, segments: list[Segment], turns: list[Turn]) -> list[Step]:
+def find_steps(raw: bytes, segments: list[Segment], turns: list[Turn], agent: Agent) -> list[Step]:
     """Prompts and tool calls from the bytes, commits from the checkpoint segments, in order."""
-    from sessionledger.formats.steps import Cutter
-
-    cutter = Cutter(raw)
+    cutter = agent.cutter(raw)
     found: list[tuple[int, int, Step]] = []
-    for step in formats.list_steps(raw):
+    for step in agent.format.steps(raw):
         end = cutter.end(step.end)
         code, parent = _checkpoint(segments, end)
         kind = "prompt" if step.kind == "prompt" else "tool"
@@ -285,19 +307,6 @@ def find_step(agent: AgentSession, text: str) -> Step | Turn:
         f"no step {text!r} in agent session {agent.id}: give a turn number, a commit captured in it, "
         "or a message id from `sessionledger turns --steps`"
     )
-
-
-def _prompt(raw: bytes, start: int, end: int) -> tuple[str, str | None]:
-    """The prompt that opens a turn, as a person reads it, and its timestamp."""
-    for _, line in iter_lines(raw[start:end]):
-        rec = load_record(line) if b'"user"' in line else None
-        if rec and is_prompt_record(rec):
-            text, _ = render_prompt(block_text(user_content(rec)))
-            if not text.strip() and isinstance(user_content(rec), list):
-                text = "[image]"
-            stamp = rec.get("timestamp")
-            return text, stamp if isinstance(stamp, str) else None
-    return "", None
 
 
 def checkpoint_commit(turn: Turn, repo_dir: str, relinked: dict[str, str]) -> str:

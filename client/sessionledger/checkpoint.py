@@ -29,6 +29,48 @@ def on_head_moved(payload: dict, repo: Repo, sha: str, branch: str) -> bool:
     return outcome is QUEUED
 
 
+def on_commit(repo: Repo, sha: str, branch: str, sessions: list) -> bool:
+    """The git post-commit hook: a checkpoint of each (agent, transcript) in `sessions` for the
+    commit just made; True when at least one segment was queued. Same compare-and-swap as
+    `on_head_moved`: a tool hook that sees this HEAD afterwards finds it observed."""
+    outcomes = []
+    with state.transaction() as txn:
+        old = observe.seen(repo.git_dir)
+        if old == sha:
+            return False
+        for agent, transcript in sessions:
+            outcomes.append(_capture_one(txn, agent, transcript, repo, sha, branch, old))
+        if any(outcome is not EMPTY for outcome in outcomes):
+            observe.record(repo.git_dir, sha)
+    queued = [transcript for (_, transcript), outcome in zip(sessions, outcomes, strict=True) if outcome is QUEUED]
+    if queued:
+        from sessionledger.tasks import attach_to_commit
+
+        for transcript in queued:
+            attach_to_commit(transcript, sha)
+    return bool(queued)
+
+
+def _capture_one(
+    txn: state.Transaction, agent: object, transcript: str, repo: Repo, sha: str, branch: str, old: str | None
+) -> str:
+    verdict = detect.judge(repo, sha, reference_time(txn, transcript))
+    if not verdict.capture:
+        log.info(f"commit {sha[:10]} in {repo.worktree}; {transcript} not captured: {verdict.reason}")
+        return SKIPPED
+    request = Request(
+        transcript,
+        "checkpoint",
+        commit=sha,
+        previous_head=old,
+        branch=branch,
+        repo=repo,
+        cwd=repo.worktree,
+        agent=agent,  # type: ignore[arg-type]
+    )
+    return QUEUED if capture(txn, request) is not None else EMPTY
+
+
 QUEUED, SKIPPED, EMPTY = "queued", "skipped", "empty"
 
 

@@ -71,17 +71,17 @@ def add_facts(entry: queue.Entry, metadata: dict, local: dict, parts: dict[str, 
     stat = _read(entry.file(UNCOMMITTED)) or _write_uncommitted(entry)
     metadata["diff_stat"] = {k: int(stat.get(k) or 0) for k in ("files", "insertions", "deletions")}
     metadata["files_touched"] = list(stat.get("paths") or [])
-    local["message_count"] = message_count(parts)
+    local["message_count"] = message_count(parts, entry.intent.get("agent"))
 
 
-def message_count(parts: dict[str, bytes]) -> int:
+def message_count(parts: dict[str, bytes], agent: str | None = None) -> int:
     """Messages as the server will count them (main transcript plus sub-agents)."""
-    from sessionledger.formats import parse_transcript
+    from sessionledger import agents
 
     main = parts.get("transcript", b"")
     subagents = {k: v for k, v in parts.items() if k != "transcript"}
     try:
-        return parse_transcript(main, subagents=subagents or None).message_count
+        return agents.get(agent).format.parse(main, subagents=subagents or None).message_count
     except Exception:  # a count is decoration; the upload must not fail for it
         log.exception("counting the messages of a clear segment failed")
         return 0
@@ -210,7 +210,7 @@ def _count_intent(intent: dict) -> int | None:
             parts[sub["agent_id"]] = transcripts.read_range(sub["path"], sub["start_offset"], sub["end_offset"])
     except (OSError, KeyError, transcripts.TranscriptShrunk):
         return None
-    return message_count(parts)
+    return message_count(parts, intent.get("agent"))
 
 
 def _read(path: str) -> dict | None:

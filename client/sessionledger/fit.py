@@ -20,6 +20,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from sessionledger import agents
+from sessionledger.agents.base import Agent
+
 __all__ = ["MIN_KEEP", "FitResult", "fit_to_limit", "shorten_output"]
 
 MIN_KEEP = 2048  # bytes of head + tail a text keeps before other strings are touched
@@ -53,14 +56,15 @@ class _Slot:
     base64: bool
 
 
-def fit_to_limit(data: bytes, limit: int) -> FitResult:
+def fit_to_limit(data: bytes, limit: int, agent: Agent | None = None) -> FitResult:
     """Return `data` unchanged when it fits in `limit` bytes, else cut the largest texts until
-    it does. Raises ValueError when even bare markers cannot fit."""
+    it does (tool output first: the agent's adapter says which strings are, default Claude
+    Code). Raises ValueError when even bare markers cannot fit."""
     if limit <= 0:
         raise ValueError(f"size limit must be positive, got {limit}")
     if len(data) <= limit:
         return FitResult(data, 0, 0)
-    segment = _Segment(data)
+    segment = _Segment(data, agent or agents.get(None))
     for fixed, water, floor in segment.phases():
         result = segment.fit(fixed, water, floor, limit)
         if result is not None:
@@ -85,7 +89,7 @@ def shorten_output(data: bytes, target: int) -> tuple[bytes, int]:
 class _Segment:
     """Parsed lines, their cuttable strings, and rendering under a cut plan."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, agent: Agent) -> None:
         self.size = len(data)
         self.raw = data.splitlines(keepends=True)
         self.records: dict[int, Any] = {}
@@ -94,7 +98,7 @@ class _Segment:
             record = _load(line)
             if record is not None:
                 self.records[number] = record
-                self.slots.extend(_collect(record, number, len(self.slots)))
+                self.slots.extend(_collect(record, number, len(self.slots), agent))
 
     def phases(self) -> Iterator[tuple[list[_Slot], list[_Slot], int]]:
         """(slots cut to the floor, slots sharing a water level, floor), mildest first."""
@@ -201,29 +205,25 @@ def _snap_tail(text: str, n: int) -> int:
     return len(text) - (brk + 1) if brk >= 0 else n
 
 
-def _collect(record: Any, line: int, first_index: int) -> list[_Slot]:
-    """Every string value of a record, flagged as tool output / base64 payload or not."""
+def _collect(record: Any, line: int, first_index: int, agent: Agent) -> list[_Slot]:
+    """Every string value of a record, flagged as tool output / base64 payload or not (the
+    agent's adapter knows which keys hold them: `is_output`, `is_base64`)."""
     slots: list[_Slot] = []
     stack: list[tuple[Any, bool]] = [(record, False)]
     while stack:
         node, in_output = stack.pop()
-        items = node.items() if isinstance(node, dict) else enumerate(node)
-        is_result = isinstance(node, dict) and node.get("type") == "tool_result"
+        is_dict = isinstance(node, dict)
+        items = node.items() if is_dict else enumerate(node)
         for key, value in items:
-            output = in_output or key == "toolUseResult" or (is_result and key == "content")
+            output = in_output or (is_dict and agent.is_output(node, key))
             if isinstance(value, str):
                 if len(value) > _MARKER_ROOM // 2:
-                    b64 = isinstance(node, dict) and _is_base64_payload(node, key)
+                    b64 = is_dict and agent.is_base64(node, key)
                     size = len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")) - 2
                     slots.append(_Slot(first_index + len(slots), line, node, key, value, size, output or b64, b64))
             elif isinstance(value, (dict, list)):
                 stack.append((value, output))
     return slots
-
-
-def _is_base64_payload(node: dict[str, Any], key: Any) -> bool:
-    """API image/document sources ({"type": "base64", "data": …}) and Read's `file.base64`."""
-    return (key == "data" and node.get("type") == "base64") or key == "base64"
 
 
 def _load(line: bytes) -> Any:

@@ -23,17 +23,13 @@ import re
 import shlex
 import sys
 
+from sessionledger.agents.claude_code import ClaudeCode
+
 TEAM_FLAG = "--via team"
 TIMEOUT_SECONDS = 30
 FAILURE_EVENT = "PostToolUseFailure"
-# (Claude Code event, matcher, our sub-command): what `init` installs.
-HOOKS = (
-    ("PostToolUse", "Bash", "post-tool-use"),
-    # A Bash call that fails (`git commit -m x && false`) fires this instead of PostToolUse.
-    (FAILURE_EVENT, "Bash", "post-tool-use-failure"),
-    ("SessionStart", "startup|resume|clear|compact|fork", "session-start"),  # `fork`: 2.1.214+
-    ("SessionEnd", None, "session-end"),  # every reason: `clear` → kind clear, others → end
-)
+# (Claude Code event, matcher, our sub-command): what `init` installs, declared by the adapter.
+HOOKS = ClaudeCode.hooks
 _OURS = re.compile(r"sessionledger(?:\.exe)?['\"]? hook ([a-z-]+)")
 
 

@@ -15,14 +15,13 @@ import os
 from typing import Any
 
 from sessionledger.api import ApiError, Client
+from sessionledger.formats.base import KINDS, ROLES
 
 INSTRUCTIONS = (
     "Sessionledger keeps the conversations behind this repository's commits. Use search_sessions to "
     "find earlier work (by text, branch, author, commit, task or date), get_session to read what was "
     "said and decided, and get_context for a digest of the sessions most relevant to a branch or files."
 )
-ROLES = ("user", "assistant", "tool", "system")
-KINDS = ("prompt", "text", "thinking", "tool_use", "tool_result", "summary", "system")
 MAX_OUTPUT = 40_000  # characters per tool answer
 
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sessionledger import formats, gitmeta, log, transcripts
+from sessionledger import agents, formats, gitmeta, log, transcripts
+from sessionledger.agents.base import SNAPSHOT, Agent
 from sessionledger.config import Config
-from sessionledger.formats.base import load_record
 from sessionledger.fsutil import atomic_write
 from sessionledger.queue import Entry, write_json
 
@@ -68,9 +68,10 @@ class Part:
 def prepare(entry: Entry, config: Config, limit: int) -> None:
     """Write the entry's gzip parts, `metadata.json` and finally `local.json` (= prepared)."""
     intent = entry.intent
-    parts = [_clean(p, config) for p in _read_parts(intent)]
-    _fit(parts, limit)
-    metadata = build_metadata(intent, parts)
+    agent = agents.get(intent.get("agent"))
+    parts = [_clean(p, config, agent) for p in _read_parts(entry, agent)]
+    _fit(parts, limit, agent)
+    metadata = build_metadata(intent, parts, agent)
     local = _local(intent, parts, limit)
     if intent["kind"] == "clear":  # the uncommitted diff stat and the message count (SPEC §7 /clear)
         from sessionledger import clears
@@ -83,21 +84,42 @@ def prepare(entry: Entry, config: Config, limit: int) -> None:
     log.info(f"prepared {entry.describe()}: {sum(len(p.data) for p in parts)} bytes, redacted {metadata['redaction']}")
 
 
-def _read_parts(intent: dict) -> list[Part]:
+def _read_parts(entry: Entry, agent: Agent) -> list[Part]:
+    intent = entry.intent
     transcript = intent["transcript"]
+    if intent.get("capture") == SNAPSHOT:
+        return [Part(MAIN, _read_snapshot(entry, transcript, int(intent["end_offset"]), intent.get("crc")))]
     main = _read(transcript, intent["start_offset"], intent["end_offset"], intent.get("crc"))
     parts = [Part(MAIN, main)]
     for sub in intent.get("subagents") or []:
         data = _read(sub["path"], sub["start_offset"], sub["end_offset"], sub.get("crc"))
-        parts.append(Part(sub["agent_id"], data, SUBAGENT, transcripts.layout_path(transcript, sub["path"])))
-    return parts + _tool_outputs(transcript, parts)
+        parts.append(Part(sub["agent_id"], data, SUBAGENT, agent.layout_path(transcript, sub["path"])))
+    return parts + _tool_outputs(agent, transcript, parts)
 
 
-def _tool_outputs(transcript: str, parts: list[Part]) -> list[Part]:
-    """The persisted tool outputs the segment's tool results point at (reference §1.1)."""
+def _read_snapshot(entry: Entry, transcript: str, size: int, crc: int | None) -> bytes:
+    """A whole-file capture: the copy taken at capture time, else (import) the file if unchanged."""
+    from sessionledger.segments import SNAPSHOT_FILE
+
+    copy = entry.file(SNAPSHOT_FILE)
+    path = copy if os.path.exists(copy) else transcript
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise BrokenSegment(f"cannot read the captured snapshot of {transcript}: {exc}") from None
+    if len(data) != size or (crc is not None and transcripts.tail_crc_of(data) != crc):
+        raise BrokenSegment(f"{transcript} changed since it was captured (a newer snapshot will follow)")
+    return data
+
+
+def _tool_outputs(agent: Agent, transcript: str, parts: list[Part]) -> list[Part]:
+    """The persisted tool outputs the segment's tool results point at (Claude Code 2.1.2+)."""
     from sessionledger.formats.persisted import DIRECTORY, referenced_names
 
-    directory = os.path.join(os.path.dirname(transcript), transcripts.session_id_of(transcript), DIRECTORY)
+    directory = agent.tool_outputs_dir(transcript)
+    if directory is None:
+        return []
     outputs = []
     for name in dict.fromkeys(n for p in parts for n in referenced_names(p.data)):
         path = os.path.join(directory, name)
@@ -127,12 +149,12 @@ def _read(path: str, start: int, end: int, crc: int | None) -> bytes:
     return data
 
 
-def _clean(part: Part, config: Config) -> Part:
+def _clean(part: Part, config: Config, agent: Agent) -> Part:
     if part.kind == TOOL_RESULT:  # plain text (or JSON) as the tool printed it, not JSONL
         text, counts = redactor(config).redact_text(part.data.decode("utf-8", "surrogateescape"))
         part.data, part.redaction = text.encode("utf-8", "surrogateescape"), dict(counts)
         return part
-    slimmed, counts = formats.slim(part.data, image_threshold=int(config["image_threshold"]))
+    slimmed, counts = agent.format.slim(part.data, image_threshold=int(config["image_threshold"]))
     result = redactor(config).redact_bytes(slimmed)
     part.data, part.slimmed = result.data, counts
     part.redaction, part.changed_lines = dict(result.counts), list(result.changed_lines)
@@ -153,7 +175,7 @@ def redactor(config: Config) -> Any:
     return _REDACTORS[key]
 
 
-def _fit(parts: list[Part], limit: int) -> None:
+def _fit(parts: list[Part], limit: int, agent: Agent) -> None:
     """Truncate the largest tool outputs until the parts together fit the server's limit.
 
     Each part gets a share of the limit proportional to its size; the result is checked, and a
@@ -180,7 +202,7 @@ def _fit(parts: list[Part], limit: int) -> None:
     for part in jsonl:
         share = max(1, room * len(part.data) // total)
         try:
-            result = fit_to_limit(part.data, share)
+            result = fit_to_limit(part.data, share, agent)
         except ValueError as exc:
             raise BrokenSegment(f"the segment cannot be reduced to {limit:,} bytes: {exc}") from None
         part.data = result.data
@@ -191,8 +213,9 @@ def _fit(parts: list[Part], limit: int) -> None:
     log.info(f"fitted a {total:,}-byte segment into {fitted:,} bytes (limit {limit:,})")
 
 
-def build_metadata(intent: dict, parts: list[Part]) -> dict:
+def build_metadata(intent: dict, parts: list[Part], agent: Agent | None = None) -> dict:
     """The `metadata` part of the upload (SPEC §3)."""
+    agent = agent or agents.get(intent.get("agent"))
     start = int(intent["start_offset"])
     data: dict[str, Any] = {
         "kind": intent["kind"],
@@ -200,8 +223,8 @@ def build_metadata(intent: dict, parts: list[Part]) -> dict:
         "commit_hash": intent.get("commit_hash"),
         "task_id": intent.get("task_id"),
         "status": intent.get("status") if intent["kind"] == "task" else None,
-        "agent": intent.get("agent") or formats.DEFAULT_AGENT,
-        "agent_version": agent_version(parts[0].data),
+        "agent": agent.name,
+        "agent_version": agent.version_of(parts[0].data),
         "agent_session_id": intent.get("agent_session_id") or "",
         "start_offset": start,
         "end_offset": int(intent["end_offset"]),
@@ -245,17 +268,6 @@ def _commit_facts(intent: dict) -> dict:
         log.warning(f"commit facts of {sha[:10]} unavailable: {exc}")
         return {}
     return facts
-
-
-def agent_version(data: bytes) -> str:
-    """The assistant's version from the first line that names it (`version` on every line)."""
-    for line in data.split(b"\n", 200)[:200]:
-        if b'"version"' not in line:
-            continue
-        record = load_record(line)
-        if record and isinstance(record.get("version"), str):
-            return record["version"][:32]
-    return ""
 
 
 def idempotency_key(intent: dict) -> str:

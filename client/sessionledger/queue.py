@@ -94,8 +94,8 @@ def new_id() -> str:
     return f"{time.time_ns()}-{os.getpid()}-{os.urandom(2).hex()}"
 
 
-def enqueue(intent: dict) -> Entry:
-    """Write the intent durably and return its entry.
+def enqueue(intent: dict, files: dict[str, bytes] | None = None) -> Entry:
+    """Write the intent (and `files` beside it: a snapshot's bytes) durably and return its entry.
 
     Built in a hidden directory and renamed into place, so the entry appears whole or not at
     all; two fsyncs (the intent, then the queue directory) make it survive a power cut.
@@ -105,6 +105,8 @@ def enqueue(intent: dict) -> Entry:
     entry_id = new_id()
     tmp = os.path.join(paths.queue_dir(), f".{entry_id}.tmp")
     os.makedirs(tmp, mode=0o700)
+    for name, data in (files or {}).items():
+        write_file(os.path.join(tmp, name), data)
     write_file(os.path.join(tmp, "intent.json"), dumps(intent).encode())
     entry = Entry(os.path.join(paths.queue_dir(), entry_id))
     os.rename(tmp, entry.path)

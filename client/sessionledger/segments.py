@@ -2,9 +2,12 @@
 transaction (SPEC §7 "Delta").
 
 Only offsets are recorded here, never transcript bytes: the hook must exit in milliseconds even
-after a 5 MB turn. The bytes stay in Claude Code's append-only file; the detached uploader reads
+after a 5 MB turn. The bytes stay in the agent's append-only file; the detached uploader reads
 exactly [start, end) and re-checks a checksum of the last bytes before `end`, so a rewritten file
-is noticed instead of uploaded.
+is noticed instead of uploaded. The one exception is a transcript its agent rewrites whole (Gemini
+CLI's `.json` chats before v0.39, `agent.capture_mode` SNAPSHOT): byte offsets mean nothing
+there, so each capture copies the whole file into the queue entry (`snapshot.json`) and uploads
+it as a segment [0, size) that supersedes the earlier ones (docs/agents.md "Capture").
 
 Checkpoint, end, clear and manual captures partition a transcript: each starts where the last
 one ended and moves the offset. A task capture is an overlay: it spans from its `task start`
@@ -17,11 +20,12 @@ from __future__ import annotations
 import os
 import time
 
-from sessionledger import log, queue, transcripts
+from sessionledger import agents, log, queue, transcripts
+from sessionledger.agents.base import SNAPSHOT, Agent
 from sessionledger.gitrefs import Repo
 from sessionledger.state import Transaction
 
-AGENT = "claude-code"
+SNAPSHOT_FILE = "snapshot.json"
 
 
 class Request:
@@ -40,10 +44,12 @@ class Request:
         task_id: str | None = None,
         status: str | None = None,
         cwd: str | None = None,
+        agent: Agent | None = None,
     ) -> None:
         self.transcript = transcript
         self.kind = kind
-        self.session_id = session_id or transcripts.session_id_of(transcript)
+        self.agent = agent or agents.for_transcript(transcript)
+        self.session_id = session_id or self.agent.session_id(transcript)
         self.commit = commit
         self.previous_head = previous_head
         self.branch = branch
@@ -58,6 +64,8 @@ def capture(
     txn: Transaction, request: Request, *, start: int | None = None, sub_starts: dict | None = None
 ) -> queue.Entry | None:
     """Queue the complete lines after the last capture (or after `start`); None when none."""
+    if request.agent.capture_mode(request.transcript) == SNAPSHOT:
+        return _capture_snapshot(txn, request)
     record = txn.transcript(request.transcript)
     overlay = start is not None
     begin = record["offset"] if start is None else start
@@ -65,7 +73,8 @@ def capture(
     if bounds is None:
         return None
     begin, end, crc = bounds
-    subagents = _subagent_deltas(request.transcript, record["subagents"] if sub_starts is None else sub_starts)
+    starts = record["subagents"] if sub_starts is None else sub_starts
+    subagents = _subagent_deltas(request.agent, request.transcript, starts)
     if end <= begin and not subagents:
         log.info(f"nothing new to capture in {request.transcript} after byte {begin} ({request.kind})")
         return None
@@ -73,6 +82,26 @@ def capture(
     if not overlay:
         _advance(record, request, end, subagents)
     log.info(f"queued {entry.describe()} {request.transcript} [{begin}, {end}) as {entry.id}")
+    return entry
+
+
+def _capture_snapshot(txn: Transaction, request: Request) -> queue.Entry | None:
+    """The whole file, copied now (its agent rewrites it in place); None when unchanged."""
+    record = txn.transcript(request.transcript)
+    try:
+        with open(request.transcript, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        log.warning(f"cannot read transcript {request.transcript}: {exc}")
+        return None
+    crc = transcripts.tail_crc_of(data)
+    if not data or (record.get("offset") == len(data) and record.get("crc") == crc):
+        log.info(f"nothing new to capture in {request.transcript} ({request.kind}, unchanged snapshot)")
+        return None
+    intent = {**_intent(request, 0, len(data), crc, []), "capture": SNAPSHOT}
+    entry = queue.enqueue(intent, {SNAPSHOT_FILE: data})
+    record.update(offset=len(data), crc=crc, captured_at=time.time(), session_id=request.session_id)
+    log.info(f"queued {entry.describe()} {request.transcript} snapshot of {len(data)} bytes as {entry.id}")
     return entry
 
 
@@ -90,10 +119,10 @@ def _bounds(path: str, begin: int, record: dict) -> tuple[int, int, int] | None:
     return begin, end, crc
 
 
-def _subagent_deltas(transcript: str, starts: dict) -> list[dict]:
+def _subagent_deltas(agent: Agent, transcript: str, starts: dict) -> list[dict]:
     """Sub-agent files with complete lines after their own last offset."""
     deltas = []
-    for agent_id, path in transcripts.subagent_files(transcript):
+    for agent_id, path in agent.subagent_files(transcript):
         begin = int(starts.get(path, 0))
         try:
             end, crc = transcripts.complete_end(path, begin)
@@ -111,7 +140,7 @@ def _intent(request: Request, begin: int, end: int, crc: int, subagents: list[di
     return {
         "version": 1,
         "kind": request.kind,
-        "agent": AGENT,
+        "agent": request.agent.name,
         "agent_session_id": request.session_id,
         "transcript": request.transcript,
         "start_offset": begin,
@@ -141,7 +170,7 @@ def sizes_now(transcript: str) -> tuple[int, dict[str, int]]:
     """Complete-line ends of a transcript and its sub-agents right now (a `task start` mark)."""
     end, _ = transcripts.complete_end(transcript, 0)
     subs = {}
-    for _, path in transcripts.subagent_files(transcript):
+    for _, path in agents.for_transcript(transcript).subagent_files(transcript):
         try:
             subs[path] = transcripts.complete_end(path, 0)[0]
         except OSError:

@@ -58,6 +58,7 @@ class AgentSessionView(AgentSessionMixin, ProjectAPIView):
                 "AgentSession",
                 {
                     "agent_session_id": serializers.CharField(),
+                    "agent": serializers.CharField(help_text="the agent that recorded it: claude-code, codex, gemini"),
                     "segments": serializers.ListField(child=serializers.DictField()),
                     "gaps": serializers.ListField(child=serializers.DictField()),
                     "files": serializers.ListField(
@@ -88,6 +89,7 @@ class AgentSessionView(AgentSessionMixin, ProjectAPIView):
         return Response(
             {
                 "agent_session_id": agent_session_id,
+                "agent": chain.segments[0].agent,
                 "segments": segments,
                 "gaps": _gap_list(chain),
                 "files": stitch.files(chain),

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from projects.access import READ_ONLY, ProjectAPIView, acting_user
 from projects.errors import DomainError
 from projects.models import Role
+from sessionledger.formats.base import KINDS, ROLES
 from sessions_app import blobs, selectors
 from sessions_app.api.common import (
     OffsetPagination,
@@ -48,14 +49,14 @@ class SessionDetailView(SessionObjectView):
 class MessagesQuery(serializers.Serializer):
     role = serializers.ListField(
         child=serializers.ChoiceField(
-            ["user", "assistant", "tool", "system"],
+            list(ROLES),
             error_messages={"invalid_choice": '"{input}" is not a role; thinking is a kind (kind=thinking).'},
         ),
         required=False,
         help_text="the message's own role: thinking is role assistant, kind thinking",
     )
     kind = serializers.ListField(
-        child=serializers.ChoiceField(["prompt", "text", "thinking", "tool_use", "tool_result", "summary", "system"]),
+        child=serializers.ChoiceField(list(KINDS)),
         required=False,
     )
     since = serializers.DateTimeField(required=False)

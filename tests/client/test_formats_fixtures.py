@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from sessionledger.formats import cut_after_turn, parse_transcript, slim, turn_starts
+from sessionledger.formats import base, cut_after_turn, parse_transcript, slim, turn_starts
 from tests.client.test_formats_turns import assert_safe_cut
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.realfixtures import REAL_TRANSCRIPTS as FIXTURES
 from tests.realfixtures import real_transcripts
 
 NAMES = ["spotter__short.jsonl", "spotter__tool_heavy.jsonl", "spotter__subagent.jsonl"]
-ROLES = {"user", "assistant", "tool", "system"}
-KINDS = {"prompt", "text", "thinking", "tool_use", "tool_result", "summary", "system"}
+ROLES, KINDS = set(base.ROLES), set(base.KINDS)
 
 pytestmark = real_transcripts
 

@@ -119,7 +119,7 @@ def test_import_skips_other_directories_hook_captured_and_old_transcripts(
     before = len(ledger.sessions())
 
     tomorrow = (datetime.now() + timedelta(days=1)).date().isoformat()
-    assert "No Claude Code transcripts" in client_env.cli("import", "--since", tomorrow, cwd=repo).stdout
+    assert "No agent transcripts" in client_env.cli("import", "--since", tomorrow, cwd=repo).stdout
     result = client_env.cli("import", cwd=repo)
 
     assert result.returncode == 0, result.stderr

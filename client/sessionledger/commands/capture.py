@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from sessionledger import gitmeta, gitrefs, log, queue, state, tasks, transcripts
+from sessionledger import agents, gitmeta, gitrefs, log, queue, state, tasks
 from sessionledger.commands.common import CommandError
 from sessionledger.segments import Request
 from sessionledger.segments import capture as capture_segment
@@ -28,8 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def add_transcript_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--transcript", help="the Claude Code transcript file (default: the current session's)")
-    parser.add_argument("--session", help="the Claude Code session id (finds its transcript)")
+    parser.add_argument("--transcript", help="the agent's transcript file (default: the current session's)")
+    parser.add_argument("--session", help="the agent's session id (finds its transcript)")
 
 
 def run(options: argparse.Namespace) -> int:
@@ -51,11 +51,11 @@ def find_transcript(options: argparse.Namespace) -> str:
         if not os.path.isfile(options.transcript):
             raise CommandError(f"no transcript at {options.transcript}")
         return os.path.abspath(options.transcript)
-    found = transcripts.find_by_session(options.session) if options.session else transcripts.find_current(os.getcwd())
+    found = agents.find_by_session(options.session) if options.session else agents.current(os.getcwd())
     if not found:
         where = f"session {options.session}" if options.session else f"{os.getcwd()} (or its parents)"
-        raise CommandError(f"no Claude Code transcript found for {where}; pass --transcript PATH")
-    return found
+        raise CommandError(f"no agent transcript found for {where}; pass --transcript PATH")
+    return found[1]
 
 
 def _capture_commit(transcript: str, cwd: str, commit: str | None) -> queue.Entry | None:

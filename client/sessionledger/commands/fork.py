@@ -2,14 +2,15 @@
 from a turn or any step of it (docs/client.md "Steps").
 
 Creates a branch and a worktree at the commit the code was at, and writes the conversation cut
-there as a new Claude Code session (fresh id) in the worktree's project directory, so
-`claude -r <id>` there picks up with that point's code and context. The original session file,
-branch and working tree are not touched.
+there as a new session (fresh id) of the agent that recorded it, through its adapter
+(`agent.write_resumable`): `claude -r <id>`, `codex resume <id>` or `gemini --resume <id>` in the
+worktree picks up with that point's code and context. The original session file, branch and
+working tree are not touched.
 
 A point is the end of turn N (`--turn N`), or a step (`--at`): a commit captured inside a turn
 (cut right after the call that made it, code at that commit), a prompt or a tool call (its
-message id from `turns --steps`; cut after it and its results, code at the commit captured
-there or the nearest one before it, never after). Without either: a commit forks at its own
+message id from `turns --steps`, Claude Code sessions only; cut after it and its results, code
+at the commit captured there or the nearest one before it, never after). Without either: a commit forks at its own
 step, a checkpoint session id likewise, another session id at the end of its segment's last
 turn, an agent session id at its last turn.
 """
@@ -23,12 +24,13 @@ import shutil
 import sys
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
-from sessionledger import agentsessions, formats, gitmeta, sessionfiles
+from sessionledger import agentsessions, gitmeta
+from sessionledger.agents.base import CannotResume, Resumable
 from sessionledger.agentsessions import AgentSession, Target, Turn
 from sessionledger.commands.common import CommandError, short
 from sessionledger.commands.turns import open_target, repo_root
-from sessionledger.formats.resume import ResumeReport, first_cwd, rewrite_for_resume
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,7 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     point.add_argument("--at", metavar="STEP", help="a step: turn number, commit, or message id (`turns --steps`)")
     parser.add_argument("--worktree", help="where to create the worktree (default: next to the repository)")
     parser.add_argument("--branch", help="name of the new branch (default: fork/<session>-turn-<N> or -at-<step>)")
-    parser.add_argument("--exec", action="store_true", help="start `claude -r <new id>` in the worktree")
+    parser.add_argument(
+        "--exec", action="store_true", help="start the agent on the new session in the worktree (`claude -r <id>`, …)"
+    )
     parser.add_argument("--allow-gaps", action="store_true", help="fork even if segments of the session are missing")
     parser.add_argument("--project", help="project slug (default: from the git remote)")
     parser.set_defaults(func=run)
@@ -68,21 +72,25 @@ class Forked:
     cwd: str = ""
     path: str = ""
     kept_turns: int = 0
-    closed: int = 0
-    report: ResumeReport = field(default_factory=ResumeReport)
+    notes: list[str] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)
+    report: Any = None  # the adapter's ResumeReport: what writing it back changed
 
 
 def run(options: argparse.Namespace) -> int:
     if options.turn is not None and options.turn < 1:
         raise CommandError("--turn counts from 1 (the first prompt)")
-    claude = shutil.which("claude") if options.exec else None
-    if options.exec and not claude:
-        raise CommandError("--exec needs Claude Code's `claude` on PATH")
     if repo_root(os.getcwd()) is None:
         raise CommandError("run fork inside the git repository the session belongs to (it creates a worktree)")
     ctx = open_target(options.ref, options.project)
     assert ctx.repo_dir is not None
     agent = agentsessions.load(ctx.api, ctx.slug, ctx.target.agent_session_id, allow_gaps=options.allow_gaps)
+    adapter = agent.agent
+    if (why := adapter.cannot_resume(agent.raw)) is not None:
+        raise CommandError(why)
+    program = shutil.which(adapter.executable) if options.exec else None
+    if options.exec and not program:
+        raise CommandError(f"--exec needs {adapter.display_name}'s `{adapter.executable}` on PATH")
     point = resolve_point(agent, ctx.target, ctx.repo_dir, turn=options.turn, at=options.at)
     commit = point.commit
     worktree = os.path.realpath(options.worktree or _free_path(_default_worktree(ctx.repo_dir, agent.id, point.name)))
@@ -90,25 +98,16 @@ def run(options: argparse.Namespace) -> int:
     _check_free(ctx.repo_dir, worktree, branch)
     fork = Forked(agent, point, commit, branch, worktree, str(uuid.uuid4()))
     cut = point.cut
-    fork.kept_turns = len(formats.turn_starts(cut))
+    fork.kept_turns = len(adapter.format.turn_starts(cut))
     add_worktree(ctx.repo_dir, worktree, branch, commit)
-    data, fork.cwd, fork.report = session_file(agent, cut, fork.session_id, ctx.repo_dir, worktree)
-    data, fork.closed = sessionfiles.finish(data, agent.id, fork.cwd, fork.session_id)
-    fork.path = sessionfiles.write_all(
-        ctx.api,
-        f"/projects/{ctx.slug}/agent-sessions/{agent.id}",
-        agent.listing,
-        cwd=fork.cwd,
-        session_id=fork.session_id,
-        data=data,
-        rewrite=sessionfiles.subagent_rewriter(fork.session_id, agent.id, fork.cwd, _cwd_from(cut, ctx.repo_dir)),
-    ).session
+    written, fork.report = session_file(ctx, agent, cut, fork.session_id, ctx.repo_dir, worktree)
+    fork.cwd, fork.path, fork.notes, fork.command = written.cwd, written.path, written.notes, written.command
     _print(fork, ctx.repo_dir)
-    if claude:
+    if program:
         sys.stdout.flush()
         os.chdir(fork.cwd)
-        os.execv(claude, [claude, "-r", fork.session_id])
-    print(f"\nContinue it:\n  cd {shlex.quote(fork.cwd)} && claude -r {fork.session_id}")
+        os.execv(program, [program, *fork.command[1:]])
+    print(f"\nContinue it:\n  cd {shlex.quote(fork.cwd)} && {shlex.join(fork.command)}")
     return 0
 
 
@@ -135,7 +134,7 @@ def turn_point(agent: AgentSession, turn: Turn, repo_dir: str, relinked: dict[st
     commit = agentsessions.checkpoint_commit(turn, repo_dir, relinked)
     prompt = short(turn.prompt.replace("\n", " "), 60)
     what = f"after turn {turn.number} of {len(agent.turns)} ({prompt!r})"
-    cut = formats.cut_after_turn(agent.raw, turn.number)
+    cut = agent.agent.format.cut_after_turn(agent.raw, turn.number)
     return Point(f"turn-{turn.number}", what, commit, cut, turn.before_first, turn)
 
 
@@ -143,7 +142,7 @@ def step_point(agent: AgentSession, step: agentsessions.Step, repo_dir: str, rel
     commit = agentsessions.step_commit(step, repo_dir, relinked)
     label = short(step.label.replace("\n", " "), 60)
     what = f"at step {step.short} ({step.kind}: {label!r}) in turn {step.turn} of {len(agent.turns)}"
-    cut = formats.cut_at_offset(agent.raw, step.end)
+    cut = agent.agent.format.cut_at(agent.raw, step.end)
     return Point(f"at-{step.short}", what, commit, cut, step.code_is_parent)
 
 
@@ -157,27 +156,39 @@ def default_turn(agent: AgentSession, target: Target) -> int:
 
 
 def session_file(
-    agent: AgentSession, cut: bytes, new_id: str, repo_dir: str, worktree: str
-) -> tuple[bytes, str, ResumeReport]:
-    """(file bytes, the directory to resume from, what was changed).
+    ctx: Any, agent: AgentSession, cut: bytes, new_id: str, repo_dir: str, worktree: str
+) -> tuple[Resumable, Any]:
+    """The new session, written by the agent's adapter; resumed from the directory it names.
 
     The conversation's directories move into the worktree: under this repository's root they
     keep their place relative to it (a session started in `app/sub` resumes in `<worktree>/sub`);
     a conversation recorded elsewhere (another machine) is rooted at the worktree.
     """
+    adapter = agent.agent
     root = os.path.realpath(repo_dir)
-    old_cwd = first_cwd(cut) or root
-    cwd_from = _cwd_from(cut, repo_dir)
+    old_cwd = adapter.first_cwd(cut) or root
+    cwd_from = _cwd_from(old_cwd, repo_dir)
     cwd = worktree + old_cwd[len(root) :] if cwd_from == root else worktree
-    changed = agentsessions.changed_lines(agent, cut)
-    data, report = rewrite_for_resume(cut, session_id=new_id, cwd_from=cwd_from, cwd_to=worktree, changed=changed)
-    return data, (cwd if os.path.isdir(cwd) else worktree), report
+    try:
+        return adapter.write_resumable(
+            cut,
+            session_id=new_id,
+            old_id=agent.id,
+            cwd=cwd if os.path.isdir(cwd) else worktree,
+            cwd_from=cwd_from,
+            cwd_to=worktree,
+            changed=agentsessions.changed_lines(agent, cut),
+            fetch=agentsessions.fetcher(ctx.api, f"/projects/{ctx.slug}/agent-sessions/{agent.id}"),
+            listing=agent.listing,
+            forked_from=agent.id,
+        )
+    except CannotResume as exc:
+        raise CommandError(str(exc)) from None
 
 
-def _cwd_from(cut: bytes, repo_dir: str) -> str:
+def _cwd_from(old: str, repo_dir: str) -> str:
     """The directory a conversation's paths are moved out of (see `session_file`)."""
     root = os.path.realpath(repo_dir)
-    old = first_cwd(cut) or root
     return root if old == root or old.startswith(root + os.sep) else old
 
 
@@ -240,8 +251,7 @@ def _notes(fork: Forked) -> list[str]:
     if fork.report.dropped_thinking:
         count = fork.report.dropped_thinking
         notes.append(f"dropped {count} thinking block(s) the redactor changed (their signature no longer verifies)")
-    if fork.closed:
-        notes.append(f"answered {fork.closed} tool call(s) the capture ended on (their result was never captured)")
+    notes += fork.notes
     if fork.report.images:
         notes.append(f"replaced {fork.report.images} image(s) not kept at capture by a note")
     return notes

@@ -1,4 +1,5 @@
-"""`sessionledger hook <event> [--via team]`: the thin dispatcher Claude Code calls.
+"""`sessionledger hook <event> [--via team]`: the thin dispatcher the agents' hooks and the git
+post-commit hook call.
 
 Contract with Claude Code (reference §2): JSON on stdin; exit 0 always — a non-zero exit would
 show up as a hook error, and exit 2 on PostToolUse would feed stderr to the model as if its
@@ -22,12 +23,7 @@ HANDLERS = {
     "post-tool-use-failure": "sessionledger.hooks.post_tool_use",
     "session-start": "sessionledger.hooks.session_start",
     "session-end": "sessionledger.hooks.session_end",
-}
-_EVENT_NAMES = {
-    "PostToolUse": "post-tool-use",
-    "PostToolUseFailure": "post-tool-use-failure",
-    "SessionStart": "session-start",
-    "SessionEnd": "session-end",
+    "post-commit": "sessionledger.hooks.post_commit",  # the git hook (`init --git-hook`): no stdin
 }
 PROBE_VARIABLE = "SESSIONLEDGER_PROBE"
 
@@ -37,8 +33,10 @@ def run(argv: list[str]) -> int:
         via_team = "--via" in argv and argv[argv.index("--via") + 1 :][:1] == ["team"]
         argv = [a for a in argv if a not in ("--via", "team")]
         probe = os.environ.get(PROBE_VARIABLE)
-        payload = {} if probe else _read_payload()
-        event = _EVENT_NAMES.get(argv[0], argv[0]) if argv else _EVENT_NAMES.get(str(payload.get("hook_event_name")))
+        payload = {} if probe or argv[:1] == ["post-commit"] else _read_payload()
+        event = argv[0] if argv else None
+        if event not in HANDLERS:  # an agent's own event name (argument or `hook_event_name`)
+            event = _handler_of(event or str(payload.get("hook_event_name")))
         deferred = via_team and _personal_hooks_present(event or "", payload)
         if probe:
             _answer_probe(probe, event, via_team, deferred)
@@ -50,6 +48,13 @@ def run(argv: list[str]) -> int:
     except BaseException:
         _log_failure(argv)
     return 0
+
+
+def _handler_of(agent_event: str) -> str | None:
+    """Our handler for an agent's hook event name (each adapter's `hook_events`)."""
+    from sessionledger import agents
+
+    return next((a.hook_events[agent_event] for a in agents.every() if agent_event in a.hook_events), None)
 
 
 def _read_payload() -> dict:
@@ -98,7 +103,7 @@ def _log_failure(argv: list[str]) -> None:
 
 def register(sub: object) -> None:
     """For `--help` only: `cli.main` dispatches `hook` before argparse is imported."""
-    parser = sub.add_parser("hook", help="run a Claude Code hook (reads its JSON on stdin)")  # type: ignore[attr-defined]
+    parser = sub.add_parser("hook", help="run an agent hook or the git post-commit hook (JSON on stdin)")  # type: ignore[attr-defined]
     parser.add_argument("event", choices=sorted(HANDLERS))
     parser.add_argument("--via", choices=["team"], help="called by the guarded team hook")
     parser.set_defaults(func=lambda options: run([options.event]))

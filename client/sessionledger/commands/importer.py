@@ -1,6 +1,7 @@
-"""`sessionledger import [--since DATE]`: backfill this repository's existing Claude Code transcripts.
+"""`sessionledger import [--since DATE] [--agent NAME]`: backfill this repository's existing agent
+transcripts (Claude Code, Codex CLI, Gemini CLI).
 
-Each transcript under `<claude dir>/projects/…` recorded in one of the repository's working trees
+Each transcript an agent's adapter finds recorded in one of the repository's working trees
 is cut at the commits made during it (see `backfill`) and queued like a hook's capture, then the
 queue is uploaded with a progress bar. Idempotent: segments the server already has (same agent
 session and byte range) or that wait in the queue are not queued again, and a repeated upload
@@ -16,7 +17,8 @@ import time
 from datetime import datetime
 from typing import Any
 
-from sessionledger import backfill, queue, state
+from sessionledger import agents, backfill, queue, state
+from sessionledger.agents.base import Agent
 from sessionledger.api import ApiError, Client
 from sessionledger.commands.common import (
     CommandError,
@@ -31,8 +33,9 @@ from sessionledger.prepare import idempotency_key
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("import", help="backfill this repository's existing Claude Code transcripts")
+    parser = sub.add_parser("import", help="backfill this repository's existing agent transcripts")
     parser.add_argument("--since", help="only transcripts written since this date (e.g. 2026-01-31)")
+    parser.add_argument("--agent", choices=sorted(agents.AGENTS), help="only this agent's transcripts")
     parser.add_argument("--dry-run", action="store_true", help="show the segments without queueing them")
     parser.add_argument("--project", help="project slug (default: from the git remote)")
     parser.set_defaults(func=run)
@@ -44,11 +47,15 @@ def run(options: argparse.Namespace) -> int:
     config = load_config()
     api = client(config)
     slug = project_for_cwd(config, api, options.project)
+    trees = backfill.worktrees(root)
     found = [
-        (p, cwd) for p, cwd in backfill.repo_transcripts(backfill.worktrees(root)) if backfill.modified_since(p, since)
+        (a, p, cwd)
+        for a, p, cwd in backfill.repo_transcripts(trees, options.agent)
+        if backfill.modified_since(p, since)
     ]
     if not found:
-        print(f"No Claude Code transcripts of {root}{' since ' + options.since if options.since else ''} to import.")
+        which = agents.get(options.agent).display_name if options.agent else "agent"
+        print(f"No {which} transcripts of {root}{' since ' + options.since if options.since else ''} to import.")
         return 0
     plans = _plan_all(api, slug, root, found)
     intents = [intent for plan, _ in plans for intent in plan.intents]
@@ -79,15 +86,17 @@ def _root() -> str:
         raise CommandError("not inside a git repository") from None
 
 
-def _plan_all(api: Client, slug: str, root: str, found: list[tuple[str, str]]) -> list[tuple[backfill.Plan, int]]:
+def _plan_all(
+    api: Client, slug: str, root: str, found: list[tuple[Agent, str, str]]
+) -> list[tuple[backfill.Plan, int]]:
     """(plan with only the new intents, how many segments were already there) per transcript."""
     known = state.load()["transcripts"]
     queued = {idempotency_key(entry.intent) for entry in queue.entries()}
     bar = ProgressBar(len(found))
     plans = []
     try:
-        for path, cwd in found:
-            plan = _plan_one(api, slug, root, path, cwd, known.get(path) or {}, queued)
+        for agent, path, cwd in found:
+            plan = _plan_one(api, slug, root, agent, path, cwd, known.get(path) or {}, queued)
             plans.append(plan)
             bar.step(f"read {os.path.basename(path)}")
     except ApiError as exc:
@@ -98,7 +107,7 @@ def _plan_all(api: Client, slug: str, root: str, found: list[tuple[str, str]]) -
 
 
 def _plan_one(
-    api: Client, slug: str, root: str, path: str, cwd: str, record: dict, queued: set[str]
+    api: Client, slug: str, root: str, agent: Agent, path: str, cwd: str, record: dict, queued: set[str]
 ) -> tuple[backfill.Plan, int]:
     if record.get("offset") and not record.get("imported"):
         plan = backfill.Plan(path, os.path.basename(path))
@@ -106,7 +115,7 @@ def _plan_one(
         return plan, 0
     resume = backfill.Resume(int(record.get("offset") or 0), dict(record.get("subagents") or {}))
     try:
-        plan = backfill.plan_transcript(path, cwd, root, resume)
+        plan = backfill.plan_transcript(path, cwd, root, resume, agent)
     except OSError as exc:
         plan = backfill.Plan(path, os.path.basename(path))
         plan.note = f"unreadable: {exc}"

@@ -6,7 +6,13 @@ Where the hooks go decides who they can hurt (docs/client.md "Hooks that never h
   running this client by its absolute path;
 - `--team`: the committed `.claude/settings.json`, with a guarded command that does nothing for
   a teammate who has no client;
-- `--global`: `~/.claude/settings.json`, like the default but for every repository.
+- `--global`: `~/.claude/settings.json`, like the default but for every repository;
+- `--agent gemini`: instead, Gemini CLI's hooks (AfterTool on run_shell_command, SessionEnd) in the
+  project's `.gemini/settings.json` (guarded, like `--team`: the file is shared), or with
+  `--global` in `~/.gemini/settings.json`;
+- `--git-hook`: instead, the git `post-commit` hook of this repository (`githook`), which
+  captures the active sessions of every agent (Claude Code, Codex CLI, Gemini CLI) at each
+  commit, including commits made by hand; `--git-hook --remove` takes it out again.
 
 Settings are merged: other hooks and keys are kept, ours are updated in place — running `init`
 twice changes nothing. A file that is not valid JSON is refused, never overwritten. `init` says
@@ -40,10 +46,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--project", help="project slug (default: resolved from the git remote); remembered per repo")
     parser.add_argument("--no-failure-hook", action="store_true", help="do not register PostToolUseFailure")
     parser.add_argument("--mcp", action="store_true", help="also register the MCP server in the repository's .mcp.json")
+    parser.add_argument(
+        "--git-hook",
+        action="store_true",
+        help="install the git post-commit hook that captures every agent's active sessions at each commit",
+    )
+    parser.add_argument("--remove", action="store_true", help="with --git-hook: remove it (and restore a chained hook)")
+    parser.add_argument(
+        "--agent",
+        choices=["claude-code", "codex", "gemini"],
+        default="claude-code",
+        help="whose hooks to install (default claude-code; codex: use --git-hook)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(options: argparse.Namespace) -> int:
+    if getattr(options, "git_hook", False):
+        return _git_hook(options)
+    if getattr(options, "remove", False):
+        raise CommandError("--remove goes with --git-hook (Claude Code's hooks: edit .claude/settings*.json)")
+    if getattr(options, "agent", "claude-code") != "claude-code":
+        return _agent_hooks(options)
     repo = None if options.global_ else gitrefs.find_repo(os.getcwd())
     if repo is None and not options.global_:
         raise CommandError("not inside a git repository (use --global to install for every repository)")
@@ -54,6 +78,84 @@ def run(options: argparse.Namespace) -> int:
         _install_personal(repo.worktree if repo else None, events)
     if getattr(options, "mcp", False):
         _install_mcp(repo)
+    if repo is not None:
+        from sessionledger.commands.bind import bind_project
+
+        bind_project(repo, options.project)
+    return 0
+
+
+def _git_hook(options: argparse.Namespace) -> int:
+    from sessionledger import githook
+
+    if options.team or options.global_:
+        raise CommandError("--git-hook is per repository: run it inside each one (not with --team or --global)")
+    repo = gitrefs.find_repo(os.getcwd())
+    if repo is None:
+        raise CommandError("not inside a git repository")
+    if options.remove:
+        path, restored = githook.remove(repo.worktree)
+        if path is None:
+            print(f"No sessionledger post-commit hook in {githook.hooks_dir(repo.worktree)}: nothing to remove.")
+        else:
+            print(f"Removed the post-commit hook {path}{' and put back the hook it chained' if restored else ''}.")
+        return 0
+    try:
+        done = githook.install(repo.worktree, hookinstall.client_command())
+    except (OSError, gitmeta.GitError) as exc:
+        raise CommandError(f"cannot install the post-commit hook: {exc}") from None
+    print(f"{'Installed' if done.changed else 'Already installed:'} the git post-commit hook {done.path}.")
+    print("  At each commit it captures this working tree's active sessions of Claude Code, Codex CLI and")
+    print("  Gemini CLI (written to in the last two hours), also for commits you make by hand.")
+    if done.chained:
+        print(f"  The hook that was there runs first, as before: {done.chained}")
+    if not done.path.startswith(os.path.join(repo.git_dir, "")) and done.path.startswith(repo.worktree):
+        print("  core.hooksPath is inside the repository: if it is committed, teammates without the client")
+        print("  run it too; it then does nothing.")
+    print("  Claude Code's own hooks (`sessionledger init`) also capture the result of its commit call.")
+    from sessionledger.commands.bind import bind_project
+
+    bind_project(repo, options.project)
+    return 0
+
+
+def _agent_hooks(options: argparse.Namespace) -> int:
+    """Another agent's own tool hooks, through its adapter (`hook_settings`, `merge_hooks`)."""
+    import json
+
+    from sessionledger import agents
+
+    agent = agents.get(options.agent)
+    repo = None if options.global_ else gitrefs.find_repo(os.getcwd())
+    if repo is None and not options.global_:
+        raise CommandError("not inside a git repository (use --global to install for every repository)")
+    path = agent.hook_settings(repo.worktree if repo else None)
+    if path is None:
+        raise CommandError(
+            f"init does not install {agent.display_name}'s hooks: `sessionledger init --git-hook` captures its "
+            "sessions at every commit (docs/agents.md)"
+        )
+    settings = read_json_object(path)
+    client = hookinstall.client_command()
+    personal = repo is None
+    command_for = (lambda name: hookinstall.personal_command(name, client)) if personal else hookinstall.team_command
+    before = json.dumps(settings.get("hooks"), sort_keys=True)
+    try:
+        agent.merge_hooks(settings, command_for)
+    except hookinstall.SettingsError as exc:
+        raise CommandError(f"{path}: {exc}") from None
+    changed = json.dumps(settings.get("hooks"), sort_keys=True) != before or not os.path.exists(path)
+    if changed:
+        atomic_write(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode(), mode=0o644)
+    events = ", ".join(agent.hook_events)
+    print(f"{'Installed' if changed else 'Already installed:'} {agent.display_name} hooks ({events}) in {path}.")
+    if not personal:
+        print("  They run `sessionledger` only when it is on PATH (the file is shared: commit it for the team).")
+    user = agent.hook_settings(None)
+    for source in dict.fromkeys([path, user]):
+        off = agent.hooks_off(read_json_object(str(source))) if source and os.path.exists(source) else None
+        if off:
+            print(f"  Warning: {source}: {off}.")
     if repo is not None:
         from sessionledger.commands.bind import bind_project
 

@@ -1,11 +1,14 @@
-"""`sessionledger restore <agent-session-id>`: write a captured conversation back as a Claude Code
-session file — the safety net for transcripts Claude Code has cleaned up (30 days by default).
+"""`sessionledger restore <agent-session-id>`: write a captured conversation back as a session file
+of the agent that recorded it — the safety net for transcripts the agent has cleaned up (Claude
+Code and Gemini CLI: 30 days by default).
 
-The stitched transcript (every captured segment, in order) goes to
-`<claude dir>/projects/<encoded cwd>/<id>.jsonl`, with its sub-agent transcripts (in the layout
-they were captured in) and the large tool outputs of `<id>/tool-results/` beside it; a capture
-that ended on a tool call whose result was never written gets that result as a note, so
-`claude -r` accepts the file. By default under a fresh session id: when that
+The stitched transcript (every captured segment, in order) goes where the agent keeps its
+sessions, through its adapter (`agent.write_resumable`): Claude Code's
+`<claude dir>/projects/<encoded cwd>/<id>.jsonl` with its sub-agent transcripts and saved tool
+outputs beside it (a capture that ended on a tool call whose result was never written gets that
+result as a note, so `claude -r` accepts the file); a Codex CLI rollout in today's date folder
+(`codex resume <id>`); a Gemini CLI JSONL recording in the project's chats folder
+(`gemini --resume <id>`). By default under a fresh session id: when that
 session is continued, its captures then start a new agent session from byte 0 instead of mixing
 the restored file's offsets (redaction and slimming change sizes) into the original's.
 `--same-id` keeps the original id (e.g. for tools that look it up by id). A segment that is
@@ -19,15 +22,15 @@ import os
 import shlex
 import uuid
 
-from sessionledger import agentsessions, sessionfiles, transcripts
+from sessionledger import agentsessions
+from sessionledger.agents.base import CannotResume
 from sessionledger.commands.common import CommandError
 from sessionledger.commands.turns import open_target
-from sessionledger.formats.resume import first_cwd, rewrite_for_resume
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("restore", help="write a captured conversation back where Claude Code can resume it")
-    parser.add_argument("agent_session_id", help="the Claude Code session id (or a commit / captured session id)")
+    parser = sub.add_parser("restore", help="write a captured conversation back where its agent can resume it")
+    parser.add_argument("agent_session_id", help="the agent's session id (or a commit / captured session id)")
     parser.add_argument("--cwd", help="the directory to resume it from (default: where it was recorded, if it exists)")
     parser.add_argument("--same-id", action="store_true", help="keep the original session id instead of a new one")
     parser.add_argument("--force", action="store_true", help="with --same-id: overwrite an existing session file")
@@ -39,46 +42,47 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(options: argparse.Namespace) -> int:
     ctx = open_target(options.agent_session_id, options.project)
     agent = agentsessions.load(ctx.api, ctx.slug, ctx.target.agent_session_id, allow_gaps=options.allow_gaps)
-    recorded = first_cwd(agent.raw)
+    adapter = agent.agent
+    if (why := adapter.cannot_resume(agent.raw)) is not None:
+        raise CommandError(why)
+    recorded = adapter.first_cwd(agent.raw)
     cwd = os.path.realpath(options.cwd) if options.cwd else _default_cwd(recorded)
     if options.cwd and not os.path.isdir(cwd):
         raise CommandError(f"--cwd {options.cwd} is not a directory")
     session_id = agent.id if options.same_id else str(uuid.uuid4())
     cwd_from = recorded if recorded and recorded != cwd else None
-    data, report = rewrite_for_resume(
-        agent.raw, session_id=session_id, cwd_from=cwd_from, cwd_to=cwd, changed=agentsessions.changed_lines(agent)
-    )
-    data, closed = sessionfiles.finish(data, agent.id, cwd, session_id)
-    target = os.path.join(transcripts.project_dir(cwd), session_id + transcripts.SUFFIX)
-    if options.same_id and os.path.exists(target):
-        if _same(target, data):
-            print(f"Already restored: {target}")
-            return 0
-        if not options.force:
-            raise CommandError(f"{target} exists (Claude Code still has this session); --force replaces it")
-    written = sessionfiles.write_all(
-        ctx.api,
-        f"/projects/{ctx.slug}/agent-sessions/{agent.id}",
-        agent.listing,
-        cwd=cwd,
-        session_id=session_id,
-        data=data,
-        rewrite=sessionfiles.subagent_rewriter(session_id, agent.id, cwd, cwd_from),
-    )
+    base = f"/projects/{ctx.slug}/agent-sessions/{agent.id}"
+    try:
+        written, report = adapter.write_resumable(
+            agent.raw,
+            session_id=session_id,
+            old_id=agent.id,
+            cwd=cwd,
+            cwd_from=cwd_from,
+            changed=agentsessions.changed_lines(agent),
+            fetch=agentsessions.fetcher(ctx.api, base),
+            listing=agent.listing,
+            replace=options.force or not options.same_id,
+        )
+    except CannotResume as exc:
+        raise CommandError(str(exc)) from None
+    if written.unchanged:
+        print(f"Already restored: {written.path}")
+        return 0
     turns = len(agent.turns)
-    print(f"Restored agent session {agent.id}: {len(agent.segments)} segments, {turns} turns, {len(data):,} bytes.")
-    print(f"  file      {written.session}")
+    print(
+        f"Restored agent session {agent.id}: {len(agent.segments)} segments, {turns} turns, {len(agent.raw):,} bytes."
+    )
+    print(f"  file      {written.path}")
     if written.files:
         print(f"  beside it {len(written.files)} file(s): sub-agent transcripts and saved tool outputs")
-    if closed:
-        print(f"  note      answered {closed} tool call(s) the capture ended on (their result was never captured)")
-    for name in written.moved_agents:
-        print(f"  note      {name} went into {session_id}/subagents/: the original's file of that name is still there")
+    for note in written.notes:
+        print(f"  note      {note}")
     if report.dropped_thinking:
         print(f"  note      dropped {report.dropped_thinking} thinking block(s) the redactor changed")
     if agent.gaps:
         print(f"  warning   {len(agent.gaps)} gap(s): parts of the conversation were never captured")
-    print(f"\nResume it:\n  cd {shlex.quote(cwd)} && claude -r {session_id}")
+    print(f"\nResume it:\n  cd {shlex.quote(cwd)} && {shlex.join(written.command)}")
     return 0
 
 
@@ -87,11 +91,3 @@ def _default_cwd(recorded: str | None) -> str:
     if recorded and os.path.isdir(recorded):
         return recorded
     return os.path.realpath(os.getcwd())
-
-
-def _same(path: str, data: bytes) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read() == data
-    except OSError:
-        return False

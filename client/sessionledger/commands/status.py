@@ -19,6 +19,7 @@ import argparse
 import os
 import sys
 import time
+from typing import Any
 
 from sessionledger import config as config_mod
 from sessionledger import fsutil, gitrefs, hookprobe, paths, queue
@@ -57,7 +58,7 @@ def collect() -> dict:
     config = load_config()
     repo = gitrefs.find_repo(os.getcwd())
     login = _login(config)
-    report = {
+    report: dict[str, Any] = {
         "config_file": paths.config_file(),
         "state_dir": paths.state_dir(),
         "log_file": paths.log_file(),
@@ -66,6 +67,7 @@ def collect() -> dict:
         "login": login,
         "project": _project(config, repo, login),
         "hooks": [r.as_json() for r in hookprobe.check(repo.worktree if repo else None)],
+        "git_hook": _git_hook(repo),
         "uploader_running": fsutil.is_locked(paths.uploader_lock()),
         "queue": [_queued(e) for e in queue.entries()],
         "recent": [_sent(r) for r in queue.sent(5)],
@@ -130,7 +132,7 @@ def problems(report: dict, *, in_repo: bool) -> list[str]:
     elif login["verified"] is False:
         found.append(f"the server refuses the token: {login.get('error')} (`sessionledger login`)")
     hooks = report["hooks"]
-    if not any(h["works"] for h in hooks):
+    if not any(h["works"] for h in hooks) and not (report.get("git_hook") or {}).get("installed"):
         why = "; ".join(f"{h['path']}: {h.get('problem') or h.get('error')}" for h in hooks if not h["works"])
         found.append(f"no hook reaches a client ({why or 'none installed: run `sessionledger init`'})")
     if in_repo and report["project"].get("problem"):
@@ -174,6 +176,7 @@ def render(report: dict) -> str:
     lines += _render_login(report["login"])
     lines += _render_project(report["project"])
     lines += _render_hooks(report["hooks"])
+    lines += _render_git_hook(report.get("git_hook"))
     lines += _render_queue(report["queue"], report["uploader_running"])
     lines += _render_recent(report["recent"])
     lines.append(f"Log:      {report['log_file']}")
@@ -203,6 +206,29 @@ def _render_project(project: dict) -> list[str]:
     if project.get("problem"):
         return [f"Project:  unresolved: {project['problem']}"]
     return [f"Project:  from {project.get('source')}"]
+
+
+def _git_hook(repo: gitrefs.Repo | None) -> dict | None:
+    """The git post-commit hook of `init --git-hook` in this clone (None outside a repository)."""
+    if repo is None:
+        return None
+    from sessionledger import githook, gitmeta
+
+    try:
+        path = os.path.join(githook.hooks_dir(repo.worktree), githook.NAME)
+    except gitmeta.GitError:
+        return None
+    return {"path": path, "installed": githook.is_ours(path)}
+
+
+def _render_git_hook(git_hook: dict | None) -> list[str]:
+    if git_hook is None:
+        return []
+    if git_hook["installed"]:
+        return [f"Git hook: {git_hook['path']} (post-commit: every agent's active sessions at each commit)"]
+    return [
+        "Git hook: not installed — `sessionledger init --git-hook` captures Codex CLI, Gemini CLI and manual commits"
+    ]
 
 
 def _render_hooks(hooks: list[dict]) -> list[str]:

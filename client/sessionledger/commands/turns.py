@@ -5,7 +5,7 @@ Every row starts with what `fork --at` and `rewind` take: a turn number, a commi
 
 On a terminal with fzf installed the list opens in fzf and the chosen step's `fork` command is
 printed; otherwise (or with `--list`) it is a numbered list. Without an argument: the agent
-session behind HEAD, else the current Claude Code conversation of this directory.
+session behind HEAD, else the current agent conversation of this directory (any agent).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from sessionledger import agentsessions, transcripts
+from sessionledger import agents, agentsessions, transcripts
 from sessionledger.agentsessions import AgentSession, Step, Target, Turn
 from sessionledger.api import Client
 from sessionledger.commands.common import CommandError, age, client, load_config, print_json, project_for_cwd, short
@@ -60,18 +60,17 @@ def repo_root(cwd: str) -> str | None:
 
 
 def _default_target(api: Client, slug: str, repo_dir: str | None) -> Target:
-    """HEAD's session, else the conversation Claude Code is having (or last had) here."""
+    """HEAD's session, else the conversation an agent is having (or last had) here."""
     if repo_dir and agentsessions.local_commit(repo_dir, "HEAD"):
         try:
             return agentsessions.resolve(api, slug, "HEAD", repo_dir)
         except CommandError:
             pass
-    current = transcripts.find_current(os.getcwd())
+    current = agents.current(os.getcwd())
     if current is None:
-        raise CommandError(
-            "no captured session for HEAD and no Claude Code conversation here: name a commit or session"
-        )
-    return agentsessions.resolve(api, slug, transcripts.session_id_of(current), repo_dir)
+        raise CommandError("no captured session for HEAD and no agent conversation here: name a commit or session")
+    agent, path = current
+    return agentsessions.resolve(api, slug, agent.session_id(path), repo_dir)
 
 
 def run(options: argparse.Namespace) -> int:

@@ -1,7 +1,10 @@
-"""Format-independent pieces: the parse result, the format interface, byte-line helpers.
+"""Format-independent pieces: the parse result, the format interface, byte-line helpers, and the
+roles and kinds every agent's messages use (declared here once: the API, the UI forms, the MCP
+server and the tests import them).
 
-Everything here is agent-agnostic so that a second assistant's transcript format only has to
-provide a `TranscriptFormat` object; the worker, the API and the client never branch on agent.
+A format turns one agent's transcript bytes into the shared content document; everything else
+agent-specific (where its files live, hooks, resume) is its adapter in `sessionledger.agents`.
+The worker and the API only ever call a format through `formats.get_format(session.agent)`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,11 @@ DOCUMENT_VERSION = "1.0"
 _RESERVED_HEADER = frozenset({"version", "messages", "turns", "stats"})
 
 Message = dict[str, Any]
+
+# A message's `role` and `kind` (docs/agents.md "Common ground"). Thinking is role assistant,
+# kind thinking; a tool's output is role tool (Claude Code: user lines holding tool_result).
+ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
+KINDS: tuple[str, ...] = ("prompt", "text", "thinking", "tool_use", "tool_result", "summary", "system")
 
 
 @dataclass

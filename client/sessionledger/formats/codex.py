@@ -29,6 +29,7 @@ from .jsonlines import (
     assemble,
     count_in_dicts,
     dump_line,
+    forward_cut,
     iso_utc,
     line_id,
     safe_turn_cut,
@@ -574,6 +575,22 @@ def cut_after_turn(raw: bytes, n: int) -> bytes:
     entries = _entries(scan(raw).lines)
     cut = safe_turn_cut(_start_positions(entries), _pairs(entries), n)
     return raw if cut is None else raw[: entries[cut].line.offset]
+
+
+def answer_ends(raw: bytes) -> dict[str, int]:
+    """call id -> where the line that first answers it ends (import cuts a commit's segment there)."""
+    ends: dict[str, int] = {}
+    entries = _entries(scan(raw).lines)
+    for entry, (_, answered) in zip(entries, _pairs(entries), strict=True):
+        for call_id in answered:
+            ends.setdefault(call_id, entry.line.offset + len(entry.line.data))
+    return ends
+
+
+def cut_at(raw: bytes, offset: int) -> bytes:
+    """The lines up to the one holding byte `offset - 1`, moved on until no call lacks its output."""
+    entries = _entries(scan(raw).lines)
+    return raw[: forward_cut([e.line.offset for e in entries], _pairs(entries), offset, len(raw))]
 
 
 def slim(raw: bytes, *, image_threshold: int = 8192) -> tuple[bytes, dict[str, int]]:

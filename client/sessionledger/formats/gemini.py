@@ -31,6 +31,7 @@ from .jsonlines import (
     base64_size,
     count_in_dicts,
     dump_line,
+    forward_cut,
     iso_utc,
     safe_turn_cut,
     scan,
@@ -485,6 +486,29 @@ def cut_after_turn(raw: bytes, n: int) -> bytes:
     lines = scan(raw).lines
     cut = safe_turn_cut(_jsonl_prompts(lines), _pairs([line.rec for line in lines]), n)
     return raw if cut is None else raw[: lines[cut].offset]
+
+
+def answer_ends(raw: bytes) -> dict[str, int]:
+    """call id -> where the JSONL line that first records its result ends ({} for a legacy
+    JSON document: it has no line to cut after)."""
+    if legacy_document(raw) is not None:
+        return {}
+    ends: dict[str, int] = {}
+    lines = scan(raw).lines
+    for line, (_, answered) in zip(lines, _pairs([line.rec for line in lines]), strict=True):
+        for call_id in answered:
+            ends.setdefault(call_id, line.offset + len(line.data))
+    return ends
+
+
+def cut_at(raw: bytes, offset: int) -> bytes:
+    """JSONL: the lines up to the one holding byte `offset - 1`, moved on past unfinished calls.
+    A pre-v0.39 JSON document has no line prefix to cut: it comes back whole."""
+    if legacy_document(raw) is not None:
+        return raw
+    lines = scan(raw).lines
+    pairs = _pairs([line.rec for line in lines])
+    return raw[: forward_cut([line.offset for line in lines], pairs, offset, len(raw))]
 
 
 def _cut_legacy(raw: bytes, doc: Record, n: int) -> bytes:

@@ -171,6 +171,18 @@ def safe_turn_cut(starts: list[int], pairs: Pairs, n: int) -> int | None:
     return starts[n] if n < len(starts) else None
 
 
+def forward_cut(offsets: list[int], pairs: Pairs, offset: int, size: int) -> int:
+    """Where a cut right after byte `offset - 1` ends: rounded up to a line end, then moved on
+    past any line that would separate a call from its output (`offsets`: each line's start)."""
+    import bisect
+
+    covered = splitting_cuts(pairs)
+    index = bisect.bisect_left(offsets, max(0, offset))
+    while index < len(offsets) and covered[index]:
+        index += 1
+    return offsets[index] if index < len(offsets) else size
+
+
 def count_in_dicts(node: Any, visit: Callable[[dict[str, Any]], int], *, max_depth: int = 12, depth: int = 0) -> int:
     """Sum of `visit(d)` over every dict inside `node` (nesting bounded: hostile input)."""
     if depth > max_depth:
@@ -219,6 +231,17 @@ class FunctionFormat:
     def encode_project_dir(self, cwd: str) -> str:
         encoded: str = self._module.encode_project_dir(cwd)
         return encoded
+
+    def cut_at(self, raw: bytes, offset: int) -> bytes:
+        cut: bytes = self._module.cut_at(raw, offset)
+        return cut
+
+    def line_end(self, raw: bytes, uuid: str) -> int | None:
+        """Steps inside a turn are Claude Code's only (docs/agents.md "Resume, fork, restore")."""
+        return None
+
+    def steps(self, raw: bytes) -> list[Any]:
+        return []
 
 
 def assemble(

@@ -1,7 +1,8 @@
 """Where Codex CLI and Gemini CLI keep their sessions, and which belong to a repository.
 
-Read-only and standard library only; nothing here is on the hook path yet (phase B wires it into
-capture and import, see docs/agents.md "The Agent adapter"). Every file read is bounded.
+Read-only and standard library only; the Codex and Gemini adapters (`sessionledger.agents`) use
+it for import, restore and, once a session is active, the post-commit hook. Every file read is
+bounded.
 
 - Codex: `$CODEX_HOME` (default `~/.codex`) `/sessions/YYYY/MM/DD/rollout-<local time>-<id>.jsonl`
   (flat `sessions/rollout-*.jsonl` before the date folders). The first line names the session's

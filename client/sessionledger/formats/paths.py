@@ -1,50 +1,8 @@
-"""Claude Code's project directory name for a working directory (reference §1.1).
-
-`~/.claude/projects/<encoded cwd>/<session>.jsonl`: every character that is not an ASCII
-letter or digit becomes "-"; a name over 200 characters is cut to 200 and "-<hash>" is
-appended. The hash is the one the Node build of the CLI uses (Java's String.hashCode over
-UTF-16 code units, as a signed 32-bit int, absolute value, base 36). The Bun build uses
-Bun.hash instead, so over-long paths from Bun builds will not match; we cannot reproduce
-that hash with the standard library, and such paths are rare. JavaScript works on UTF-16
-code units, so a character outside the BMP becomes two "-" here too.
-"""
+"""Claude Code's project directory name for a working directory: kept by its adapter
+(`sessionledger.agents.claude_code`, which the hooks import without this package)."""
 
 from __future__ import annotations
 
-MAX_NAME = 200
-_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+from sessionledger.agents.claude_layout import MAX_NAME, encode_project_dir
 
-
-def encode_project_dir(cwd: str) -> str:
-    units = _utf16_units(cwd)
-    name = "".join(chr(u) if _is_ascii_alnum(u) else "-" for u in units)
-    if len(name) <= MAX_NAME:
-        return name
-    return f"{name[:MAX_NAME]}-{_base36(abs(_java_hash(units)))}"
-
-
-def _utf16_units(text: str) -> list[int]:
-    data = text.encode("utf-16-le", "surrogatepass")
-    return [int.from_bytes(data[i : i + 2], "little") for i in range(0, len(data), 2)]
-
-
-def _is_ascii_alnum(unit: int) -> bool:
-    return 48 <= unit <= 57 or 65 <= unit <= 90 or 97 <= unit <= 122
-
-
-def _java_hash(units: list[int]) -> int:
-    """`h = (h << 5) - h + c | 0` over the code units: a signed 32-bit result."""
-    value = 0
-    for unit in units:
-        value = (value * 31 + unit) & 0xFFFFFFFF
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
-def _base36(number: int) -> str:
-    if number == 0:
-        return "0"
-    digits = []
-    while number:
-        number, rest = divmod(number, 36)
-        digits.append(_DIGITS[rest])
-    return "".join(reversed(digits))
+__all__ = ["MAX_NAME", "encode_project_dir"]

@@ -1,5 +1,5 @@
-"""PostToolUse and PostToolUseFailure (Bash): capture the segment when HEAD moved to a new
-commit; `bd close` → task.
+"""PostToolUse and PostToolUseFailure (Bash), Gemini CLI's AfterTool (run_shell_command): capture
+the segment when HEAD moved to a new commit; `bd close` → task.
 
 PostToolUse fires only when a tool succeeds: `git commit -m x && make lint` that fails at lint
 fires PostToolUseFailure instead, with the same `tool_input` and an `error` string in place of
@@ -23,7 +23,7 @@ from sessionledger import gitrefs, observe
 
 
 def handle(payload: dict) -> None:
-    if payload.get("tool_name") != "Bash":
+    if payload.get("tool_name") != "Bash" and not _other_agents_shell(payload):
         return
     cwd = str(payload.get("cwd") or os.getcwd())
     command = _command(payload)
@@ -38,6 +38,15 @@ def handle(payload: dict) -> None:
         from sessionledger.spawn import start_uploader
 
         start_uploader()
+
+
+def _other_agents_shell(payload: dict) -> bool:
+    """Gemini CLI's AfterTool (and Codex's PostToolUse) name their shell tools their own way:
+    the agent whose transcript it is says (Claude Code's `Bash` never gets here)."""
+    from sessionledger import agents
+
+    agent = agents.for_transcript(str(payload.get("transcript_path") or ""))
+    return payload.get("tool_name") in agent.shell_tools
 
 
 def _command(payload: dict) -> str:

@@ -1,6 +1,6 @@
-"""Write a captured conversation back as Claude Code keeps it on disk: the session file and the
-files beside it — sub-agent transcripts in the layout they were captured in, and the large tool
-outputs under `<session>/tool-results/` (docs/client.md "restore").
+"""Claude Code's adapter, writing back: a captured conversation as Claude Code keeps it on
+disk — the session file and the files beside it: sub-agent transcripts in the layout they were
+captured in, and the large tool outputs under `<session>/tool-results/` (docs/client.md "restore").
 
 References inside the conversation to `…/<old id>/tool-results/…` are pointed at the files
 written here (`formats.persisted.relocate`); when the id and the directory are unchanged (a
@@ -13,9 +13,8 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sessionledger import transcripts
-from sessionledger.api import ApiError, Client
-from sessionledger.commands.common import CommandError, api_error
+from sessionledger.agents.base import CannotResume
+from sessionledger.agents.claude_layout import SUFFIX, is_agent_file, project_dir
 from sessionledger.formats.persisted import DIRECTORY, relocate
 from sessionledger.formats.resume import close_open_tool_calls, rewrite_for_resume
 from sessionledger.fsutil import atomic_write
@@ -32,7 +31,7 @@ class Written:
 
 
 def tool_results_dir(cwd: str, session_id: str) -> str:
-    return os.path.join(transcripts.project_dir(cwd), session_id, DIRECTORY)
+    return os.path.join(project_dir(cwd), session_id, DIRECTORY)
 
 
 def finish(data: bytes, old_id: str, cwd: str, session_id: str) -> tuple[bytes, int]:
@@ -42,13 +41,14 @@ def finish(data: bytes, old_id: str, cwd: str, session_id: str) -> tuple[bytes, 
 
 
 def write_all(
-    api: Client, base: str, listing: dict, *, cwd: str, session_id: str, data: bytes, rewrite: Rewrite
+    fetch: Callable[[str], bytes], listing: dict, *, cwd: str, session_id: str, data: bytes, rewrite: Rewrite
 ) -> Written:
-    """The session file plus every file the agent session has; `rewrite` adapts sub-agent bytes."""
+    """The session file plus every file the agent session has (`fetch(path)` downloads one);
+    `rewrite` adapts sub-agent bytes."""
     written = Written(session=write_session(cwd, session_id, data))
     for item in listing.get("files") or []:
         path = str(item.get("path") or "")
-        content = _fetch(api, base, path)
+        content = fetch(path)
         if item.get("kind") == "subagent":
             written.files.append(_write_agent(cwd, session_id, path, rewrite(content), written))
         elif path.startswith(f"{DIRECTORY}/") and _safe_name(path[len(DIRECTORY) + 1 :]):
@@ -60,9 +60,9 @@ def write_all(
 
 def write_session(cwd: str, session_id: str, data: bytes) -> str:
     """`<claude dir>/projects/<encoded cwd>/<id>.jsonl` (CLAUDE_CONFIG_DIR honoured)."""
-    directory = transcripts.project_dir(cwd)
+    directory = project_dir(cwd)
     os.makedirs(directory, mode=0o700, exist_ok=True)
-    path = os.path.join(directory, session_id + transcripts.SUFFIX)
+    path = os.path.join(directory, session_id + SUFFIX)
     atomic_write(path, data, mode=0o600)
     return path
 
@@ -77,20 +77,13 @@ def subagent_rewriter(session_id: str, old_id: str, cwd: str, cwd_from: str | No
     return rewrite
 
 
-def _fetch(api: Client, base: str, path: str) -> bytes:
-    try:
-        return api.get_bytes(f"{base}/transcript", {"part": path, "allow_gaps": "1"})
-    except ApiError as exc:
-        raise api_error(exc) from None
-
-
 def _write_agent(cwd: str, session_id: str, path: str, data: bytes, written: Written) -> str:
     """Where Claude Code of that version kept it; an older-layout file already there with other
     content (the original session's, beside it) is not overwritten: the new layout takes it."""
     name = os.path.basename(path)
-    if not transcripts.is_agent_file(name) or not _safe_name(name):
-        raise CommandError(f"the server listed a sub-agent file with an unexpected name: {path!r}")
-    directory = transcripts.project_dir(cwd)
+    if not is_agent_file(name) or not _safe_name(name):
+        raise CannotResume(f"the server listed a sub-agent file with an unexpected name: {path!r}")
+    directory = project_dir(cwd)
     legacy = path == name
     target = os.path.join(directory, name) if legacy else os.path.join(directory, session_id, "subagents", name)
     if legacy and os.path.exists(target) and _read(target) != data:

@@ -1,0 +1,364 @@
+"""Claude Code: `~/.claude/projects/<encoded cwd>/<session id>.jsonl`, append-only JSONL, its
+sub-agents in `<session>/subagents/` (older versions: `agent-<id>.jsonl` beside the session), its
+hooks in `.claude/settings*.json`, resumed with `claude -r <id>` (docs/client.md, docs/agents.md).
+"""
+
+from __future__ import annotations
+
+import os
+
+from sessionledger.agents.base import (
+    Agent,
+    Call,
+    CannotResume,
+    Resumable,
+    commit_message,
+    is_git_commit,
+    newer_files,
+)
+from sessionledger.agents.claude_layout import (
+    SUBAGENT_PREFIX,
+    SUFFIX,
+    claude_dir,
+    encode_project_dir,
+    is_agent_file,
+    project_dir,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from sessionledger.agents.base import Changed
+    from sessionledger.formats.resume import ResumeReport
+
+
+def _is_session_file(name: str) -> bool:
+    return name.endswith(SUFFIX) and not is_agent_file(name)
+
+
+class ClaudeCode(Agent):
+    name = "claude-code"
+    display_name = "Claude Code"
+    executable = "claude"
+    # (Claude Code event, matcher, our handler): what `init` installs (`hookinstall`)
+    hooks = (
+        ("PostToolUse", "Bash", "post-tool-use"),
+        # A Bash call that fails (`git commit -m x && false`) fires this instead of PostToolUse.
+        ("PostToolUseFailure", "Bash", "post-tool-use-failure"),
+        ("SessionStart", "startup|resume|clear|compact|fork", "session-start"),  # `fork`: 2.1.214+
+        ("SessionEnd", None, "session-end"),  # every reason: `clear` → kind clear, others → end
+    )
+    hook_events = {event: handler for event, _, handler in hooks}
+    shell_marker = "CLAUDECODE"  # set to 1 for the commands of its Bash tool
+    shell_tools = frozenset({"Bash"})
+
+    # --- where the transcripts are ----------------------------------------------------------
+
+    def _project_dirs(self, trees: list[str]) -> list[tuple[str, str]]:
+        """(directory, name) under projects/ whose name may hold sessions of `trees` (the
+        encoding is lossy: a recorded cwd decides later)."""
+        root = os.path.join(claude_dir(), "projects")
+        prefixes = [encode_project_dir(tree) for tree in trees]
+        try:
+            names = sorted(os.listdir(root))
+        except OSError:
+            return []
+        return [(os.path.join(root, n), n) for n in names if any(n == p or n.startswith(p + "-") for p in prefixes)]
+
+    def recent_files(self, trees: list[str], since: float) -> list[str]:
+        found = []
+        for directory, _ in self._project_dirs(trees):
+            found += newer_files(directory, since, _is_session_file)
+        return [path for _, path in sorted(found, reverse=True)]
+
+    def session_files(self, trees: list[str]) -> list[tuple[str, str]]:
+        from sessionledger.agents.base import inside
+
+        found = []
+        for directory, _ in self._project_dirs(trees):
+            for path in sorted(p for _, p in newer_files(directory, 0, _is_session_file)):
+                cwd = self.first_cwd(_head(path))
+                if cwd and inside(cwd, trees):
+                    found.append((path, cwd))
+        return found
+
+    def owns(self, path: str) -> bool:
+        return _is_session_file(os.path.basename(path)) and "projects" in path.split(os.sep)
+
+    def session_id(self, path: str) -> str:
+        name = os.path.basename(path)
+        return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else name
+
+    def find_by_session(self, session_id: str) -> str | None:
+        """The transcript of a session id, in any project directory."""
+        root = os.path.join(claude_dir(), "projects")
+        try:
+            projects = os.listdir(root)
+        except OSError:
+            return None
+        for name in projects:
+            candidate = os.path.join(root, name, session_id + SUFFIX)
+            if os.path.isfile(candidate):
+                return candidate
+        return None
+
+    def find_current(self, cwd: str) -> str | None:
+        """Inside Claude Code, Bash commands see `CLAUDE_CODE_SESSION_ID` (2.1.132+); otherwise the
+        most recently written transcript of the directory's project (or of its parents)."""
+        session = os.environ.get("CLAUDE_CODE_SESSION_ID")
+        if session and (found := self.find_by_session(session)):
+            return found
+        directory = os.path.abspath(cwd)
+        while True:
+            newest = newer_files(project_dir(directory), 0, _is_session_file)
+            if newest or os.path.dirname(directory) == directory:
+                return max(newest)[1] if newest else None
+            directory = os.path.dirname(directory)
+
+    def named_by_environment(self) -> bool:
+        return bool(os.environ.get("CLAUDE_CODE_SESSION_ID"))
+
+    def subagent_files(self, transcript: str) -> list[tuple[str, str]]:
+        """Both layouts: `<session>/subagents/agent-<id>.jsonl` (2.1.2+), and before that
+        `agent-<id>.jsonl` beside the session file, shared by the project's sessions: a file is
+        this session's when its lines carry its `sessionId`."""
+        stem = self.session_id(transcript)
+        directory = os.path.join(os.path.dirname(transcript), stem, "subagents")
+        found = [(_agent_id(name), os.path.join(directory, name)) for name in _agent_names(directory)]
+        legacy = os.path.dirname(transcript)
+        marker = b'"sessionId":"' + stem.encode("utf-8", "surrogateescape") + b'"'
+        for name in _agent_names(legacy):
+            path = os.path.join(legacy, name)
+            if marker in _head(path, 65536):
+                found.append((_agent_id(name), path))
+        return found
+
+    def layout_path(self, transcript: str, path: str) -> str:
+        name = os.path.basename(path)
+        return name if os.path.dirname(path) == os.path.dirname(transcript) else f"subagents/{name}"
+
+    def tool_outputs_dir(self, transcript: str) -> str:
+        """Where Claude Code (2.1.2+) saves large tool outputs its results point at."""
+        from sessionledger.formats.persisted import DIRECTORY
+
+        return os.path.join(os.path.dirname(transcript), self.session_id(transcript), DIRECTORY)
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def turn_prompts(self, raw: bytes, starts: list[int]) -> list[tuple[str, str | None]]:
+        from sessionledger.formats.base import iter_lines, load_record
+        from sessionledger.formats.classify import block_text, is_prompt_record, render_prompt, user_content
+
+        ends = [*starts[1:], len(raw)]
+        found: list[tuple[str, str | None]] = []
+        for start, end in zip(starts, ends, strict=True):
+            prompt: tuple[str, str | None] = ("", None)
+            for _, line in iter_lines(raw[start:end]):
+                rec = load_record(line) if b'"user"' in line else None
+                if rec and is_prompt_record(rec):
+                    text, _ = render_prompt(block_text(user_content(rec)))
+                    if not text.strip() and isinstance(user_content(rec), list):
+                        text = "[image]"
+                    stamp = rec.get("timestamp")
+                    prompt = (text, stamp if isinstance(stamp, str) else None)
+                    break
+            found.append(prompt)
+        return found
+
+    def cutter(self, raw: bytes) -> Any:
+        from sessionledger.formats.steps import Cutter
+
+        return Cutter(raw)
+
+    def commit_calls(self, raw: bytes) -> list[Call]:
+        """Main-conversation Bash calls that ran `git commit`, cut after their tool_result line."""
+        from sessionledger.formats.base import iter_lines
+
+        pending: dict[str, tuple[float, str | None, str]] = {}
+        calls: list[Call] = []
+        for offset, line in iter_lines(raw):
+            if b'"tool_use"' in line and b'"Bash"' in line:
+                _note_use(line, pending)
+            elif b'"tool_result"' in line and pending:
+                calls += _answers(line, offset, pending)
+        return calls
+
+    def branch_of(self, raw: bytes) -> str:
+        import re
+
+        for match in reversed(list(re.finditer(rb'"gitBranch":"([^"]*)"', raw[-(1 << 20) :]))):
+            return match.group(1).decode("utf-8", "replace")
+        return ""
+
+    def first_cwd(self, raw: bytes) -> str | None:
+        from sessionledger.formats.resume import first_cwd
+
+        return first_cwd(raw)
+
+    def version_of(self, raw: bytes) -> str:
+        """`version` is on every line: the first line that names it."""
+        from sessionledger.formats.base import load_record
+
+        for line in raw.split(b"\n", 200)[:200]:
+            if b'"version"' not in line:
+                continue
+            record = load_record(line)
+            if record and isinstance(record.get("version"), str):
+                return str(record["version"])[:32]
+        return ""
+
+    # --- fit ----------------------------------------------------------------------------------
+
+    def is_output(self, node: dict[str, Any], key: Any) -> bool:
+        return key == "toolUseResult" or (key == "content" and node.get("type") == "tool_result")
+
+    def is_base64(self, node: dict[str, Any], key: Any) -> bool:
+        """API image/document sources ({"type": "base64", "data": …}) and Read's `file.base64`."""
+        return (key == "data" and node.get("type") == "base64") or key == "base64"
+
+    # --- writing back -------------------------------------------------------------------------
+
+    def write_resumable(
+        self,
+        raw: bytes,
+        *,
+        session_id: str,
+        old_id: str,
+        cwd: str,
+        cwd_from: str | None,
+        changed: Changed | None,
+        cwd_to: str | None = None,
+        fetch: Callable[[str], bytes],
+        listing: dict[str, Any],
+        forked_from: str | None = None,
+        replace: bool = True,
+    ) -> tuple[Resumable, ResumeReport]:
+        """`<claude dir>/projects/<encoded cwd>/<id>.jsonl` with its sub-agents and saved tool
+        outputs; tool calls the capture ended on are answered by a note so `claude -r` loads it.
+        `cwd` values under `cwd_from` move under `cwd_to` (default: `cwd`, where it resumes)."""
+        from sessionledger.agents import claude_files as sessionfiles
+        from sessionledger.formats.resume import rewrite_for_resume
+
+        moved_to = cwd_to or cwd
+        data, report = rewrite_for_resume(
+            raw, session_id=session_id, cwd_from=cwd_from, cwd_to=moved_to, changed=changed
+        )
+        data, closed = sessionfiles.finish(data, old_id, cwd, session_id)
+        target = self.session_path(cwd, session_id)
+        if os.path.exists(target):
+            if _read_all(target) == data:
+                same = Resumable(target, cwd, self.resume_command(session_id))
+                same.unchanged = True
+                return same, report
+            if not replace:
+                raise CannotResume(f"{target} exists (Claude Code still has this session); --force replaces it")
+        written = sessionfiles.write_all(
+            fetch,
+            listing,
+            cwd=cwd,
+            session_id=session_id,
+            data=data,
+            rewrite=sessionfiles.subagent_rewriter(session_id, old_id, cwd, cwd_from),
+        )
+        result = Resumable(written.session, cwd, self.resume_command(session_id))
+        result.files = written.files
+        if closed:
+            result.notes.append(
+                f"answered {closed} tool call(s) the capture ended on (their result was never captured)"
+            )
+        for name in written.moved_agents:
+            result.notes.append(
+                f"{name} went into {session_id}/subagents/: the original's file of that name is still there"
+            )
+        return result, report
+
+    def session_path(self, cwd: str, session_id: str) -> str:
+        return os.path.join(project_dir(cwd), session_id + SUFFIX)
+
+    def resume_command(self, session_id: str) -> list[str]:
+        return ["claude", "-r", session_id]
+
+    # --- hooks --------------------------------------------------------------------------------
+
+    def hook_installed(self, project_dir: str, home: str) -> bool:
+        files = (
+            os.path.join(project_dir, ".claude", "settings.json"),
+            os.path.join(project_dir, ".claude", "settings.local.json"),
+            os.path.join(claude_dir(), "settings.json"),
+        )
+        return any(b" hook post-tool-use" in _head(path, 1 << 20) for path in files)  # personal or team
+
+
+AGENT = ClaudeCode()
+
+
+def _head(path: str, limit: int = 1 << 20) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit)
+    except OSError:
+        return b""
+    return data
+
+
+def _read_all(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _agent_names(directory: str) -> list[str]:
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    return [name for name in names if is_agent_file(name)]
+
+
+def _agent_id(name: str) -> str:
+    return name[len(SUBAGENT_PREFIX) : -len(SUFFIX)]
+
+
+def _note_use(line: bytes, pending: dict[str, tuple[float, str | None, str]]) -> None:
+    from sessionledger.formats.base import load_record
+
+    rec = load_record(line)
+    if not rec or rec["type"] != "assistant" or rec.get("isSidechain") is True:
+        return
+    when = _stamp(rec)
+    for block in _blocks(rec):
+        command = (block.get("input") or {}).get("command") if block.get("type") == "tool_use" else None
+        is_commit = block.get("name") == "Bash" and isinstance(command, str) and is_git_commit(command)
+        if is_commit and when is not None and isinstance(block.get("id"), str):
+            pending[block["id"]] = (when, commit_message(str(command)), str(rec.get("gitBranch") or ""))
+
+
+def _answers(line: bytes, offset: int, pending: dict[str, tuple[float, str | None, str]]) -> list[Call]:
+    from sessionledger.formats.base import load_record
+
+    rec = load_record(line)
+    when = _stamp(rec) if rec else None
+    calls = []
+    for block in _blocks(rec) if rec and when is not None else []:
+        key = block.get("tool_use_id")
+        used = pending.pop(key, None) if block.get("type") == "tool_result" and isinstance(key, str) else None
+        if used is not None and when is not None:
+            calls.append(Call(used[0], when, offset + len(line), used[1], used[2]))
+    return calls
+
+
+def _blocks(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    message = rec.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _stamp(rec: dict[str, Any]) -> float | None:
+    from sessionledger.transcripts import iso_to_epoch
+
+    stamp = rec.get("timestamp")
+    return iso_to_epoch(stamp) if isinstance(stamp, str) else None

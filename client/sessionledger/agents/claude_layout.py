@@ -1,0 +1,71 @@
+"""Where Claude Code keeps its files: `~/.claude` (`CLAUDE_CONFIG_DIR`), `projects/<encoded cwd>/`,
+`<session id>.jsonl`, sub-agents named `agent-<id>.jsonl`. Shared by its adapter (`claude_code`)
+and the module that writes sessions back (`claude_files`); `os` only, the hooks import it.
+"""
+
+from __future__ import annotations
+
+import os
+
+SUFFIX = ".jsonl"
+SUBAGENT_PREFIX = "agent-"
+
+
+def claude_dir() -> str:
+    """Claude Code's root (`CLAUDE_CONFIG_DIR` moves it)."""
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+
+
+# --- the project directory name for a working directory ---------------------------------------
+# Every character that is not an ASCII letter or digit becomes "-"; a name over 200 characters is
+# cut to 200 and "-<hash>" is appended. The hash is the one the Node build of the CLI uses (Java's
+# String.hashCode over UTF-16 code units, as a signed 32-bit int, absolute value, base 36). The Bun
+# build uses Bun.hash instead, so over-long paths from Bun builds will not match; we cannot
+# reproduce that hash with the standard library, and such paths are rare. JavaScript works on
+# UTF-16 code units, so a character outside the BMP becomes two "-" here too.
+
+MAX_NAME = 200
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def encode_project_dir(cwd: str) -> str:
+    units = _utf16_units(cwd)
+    name = "".join(chr(u) if _is_ascii_alnum(u) else "-" for u in units)
+    if len(name) <= MAX_NAME:
+        return name
+    return f"{name[:MAX_NAME]}-{_base36(abs(_java_hash(units)))}"
+
+
+def _utf16_units(text: str) -> list[int]:
+    data = text.encode("utf-16-le", "surrogatepass")
+    return [int.from_bytes(data[i : i + 2], "little") for i in range(0, len(data), 2)]
+
+
+def _is_ascii_alnum(unit: int) -> bool:
+    return 48 <= unit <= 57 or 65 <= unit <= 90 or 97 <= unit <= 122
+
+
+def _java_hash(units: list[int]) -> int:
+    """`h = (h << 5) - h + c | 0` over the code units: a signed 32-bit result."""
+    value = 0
+    for unit in units:
+        value = (value * 31 + unit) & 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _base36(number: int) -> str:
+    if number == 0:
+        return "0"
+    digits = []
+    while number:
+        number, rest = divmod(number, 36)
+        digits.append(_DIGITS[rest])
+    return "".join(reversed(digits))
+
+
+def project_dir(cwd: str) -> str:
+    return os.path.join(claude_dir(), "projects", encode_project_dir(cwd))
+
+
+def is_agent_file(name: str) -> bool:
+    return name.startswith(SUBAGENT_PREFIX) and name.endswith(SUFFIX)

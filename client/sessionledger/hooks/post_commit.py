@@ -1,0 +1,63 @@
+"""The git `post-commit` hook (`init --git-hook`): capture this repository's active agent sessions
+for the commit just made — whichever agent, and whoever typed `git commit`.
+
+Agents without a usable tool hook (Codex CLI before hooks.json, Gemini CLI before v0.21, any
+agent whose hooks are not installed) are covered by it, and so is a commit a person makes by hand
+in another terminal while an agent session runs. "Active" means written to in the last
+`ACTIVE_SECONDS` (two hours) by a session held in this working tree; each adapter says where its
+transcripts live (`agent.recent_files`). Each such session gets a checkpoint segment linked to
+the commit: what it wrote since its last capture.
+
+A commit made by an agent's own shell tool while that agent's tool hook of ours is installed
+(Claude Code sets `CLAUDECODE=1` for its Bash commands, Gemini CLI `GEMINI_CLI=1`) is left to
+that hook, which runs a moment later and also captures the call's result.
+
+Never fails a commit and prints nothing: `hook` exits 0 and logs instead. The no-op path (no
+active session) imports the adapters, lists a few directories and returns; `bench/bench_hook.py`
+measures it against a bare interpreter start.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from sessionledger import gitrefs, observe
+
+
+def handle(payload: dict) -> None:
+    repo = gitrefs.find_repo(os.getcwd())  # git runs the hook at the top of the working tree
+    if repo is None:
+        return
+    sha, ref = gitrefs.read_head(repo)
+    if sha is None and gitrefs.uses_reftable(repo):
+        from sessionledger.gitmeta import head
+
+        sha, ref = head(repo.worktree)[0], None
+    if sha is None or sha == observe.seen(repo.git_dir):
+        return
+    found = active_sessions(repo.worktree)
+    if not found:
+        return
+    from sessionledger import checkpoint
+
+    if checkpoint.on_commit(repo, sha, gitrefs.branch_name(ref), found):
+        from sessionledger.spawn import start_uploader
+
+        start_uploader()
+
+
+def active_sessions(worktree: str, now: float | None = None) -> list[tuple[object, str]]:
+    """(agent, transcript) of every session held in `worktree` written in the active window,
+    less those whose own tool hook will capture this commit."""
+    from sessionledger import agents
+    from sessionledger.agents.base import ACTIVE_SECONDS
+
+    since = (now or time.time()) - ACTIVE_SECONDS
+    found: list[tuple[object, str]] = []
+    for agent in agents.every():
+        inside_agent = bool(agent.shell_marker and os.environ.get(agent.shell_marker))
+        if inside_agent and agent.hook_installed(worktree, os.path.expanduser("~")):
+            continue
+        found += [(agent, path) for path in agent.recent_files([worktree], since)]
+    return found
