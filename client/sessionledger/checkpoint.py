@@ -54,7 +54,7 @@ def on_commit(repo: Repo, sha: str, branch: str, sessions: list) -> bool:
 def _capture_one(
     txn: state.Transaction, agent: object, transcript: str, repo: Repo, sha: str, branch: str, old: str | None
 ) -> str:
-    verdict = detect.judge(repo, sha, reference_time(txn, transcript))
+    verdict = detect.judge(repo, sha, detect.reference_time(txn, transcript))
     if not verdict.capture:
         log.info(f"commit {sha[:10]} in {repo.worktree}; {transcript} not captured: {verdict.reason}")
         return SKIPPED
