@@ -14,7 +14,7 @@ from frontend import tools
 from frontend.conversation import Card, Item
 from frontend.html import Markup
 from frontend.markdown import mark_matches, plain_block, render_budget, render_markdown, render_plain
-from sessionledger.formats.classify import SYSTEM_REMINDER
+from sessionledger import agents
 
 TEXT_LIMIT = 30_000  # characters of a prompt or reply shown inline; the rest via the message page
 MARKDOWN_KINDS = frozenset({"prompt", "text", "thinking"})
@@ -140,11 +140,11 @@ def _view(item: Item, needle: str) -> ItemView:
     first = next((line.strip() for line in content.splitlines() if line.strip()), "")
     preview = first if len(first) <= PREVIEW_LIMIT else first[: PREVIEW_LIMIT - 1] + "…"
     subtype = _text(message.get("subtype"))
-    reminder = content.startswith(REMINDER)  # context Claude Code injected: folded, never a wall of text
+    reminder = next((p for p in INJECTED if content.startswith(p)), "")  # the agent's own context: folded
     return ItemView(
         html=mark_matches(html, needle),
         hidden=hidden,
-        preview=preview[len(REMINDER) :].strip() or "…" if reminder else preview,
+        preview=preview[len(reminder) :].strip() or "…" if reminder else preview,
         long=reminder or preview != content.strip(),
         label="System reminder"
         if reminder
@@ -152,7 +152,7 @@ def _view(item: Item, needle: str) -> ItemView:
     )
 
 
-REMINDER = SYSTEM_REMINDER
+INJECTED = agents.injected_context()
 
 
 def _result_only(item: Item, needle: str) -> ItemView:

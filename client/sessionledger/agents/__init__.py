@@ -40,6 +40,11 @@ def every() -> list[Agent]:
     return [get(name) for name in AGENTS]
 
 
+def injected_context() -> tuple[str, ...]:
+    """How any agent's injected context begins (``Agent.injected_context``), for folding it on the page."""
+    return tuple(prefix for agent in every() for prefix in agent.injected_context)
+
+
 def for_transcript(path: str) -> Agent:
     """The agent whose transcript `path` is, by its place and name (Claude Code otherwise)."""
     for agent in every():

@@ -74,6 +74,9 @@ class Agent:
     # may its transcripts be captured as whole-file snapshots (segments from offset 0 that
     # supersede the earlier ones)? See `capture_mode`.
     snapshots = False
+    # how context the agent injects into the conversation (not typed by anyone) begins; the
+    # session page folds such messages
+    injected_context: tuple[str, ...] = ()
 
     @property
     def roles(self) -> frozenset[str]:

@@ -19,6 +19,7 @@ from sessionledger.agents.base import (
 from sessionledger.agents.claude_layout import (
     SUBAGENT_PREFIX,
     SUFFIX,
+    SYSTEM_REMINDER,
     claude_dir,
     encode_project_dir,
     is_agent_file,
@@ -40,6 +41,7 @@ def _is_session_file(name: str) -> bool:
 
 class ClaudeCode(Agent):
     name = "claude-code"
+    injected_context = (SYSTEM_REMINDER,)  # hooks' and todos' reminders
     display_name = "Claude Code"
     executable = "claude"
     # (Claude Code event, matcher, our handler): what `init` installs (`hookinstall`)

@@ -69,3 +69,6 @@ def project_dir(cwd: str) -> str:
 
 def is_agent_file(name: str) -> bool:
     return name.startswith(SUBAGENT_PREFIX) and name.endswith(SUFFIX)
+
+
+SYSTEM_REMINDER = "<system-reminder>"  # opens context Claude Code injects into the conversation (hooks, todos)

@@ -26,7 +26,6 @@ NOT_PROMPT_PREFIXES: tuple[tuple[str, str], ...] = (
 )
 
 # Wrappers Claude Code puts around machine-written user text; the text inside is what matters.
-SYSTEM_REMINDER = "<system-reminder>"  # opens context Claude Code injects into the conversation (hooks, todos)
 _WRAPPER_TAGS = re.compile(r"</?(?:local-command-(?:stdout|stderr|caveat)|bash-(?:stdout|stderr)|task-notification)>")
 
 
