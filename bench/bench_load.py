@@ -2,9 +2,13 @@
 
 Starts gunicorn (config.wsgi) and a Celery worker on the benchmark database, runs the uploaders,
 then waits for every accepted session to complete. Prints one JSON object: accepted/s, latency
-p50/p95, status counts (only 2xx/429/503 are acceptable) and how many accepted sessions completed.
+p50/p95, status counts (only 2xx/429/503 are acceptable), how many accepted sessions completed, how
+long the backlog took to drain after the load stopped, and the worker's throughput (completed per
+second from the first upload to the last completion). ``--max-queue-depth`` sets the backpressure
+bound (sessions_app/backpressure.py; 0 = off) of the servers it starts.
 
     .venv/bin/python bench/bench_load.py [--uploaders 8] [--seconds 20] [--ingest-rate 100000/min]
+        [--max-queue-depth 1000] [--worker-concurrency 2]
 """
 
 from __future__ import annotations
@@ -33,9 +37,10 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _start_services(port: int, rate: str) -> list[subprocess.Popen]:
+def _start_services(port: int, rate: str, depth: int, concurrency: int) -> list[subprocess.Popen]:
     env = {
         **os.environ,
+        "SESSIONLEDGER_MAX_QUEUE_DEPTH": str(depth),
         "SESSIONLEDGER_INGEST_RATE": rate,
         "SESSIONLEDGER_QUERY_RATE": "100000/min",
         "ALLOWED_HOSTS": "127.0.0.1",
@@ -48,7 +53,7 @@ def _start_services(port: int, rate: str) -> list[subprocess.Popen]:
         env=env,
     )
     worker = subprocess.Popen(
-        [str(bin_dir / "celery"), "-A", "config", "worker", "--concurrency", "2", "--loglevel", "WARNING"],
+        [str(bin_dir / "celery"), "-A", "config", "worker", "--concurrency", str(concurrency), "--loglevel", "WARNING"],
         cwd=ROOT,
         env=env,
     )
@@ -95,7 +100,8 @@ def _uploader(url: str, secret: str, body: bytes, until: float, results: list) -
         )
         results.append((response.status_code, time.perf_counter() - started, response.json().get("id")))
         if response.status_code in (429, 503):
-            time.sleep(float(response.headers.get("Retry-After", "1")))
+            wait = float(response.headers.get("Retry-After", "1"))
+            time.sleep(max(0.0, min(wait, until - time.monotonic())))  # as told, but not past the run
 
 
 def _wait_complete(ids: list[str], seconds: float) -> int:
@@ -117,6 +123,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--ingest-rate", default="100000/min")
     parser.add_argument("--transcript-kb", type=int, default=200)
+    parser.add_argument("--max-queue-depth", type=int, default=1000)
+    parser.add_argument("--worker-concurrency", type=int, default=2)
     args = parser.parse_args()
     setup()
     from bench_ingest import _bench_world
@@ -126,7 +134,7 @@ def main() -> None:
     with unscoped():
         project, _, secret = _bench_world()
     port = _free_port()
-    processes = _start_services(port, args.ingest_rate)
+    processes = _start_services(port, args.ingest_rate, args.max_queue_depth, args.worker_concurrency)
     try:
         body = gzip.compress(synthetic(args.transcript_kb * 1024))
         url = f"http://127.0.0.1:{port}/api/v1/projects/{project.slug}/sessions"
@@ -135,12 +143,15 @@ def main() -> None:
         threads = [
             threading.Thread(target=_uploader, args=(url, secret, body, until, results)) for _ in range(args.uploaders)
         ]
+        started = time.monotonic()
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
+        load_ended = time.monotonic()
         accepted = [r for r in results if r[0] in (200, 202)]
         completed = _wait_complete([r[2] for r in accepted], 180)
+        drained = time.monotonic()
     finally:
         _stop(processes)
     latencies = [r[1] for r in results]
@@ -158,6 +169,10 @@ def main() -> None:
                 "only_allowed_statuses": set(statuses) <= {200, 202, 429, 503},
                 "accepted": len(accepted),
                 "completed": completed,
+                "refused_behind_503": statuses.get(503, 0),
+                "drain_after_load_s": round(drained - load_ended, 1),
+                "worker_processes": args.worker_concurrency,
+                "processed_per_s": round(completed / max(drained - started, 0.001), 1),
             },
             indent=2,
         )

@@ -10,6 +10,12 @@ and search vector, update the row. Celery's own overhead (a few ms per task on R
 Prints one JSON object: per size (the generator rounds up to whole turns) the median and p95 seconds
 per session, sessions per day per core, and the average stored row size.
 The throwaway project and its blobs are deleted afterwards.
+
+``--small`` adds the fixed cost on small segments (most checkpoint segments are small): for each real
+transcript (tests/realfixtures.py; TranscriptBuilder ones of similar sizes when absent) the floor —
+gunzip + parse of the same bytes, measured in the same run, interleaved — against ``session_process``
+and against the whole Celery task body (``process_session``: load, fairness slot, attempt count,
+scope, processing, commit), each as a ratio to the floor.
 """
 
 from __future__ import annotations
@@ -53,6 +59,70 @@ def _figures(project, user, size_kb: int, count: int) -> dict:
     }
 
 
+def _small_transcripts() -> dict[str, bytes]:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests import realfixtures
+
+    if realfixtures.available():
+        files = sorted(realfixtures.REAL_TRANSCRIPTS.glob("*.jsonl"), key=lambda p: p.stat().st_size)
+        return {f"{p.stem}_{p.stat().st_size // 1024}kb": p.read_bytes() for p in files}
+    from tests.client.transcript_builder import TranscriptBuilder
+
+    made = {}
+    for turns in (4, 15, 100):
+        b = TranscriptBuilder(start="2026-02-10T09:00:00Z")
+        for turn in range(turns):
+            b.prompt(f"Turn {turn}: fix the parser").assistant_text("Looking at it.")
+            b.new_response().tool_call("Bash", {"command": "pytest -q"}, result="12 passed\n" * 20)
+            b.new_response().assistant_text("Done.").turn_end()
+        raw = b.build()
+        made[f"built_{len(raw) // 1024}kb"] = raw
+    return made
+
+
+def _small_figures(project, user, name: str, raw: bytes, count: int) -> dict:
+    import gzip
+
+    from projects.scoping import project_scope
+    from sessionledger.formats import parse_transcript
+    from sessions_app.processing import session_process
+    from sessions_app.tasks import process_session
+
+    gz = gzip.compress(raw)
+    direct = [stored_session(project, user, raw) for _ in range(count + 1)]
+    tasked = [stored_session(project, user, raw) for _ in range(count + 1)]
+    floor, body, task = [], [], []
+    for n in range(count + 1):
+        started = time.perf_counter()
+        parse_transcript(gzip.decompress(gz), agent="claude-code")
+        floor.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        with project_scope(project):
+            session_process(session=direct[n])
+        body.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        process_session(str(tasked[n].pk))
+        task.append(time.perf_counter() - started)
+    floor, body, task = floor[1:], body[1:], task[1:]  # the first round warms up
+    f = statistics.median(floor)
+    return {
+        "raw_bytes": len(raw),
+        "floor_gunzip_parse_ms": round(f * 1000, 2),
+        "session_process_ms": round(statistics.median(body) * 1000, 2),
+        "task_ms": round(statistics.median(task) * 1000, 2),
+        "task_p95_ms": round(percentile(task, 0.95) * 1000, 2),
+        "ratio_session_process": round(statistics.median(body) / f, 1),
+        "ratio_task": round(statistics.median(task) / f, 1),
+        # best of N: less at the mercy of a shared machine's load spikes than the medians
+        "floor_best_ms": round(min(floor) * 1000, 2),
+        "task_best_ms": round(min(task) * 1000, 2),
+        "ratio_task_best": round(min(task) / min(floor), 1),
+    }
+
+
 def _row_bytes(ids: list) -> int:
     """Average stored size of these sessions' rows (TOASTed summary, digest and search vector included)."""
     from django.db import connection
@@ -66,8 +136,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes-kb", type=int, nargs="+", default=[400, 1500, 3000, 9000])
     parser.add_argument("--count", type=int, default=10)
+    parser.add_argument("--small", action="store_true", help="also the fixed cost on small real transcripts")
+    parser.add_argument("--small-only", action="store_true", help="only that")
     args = parser.parse_args()
     setup()
+    from django.conf import settings
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # a parked session's hand-off would otherwise need a broker
     from projects.models import Project, Role, User
     from projects.scoping import project_scope, unscoped
     from projects.services import membership_add
@@ -80,7 +155,14 @@ def main() -> None:
     with project_scope(project):
         membership_add(project=project, user=user, role=Role.ADMIN)
     try:
-        report = {f"{kb}kb": _figures(project, user, kb, args.count) for kb in args.sizes_kb}
+        report: dict = {}
+        if args.small or args.small_only:
+            report["small"] = {
+                name: _small_figures(project, user, name, raw, max(args.count, 15))
+                for name, raw in _small_transcripts().items()
+            }
+        if not args.small_only:
+            report.update({f"{kb}kb": _figures(project, user, kb, args.count) for kb in args.sizes_kb})
     finally:
         with unscoped():
             keys = [

@@ -138,7 +138,7 @@ def _queue_length() -> int | None:
 
 
 _STATE = CollectorRegistry(auto_describe=False)
-_STATE.register(SessionStateCollector())  # type: ignore[arg-type]
+_STATE.register(SessionStateCollector())
 
 
 def exposition(*, with_state: bool) -> bytes:

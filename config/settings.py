@@ -205,6 +205,9 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-processing": {"task": "sessions.sweep_processing", "schedule": env.integer("SESSIONLEDGER_SWEEP_EVERY", 60)},
     "apply-retention": {"task": "sessions.apply_retention", "schedule": 3600},
 }
+# Rendered pages of the session page, per session, content generation, filters and page (frontend/page_cache.py);
+# 0 renders every request.
+SESSIONLEDGER_PAGE_CACHE_SECONDS = env.integer("SESSIONLEDGER_PAGE_CACHE_SECONDS", 24 * 3600)
 SESSIONLEDGER_ACCESS_LOG_DAYS = env.integer("SESSIONLEDGER_ACCESS_LOG_DAYS", 365)
 # Insights' estimated cost: JSON {model prefix: [input, output, cache write, cache read] USD per million
 # tokens}; empty: the defaults of sessions_app/prices.py (see docs/ui.md).
@@ -222,6 +225,10 @@ SESSIONLEDGER_MAX_METADATA_BYTES = env.integer("SESSIONLEDGER_MAX_METADATA_BYTES
 SESSIONLEDGER_PROCESS_CPU_SECONDS = env.integer("SESSIONLEDGER_PROCESS_CPU_SECONDS", 30)
 SESSIONLEDGER_PROCESS_TIME_LIMIT = env.integer("SESSIONLEDGER_PROCESS_TIME_LIMIT", 180)
 SESSIONLEDGER_PROCESS_MAX_ATTEMPTS = env.integer("SESSIONLEDGER_PROCESS_MAX_ATTEMPTS", 3)
+# Backpressure (sessions_app/backpressure.py): uploads are answered 503 + Retry-After while more than this many
+# tasks wait in the Celery queue; 0 turns it off. docs/scaling.md: choosing it and the number of workers.
+SESSIONLEDGER_MAX_QUEUE_DEPTH = env.integer("SESSIONLEDGER_MAX_QUEUE_DEPTH", 1000)
+SESSIONLEDGER_BACKPRESSURE_RETRY_AFTER = env.integer("SESSIONLEDGER_BACKPRESSURE_RETRY_AFTER", 30)
 # Sessions of one project processed at once, across all workers; 0 = no limit. The default leaves one of
 # a default worker's processes (one per core) to the other projects (docs/scaling.md).
 SESSIONLEDGER_PROJECT_CONCURRENCY = env.integer("SESSIONLEDGER_PROJECT_CONCURRENCY", max(1, (os.cpu_count() or 2) - 1))

@@ -7,13 +7,10 @@ from typing import Any, ClassVar
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponseBase
-from django.shortcuts import get_object_or_404
 from django.template.response import SimpleTemplateResponse
 
-from projects import selectors as project_selectors
-from projects.access import membership_for
-from projects.models import Project, Role, role_at_least
-from projects.scoping import project_scope
+from projects.models import Membership, Project, Role, role_at_least
+from projects.scoping import project_scope, unscoped
 
 PAGE_READ: dict[str, str] = {"GET": Role.VIEWER, "HEAD": Role.VIEWER}
 PAGE_ADMIN: dict[str, str] = {"GET": Role.ADMIN, "HEAD": Role.ADMIN, "POST": Role.ADMIN}
@@ -29,15 +26,22 @@ class ProjectPageMixin(LoginRequiredMixin):
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not request.user.is_authenticated:
             return self.handle_no_permission()
-        self.project = get_object_or_404(Project, slug=kwargs["project"])
-        self.membership = membership_for(project=self.project, user=request.user)
-        if self.membership is None:
+        # One query, before entering the scope (inside it, row-level security shows only this project's
+        # memberships): every membership of the user with its project — the project switcher's list and,
+        # among them, the one of this page. A project the user is not a member of is a 404 like a missing one.
+        with unscoped():
+            memberships = list(
+                Membership.objects.filter(user=request.user).select_related("project").order_by("project__slug")
+            )
+        membership = next((m for m in memberships if m.project.slug == kwargs["project"]), None)
+        if membership is None:
             raise Http404("No such project.")
+        membership.user = request.user
+        self.project, self.membership = membership.project, membership
         required = self.required_roles.get(request.method or "GET")
         if required is None or not role_at_least(self.membership.role, required):
             raise PermissionDenied(f"This page needs the {required or 'admin'} role.")
-        # Read before entering the scope: inside it, row-level security shows only this project's memberships.
-        self.switchable = list(project_selectors.project_list(user=request.user))
+        self.switchable = [m.project for m in memberships]
         with project_scope(self.project):
             response = super().dispatch(request, *args, **kwargs)
             if isinstance(response, SimpleTemplateResponse):

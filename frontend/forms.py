@@ -64,6 +64,7 @@ class SessionListForm(forms.Form):
     author = forms.ChoiceField(required=False)
     commit = forms.CharField(required=False, max_length=40)
     task = forms.CharField(required=False, max_length=100)
+    files = forms.CharField(required=False, max_length=1024, label="File")
     kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Kind.choices])
     status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Status.choices])
     since = MomentField(label="From")
@@ -88,7 +89,7 @@ class SessionListForm(forms.Form):
         data = getattr(self, "cleaned_data", {})
         out = {
             name: str(data[name]).strip()
-            for name in ("branch", "author", "commit", "task", "kind", "status")
+            for name in ("branch", "author", "commit", "task", "files", "kind", "status")
             if data.get(name)
         }
         out.update({name: data[name].isoformat() for name in ("since", "until") if data.get(name)})

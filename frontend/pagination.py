@@ -1,4 +1,4 @@
-"""Keyset pagination of session lists on (created_at, id), newest first; one query per page.
+"""Keyset pagination of session lists on (captured_at, id), newest first; one query per page.
 
 The cursor is opaque to users (URL-safe base64) but carries its direction, so both "older" and
 "newer" links are keyset queries — no OFFSET, no COUNT, stable while new sessions arrive.
@@ -26,12 +26,12 @@ class KeysetPage:
 
 
 def encode_cursor(direction: str, row: Any) -> str:
-    text = f"{direction}|{row.created_at.isoformat()}|{row.pk}"
+    text = f"{direction}|{row.captured_at.isoformat()}|{row.pk}"
     return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
 
 def decode_cursor(cursor: str) -> tuple[str, datetime, uuid.UUID] | None:
-    """(direction, created_at, id), or None for a missing or tampered cursor (→ first page)."""
+    """(direction, captured_at, id), or None for a missing or tampered cursor (→ first page)."""
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         direction, stamp, pk = text.split("|")
@@ -44,15 +44,15 @@ def decode_cursor(cursor: str) -> tuple[str, datetime, uuid.UUID] | None:
 def keyset_page(queryset: QuerySet, cursor: str | None, limit: int) -> KeysetPage:
     position = decode_cursor(cursor) if cursor else None
     if position is None:
-        rows = list(queryset.order_by("-created_at", "-id")[: limit + 1])
+        rows = list(queryset.order_by("-captured_at", "-id")[: limit + 1])
         return KeysetPage(rows[:limit], _cursor(OLDER, rows, limit), None)
     direction, stamp, pk = position
     if direction == OLDER:
-        after = Q(created_at__lt=stamp) | Q(created_at=stamp, id__lt=pk)
-        rows = list(queryset.filter(after).order_by("-created_at", "-id")[: limit + 1])
+        after = Q(captured_at__lt=stamp) | Q(captured_at=stamp, id__lt=pk)
+        rows = list(queryset.filter(after).order_by("-captured_at", "-id")[: limit + 1])
         return KeysetPage(rows[:limit], _cursor(OLDER, rows, limit), _first(rows))
-    before = Q(created_at__gt=stamp) | Q(created_at=stamp, id__gt=pk)
-    rows = list(queryset.filter(before).order_by("created_at", "id")[: limit + 1])
+    before = Q(captured_at__gt=stamp) | Q(captured_at=stamp, id__gt=pk)
+    rows = list(queryset.filter(before).order_by("captured_at", "id")[: limit + 1])
     more_newer = len(rows) > limit
     rows = rows[:limit][::-1]
     return KeysetPage(

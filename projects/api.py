@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from projects import device, limits, selectors, services
-from projects.access import ADMIN_ONLY, READ_ONLY, ProjectAPIView, TokenScopePermission
+from projects.access import ADMIN_ONLY, READ_ONLY, ProjectAPIView, TokenScopePermission, acting_user
 from projects.errors import DomainError
 from projects.models import ApiToken, Invitation, Membership, Project, Role, Scope
 from projects.serializers import (
@@ -42,7 +42,7 @@ class ProjectListView(generics.ListAPIView):
 
     def get_queryset(self):
         return selectors.project_list(
-            user=self.request.user, repo=self.request.query_params.get("repo"), token=_token(self.request)
+            user=acting_user(self.request), repo=self.request.query_params.get("repo"), token=_token(self.request)
         )
 
 
@@ -57,7 +57,8 @@ class ProjectDetailView(ProjectAPIView):
     def patch(self, request: Request, project: str) -> Response:
         serializer = ProjectUpdateSerializer(self.project, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        return Response(ProjectSerializer(serializer.save()).data)
+        updated = services.project_update(project=self.project, **serializer.validated_data)
+        return Response(ProjectSerializer(updated).data)
 
 
 class MemberListView(ProjectAPIView):
@@ -78,7 +79,7 @@ class MemberListView(ProjectAPIView):
     def post(self, request: Request, project: str) -> Response:
         data = _validated(MembershipCreateSerializer, request)
         invitation = services.invitation_create(
-            project=self.project, email=data["email"], role=data["role"], invited_by=request.user
+            project=self.project, email=data["email"], role=data["role"], invited_by=acting_user(request)
         )
         return Response(InvitationSerializer(invitation).data, status=status.HTTP_202_ACCEPTED)
 
@@ -117,7 +118,7 @@ class InvitationListView(ProjectAPIView):
     def post(self, request: Request, project: str) -> Response:
         data = _validated(InvitationCreateSerializer, request)
         invitation = services.invitation_create(
-            project=self.project, email=data["email"], role=data["role"], invited_by=request.user
+            project=self.project, email=data["email"], role=data["role"], invited_by=acting_user(request)
         )
         return Response(InvitationSerializer(invitation).data, status=status.HTTP_201_CREATED)
 
@@ -138,7 +139,7 @@ class InvitationDetailView(ProjectAPIView):
 def _token_project(request: Request, slug: str | None) -> Project | None:
     """The project a new token is restricted to; a restricted caller mints only restricted tokens."""
     caller = _token(request)
-    mine = selectors.project_list(user=request.user, token=caller)
+    mine = selectors.project_list(user=acting_user(request), token=caller)
     if not slug and (caller is None or caller.project_id is None):
         return None
     project = mine.filter(slug=slug).first() if slug else mine.first()
@@ -152,7 +153,7 @@ class TokenListView(APIView):
 
     @extend_schema(responses=ApiTokenSerializer(many=True))
     def get(self, request: Request) -> Response:
-        tokens = selectors.token_list(user=request.user, token=_token(request))
+        tokens = selectors.token_list(user=acting_user(request), token=_token(request))
         return Response(ApiTokenSerializer(tokens, many=True).data)
 
     @extend_schema(request=ApiTokenCreateSerializer, responses={201: ApiTokenCreatedSerializer})
@@ -162,7 +163,7 @@ class TokenListView(APIView):
         )
         data = _validated(ApiTokenCreateSerializer, request)
         token, secret = services.token_mint(
-            user=request.user,
+            user=acting_user(request),
             parent=_token(request),
             name=data["name"],
             project=_token_project(request, data.get("project")),
@@ -178,7 +179,7 @@ class TokenDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, token_id: int) -> Response:
-        tokens = selectors.token_list(user=request.user, token=_token(request))
+        tokens = selectors.token_list(user=acting_user(request), token=_token(request))
         services.token_revoke(token=get_object_or_404(tokens, pk=token_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 

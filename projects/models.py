@@ -1,6 +1,6 @@
 """The tenant (Project) and who may do what in it.
 
-Tenant-owned models use ``ScopedManager``: querying them without an active project scope
+Tenant-owned models use ``ProjectScopedManager`` (projects.managers): querying them without an active project scope
 raises, so a forgotten filter is an error instead of a data leak.
 """
 
@@ -12,7 +12,8 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.db import models
 from django.utils import timezone
-from django_scopes import ScopedManager
+
+from projects.managers import ProjectScopedManager
 
 
 class UserManager(BaseUserManager["User"]):
@@ -84,7 +85,7 @@ class Membership(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = ScopedManager(project="project")
+    objects = ProjectScopedManager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "user"], name="membership_unique_user")]
@@ -105,7 +106,7 @@ class Invitation(models.Model):
     accepted_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
-    objects = ScopedManager(project="project")
+    objects = ProjectScopedManager()
 
     class Meta:
         ordering = ["-created_at"]

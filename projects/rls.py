@@ -2,9 +2,11 @@
 
 Inside a project scope every statement runs as the role ``sessionledger_web`` (which owns no
 table and has no BYPASSRLS), with ``sessionledger.project`` naming the project. Both are set
-with ``set_config(…, true)`` — transaction-local — and reset when the scope ends, so a pooled
-connection never carries a tenant into the next request. The policies (migration
-``sessions_app.0005``) show a tenant table's rows only when their project is that setting.
+with ``set_config(…, true)`` — transaction-local — so a pooled connection never carries a tenant
+into the next request: when the scope opened the transaction, its COMMIT (or ROLLBACK) drops both
+settings, with no statement of ours; when it is a savepoint inside a caller's transaction (a
+test, a command), both are reset explicitly as the scope ends, since the caller's transaction goes
+on. The policies (migration ``sessions_app.0005``) show a tenant table's rows only when their project is that setting.
 
 Outside a scope, code runs as the connecting (owner) role: that is where django-scopes already
 refuses tenant queries, and where the named bypass ``unscoped()`` is meant to see everything.
@@ -29,21 +31,29 @@ SETTING = "sessionledger.project"
 
 
 @contextmanager
-def tenant_transaction(project_id: object) -> Iterator[None]:
-    """A transaction (or savepoint) in which only ``project_id``'s tenant rows exist."""
+def tenant_transaction(project_id: object, *, durable: bool = True) -> Iterator[None]:
+    """A transaction (or savepoint) in which only ``project_id``'s tenant rows exist.
+
+    ``durable=False`` commits without waiting for the WAL flush (``synchronous_commit=off``, local to
+    the transaction), for work whose result can be derived again: a crash of PostgreSQL in the next
+    fraction of a second may lose it, never corrupt it (the worker's result: the session then stays
+    ``processing`` and the sweep queues it again)."""
     if not settings.SESSIONLEDGER_RLS:
         yield
         return
+    outermost = connection.get_autocommit() and not connection.in_atomic_block
+    lazy_commit = "" if durable else ", set_config('synchronous_commit', 'off', true)"
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT set_config(%s, %s, true), set_config('role', %s, true)",
+                f"SELECT set_config(%s, %s, true), set_config('role', %s, true){lazy_commit}",
                 [SETTING, str(project_id), settings.DATABASE_WEB_ROLE],
             )
         try:
             yield
         finally:
-            _reset()
+            if not outermost:
+                _reset()
 
 
 def _reset() -> None:

@@ -1,8 +1,9 @@
 """The three ways into a project scope, and the one named way around it.
 
-Requests enter a scope in the base views (``projects.access``), Celery tasks in
-``projects.tasks.project_task``, commands and scripts with ``project_scope``. Code that must see
-every tenant (sweeps, retention, admin) says so with ``unscoped()`` so it can be grepped.
+Requests enter a scope in the base views (``projects.access.ProjectAPIView`` for the API,
+``frontend.access.ProjectPageMixin`` for pages), Celery tasks in ``projects.tasking.project_task``,
+commands and scripts with ``project_scope``. Code that must see every tenant (sweeps, retention,
+admin) says so with ``unscoped()`` so it can be grepped.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from projects.rls import tenant_transaction
 
 
 @contextmanager
-def project_scope(project: Project) -> Iterator[Project]:
-    """Both walls at once: django-scopes in Python, row-level security in PostgreSQL."""
-    with scope(project=project), tenant_transaction(project.pk):
+def project_scope(project: Project, *, durable: bool = True) -> Iterator[Project]:
+    """Both walls at once: django-scopes in Python, row-level security in PostgreSQL (``durable``:
+    ``projects.rls.tenant_transaction``)."""
+    with scope(project=project), tenant_transaction(project.pk, durable=durable):
         yield project
 
 

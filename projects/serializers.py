@@ -67,7 +67,9 @@ class InvitationCreateSerializer(serializers.Serializer):
 
 
 class ApiTokenSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    project: serializers.SlugRelatedField[Project] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = ApiToken

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.core.validators import slug_re
 from django.db import IntegrityError, transaction
@@ -29,7 +30,7 @@ def user_create(*, email: str, password: str | None = None, staff: bool = False)
 
 
 def project_create(*, slug: str, name: str = "", repo: str | None = None, admin: User | None = None) -> Project:
-    if not slug_re.fullmatch(slug) or len(slug) > Project._meta.get_field("slug").max_length:
+    if not slug_re.fullmatch(slug) or len(slug) > (Project._meta.get_field("slug").max_length or 0):
         raise DomainError(
             "invalid", f"{slug!r} is not a valid slug: use letters, digits, - and _ (at most 64).", field="slug"
         )
@@ -44,6 +45,24 @@ def project_create(*, slug: str, name: str = "", repo: str | None = None, admin:
         project = Project.objects.create(slug=slug, name=name or slug, repo=repo)
         if admin is not None:
             Membership.objects.create(project=project, user=admin, role=Role.ADMIN)
+    return project
+
+
+PROJECT_EDITABLE = ("name", "retention_days")
+
+
+def project_update(*, project: Project, **changes: Any) -> Project:
+    """Change what an admin may change: the name and how long sessions are kept (``None`` = forever).
+
+    The one write of these fields, for the API and the settings page alike; the hourly retention
+    task (``sessions_app.retention``) applies a shortened retention at its next run.
+    """
+    if unknown := set(changes) - set(PROJECT_EDITABLE):
+        raise TypeError(f"not editable: {sorted(unknown)}")
+    for field, value in changes.items():
+        setattr(project, field, value)
+    if changes:
+        project.save(update_fields=list(changes))
     return project
 
 

@@ -31,9 +31,14 @@ def project_task(
     time_limit: int = 600,
     max_retries: int = 5,
     gate: Callable[[Any], AbstractContextManager[bool]] | None = None,
+    related: tuple[str, ...] = ("project",),
+    durable: bool = True,
 ) -> Callable[[Callable[[Any], Any]], Any]:
     """``gate(obj)``, if given, is entered before the project scope, outside any transaction (so
-    what it writes is committed at once), and yields whether the body runs now."""
+    what it writes is committed at once), and yields whether the body runs now. ``related`` are
+    loaded with the object (in the same query); ``durable=False`` lets the body's transaction
+    commit without waiting for the WAL flush, for bodies whose result can be derived again
+    (``projects.rls.tenant_transaction``)."""
 
     def decorate(body: Callable[[Any], Any]) -> Any:
         @shared_task(
@@ -51,14 +56,14 @@ def project_task(
         )
         def task(self: Any, object_id: str) -> Any:
             with unscoped():
-                obj = model.objects.select_related("project").filter(pk=object_id).first()  # type: ignore[attr-defined]
+                obj = model.objects.select_related(*related).filter(pk=object_id).first()  # type: ignore[attr-defined]
             if obj is None:
                 logger.warning("%s: %s %s no longer exists; nothing to do", name, model.__name__, object_id)
                 return None
             with gate(obj) if gate else nullcontext(True) as admitted:
                 if not admitted:
                     return None
-                with project_scope(obj.project):
+                with project_scope(obj.project, durable=durable):
                     return body(obj)
 
         return task

@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class SessionsAppConfig(AppConfig):
     name = "sessions_app"
     verbose_name = "Captured sessions"
+
+    def ready(self) -> None:
+        from sessions_app import lookups  # noqa: F401  (registers commit_hash__hexprefix)

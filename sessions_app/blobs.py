@@ -90,6 +90,17 @@ def open_stream(key: str) -> IO[bytes]:
         raise StorageUnavailable(f"cannot read {key}: {exc}") from exc
 
 
+def delete_reporting(*keys: str) -> list[str]:
+    """Delete these blobs; the keys storage could not delete (it was unavailable) are returned."""
+    storage, failed = blob_storage(), []
+    for key in keys:
+        try:
+            storage.delete(key)
+        except STORAGE_ERRORS:
+            failed.append(key)
+    return failed
+
+
 def delete(*keys: str) -> None:
     """Best-effort removal (used to undo a half-done ingest and by retention)."""
     storage = blob_storage()

@@ -18,6 +18,23 @@ from sessions_app.models import Session, Status
 
 DEFAULT_BUDGET, MAX_BUDGET = 8_000, 50_000
 PER_GROUP = 20
+# What a digest shows of a session: the rest of the row (sizes, redaction counts, sub-agents, …)
+# is neither read nor decoded — forty sessions per digest, on every SessionStart.
+DIGEST_COLUMNS = (
+    "id",
+    "kind",
+    "status",
+    "commit_hash",
+    "task_id",
+    "feature_branch",
+    "captured_at",
+    "title",
+    "commit_message",
+    "files_touched",
+    "digest",
+    "author__email",
+    "project__slug",
+)
 USEFUL_STATUSES = (Status.COMPLETE, Status.REJECTED, Status.ABANDONED)
 # (prompts kept, characters per prompt, characters of the last reply) from richest to leanest
 DETAIL_LEVELS = ((8, 400, 600), (4, 200, 240), (1, 120, 0))
@@ -40,8 +57,8 @@ def context_candidates(*, project: Project, branch: str = "", files: list[str] |
     base = (
         Session.objects.filter(project=project, status__in=USEFUL_STATUSES)
         .select_related("author", "project")
-        .defer("search_vector")
-        .order_by("-created_at")
+        .only(*DIGEST_COLUMNS)
+        .order_by("-captured_at", "-id")
     )
     groups: list[tuple[str, QuerySet[Session]]] = []
     if branch:
@@ -100,7 +117,7 @@ def _short_header(project: Project, branch: str) -> str:
 
 def _short_block(candidate: Candidate, room: int) -> str | None:
     session = candidate.session
-    lines = [f"\n## {_what(session)} · {session.created_at:%Y-%m-%d} · {candidate.reason}"]
+    lines = [f"\n## {_what(session)} · {session.captured_at:%Y-%m-%d} · {candidate.reason}"]
     if session.title:
         lines.append(f"Title: {_cut(session.title, 120)}")
     if session.commit_message:
@@ -123,7 +140,7 @@ def _fitting_block(candidate: Candidate, room: int) -> str | None:
 def render_block(candidate: Candidate, prompts: int, prompt_chars: int, reply_chars: int) -> str:
     session = candidate.session
     lines = [
-        f"\n## {_what(session)} · {session.created_at:%Y-%m-%d} · "
+        f"\n## {_what(session)} · {session.captured_at:%Y-%m-%d} · "
         f"{session.author.email if session.author else 'unknown'} · {candidate.reason}"
     ]
     lines += [f"- {_cut(p, prompt_chars)}" for p in session.digest.get("prompts", [])[:prompts]]

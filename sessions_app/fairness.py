@@ -19,13 +19,15 @@ session left ``processing``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import IntEnum
 from functools import cache
+from typing import cast
 
 import redis
 from django.conf import settings
+from redis.commands.core import Script
 
 logger = logging.getLogger(__name__)
 PARKED_TTL = 86_400  # a parked set left behind expires; the sweep re-queues what it held
@@ -68,7 +70,7 @@ def _client() -> redis.Redis:
 
 
 @cache
-def _scripts() -> tuple[object, object]:
+def _scripts() -> tuple[Script, Script]:
     client = _client()
     return client.register_script(_ADMIT), client.register_script(_RELEASE)
 
@@ -111,8 +113,8 @@ def release(project_id: object, session_id: object) -> str | None:
 
 
 @contextmanager
-def project_slot(project_id: object, session_id: object) -> Iterator[bool]:
-    """Yields whether this session may be processed now; hands the slot on when done."""
+def project_slot(project_id: object, session_id: object, enqueue: Callable[[str], None]) -> Iterator[bool]:
+    """Yields whether this session may be processed now; hands the slot on (``enqueue``) when done."""
     if admit(project_id, session_id) is Admission.PARKED:
         logger.info("session %s parked: its project's %d slot(s) are busy", session_id, slots())
         yield False
@@ -120,19 +122,17 @@ def project_slot(project_id: object, session_id: object) -> Iterator[bool]:
     try:
         yield True
     finally:
-        hand_on(project_id, session_id)
+        hand_on(project_id, session_id, enqueue)
 
 
-def hand_on(project_id: object, session_id: object) -> None:
-    """Release and queue the project's oldest parked session, if a slot is free for it."""
-    from sessions_app.ingest import enqueue_processing
-
+def hand_on(project_id: object, session_id: object, enqueue: Callable[[str], None]) -> None:
+    """Release the slot and ``enqueue`` the project's oldest parked session, if a slot is free for it."""
     following = release(project_id, session_id)
     if following:
-        enqueue_processing(following)
+        enqueue(following)
 
 
 def parked(project_id: object) -> list[str]:
     """The project's parked sessions, oldest first (for tests and the operator)."""
     members = _client().zrange(_keys(project_id)[1], 0, -1)
-    return [member.decode() for member in members]
+    return [member.decode() for member in cast(list[bytes], members)]

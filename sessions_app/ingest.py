@@ -11,10 +11,12 @@ import hashlib
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import IO, Any
+from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from config import metrics
 from projects.errors import DomainError
@@ -22,19 +24,11 @@ from projects.models import Project, User
 from sessions_app import blobs, parts
 from sessions_app.links import session_api_url
 from sessions_app.models import Kind, Session, Status
+from sessions_app.parts import Upload
+from sessions_app.tasks import enqueue_processing
 
 logger = logging.getLogger(__name__)
 STORAGE_RETRY_AFTER = 30
-
-
-@dataclass(frozen=True)
-class Upload:
-    """One gzip part of the request: the transcript or a sub-agent transcript."""
-
-    stream: IO[bytes]
-    size: int
-    agent_id: str = ""  # a sub-agent's id, or a persisted tool output's name
-    kind: str = "subagent"  # or "tool_result" (sessions_app.parts)
 
 
 @dataclass(frozen=True)
@@ -171,6 +165,7 @@ def _new_session(
 ) -> Session:
     session_id = uuid.uuid4()
     fields = {name: metadata.get(name) for name in _COPIED_FIELDS if metadata.get(name) is not None}
+    fields["captured_at"] = _session_date(metadata.get("captured_at"))
     return Session(
         id=session_id,
         project=project,
@@ -185,6 +180,13 @@ def _new_session(
         title=_provisional_title(metadata),
         **fields,
     )
+
+
+def _session_date(captured_at: datetime | None) -> datetime:
+    """The session's date: when the client says the conversation happened (after ``import`` or an
+    offline queue, long before the upload), else now; a client clock ahead of ours is capped at now."""
+    now = timezone.now()
+    return min(captured_at, now) if captured_at is not None else now
 
 
 def _provisional_title(metadata: dict[str, Any]) -> str:
@@ -250,13 +252,3 @@ def _store_blobs(
             retry_after=STORAGE_RETRY_AFTER,
         ) from None
     return stored
-
-
-def enqueue_processing(session_id: object) -> None:
-    """Queue processing; when the broker is down the row stays ``processing`` and the sweep re-queues it."""
-    from sessions_app.tasks import process_session
-
-    try:
-        process_session.apply_async(args=[str(session_id)], retry=False)
-    except Exception as exc:
-        logger.warning("could not enqueue processing of %s (%s); the sweep will retry", session_id, exc)

@@ -1,11 +1,12 @@
 """Retrospective numbers for a project (SPEC §5 Insights), as a handful of aggregate queries.
 
 Per-session facts (turns, messages, tool calls and errors) are summed by the database into daily
-totals per facet (``InsightsDay``, kept by a trigger, migration 0006). A chart adds up the whole
-days of the period from there and takes the rest — a partial first or last day — from the
-sessions themselves through the same SQL function the trigger uses, so the numbers agree and a
-chart costs about the same at a thousand sessions or a million. Only the median sizes walk an
-index of the project's sessions (to its middle, no sort); nothing reads a blob or a digest.
+totals per facet and day of ``captured_at`` (``InsightsDay``, kept by statement-level triggers,
+migration 0012). A chart adds up the whole days of the period from there and takes the rest — a
+partial first or last day — from the sessions themselves through the same SQL function the triggers
+use, so the numbers agree and a chart costs about the same at a thousand sessions or a million. Only
+the median sizes walk an index of the project's sessions (to its middle, no sort); nothing reads a
+blob or a digest.
 The page, the CSV export and the API all come from ``insights`` and ``chart``.
 """
 
@@ -68,18 +69,18 @@ def _counted(project: Project, period: Period) -> tuple[list[str], list[Any]]:
 
 
 def _edges(period: Period, days: tuple[date | None, date | None] | None) -> tuple[str, list[Any]] | None:
-    """The part of the period outside its whole days, as a WHERE term on ``s.created_at``; None if empty."""
+    """The part of the period outside its whole days, as a WHERE term on ``s.captured_at``; None if empty."""
     if days is None:
-        terms = [("s.created_at >= %s", period.since), ("s.created_at <= %s", period.until)]
+        terms = [("s.captured_at >= %s", period.since), ("s.captured_at <= %s", period.until)]
         present = [(sql, value) for sql, value in terms if value is not None]
         return " AND ".join(sql for sql, _ in present) or "TRUE", [value for _, value in present]
     first, last = days
     ranges, params = [], []
     if first and period.since and period.since < _start(first):
-        ranges.append("(s.created_at >= %s AND s.created_at < %s)")
+        ranges.append("(s.captured_at >= %s AND s.captured_at < %s)")
         params += [period.since, _start(first)]
     if last and period.until and period.until >= _start(last + DAY):
-        ranges.append("(s.created_at >= %s AND s.created_at <= %s)")
+        ranges.append("(s.captured_at >= %s AND s.captured_at <= %s)")
         params += [_start(last + DAY), period.until]
     return (f"({' OR '.join(ranges)})", params) if ranges else None
 
@@ -112,7 +113,7 @@ def _facts(
         if by_branch:
             terms.append("s.feature_branch <> ''")
         parts.append(
-            "SELECT (s.created_at AT TIME ZONE 'UTC')::date AS day, f.key, f.sessions, f.a, f.b, f.facet, "
+            "SELECT (s.captured_at AT TIME ZONE 'UTC')::date AS day, f.key, f.sessions, f.a, f.b, f.facet, "
             "s.feature_branch AS branch FROM sessions_app_session AS s, sessions_app_insight_facts(s) AS f "
             f"WHERE {' AND '.join(terms)} AND {edges[0]} AND f.facet = ANY(%s)"
         )
@@ -199,7 +200,7 @@ def size_summary(project: Project, period: Period) -> dict[str, Any]:
     """
     facts, facts_params = _facts(project, period, "author")
     terms, params = _counted(project, period)
-    for term, bound in (("s.created_at >= %s", period.since), ("s.created_at <= %s", period.until)):
+    for term, bound in (("s.captured_at >= %s", period.since), ("s.captured_at <= %s", period.until)):
         if bound is not None:
             terms.append(term)
             params.append(bound)

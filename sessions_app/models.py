@@ -7,7 +7,7 @@ user-controlled text (see ``sessions_app.blobs``).
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -15,9 +15,10 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Now
 from django.utils import timezone
-from django_scopes import ScopedManager
 
+from projects.managers import ProjectScopedManager
 from projects.models import Project
 
 
@@ -38,6 +39,7 @@ class Status(models.TextChoices):
 
 
 FINAL_TASK_STATUSES = (Status.COMPLETE, Status.REJECTED, Status.ABANDONED)
+UPLOAD_DELAY_SHOWN = timedelta(hours=1)
 
 
 class Session(models.Model):
@@ -88,8 +90,17 @@ class Session(models.Model):
     )
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     search_vector = SearchVectorField(null=True, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    captured_at = models.DateTimeField(null=True, blank=True)
+    search_text = models.TextField(
+        blank=True,
+        default="",
+        db_default="",
+        editable=False,
+        help_text="bounded lines of the searched text, for snippets",
+    )
+    created_at = models.DateTimeField(auto_now_add=True, help_text="upload time")
+    # The session's date (docs/scaling.md "Dates"): when its conversation happened, as the client
+    # says (the segment's last message), else the upload time; never later than the upload.
+    captured_at = models.DateTimeField(default=timezone.now, db_default=Now())
     processed_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
     # Hostile-input guards (sessions_app.ingest, sessions_app.tasks): a re-upload of the same
@@ -97,10 +108,10 @@ class Session(models.Model):
     raw_sha256 = models.CharField(max_length=64, blank=True, default="", help_text="of the decompressed transcript")
     processing_attempts = models.PositiveSmallIntegerField(default=0)
 
-    objects = ScopedManager(project="project")
+    objects = ProjectScopedManager()
 
     class Meta:
-        ordering = ["-created_at", "-id"]
+        ordering = ["-captured_at", "-id"]
         constraints = [
             models.CheckConstraint(
                 condition=Q(commit_hash__isnull=False) | Q(task_id__isnull=False), name="session_has_commit_or_task"
@@ -114,13 +125,13 @@ class Session(models.Model):
             models.CheckConstraint(condition=Q(raw_size_bytes__gte=0), name="session_raw_size_non_negative"),
         ]
         indexes = [
-            models.Index(fields=["project", "-created_at", "-id"], name="session_project_recent"),
-            models.Index(fields=["project", "feature_branch", "-created_at"], name="session_branch_recent"),
+            models.Index(fields=["project", "-captured_at", "-id"], name="session_project_recent"),
+            models.Index(fields=["project", "feature_branch", "-captured_at", "-id"], name="session_branch_recent"),
             models.Index(
                 fields=["project", "commit_hash"], name="session_commit", opclasses=["", "varchar_pattern_ops"]
             ),
             models.Index(fields=["project", "task_id"], name="session_task"),
-            models.Index(fields=["author", "-created_at"], name="session_author_recent"),
+            models.Index(fields=["author", "-captured_at"], name="session_author_recent"),
             models.Index(fields=["project", "agent_session_id", "end_offset"], name="session_agent_segment"),
             models.Index(fields=["status", "created_at"], name="session_status_age"),
             GinIndex(fields=["search_vector"], name="session_search"),
@@ -129,18 +140,23 @@ class Session(models.Model):
             # Insights' exact median sizes: walk to the middle of the project's sizes in order (no sort).
             models.Index(
                 fields=["project", "raw_size_bytes"],
-                include=["status", "created_at", "feature_branch"],
+                include=["status", "captured_at", "feature_branch"],
                 name="session_raw_size",
             ),
             models.Index(
                 fields=["project", "size_bytes"],
-                include=["status", "created_at", "feature_branch"],
+                include=["status", "captured_at", "feature_branch"],
                 name="session_stored_size",
             ),
         ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.commit_hash or self.task_id} ({self.status})"
+
+    @property
+    def uploaded_later(self) -> bool:
+        """Uploaded well after it happened (``import``, an offline queue): pages then show both dates."""
+        return self.created_at - self.captured_at > UPLOAD_DELAY_SHOWN
 
     @property
     def commit_subject(self) -> str:
@@ -178,7 +194,7 @@ class CommitLink(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = ScopedManager(project="project")
+    objects = ProjectScopedManager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "old_hash", "new_hash"], name="commitlink_unique")]
@@ -212,7 +228,7 @@ class AccessLog(models.Model):
     ip = models.GenericIPAddressField(null=True, blank=True)
     user_agent = models.CharField(max_length=300, blank=True, default="")
 
-    objects = ScopedManager(project="project")
+    objects = ProjectScopedManager()
 
     class Meta:
         ordering = ["-at"]
@@ -236,11 +252,13 @@ class AccessLog(models.Model):
 class InsightsDay(models.Model):
     """One day's totals of one facet of a project's sessions, for insights (SPEC §5).
 
-    Written only by the database: a trigger on ``sessions_app_session`` (migration 0006) adds a
-    session's facts when it is counted (status final and not failed) and takes them away when it
-    changes or is deleted, so the insights page sums a few hundred rows per chart instead of
-    every session (and never unpacks a digest). ``branch`` is ``""`` for the whole project and a
-    branch name for that branch's own copy. Facets and what ``sessions``/``a``/``b`` hold:
+    Written only by the database: statement-level triggers on ``sessions_app_session`` (migration 0012;
+    the facts function is 0006's) add the facts of a statement's sessions when they are counted
+    (status final and not failed), by the UTC day of ``captured_at``, and take them away when they
+    change or are deleted, once per statement (bulk inserts stay cheap). The insights page sums a
+    few hundred rows per chart instead of every session (and never unpacks a digest). ``branch`` is
+    ``""`` for the whole project and a branch name for that branch's own copy. Facets and what
+    ``sessions``/``a``/``b`` hold:
 
     - ``author`` (key: author id or ""): sessions, turns
     - ``commit`` (checkpoints; key: turn count): commits, messages
@@ -264,3 +282,20 @@ class InsightsDay(models.Model):
 
     def __str__(self) -> str:
         return f"{self.day} {self.facet} {self.key}: {self.sessions}"
+
+
+class BlobDeletion(models.Model):
+    """A blob whose session row is gone and which object storage has not yet confirmed deleted.
+
+    Written in the same transaction that deletes the row (``sessions_app.services.session_delete``),
+    removed once storage confirms; the hourly retention task retries what is left. So a row never
+    points at a missing blob, and a blob whose row is gone is never forgotten (storage down during a
+    delete). Keys hold ids only; this table is internal and read by no view.
+    """
+
+    key = models.CharField(max_length=512, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    attempts = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return self.key

@@ -13,12 +13,13 @@ they are checked against tight patterns and never reach a storage key or a file 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any
 
 from projects.errors import DomainError
+from sessions_app import blobs
 
 if TYPE_CHECKING:
-    from sessions_app.ingest import Upload
     from sessions_app.models import Session
 
 TOOL_RESULT = "tool_result"
@@ -29,10 +30,18 @@ SUBAGENT_PATH_PATTERN = r"^(subagents/)?agent-[A-Za-z0-9_.-]{1,100}\.jsonl$"
 _NAME = re.compile(NAME_PATTERN)
 
 
+@dataclass(frozen=True)
+class Upload:
+    """One gzip part of the request: the transcript or a sub-agent transcript."""
+
+    stream: IO[bytes]
+    size: int
+    agent_id: str = ""  # a sub-agent's id, or a persisted tool output's name
+    kind: str = "subagent"  # or TOOL_RESULT
+
+
 def tool_result_uploads(files: list[Any]) -> list[Upload]:
     """The ``tool_result`` parts of an upload (file name = the output's name + ``.gz``)."""
-    from sessions_app.ingest import Upload
-
     if len(files) > MAX_TOOL_RESULTS:
         raise DomainError("invalid", f"At most {MAX_TOOL_RESULTS} tool_result parts.", field="tool_result")
     uploads = []
@@ -72,8 +81,6 @@ def tool_result_entries(session: Session) -> list[dict[str, Any]]:
 
 def parser_inputs(session: Session) -> dict[str, dict[str, bytes]]:
     """``subagents`` and ``tool_outputs`` for ``parse_transcript``, read from storage."""
-    from sessions_app import blobs
-
     return {
         "subagents": {e["agent_id"]: blobs.gunzip(blobs.get(e["key"])) for e in subagent_entries(session)},
         "tool_outputs": {e["name"]: blobs.gunzip(blobs.get(e["key"])) for e in tool_result_entries(session)},

@@ -29,6 +29,11 @@ from sessions_app.redaction import second_wall
 logger = logging.getLogger(__name__)
 
 SEARCH_TEXT_CAP = 300_000  # characters per weight; keeps the tsvector well under Postgres's 1 MB
+# Tool commands and outputs (weight D, below prompts and replies): each output's first and last
+# characters (a test run's error is at its end), errors first, within a total cap.
+COMMAND_CAP, OUTPUT_HEAD, OUTPUT_TAIL, TOOL_TEXT_CAP = 1_000, 3_000, 3_000, 200_000
+# What a list's snippet is picked from (``search_text``): short, so ts_headline over a page is cheap.
+SNIPPET_TEXT_CAP, SNIPPET_LINE_CAP = 16_000, 400
 PROMPT_CAP, PROMPTS_KEPT, LAST_TEXT_CAP, SUMMARY_CAP = 600, 30, 2_000, 4_000
 # A transcript names its own tools and files: bounded before they reach the row (and insights).
 FILES_KEPT, PATH_CAP, TOOLS_KEPT, TOOL_NAME_CAP = 10_000, 1024, 50, 64
@@ -94,8 +99,8 @@ def sessions_give_up(*, session_ids: list[object], attempts: int) -> int:
 def session_reprocess(*, session: Session) -> None:
     """Re-derive content for a stored session (parser upgrade); a final status stays as it was."""
     derived = derive(session)
-    Session.objects.filter(pk=session.pk).update(
-        **pg_safe(derived.fields), search_vector=_search_vector(pg_safe(derived.search))
+    Session.objects.filter(pk=session.pk).update(  # processed_at anew: cached pages of the old content expire
+        **pg_safe(derived.fields), search_vector=_search_vector(pg_safe(derived.search)), processed_at=timezone.now()
     )
     if session.status in (Status.PROCESSING, Status.FAILED):
         Session.objects.filter(pk=session.pk).update(status=session.requested_status, error="")
@@ -118,7 +123,9 @@ def derive(session: Session) -> Derived:
     document = parsed.to_document(**_header(session, parsed))
     key = blobs.content_key(session.project_id, session.pk)
     blobs.put(key, blobs.gzip_json(document))
-    return Derived(fields=_fields(session, parsed, key), search=_search_text(session, parsed))
+    search = _search_text(session, parsed)
+    fields = {**_fields(session, parsed, key), "search_text": _snippet_text(session, parsed)}
+    return Derived(fields=fields, search=search)
 
 
 def _header(session: Session, parsed: Any) -> dict[str, Any]:
@@ -234,12 +241,52 @@ def _search_text(session: Session, parsed: Any) -> dict[str, str]:
         "A": f"{parsed.title}\n{session.commit_message}\n{session.task_id or ''}"[:SEARCH_TEXT_CAP],
         "B": "\n".join(parsed.prompts)[:SEARCH_TEXT_CAP],
         "C": assistant[:SEARCH_TEXT_CAP],
+        "D": "\n".join(_tool_texts(parsed.messages))[:TOOL_TEXT_CAP],
     }
+
+
+def _tool_texts(messages: list[dict[str, Any]]) -> list[str]:
+    """Tool commands, then outputs (failed ones first), each bounded: what people paste into search
+    is an error message, a test name, a command."""
+    commands = [m["content"][:COMMAND_CAP] for m in messages if m["kind"] == "tool_use" and m.get("content")]
+    outputs = [m for m in messages if m["kind"] == "tool_result" and m.get("content")]
+    outputs.sort(key=lambda m: not (m.get("tool") or {}).get("is_error"))  # stable: errors first
+    return commands + [_ends(m["content"]) for m in outputs]
+
+
+def _ends(text: str) -> str:
+    if len(text) <= OUTPUT_HEAD + OUTPUT_TAIL:
+        return text
+    return f"{text[:OUTPUT_HEAD]}\n…\n{text[-OUTPUT_TAIL:]}"
+
+
+def _snippet_text(session: Session, parsed: Any) -> str:
+    """Lines a search hit can be shown from, most telling first: subject, prompts, failed outputs'
+    last lines, commands, replies — one line per sentence-ish piece, bounded."""
+    errors = [
+        m["content"][-OUTPUT_TAIL:]
+        for m in parsed.messages
+        if m["kind"] == "tool_result" and (m.get("tool") or {}).get("is_error") and m.get("content")
+    ]
+    commands = [m["content"] for m in parsed.messages if m["kind"] == "tool_use" and m.get("content")]
+    replies = [m["content"] for m in parsed.messages if m["role"] == "assistant" and m["kind"] == "text"]
+    pieces = [parsed.title, session.commit_message, *parsed.prompts, *errors, *commands, *replies]
+    lines, used = [], 0
+    for piece in pieces:
+        for line in (piece or "").splitlines():
+            line = " ".join(line.split())[:SNIPPET_LINE_CAP]
+            if not line:
+                continue
+            if used + len(line) + 1 > SNIPPET_TEXT_CAP:
+                return "\n".join(lines)
+            lines.append(line)
+            used += len(line) + 1
+    return "\n".join(lines)
 
 
 def _search_vector(parts: dict[str, str]) -> Any:
     vectors = [SearchVector(Value(text), weight=weight, config="english") for weight, text in parts.items()]
-    combined = vectors[0]
+    combined: Any = vectors[0]
     for vector in vectors[1:]:
         combined = combined + vector
     return combined

@@ -45,7 +45,9 @@ def second_wall(
     found = dict(sorted(counts.items()))
     if found:
         _store_redacted(session, raw, result.data, inputs, cleaned)
-    changed = {"server_redaction": found} if found and found != (session.server_redaction or {}) else {}
+    changed: dict[str, object] = (
+        {"server_redaction": found} if found and found != (session.server_redaction or {}) else {}
+    )
     if message != (session.commit_message or ""):
         changed["commit_message"] = message
     if changed:

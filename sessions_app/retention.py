@@ -1,7 +1,7 @@
 """Deleting sessions: one by an admin, or every expired one by the retention beat task.
 
-Blobs go first, then the row (and with it the search entry): a crash in between leaves a row
-whose blobs are gone, which the next run deletes again — never an orphaned blob nobody tracks.
+Each session goes through ``sessions_app.services.session_delete`` (row first, its blobs once
+that commits, tracked until storage confirms); the hourly run also retries blobs left pending.
 """
 
 from __future__ import annotations
@@ -14,22 +14,10 @@ from django.utils import timezone
 
 from projects.models import Project
 from projects.scoping import project_scope, unscoped
-from sessions_app import blobs
-from sessions_app.audit import deletion_logged
 from sessions_app.models import AccessLog, Session
+from sessions_app.services import blob_deletions_retry, session_delete
 
 logger = logging.getLogger(__name__)
-
-
-def session_keys(session: Session) -> list[str]:
-    keys = [session.raw_storage_key, session.content_storage_key, *(s["key"] for s in session.subagents)]
-    return [key for key in keys if key]
-
-
-def session_delete(*, session: Session, by: str) -> None:
-    blobs.delete(*session_keys(session))
-    Session.objects.filter(pk=session.pk).delete()
-    deletion_logged(session, by=by)
 
 
 def retention_apply(*, project: Project, now: datetime | None = None) -> int:
@@ -53,4 +41,6 @@ def retention_apply(*, project: Project, now: datetime | None = None) -> int:
 def retention_apply_all() -> dict[str, int]:
     with unscoped():
         projects = list(Project.objects.all())
-    return {project.slug: retention_apply(project=project) for project in projects}
+    deleted = {project.slug: retention_apply(project=project) for project in projects}
+    blob_deletions_retry()
+    return deleted

@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from django.contrib.postgres.expressions import ArraySubquery
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import F, Q, QuerySet
 
@@ -23,7 +24,7 @@ def session_queryset(*, project: Project) -> QuerySet[Session]:
     return (
         Session.objects.filter(project=project)
         .select_related("author", "project")
-        .defer("search_vector", "digest", "message_uuids")
+        .defer("search_vector", "search_text", "digest", "message_uuids")
     )
 
 
@@ -43,18 +44,28 @@ def session_search(queryset: QuerySet[Session], text: str) -> QuerySet[Session]:
     return queryset.filter(search_vector=SearchQuery(search_text(text), search_type="websearch", config="english"))
 
 
+def session_files(queryset: QuerySet[Session], paths: list[str]) -> QuerySet[Session]:
+    """Sessions that touched any of ``paths`` (``files_touched ?| paths``: the GIN index ``session_files``)."""
+    return queryset.filter(files_touched__has_any_keys=paths)
+
+
 def sessions_for_commit(*, project: Project, sha: str) -> QuerySet[Session]:
     """Sessions of a commit (prefix ≥ 7), including those of commits re-linked to it after a rebase."""
     prefix = commit_prefix(sha)
-    relinked = CommitLink.objects.filter(project=project, new_hash__startswith=prefix).values("old_hash")
-    return session_queryset(project=project).filter(Q(commit_hash__startswith=prefix) | Q(commit_hash__in=relinked))
+    relinked = CommitLink.objects.filter(project=project, new_hash__hexprefix=prefix).values("old_hash")
+    # ``= ANY(ARRAY(subquery))``, not ``IN (subquery)``: an array computed once, so both sides of
+    # the OR are conditions of the (project, commit_hash) index (a BitmapOr), never a scan.
+    old_hashes = ArraySubquery(relinked)
+    return session_queryset(project=project).filter(
+        Q(commit_hash__hexprefix=prefix) | Q(commit_hash__any_of=old_hashes)
+    )
 
 
 def sessions_for_task(*, project: Project, task_id: str) -> QuerySet[Session]:
     return session_queryset(project=project).filter(task_id=task_id)
 
 
-def session_get(*, project: Project, session_id: object) -> Session | None:
+def session_get(*, project: Project, session_id: Any) -> Session | None:
     try:
         return session_queryset(project=project).select_related("previous").filter(pk=session_id).first()
     except Exception:
@@ -130,15 +141,20 @@ HEADLINE_START, HEADLINE_STOP = "\x02", "\x03"  # never in text; the page escape
 def session_list_with_snippets(queryset: QuerySet[Session], text: str) -> QuerySet[Session]:
     """Full-text filter plus a ``snippet`` of where it matched (``ts_headline``, per returned row).
 
-    The markers are control characters, not HTML, because the snippet is transcript text: the
-    caller escapes it first and only then turns the markers into highlighting.
+    The headline is taken from ``search_text`` — at most 16,000 characters of subject, prompts,
+    failed tool outputs, commands and replies, one line each (``sessions_app.processing``) — or,
+    for a session processed before that column existed, from title, commit message and summary;
+    ``matching_sentence`` then keeps the sentence of the first match. The markers are control
+    characters, not HTML, because the snippet is transcript text: the caller escapes it first
+    and only then turns the markers into highlighting.
     """
     from django.contrib.postgres.search import SearchHeadline
     from django.db.models import TextField, Value
-    from django.db.models.functions import Concat
+    from django.db.models.functions import Coalesce, Concat, NullIf
 
     query = SearchQuery(search_text(text), search_type="websearch", config="english")
-    document = Concat("title", Value("\n"), "commit_message", Value("\n"), "summary", output_field=TextField())
+    older = Concat("title", Value("\n"), "commit_message", Value("\n"), "summary", output_field=TextField())
+    document = Coalesce(NullIf("search_text", Value("")), older, output_field=TextField())
     return queryset.filter(search_vector=query).annotate(
         snippet=SearchHeadline(
             document,
@@ -146,12 +162,33 @@ def session_list_with_snippets(queryset: QuerySet[Session], text: str) -> QueryS
             config="english",
             start_sel=HEADLINE_START,
             stop_sel=HEADLINE_STOP,
-            max_words=24,
-            min_words=8,
-            max_fragments=2,
-            fragment_delimiter=" … ",
+            max_words=40,
+            min_words=12,
+            max_fragments=1,
         )
     )
+
+
+SENTENCE_ENDS = (". ", "? ", "! ", "\n")
+SENTENCE_CAP = 240
+
+
+def matching_sentence(headline: str) -> str:
+    """The sentence (or line) of ``headline``'s first match, at most ``SENTENCE_CAP`` characters
+    around it; the headline itself when nothing is marked. Linear: a few ``find`` calls."""
+    start = headline.find(HEADLINE_START)
+    stop = headline.find(HEADLINE_STOP, start + 1) if start >= 0 else -1
+    if start < 0 or stop < 0:
+        return headline[:SENTENCE_CAP]
+    begin = max(
+        (headline.rfind(end, 0, start) + len(end) for end in SENTENCE_ENDS if headline.rfind(end, 0, start) >= 0),
+        default=0,
+    )
+    ends = [found + 1 for end in SENTENCE_ENDS if (found := headline.find(end, stop)) >= 0]
+    finish = min(ends, default=len(headline))
+    begin = max(begin, start - SENTENCE_CAP // 2)
+    finish = min(finish, begin + SENTENCE_CAP)
+    return headline[begin:finish].strip()
 
 
 def session_recent_for_user(*, user: object, limit: int = 20) -> list[Session]:
@@ -162,13 +199,13 @@ def session_recent_for_user(*, user: object, limit: int = 20) -> list[Session]:
         return list(
             Session.objects.filter(project__memberships__user=user)
             .select_related("author", "project")
-            .order_by("-created_at", "-id")[:limit]
+            .order_by("-captured_at", "-id")[:limit]
         )
 
 
 def sessions_on_branch(*, project: Project, branch: str) -> QuerySet[Session]:
     """A branch's sessions in the order they happened (the branch timeline)."""
-    return session_list_queryset(project=project).filter(feature_branch=branch).order_by("created_at", "id")
+    return session_list_queryset(project=project).filter(feature_branch=branch).order_by("captured_at", "id")
 
 
 def session_branches(*, project: Project, limit: int = 200, recent: int = 2000) -> list[str]:
@@ -179,7 +216,7 @@ def session_branches(*, project: Project, limit: int = 200, recent: int = 2000) 
     """
     newest = (
         Session.objects.filter(project=project)
-        .order_by("-created_at", "-id")
+        .order_by("-captured_at", "-id")
         .values_list("feature_branch", flat=True)[:recent]
     )
     names = sorted({name for name in newest if name})

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.utils import timezone
 from rest_framework import serializers
 
+from projects.models import Project
 from sessions_app import parts
 from sessions_app.links import session_api_url, session_web_url
 from sessions_app.models import FINAL_TASK_STATUSES, Kind, Session
@@ -24,7 +25,7 @@ MAX_SUBAGENTS = 100  # Django's default cap on file parts in one request is 100 
 IDENTIFIER = [no_control_characters]
 
 
-def _count(**kwargs: object) -> serializers.IntegerField:
+def _count(**kwargs: Any) -> serializers.IntegerField:
     return serializers.IntegerField(min_value=0, max_value=MAX_DB_INT, **kwargs)
 
 
@@ -64,7 +65,7 @@ class RedactionField(serializers.DictField):
         return super().to_internal_value(data)
 
 
-def _commit(**kwargs: object) -> serializers.RegexField:
+def _commit(**kwargs: Any) -> serializers.RegexField:
     return serializers.RegexField(
         HEX40,
         required=False,
@@ -102,7 +103,9 @@ class IngestMetadataSerializer(serializers.Serializer):
     subagents = serializers.ListField(
         child=SubagentOffsetsSerializer(), required=False, default=list, max_length=MAX_SUBAGENTS
     )
-    tool_results = ToolResultMetaSerializer(many=True, required=False, default=list, max_length=parts.MAX_TOOL_RESULTS)
+    tool_results = ToolResultMetaSerializer(  # type: ignore[call-arg]  # many=True: ListSerializer's max_length
+        many=True, required=False, default=list, max_length=parts.MAX_TOOL_RESULTS
+    )
 
     def validate_agent(self, value: str) -> str:
         from sessionledger.formats import get_format
@@ -157,7 +160,7 @@ _DETAIL_ONLY_FIELDS = ("commit_message", "files_touched", "server_redaction")
 
 
 class SessionSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project: serializers.SlugRelatedField[Project] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     author = AuthorSerializer(read_only=True, allow_null=True)
     url = serializers.SerializerMethodField()
     web_url = serializers.SerializerMethodField()

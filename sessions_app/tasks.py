@@ -1,4 +1,4 @@
-"""Celery tasks of the product core (all through ``projects.tasking.project_task``)."""
+"""Celery tasks of the processing pipeline: process a session, sweep stuck ones, apply retention."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
-from django.db.models import F
+from django.db import connection
 from django.utils import timezone
 
 from config import metrics
@@ -19,6 +19,7 @@ from projects.tasking import TransientError, project_task
 from sessions_app import blobs, fairness
 from sessions_app.models import Session, Status
 from sessions_app.processing import session_process, sessions_give_up
+from sessions_app.retention import retention_apply_all
 
 logger = logging.getLogger(__name__)
 
@@ -33,10 +34,10 @@ def processing_gate(session: Session) -> Iterator[bool]:
     ``SESSIONLEDGER_PROCESS_MAX_ATTEMPTS`` instead of being redelivered forever.
     """
     if session.status != Status.PROCESSING:
-        fairness.hand_on(session.project_id, session.pk)  # a stale duplicate passes the baton on
+        fairness.hand_on(session.project_id, session.pk, enqueue_processing)  # a stale duplicate passes the baton on
         yield False
         return
-    with fairness.project_slot(session.project_id, session.pk) as admitted:
+    with fairness.project_slot(session.project_id, session.pk, enqueue_processing) as admitted:
         attempt = _count_attempt(session, 1) if admitted else None
         if attempt is not None and attempt > settings.SESSIONLEDGER_PROCESS_MAX_ATTEMPTS:
             _give_up([session.pk])
@@ -49,11 +50,16 @@ def processing_gate(session: Session) -> Iterator[bool]:
 
 
 def _count_attempt(session: Session, step: int) -> int | None:
-    with unscoped():
-        rows = Session.objects.filter(pk=session.pk, status=Status.PROCESSING)
-        if not rows.update(processing_attempts=F("processing_attempts") + step):
-            return None
-        return rows.values_list("processing_attempts", flat=True).first()
+    """The session's attempts after adding ``step``, in one statement; None once it is no longer processing."""
+    table = Session._meta.db_table
+    with unscoped(), connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET processing_attempts = processing_attempts + %s"
+            " WHERE id = %s AND status = %s RETURNING processing_attempts",
+            [step, session.pk, Status.PROCESSING],
+        )
+        row = cursor.fetchone()
+    return None if row is None else row[0]
 
 
 def _give_up(session_ids: list[object]) -> int:
@@ -66,6 +72,8 @@ def _give_up(session_ids: list[object]) -> int:
     name="sessions.process_session",
     time_limit=settings.SESSIONLEDGER_PROCESS_TIME_LIMIT,
     gate=processing_gate,
+    related=("project", "author"),  # the content document's header names the author
+    durable=False,  # the result is re-derivable: a lost commit leaves it processing, and the sweep re-queues it
 )
 def process_session(session: Session) -> None:
     if settings.SESSIONLEDGER_FAULT_PROCESS_DELAY:
@@ -78,12 +86,18 @@ def process_session(session: Session) -> None:
     logger.info("session %s processed", session.pk, extra={"session_id": str(session.pk)})
 
 
+def enqueue_processing(session_id: object) -> None:
+    """Queue processing; when the broker is down the row stays ``processing`` and the sweep re-queues it."""
+    try:
+        process_session.apply_async(args=[str(session_id)], retry=False)
+    except Exception as exc:
+        logger.warning("could not enqueue processing of %s (%s); the sweep will retry", session_id, exc)
+
+
 @shared_task(name="sessions.sweep_processing", acks_late=True, ignore_result=True)
 def sweep_processing() -> int:
     """Re-queue sessions stuck in ``processing`` (broker was down, or a worker died for good);
     give up those whose processing was started too often without ending (they kill workers)."""
-    from sessions_app.ingest import enqueue_processing
-
     cutoff = timezone.now() - timedelta(seconds=settings.SESSIONLEDGER_SWEEP_AFTER_SECONDS)
     with unscoped():
         stuck = list(
@@ -104,6 +118,4 @@ def sweep_processing() -> int:
 
 @shared_task(name="sessions.apply_retention", acks_late=True, ignore_result=True)
 def apply_retention() -> dict[str, int]:
-    from sessions_app.retention import retention_apply_all
-
     return retention_apply_all()

@@ -57,6 +57,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         SITE_URL="http://testserver",
         # A queue of our own, so a worker of another test run on the same Redis never takes our tasks.
         SESSIONLEDGER_QUEUE=f"tests-{uuid.uuid4().hex[:8]}",
+        # Nothing consumes that queue (tests process in-process), so its length says nothing about a backlog:
+        # backpressure is off unless a test turns it on (tests/client/test_backpressure.py).
+        SESSIONLEDGER_MAX_QUEUE_DEPTH="0",
         # Rate-limit counters are keyed by token id, which repeats across test databases and runs.
         SESSIONLEDGER_CACHE_PREFIX=f"tests-{uuid.uuid4().hex[:8]}",
         SESSIONLEDGER_DATA_DIR=os.environ.get("SESSIONLEDGER_DATA_DIR", str(early_config.rootpath / ".data")),

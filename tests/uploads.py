@@ -28,7 +28,6 @@ def metadata_for(raw: bytes, **overrides: Any) -> dict[str, Any]:
         "commit_message": "Add session capture\n\nDetails.",
         "diff_stat": {"files": 2, "insertions": 30, "deletions": 4},
         "files_touched": ["src/capture.py"],
-        "captured_at": "2026-02-12T10:30:00Z",
         "redaction": {"github_token": 1},
     }
     data.update(overrides)

@@ -70,7 +70,7 @@ class Client:
         self, path: str, body: Iterable[bytes], length: int, content_type: str, headers: dict[str, str]
     ) -> tuple[int, Any]:
         """POST a body streamed from an iterable (the queued gzip files); (status, JSON reply)."""
-        request = urllib.request.Request(self.url(path), data=body, method="POST")  # type: ignore[arg-type]
+        request = urllib.request.Request(self.url(path), data=body, method="POST")
         request.add_header("Content-Type", content_type)
         request.add_header("Content-Length", str(length))
         for name, value in headers.items():

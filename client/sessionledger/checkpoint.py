@@ -7,9 +7,7 @@ when nothing is captured (checkout, reset, …) so the next call does not look a
 
 from __future__ import annotations
 
-import os
-
-from sessionledger import detect, log, observe, state, transcripts
+from sessionledger import detect, log, observe, state
 from sessionledger.gitrefs import Repo
 from sessionledger.segments import Request, capture
 
@@ -41,7 +39,7 @@ def _capture_commit(txn: state.Transaction, payload: dict, repo: Repo, sha: str,
     runs, and the next Bash call will then find the lines and link them to this commit.
     """
     transcript = str(payload["transcript_path"])
-    verdict = detect.judge(repo, sha, reference_time(txn, transcript))
+    verdict = detect.judge(repo, sha, detect.reference_time(txn, transcript))
     if not verdict.capture:
         log.info(f"HEAD of {repo.worktree} moved to {sha[:10]}; not captured: {verdict.reason}")
         return SKIPPED
@@ -56,11 +54,3 @@ def _capture_commit(txn: state.Transaction, payload: dict, repo: Repo, sha: str,
         cwd=payload.get("cwd"),
     )
     return QUEUED if capture(txn, request) is not None else EMPTY
-
-
-def reference_time(txn: state.Transaction, transcript: str) -> float | None:
-    """When this conversation's current segment began: its last capture, else its first line."""
-    record = txn.data["transcripts"].get(transcript) or {}
-    if record.get("captured_at"):
-        return float(record["captured_at"])
-    return transcripts.first_timestamp(transcript) if os.path.exists(transcript) else None

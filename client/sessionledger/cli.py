@@ -9,7 +9,20 @@ from __future__ import annotations
 
 import sys
 
-COMMANDS = ("login", "init", "status", "sync", "list", "show", "capture", "task", "hook", "context", "config", "mcp")
+COMMANDS: tuple[str, ...] = (
+    "login",
+    "init",
+    "status",
+    "sync",
+    "list",
+    "show",
+    "capture",
+    "task",
+    "hook",
+    "context",
+    "config",
+    "mcp",
+)
 _MODULES = {"list": "listing", "config": "config_cmd", "mcp": "mcp_cmd"}
 # Conversation history: fork a turn, rewind files, restore, relink after a rebase, PR links, import.
 COMMANDS += ("turns", "fork", "rewind", "restore", "relink", "pr-links", "import")

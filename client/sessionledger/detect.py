@@ -13,7 +13,9 @@ from being captured.
 
 from __future__ import annotations
 
-from sessionledger import gitrefs
+import os
+
+from sessionledger import gitrefs, state, transcripts
 
 SLACK_SECONDS = 2.0  # reflog times are whole seconds; transcript times have milliseconds
 _COMMIT_ACTIONS = ("commit", "cherry-pick", "revert", "am")
@@ -51,3 +53,11 @@ def _commit_time(repo: gitrefs.Repo, sha: str) -> float | None:
         return commit_time(repo.worktree, sha)
     except GitError:
         return None
+
+
+def reference_time(txn: state.Transaction, transcript: str) -> float | None:
+    """When this conversation's current segment began: its last capture, else its first line."""
+    record = txn.data["transcripts"].get(transcript) or {}
+    if record.get("captured_at"):
+        return float(record["captured_at"])
+    return transcripts.first_timestamp(transcript) if os.path.exists(transcript) else None

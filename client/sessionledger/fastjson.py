@@ -35,7 +35,7 @@ def _c_codec() -> tuple[object, object] | tuple[None, None]:
         import _json
     except ImportError:
         return None, None
-    scanner = _json.make_scanner(_Context())
+    scanner = _json.make_scanner(_Context())  # type: ignore[arg-type]  # reads a decoder's attributes
     # (markers, default, encoder, indent, key_separator, item_separator, sort_keys, skipkeys, allow_nan)
     encoder = _json.make_encoder({}, _refuse, _json.encode_basestring_ascii, None, ":", ",", True, False, True)
     return scanner, encoder

@@ -93,9 +93,8 @@ def _committed_during(txn: state.Transaction, repo: gitrefs.Repo, sha: str, mark
     if before is not None:
         return before != sha
     from sessionledger import detect
-    from sessionledger.checkpoint import reference_time
 
-    since = float(mark["started_at"]) if mark and mark.get("started_at") else reference_time(txn, transcript)
+    since = float(mark["started_at"]) if mark and mark.get("started_at") else detect.reference_time(txn, transcript)
     return detect.judge(repo, sha, since).capture
 
 

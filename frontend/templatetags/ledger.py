@@ -9,7 +9,7 @@ from django import template
 from frontend import format as fmt
 from frontend.html import Markup, h, join
 from projects import selectors as project_selectors
-from sessions_app.selectors import HEADLINE_START, HEADLINE_STOP
+from sessions_app.selectors import HEADLINE_START, HEADLINE_STOP, matching_sentence
 
 register = template.Library()
 
@@ -25,8 +25,9 @@ for _name in ("clock", "stamp", "iso", "local_input", "short_number", "tokens", 
 
 @register.filter
 def snippet(value: Any) -> Markup:
-    """A ``ts_headline`` snippet: transcript text with its match markers as ``<mark>`` (text escaped)."""
-    return join(_snippet_parts(str(value or "")))
+    """A ``ts_headline`` snippet cut to the matching sentence: transcript text with its match
+    markers as ``<mark>`` (text escaped)."""
+    return join(_snippet_parts(matching_sentence(str(value or ""))))
 
 
 def _snippet_parts(text: str) -> list[Any]:

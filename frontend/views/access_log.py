@@ -27,10 +27,11 @@ from frontend.access import ProjectPageMixin
 from frontend.forms import AccessLogForm
 from frontend.views.sessions import SessionObjectMixin
 from projects import selectors as project_selectors
+from projects.access import acting_user
 from projects.models import Role
 from sessions_app.audit import access_record
 from sessions_app.models import AccessLog, Session
-from sessions_app.retention import session_delete
+from sessions_app.services import session_delete
 
 ADMIN_READ: dict[str, str] = {"GET": Role.ADMIN, "HEAD": Role.ADMIN}
 ADMIN_WRITE: dict[str, str] = {**ADMIN_READ, "POST": Role.ADMIN}
@@ -146,7 +147,7 @@ class SessionDeleteView(SessionObjectMixin, TemplateView):
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         session = self.get_session()
         access_record(session=session, request=request, via="delete")
-        session_delete(session=session, by=f"{request.user.email} (web)")
+        session_delete(session=session, by=f"{acting_user(request).email} (web)")
         title = session.title or session.ref or str(session.pk)
         messages.success(request, f"Deleted the session “{title}” with its transcript.")
         return redirect("project-home", project=self.project.slug)

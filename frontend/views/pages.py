@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from projects import selectors, services
+from projects.access import acting_user
 from projects.errors import DomainError, json_error_response
 from projects.models import Invitation
 from projects.scoping import project_scope, unscoped
@@ -23,8 +24,8 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    projects = selectors.project_list(user=request.user).annotate(
-        session_count=Count("sessions"), last_activity=Max("sessions__created_at")
+    projects = selectors.project_list(user=acting_user(request)).annotate(
+        session_count=Count("sessions"), last_activity=Max("sessions__captured_at")
     )
     recent = session_recent_for_user(user=request.user, limit=15)
     return render(request, "frontend/dashboard.html", {"projects": projects, "recent": recent})
@@ -37,7 +38,7 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
     if request.method == "POST":
         try:
             with project_scope(invitation.project):
-                services.invitation_accept(invitation=invitation, user=request.user)
+                services.invitation_accept(invitation=invitation, user=acting_user(request))
         except DomainError as exc:
             messages.error(request, exc.message)
         else:

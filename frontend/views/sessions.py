@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
+from frontend import page_cache
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
 from frontend.pagination import keyset_page
@@ -100,14 +101,20 @@ class SessionView(SessionObjectMixin, TemplateView):
         return list(AccessLog.objects.filter(project=self.project, session_id=session.pk).select_related("user")[:5])
 
     def _reading(self, session: Session, form: MessageFilterForm, params: dict[str, Any]) -> tuple[Any, bool]:
-        with gc_paused():
-            document, unavailable = _document(session)
-            if document is None:
-                return None, unavailable
-            url = reverse("session", kwargs={"project": self.project.slug, "session_id": session.pk})
-            where = Where(url, (session.author.email if session.author else "").split("@")[0])
-            reading = read(document, form, where=where, params=params)
-            del document  # freed before the collector is back: it never has to walk 100k messages
+        if session.status in (Status.PROCESSING, Status.FAILED):
+            return None, False
+        url = reverse("session", kwargs={"project": self.project.slug, "session_id": session.pk})
+        where = Where(url, (session.author.email if session.author else "").split("@")[0])
+        key = page_cache.page_key(session, form, where)  # after the permission checks (frontend/page_cache.py)
+        reading = page_cache.cached(key)
+        if reading is None:
+            with gc_paused():
+                document, unavailable = _document(session)
+                if document is None:
+                    return None, unavailable
+                reading = read(document, form, where=where, params=params)
+                del document  # freed before the collector is back: it never has to walk 100k messages
+            page_cache.keep(key, reading)
         access_record(session=session, request=self.request, via="web")
         return reading, False
 
@@ -116,8 +123,14 @@ def _document(session: Session) -> tuple[dict[str, Any] | None, bool]:
     """(document, storage unavailable); no document while processing or after a failure."""
     if session.status in (Status.PROCESSING, Status.FAILED):
         return None, False
+    key = page_cache.document_key(session)  # the decoded document, kept a few minutes (frontend/page_cache.py)
+    document = page_cache.cached(key)
+    if document is not None:
+        return document, False
     try:
-        return selectors.session_document(session=session), False
+        document = selectors.session_document(session=session)
+        page_cache.keep(key, document, page_cache.DOCUMENT_SECONDS)
+        return document, False
     except blobs.StorageUnavailable:
         logger.warning("content of session %s unavailable", session.pk, exc_info=True)
         return None, True

@@ -21,6 +21,7 @@ from django.views.generic import TemplateView
 from frontend.access import PAGE_ADMIN, ProjectPageMixin
 from frontend.forms import InvitationForm, RetentionForm, TokenForm
 from projects import selectors, services
+from projects.access import acting_user
 from projects.errors import DomainError
 from projects.models import ApiToken, Invitation, Membership, Project, Role
 
@@ -39,12 +40,6 @@ def project_tokens(project: Project) -> list[ApiToken]:
 def _posted_id(request: HttpRequest, name: str) -> int:
     value = request.POST.get(name, "")
     return int(value) if value.isdigit() else 0
-
-
-def project_set_retention(*, project: Project, days: int | None) -> None:
-    # projects.services has no project update yet; this is the only write of that field.
-    project.retention_days = days
-    project.save(update_fields=["retention_days"])
 
 
 class ProjectSettingsView(ProjectPageMixin, TemplateView):
@@ -113,7 +108,7 @@ class ProjectSettingsView(ProjectPageMixin, TemplateView):
             project=self.project,
             email=form.cleaned_data["email"],
             role=form.cleaned_data["role"],
-            invited_by=request.user,
+            invited_by=acting_user(request),
         )
         sent = self._send_invitation(invitation)
         note = "An e-mail is on its way; you" if sent else "The e-mail could not be sent; you"
@@ -122,7 +117,7 @@ class ProjectSettingsView(ProjectPageMixin, TemplateView):
 
     def _send_invitation(self, invitation: Invitation) -> bool:
         body = (
-            f"{self.request.user.email} invited you to {self.project.name} on Sessionledger "
+            f"{acting_user(self.request).email} invited you to {self.project.name} on Sessionledger "
             f"as {invitation.role}.\n\nAccept: {invitation_link(invitation)}\n"
         )
         try:
@@ -143,7 +138,7 @@ class ProjectSettingsView(ProjectPageMixin, TemplateView):
         if not form.is_valid():
             return self.render_to_response(self.get_context_data(token_form=form), status=400)
         token, secret = services.token_create(
-            user=request.user,
+            user=acting_user(request),
             name=form.cleaned_data["name"],
             project=self.project,
             scopes=form.cleaned_data["scopes"],
@@ -163,7 +158,7 @@ class ProjectSettingsView(ProjectPageMixin, TemplateView):
         form = RetentionForm(request.POST)
         if not form.is_valid():
             return self.render_to_response(self.get_context_data(retention_form=form), status=400)
-        project_set_retention(project=self.project, days=form.cleaned_data["retention_days"])
+        services.project_update(project=self.project, retention_days=form.cleaned_data["retention_days"])
         days = form.cleaned_data["retention_days"]
         messages.success(request, f"Sessions are kept for {days} days." if days else "Sessions are kept forever.")
         return self._back("retention")

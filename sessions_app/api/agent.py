@@ -11,8 +11,9 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from projects.access import READ_ONLY, ProjectAPIView
+from projects.access import READ_ONLY, ProjectAPIView, acting_user
 from projects.errors import DomainError
+from projects.models import Project
 from sessions_app import blobs, stitch
 from sessions_app.audit import access_record
 from sessions_app.relink import relink_commits
@@ -36,6 +37,8 @@ def _gap_list(chain: stitch.Chain) -> list[dict[str, Any]]:
 
 
 class AgentSessionMixin:
+    project: Project  # set by ProjectAPIView.initial
+
     def get_chain(self, agent_session_id: str) -> stitch.Chain:
         chain = stitch.agent_session_chain(project=self.project, agent_session_id=agent_session_id)
         if not chain.segments:
@@ -176,7 +179,7 @@ class RelinkPair(serializers.Serializer):
 
 
 class RelinkRequest(serializers.Serializer):
-    pairs = RelinkPair(many=True, max_length=10_000)
+    pairs = RelinkPair(many=True, max_length=10_000)  # type: ignore[call-arg]  # many=True: ListSerializer's
 
 
 class RelinkView(ProjectAPIView):
@@ -191,5 +194,5 @@ class RelinkView(ProjectAPIView):
     def post(self, request: Request, project: str) -> Response:
         body = RelinkRequest(data=request.data)
         body.is_valid(raise_exception=True)
-        linked = relink_commits(project=self.project, user=request.user, pairs=body.validated_data["pairs"])
+        linked = relink_commits(project=self.project, user=acting_user(request), pairs=body.validated_data["pairs"])
         return Response({"linked": linked})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Field, QuerySet
@@ -31,7 +31,8 @@ INGEST_ERRORS = {
         409: "another upload already holds this commit's checkpoint (error.url points at it)",
         413: "over the size limit (error.limit)",
         415: "not multipart/form-data",
-        503: "object storage unavailable (Retry-After); nothing was stored",
+        503: "object storage unavailable, or processing too far behind (`overloaded`); Retry-After says when "
+        "to try again; nothing was stored",
     }.items()
 }
 
@@ -64,7 +65,7 @@ def result_list(name: str, item: serializers.Serializer) -> serializers.Serializ
 
 
 class SessionCursorPagination(CursorPagination):
-    ordering = ("-created_at", "-id")
+    ordering = ("-captured_at", "-id")  # the session's date (docs/scaling.md "Dates")
     page_size = 50
     page_size_query_param = "limit"
     max_page_size = 200
@@ -82,7 +83,7 @@ class SessionCursorPagination(CursorPagination):
 
 
 def _ordering_field(ordering: tuple[str, ...]) -> Field:
-    return Session._meta.get_field(ordering[0].lstrip("-"))
+    return cast(Field, Session._meta.get_field(ordering[0].lstrip("-")))
 
 
 class OffsetPagination(LimitOffsetPagination):

@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpResponseBase
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
@@ -14,9 +13,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config import metrics
-from projects.access import ProjectAPIView
+from projects.access import ProjectAPIView, acting_user
 from projects.errors import ApiError, DomainError
-from sessions_app import parts, selectors
+from sessions_app import backpressure, parts, selectors
 from sessions_app.api.common import INGEST_ERRORS, SessionCursorPagination, keyset_page
 from sessions_app.filters import SessionFilter
 from sessions_app.ingest import Upload, session_ingest
@@ -50,7 +49,7 @@ class SessionsView(ProjectAPIView):
         if not queryset.is_valid():
             raise serializers.ValidationError(queryset.errors)
         paginator = SessionCursorPagination()
-        page = paginator.paginate_queryset(queryset.qs.values(*ROW_COLUMNS), request, view=self)
+        page: list[Any] = paginator.paginate_queryset(queryset.qs.values(*ROW_COLUMNS), request, view=self) or []
         return paginator.get_paginated_response([session_representation(row, self.project.slug) for row in page])
 
     @extend_schema(
@@ -79,13 +78,14 @@ class SessionsView(ProjectAPIView):
     )
     def post(self, request: Request, project: str) -> Response:
         _refuse_oversized_body(request)
+        backpressure.refuse_when_behind()  # before the body is read or anything stored
         metadata = _metadata(request)
         transcript = request.FILES.get("transcript")
         if transcript is None:
             raise DomainError("missing", "The upload needs a gzip 'transcript' part.", field="transcript")
         result = session_ingest(
             project=self.project,
-            author=request.user,
+            author=acting_user(request),
             metadata=metadata,
             transcript=Upload(transcript, transcript.size),
             subagents=[Upload(f, f.size, _agent_id(f.name)) for f in request.FILES.getlist("subagent")]
@@ -100,7 +100,7 @@ class SessionsView(ProjectAPIView):
         }
         return Response(body, status=status.HTTP_202_ACCEPTED if result.created else status.HTTP_200_OK)
 
-    def finalize_response(self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any) -> Any:
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Any:
         """Every upload answered, refusals included (auth, throttle, size, storage), counted by status."""
         if request.method == "POST":
             metrics.UPLOADS.labels(str(response.status_code)).inc()
@@ -120,7 +120,8 @@ def _refuse_oversized_body(request: Request) -> None:
 
 
 def _metadata(request: Request) -> dict[str, Any]:
-    data = _metadata_json(request.data.get("metadata"))
+    body = request.data  # a multipart form (the parsers accept nothing else)
+    data = _metadata_json(body.get("metadata") if isinstance(body, dict) else None)
     refuse_unstorable_text(data)
     serializer = IngestMetadataSerializer(data=data)
     serializer.is_valid(raise_exception=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -50,7 +51,7 @@ class InsightsView(ProjectAPIView):
 
 
 class AccessLogSerializer(serializers.ModelSerializer):
-    user = serializers.SlugRelatedField(slug_field="email", read_only=True)
+    user: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="email", read_only=True)
 
     class Meta:
         model = AccessLog
@@ -71,7 +72,7 @@ class AccessLogView(ProjectAPIView):
         if session := request.query_params.get("session"):
             entries = entries.filter(session_id=session) if _is_uuid(session) else entries.none()
         paginator = OffsetPagination()
-        page = paginator.paginate_queryset(entries, request, view=self)
+        page: list[Any] = paginator.paginate_queryset(entries, request, view=self) or []
         return paginator.get_paginated_response(AccessLogSerializer(page, many=True).data)
 
 

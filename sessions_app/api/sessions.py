@@ -9,7 +9,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from projects.access import READ_ONLY, ProjectAPIView
+from projects.access import READ_ONLY, ProjectAPIView, acting_user
 from projects.errors import DomainError
 from projects.models import Role
 from sessions_app import blobs, selectors
@@ -21,12 +21,12 @@ from sessions_app.api.common import (
     session_list_items,
 )
 from sessions_app.audit import access_record
-from sessions_app.retention import session_delete
 from sessions_app.serializers import (
     MessageSerializer,
     SessionDetailSerializer,
     SessionSerializer,
 )
+from sessions_app.services import session_delete
 from sessions_app.throttles import QueryThrottle
 
 
@@ -39,7 +39,9 @@ class SessionDetailView(SessionObjectView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, project: str, session_id: str) -> Response:
-        session_delete(session=self.get_session(session_id), by=request.user.email)
+        session = self.get_session(session_id)
+        access_record(session=session, request=request, via="delete")  # as the page does
+        session_delete(session=session, by=acting_user(request).email)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

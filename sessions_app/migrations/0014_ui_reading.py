@@ -67,16 +67,15 @@ LANGUAGE sql STABLE AS $$
     WHERE jsonb_typeof(s.digest -> 'effort') = 'object'
 $$;
 
-DROP TRIGGER IF EXISTS insights_on_update ON sessions_app_session;
-CREATE TRIGGER insights_on_update AFTER UPDATE ON sessions_app_session
-    FOR EACH ROW WHEN (
-        OLD.status IS DISTINCT FROM NEW.status OR OLD.created_at IS DISTINCT FROM NEW.created_at
-        OR OLD.kind IS DISTINCT FROM NEW.kind OR OLD.feature_branch IS DISTINCT FROM NEW.feature_branch
-        OR OLD.author_id IS DISTINCT FROM NEW.author_id OR OLD.project_id IS DISTINCT FROM NEW.project_id
-        OR OLD.turn_count IS DISTINCT FROM NEW.turn_count OR OLD.message_count IS DISTINCT FROM NEW.message_count
-        OR (OLD.digest -> 'tool_counts') IS DISTINCT FROM (NEW.digest -> 'tool_counts')
-        OR (OLD.digest -> 'effort') IS DISTINCT FROM (NEW.digest -> 'effort'))
-    EXECUTE FUNCTION sessions_app_insights_trigger();
+-- The statement-level triggers of 0012 sum whatever this function yields: recount with the new facets.
+DELETE FROM sessions_app_insightsday;
+INSERT INTO sessions_app_insightsday (project_id, branch, facet, day, key, sessions, a, b)
+SELECT s.project_id, br.branch, f.facet, (s.captured_at AT TIME ZONE 'UTC')::date, f.key,
+       sum(f.sessions), sum(f.a), sum(f.b)
+FROM sessions_app_session AS s, sessions_app_insight_facts(s) AS f,
+     LATERAL (SELECT DISTINCT unnest(ARRAY['', s.feature_branch]) AS branch) AS br
+WHERE s.status NOT IN ('processing', 'failed')
+GROUP BY 1, 2, 3, 4, 5;
 """
 
 
@@ -84,7 +83,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('projects', '0003_secauth_device_grant_claims'),
-        ('sessions_app', '0011_redact_server_redaction'),
+        ('sessions_app', '0012_perf_scaling'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -91,14 +91,17 @@ def test_the_session_page_shows_recent_reads_to_admins_only(read_session, world,
     assert f"{url}/access" in panel and f"{url}/delete" in page
 
 
-def test_an_admin_confirms_then_deletes_a_session_and_its_blobs(read_session, world, client) -> None:
+def test_an_admin_confirms_then_deletes_a_session_and_its_blobs(
+    read_session, world, client, django_capture_on_commit_callbacks
+) -> None:
     client.force_login(world.admin)
     url = f"/p/{world.project.slug}/s/{read_session.pk}/delete"
     confirm = client.get(url)
     assert confirm.status_code == 200 and b"Delete this session?" in confirm.content
     assert blobs.blob_storage().exists(read_session.raw_storage_key)
 
-    response = client.post(url)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url)
     assert response.status_code == 302 and response["Location"] == f"/p/{world.project.slug}/"
     with scopes_disabled():
         assert not Session.objects.filter(pk=read_session.pk).exists()

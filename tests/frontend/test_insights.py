@@ -31,7 +31,7 @@ def turns(n: int, *, errors: int = 0, tool: str = "Bash") -> bytes:
 
 def at(session: Session, when: datetime) -> Session:
     with scopes_disabled():
-        Session.objects.filter(pk=session.pk).update(created_at=when)
+        Session.objects.filter(pk=session.pk).update(created_at=when, captured_at=when)
     return session
 
 

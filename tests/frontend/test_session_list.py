@@ -21,7 +21,7 @@ def _raw(prompt: str, reply: str = "Done.") -> bytes:
 
 def _age(session: Session, day: int) -> None:
     with scopes_disabled():
-        Session.objects.filter(pk=session.pk).update(created_at=datetime(2026, 2, day, 12, tzinfo=UTC))
+        Session.objects.filter(pk=session.pk).update(captured_at=datetime(2026, 2, day, 12, tzinfo=UTC))
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import pytest
 from config.celery import app
 from sessions_app import fairness
 from sessions_app.fairness import Admission
+from sessions_app.tasks import enqueue_processing
 
 
 @pytest.fixture
@@ -50,9 +51,9 @@ def test_a_parked_session_is_queued_when_the_slot_frees(world, ingest, one_slot)
     running = ingest(world.project, world.member, "running")
     waiting = ingest(world.project, world.member, "waiting")
     app.control.purge()
-    with fairness.project_slot(world.project.pk, running.pk) as admitted:
+    with fairness.project_slot(world.project.pk, running.pk, enqueue_processing) as admitted:
         assert admitted
-        with fairness.project_slot(world.project.pk, waiting.pk) as second:
+        with fairness.project_slot(world.project.pk, waiting.pk, enqueue_processing) as second:
             assert not second
     with app.connection_for_write() as broker:
         queued = broker.default_channel.client.lrange(app.conf.task_default_queue, 0, -1)

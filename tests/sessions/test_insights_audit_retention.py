@@ -11,11 +11,17 @@ from django_scopes import scopes_disabled
 
 from projects.scoping import project_scope
 from sessions_app import blobs
-from sessions_app.models import AccessLog, Session
-from sessions_app.retention import retention_apply
+from sessions_app.models import AccessLog, BlobDeletion, Session
+from sessions_app.retention import retention_apply, retention_apply_all
 from tests.client.transcript_builder import TranscriptBuilder
 
 MONDAY = datetime(2026, 3, 2, 10, tzinfo=UTC)
+
+
+UNREACHABLE_BUCKET = {
+    "BACKEND": "storages.backends.s3.S3Storage",
+    "OPTIONS": {"bucket_name": "x", "endpoint_url": "http://127.0.0.1:9", "access_key": "a", "secret_key": "b"},
+}
 
 
 def _turns(n: int, *, errors: int = 0) -> bytes:
@@ -28,7 +34,7 @@ def _turns(n: int, *, errors: int = 0) -> bytes:
 
 def _at(session: Session, when: datetime) -> Session:
     with scopes_disabled():
-        Session.objects.filter(pk=session.pk).update(created_at=when)
+        Session.objects.filter(pk=session.pk).update(created_at=when, captured_at=when)
     return session
 
 
@@ -119,13 +125,16 @@ def test_reading_a_session_writes_one_access_log_row(world, ingest, api_as) -> N
     assert api_as(world.member).get(f"/api/v1/projects/{world.project.slug}/access-log").status_code == 403
 
 
-def test_retention_deletes_exactly_the_expired_sessions_of_that_project(world, ingest) -> None:
+def test_retention_deletes_exactly_the_expired_sessions_of_that_project(
+    world, ingest, django_capture_on_commit_callbacks
+) -> None:
     old = _at(ingest(world.project, world.member, "old"), timezone.now() - timedelta(days=40))
     fresh = ingest(world.project, world.member, "fresh")
     theirs = _at(ingest(world.other_project, world.other_admin, "theirs"), timezone.now() - timedelta(days=400))
     world.project.retention_days = 30
     world.project.save()
-    assert retention_apply(project=world.project) == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        assert retention_apply(project=world.project) == 1
     with scopes_disabled():
         assert set(Session.objects.values_list("pk", flat=True)) == {fresh.pk, theirs.pk}
     assert not blobs.blob_storage().exists(old.raw_storage_key)
@@ -133,14 +142,39 @@ def test_retention_deletes_exactly_the_expired_sessions_of_that_project(world, i
     assert blobs.blob_storage().exists(theirs.raw_storage_key)
 
 
-def test_an_admin_deletes_one_session_with_its_blobs(world, ingest, api_as) -> None:
+def test_an_admin_deletes_one_session_with_its_blobs(world, ingest, api_as, django_capture_on_commit_callbacks) -> None:
     session = ingest(world.project, world.member, "delete me")
     url = f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}"
     assert api_as(world.member).delete(url).status_code == 403
-    assert api_as(world.admin).delete(url).status_code == 204
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api_as(world.admin).delete(url).status_code == 204
     with project_scope(world.project):
         assert not Session.objects.filter(pk=session.pk).exists()
     assert not blobs.blob_storage().exists(session.raw_storage_key)
+    with scopes_disabled():
+        assert [(e.user, e.via) for e in AccessLog.objects.filter(session_id=session.pk)] == [(world.admin, "delete")]
+
+
+def test_a_delete_while_storage_is_down_keeps_the_blob_keys_until_a_later_run_deletes_them(
+    world, ingest, api_as, settings, django_capture_on_commit_callbacks
+) -> None:
+    session = ingest(world.project, world.member, "delete me while the bucket is down")
+    keys = {session.raw_storage_key, session.content_storage_key}
+    working = settings.STORAGES
+    settings.STORAGES = {**working, "blobs": UNREACHABLE_BUCKET}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_as(world.admin).delete(f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}")
+    assert response.status_code == 204
+    with scopes_disabled():
+        assert not Session.objects.filter(pk=session.pk).exists()
+        assert set(BlobDeletion.objects.values_list("key", flat=True)) == keys
+    settings.STORAGES = working
+    assert all(blobs.blob_storage().exists(key) for key in keys)  # still there: the bucket was down
+
+    retention_apply_all()  # the hourly run retries them
+    assert not any(blobs.blob_storage().exists(key) for key in keys)
+    with scopes_disabled():
+        assert not BlobDeletion.objects.exists()
 
 
 def test_admins_set_retention_days(world, api_as) -> None:

@@ -11,7 +11,8 @@ from django_scopes import scopes_disabled
 from projects.scoping import project_scope
 from sessions_app import insights
 from sessions_app.models import Session
-from sessions_app.retention import session_delete
+from sessions_app.services import session_delete
+from tests.seeding import seed_sessions
 from tests.sessions.test_insights_audit_retention import MONDAY, _at, _fixture, _turns
 
 
@@ -58,7 +59,7 @@ def test_a_whole_day_period_reads_only_the_totals(world, ingest) -> None:
 def test_deleting_moving_and_failing_sessions_keep_the_totals_right(world, ingest) -> None:
     _fixture(world, ingest)
     with scopes_disabled():
-        first, second = Session.objects.filter(project=world.project).order_by("created_at")[:2]
+        first, second = Session.objects.filter(project=world.project).order_by("captured_at")[:2]
     with project_scope(world.project):
         session_delete(session=first, by="test")
     _at(second, MONDAY + timedelta(days=30))
@@ -92,7 +93,7 @@ def _percentile_cont(project, since=None) -> dict:
     sql = """SELECT count(*), percentile_cont(0.5) WITHIN GROUP (ORDER BY raw_size_bytes),
                     percentile_cont(0.5) WITHIN GROUP (ORDER BY size_bytes)
              FROM sessions_app_session WHERE project_id = %s AND status NOT IN ('processing', 'failed')
-             AND created_at >= COALESCE(%s, '-infinity'::timestamptz)"""
+             AND captured_at >= COALESCE(%s, '-infinity'::timestamptz)"""
     with connection.cursor() as cursor:
         cursor.execute(sql, [project.pk, since])
         count, raw, stored = cursor.fetchone()
@@ -111,3 +112,56 @@ def test_median_sizes_equal_percentile_cont(world, ingest, extra) -> None:
         assert insights.size_summary(world.project, insights.Period(since=since)) == _percentile_cont(
             world.project, since
         )
+
+
+RECOUNT = """
+    SELECT s.project_id, br.branch, f.facet, (s.captured_at AT TIME ZONE 'UTC')::date, f.key,
+           sum(f.sessions), sum(f.a), sum(f.b)
+    FROM sessions_app_session AS s, sessions_app_insight_facts(s) AS f,
+         LATERAL (SELECT DISTINCT unnest(ARRAY['', s.feature_branch]) AS branch) AS br
+    WHERE s.status NOT IN ('processing', 'failed') AND s.project_id = %s
+    GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"""
+TOTALS = """SELECT project_id, branch, facet, day, key, sessions, a, b FROM sessions_app_insightsday
+    WHERE project_id = %s ORDER BY 1, 2, 3, 4, 5"""
+
+
+def _rollup_matches_a_recount(project) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(TOTALS, [project.pk])
+        totals = cursor.fetchall()
+        cursor.execute(RECOUNT, [project.pk])
+        assert totals == cursor.fetchall()
+    return len(totals)
+
+
+def test_multi_row_insert_update_and_delete_keep_the_totals_right(world) -> None:
+    """The trigger works per statement: every statement below touches hundreds of sessions at once."""
+    statements = [
+        "UPDATE sessions_app_session SET status = 'failed' WHERE title LIKE 'Session 1%%'",
+        "UPDATE sessions_app_session SET captured_at = captured_at - interval '3 days', feature_branch = 'main' "
+        "WHERE turn_count > 10",
+        "UPDATE sessions_app_session SET turn_count = turn_count + 1, digest = digest - 'tool_counts' "
+        "WHERE turn_count = 5",
+        "UPDATE sessions_app_session SET processing_attempts = 1",  # no counted fact changes
+        "UPDATE sessions_app_session SET status = 'complete' WHERE status = 'failed' AND turn_count < 8",
+        "DELETE FROM sessions_app_session WHERE turn_count < 4",
+        "DELETE FROM sessions_app_session WHERE feature_branch = 'main'",
+    ]
+    with connection.cursor() as cursor:
+        seed_sessions(
+            cursor, project_id=world.project.pk, author_ids=[world.member.pk, world.admin.pk], start=1, stop=800
+        )
+        seed_sessions(cursor, project_id=world.other_project.pk, author_ids=[world.other_admin.pk], start=1, stop=50)
+    assert _rollup_matches_a_recount(world.project) > 100
+    for sql in statements:
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+            assert cursor.rowcount > 0, sql
+        _rollup_matches_a_recount(world.project)
+        _rollup_matches_a_recount(world.other_project)
+    from_totals, one_by_one = _both(world.project)
+    assert from_totals == one_by_one and from_totals["size"]["sessions"] > 0
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM sessions_app_session WHERE project_id = %s", [world.project.pk])
+        cursor.execute("SELECT count(*) FROM sessions_app_insightsday WHERE project_id = %s", [world.project.pk])
+        assert cursor.fetchone()[0] == 0

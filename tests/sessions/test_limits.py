@@ -13,11 +13,13 @@ from tests.uploads import commit_hash, metadata_for, upload
 
 @pytest.fixture
 def tight_limits(settings):
+    # Imported before the override: imported first under it, DRF would bind the tight rates as its
+    # defaults for the rest of the run (THROTTLE_RATES is read from the settings at import).
+    from rest_framework.throttling import SimpleRateThrottle
+
     cache.clear()
     rates = {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "ingest": "2/min", "query": "3/min"}
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
-    from rest_framework.throttling import SimpleRateThrottle
-
     original = SimpleRateThrottle.THROTTLE_RATES
     SimpleRateThrottle.THROTTLE_RATES = rates
     yield

@@ -51,7 +51,7 @@ def test_filters_select_exactly_the_matching_sessions(world, ingest, api_as) -> 
     assert _ids(_list(client, slug, "?q=parser")) == [str(a.pk)]
     assert _ids(_list(client, slug, "?q=invoices")) == [str(b.pk)]  # commit message
     assert _ids(_list(client, slug, "?q=Done")) == [str(c.pk), str(b.pk), str(a.pk)]  # assistant text
-    since = b.created_at.isoformat()
+    since = b.captured_at.isoformat()
     assert _ids(_list(client, slug, f"?since={since.replace('+', '%2B')}")) == [str(c.pk), str(b.pk)]
 
 

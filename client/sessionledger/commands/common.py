@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from sessionledger import config as config_mod
+from sessionledger import hookinstall
 from sessionledger.api import ApiError, Client
 
 
@@ -18,6 +19,14 @@ class CommandError(Exception):
     def __init__(self, message: str, exit_code: int = 1) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def read_json_object(path: str) -> dict:
+    """A JSON settings file (Claude Code's settings, .mcp.json) as an object; a clear error otherwise."""
+    try:
+        return hookinstall.read_settings(path)
+    except hookinstall.SettingsError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def load_config() -> config_mod.Config:

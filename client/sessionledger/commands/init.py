@@ -22,7 +22,8 @@ import shutil
 import subprocess
 
 from sessionledger import gitmeta, gitrefs, hookinstall, paths
-from sessionledger.commands.common import CommandError
+from sessionledger.commands import mcp_cmd
+from sessionledger.commands.common import CommandError, read_json_object
 from sessionledger.fsutil import atomic_write
 
 # The oldest Claude Code known to send PostToolUseFailure (anthropics/claude-code#27886 on 2.1.50).
@@ -64,13 +65,6 @@ def settings_path(worktree: str | None, *, local: bool = False) -> str:
     if worktree is None:
         return os.path.join(paths.claude_dir(), "settings.json")
     return os.path.join(worktree, ".claude", "settings.local.json" if local else "settings.json")
-
-
-def read_json_object(path: str) -> dict:
-    try:
-        return hookinstall.read_settings(path)
-    except hookinstall.SettingsError as exc:
-        raise CommandError(str(exc)) from None
 
 
 def write_settings(path: str, settings: dict, command_for: object, events: tuple) -> bool:
@@ -180,8 +174,6 @@ def claude_version() -> tuple[int, ...] | None:
 
 
 def _install_mcp(repo: gitrefs.Repo | None) -> None:
-    from sessionledger.commands import mcp_cmd
-
     if repo is None:
         raise CommandError("--mcp writes the repository's .mcp.json: run it inside the repository")
     mcp_path, changed = mcp_cmd.install_config(repo.worktree)

@@ -6,15 +6,14 @@ import argparse
 
 from sessionledger.api import ApiError
 from sessionledger.commands.common import api_error, client, load_config, print_json, project_for_cwd, short, table
-
-FILTERS = ("branch", "author", "commit", "task", "kind", "status", "since", "until", "q")
+from sessionledger.listfilters import FILTER_NAMES, SESSION_FILTERS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("list", help="list captured sessions of this repository's project")
     parser.add_argument("--project", help="project slug (default: from the git remote)")
-    for name in FILTERS:
-        parser.add_argument(f"--{name}", help=f"filter by {name}" if name != "q" else "full-text search")
+    for spec in SESSION_FILTERS:
+        parser.add_argument(f"--{spec.name}", help=spec.help, action="append" if spec.repeatable else "store")
     parser.add_argument("--limit", type=int, default=20, help="how many (≤ 200)")
     parser.add_argument("--json", action="store_true", help="print the API's JSON")
     parser.set_defaults(func=run)
@@ -24,7 +23,7 @@ def run(options: argparse.Namespace) -> int:
     config = load_config()
     api = client(config)
     slug = project_for_cwd(config, api, options.project)
-    params = {name: getattr(options, name) for name in FILTERS}
+    params = {name: getattr(options, name) for name in FILTER_NAMES}
     params["limit"] = max(1, min(200, options.limit))
     try:
         page = api.get(f"/projects/{slug}/sessions", params)

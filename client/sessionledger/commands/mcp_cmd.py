@@ -8,8 +8,7 @@ import argparse
 import json
 import os
 
-from sessionledger.commands.common import CommandError
-from sessionledger.commands.init import read_json_object
+from sessionledger.commands.common import CommandError, read_json_object
 from sessionledger.fsutil import atomic_write
 
 SERVER_NAME = "sessionledger"

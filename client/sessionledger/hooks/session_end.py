@@ -72,10 +72,6 @@ def _queue_waiting() -> bool:
         return False
 
 
-def capture_trailing(payload: dict, transcript: str, kind: str) -> bool:
-    return capture_segment(payload, transcript, kind) is not None
-
-
 def capture_segment(payload: dict, transcript: str | None, kind: str) -> Entry | None:
     """Queue the trailing segment, linked to HEAD. A clear is recorded for the SessionStart that
     follows even when nothing was captured, so that it need not wait for a record."""

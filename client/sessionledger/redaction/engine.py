@@ -372,7 +372,8 @@ class Redactor:
         return edits
 
     def _rewrite_line(self, line: bytes, spans: list[tuple[int, int, str]], counts: dict[str, int]) -> bytes | None:
-        pieces, done = [], 0
+        pieces: list[Any] = []
+        done = 0
         for start, end, kind in spans:
             pieces += (line[done:start], _replacement(line[start:end], kind))
             done = end
@@ -918,7 +919,8 @@ def _apply(data: bytes, spans: list[_Span], counts: dict[str, int]) -> bytes:
     """`data` with every span replaced by its marker (the same object when there is none)."""
     if not spans:
         return data
-    pieces, done = [], 0
+    pieces: list[Any] = []
+    done = 0
     for span in spans:
         pieces += (data[done : span.start], _replacement(data[span.start : span.end], span.kind))
         done = span.end
@@ -1018,8 +1020,8 @@ def _group_by_line(buf: _Buf, spans: list[_Span]) -> Iterator[tuple[int, int, li
     newline = b"\n" if isinstance(buf, bytes) else "\n"
     i = 0
     while i < len(spans):
-        start = buf.rfind(newline, 0, spans[i].start) + 1  # type: ignore[arg-type]
-        end = buf.find(newline, spans[i].start)  # type: ignore[arg-type]
+        start = buf.rfind(newline, 0, spans[i].start) + 1
+        end = buf.find(newline, spans[i].start)
         end = len(buf) if end < 0 else end
         j = i
         while j < len(spans) and spans[j].start < end:
@@ -1032,7 +1034,8 @@ def _splice(buf: _Buf, edits: list[tuple[int, int, int, Any]]) -> Any:
     """`buf` with the (number, start, end, new) edits applied; everything else copied as is."""
     if not edits:
         return buf
-    pieces, done = [], 0
+    pieces: list[Any] = []
+    done = 0
     for _, start, end, new in edits:
         pieces += (buf[done:start], new)
         done = end

@@ -1,0 +1,112 @@
+"""The session page is rendered once per session, content, filters and page (frontend/page_cache.py)."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from django_scopes import scopes_disabled
+
+from frontend.views import sessions as session_views
+from projects.scoping import project_scope
+from sessions_app import blobs
+from sessions_app.models import AccessLog, Session
+from sessions_app.processing import session_reprocess
+from tests.client.transcript_builder import TranscriptBuilder
+from tests.frontend.conftest import long_transcript
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def renders(monkeypatch) -> list[int]:
+    """How many times a page was actually rendered (the real renderer still runs)."""
+    calls: list[int] = []
+    real = session_views.read
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(session_views, "read", counted)
+    return calls
+
+
+def _get(client, world, session: Session, query: str = "", user=None):
+    client.force_login(user or world.viewer)
+    return client.get(f"/p/{world.project.slug}/s/{session.pk}{query}")
+
+
+def test_the_second_read_serves_the_same_html_without_rendering_or_reading_content(
+    client, world, rich_session, renders
+) -> None:
+    first = _get(client, world, rich_session)
+    assert first.status_code == 200 and len(renders) == 1
+    blobs.delete(rich_session.content_storage_key)  # a second render could not read the content any more
+    second = _get(client, world, rich_session)
+    assert second.status_code == 200 and len(renders) == 1
+    assert _cards(first) == _cards(second)
+    with scopes_disabled():  # every read is still in the access log
+        assert AccessLog.objects.filter(session_id=rich_session.pk, via="web").count() == 2
+
+
+def _cards(response) -> str:
+    html = response.content.decode()
+    return html[html.index('class="card') : html.rindex("</article>")]
+
+
+def test_filters_and_pages_are_distinct_pages(client, world, make_session, renders) -> None:
+    session = make_session(world.project, world.member, long_transcript(60), seed="long")
+    pages = {
+        query: _cards(_get(client, world, session, query))
+        for query in ("", "?page=2", "?role=user", "?q=module_7", "?role=user&q=module_3")
+    }
+    assert len(renders) == 5
+    assert len(set(pages.values())) == 5
+    assert "module_7" in pages["?q=module_7"] and "module_30" not in pages["?q=module_7"]
+    for query, cards in pages.items():  # each served again from the cache, unchanged
+        assert _cards(_get(client, world, session, query)) == cards
+    assert len(renders) == 5
+
+
+def test_reprocessing_renders_the_new_content(client, world, make_session, renders) -> None:
+    session = make_session(world.project, world.member, TranscriptBuilder().prompt("first words").build(), seed="re")
+    assert "first words" in _cards(_get(client, world, session))
+    blobs.put(session.raw_storage_key, gzip.compress(TranscriptBuilder().prompt("second words").build()))
+    with project_scope(world.project):
+        session_reprocess(session=Session.objects.get(pk=session.pk))
+    cards = _cards(_get(client, world, session))
+    assert "second words" in cards and "first words" not in cards
+    assert len(renders) == 2
+
+
+def test_a_cached_page_is_still_refused_to_outsiders_and_other_projects(client, world, rich_session) -> None:
+    assert _get(client, world, rich_session).status_code == 200  # now cached
+    assert _get(client, world, rich_session, user=world.outsider).status_code == 404
+    assert _get(client, world, rich_session, user=world.other_admin).status_code == 404
+    client.logout()
+    response = client.get(f"/p/{world.project.slug}/s/{rich_session.pk}")
+    assert response.status_code == 302 and "/accounts/login" in response["Location"]
+    # the session under another project's address is not found either, cached or not
+    client.force_login(world.other_admin)
+    assert client.get(f"/p/{world.other_project.slug}/s/{rich_session.pk}").status_code == 404
+
+
+def test_with_the_cache_off_every_read_renders(client, world, rich_session, renders, settings) -> None:
+    settings.SESSIONLEDGER_PAGE_CACHE_SECONDS = 0
+    _get(client, world, rich_session)
+    _get(client, world, rich_session)
+    assert len(renders) == 2
+
+
+def test_another_page_of_a_session_just_read_does_not_read_its_content_again(
+    client, world, make_session, renders
+) -> None:
+    session = make_session(world.project, world.member, long_transcript(60), seed="doc")
+    first = _cards(_get(client, world, session))
+    blobs.delete(session.content_storage_key)  # what follows can only come from the kept document
+    second = _get(client, world, session, "?page=2")
+    assert second.status_code == 200 and len(renders) == 2
+    assert _cards(second) != first and "module_" in _cards(second)
+    assert _get(client, world, session, "?q=module_42").status_code == 200
+    assert "module_42" in _cards(_get(client, world, session, "?q=module_42"))

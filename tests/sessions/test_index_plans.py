@@ -1,0 +1,106 @@
+"""At 100,000 sessions, search, commit prefixes and the files filter use an index as the web role.
+
+Under the ``tenant_isolation`` policy PostgreSQL only uses a condition inside an index scan if the
+condition is leakproof; otherwise it reads every row of the project and filters them after the
+policy (docs/scaling.md "Search under row-level security"). These tests read the plans — no
+timings — of the very querysets the API and the pages build, run inside a project scope (the web
+role, row-level security on) over rows seeded in one INSERT … SELECT generate_series.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.http import QueryDict
+
+from projects.scoping import project_scope
+from sessions_app import selectors
+from sessions_app.context import context_candidates
+from sessions_app.filters import SessionFilter
+from tests.seeding import commit_of, seed_sessions
+
+ROWS = 100_000
+TABLE = "sessions_app_session"
+
+
+def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [plan, *(node for child in plan.get("Plans", []) for node in _nodes(child))]
+
+
+def _plan(queryset) -> list[dict[str, Any]]:
+    sql, params = queryset.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+        [[document]] = cursor.fetchall()
+    document = json.loads(document) if isinstance(document, str) else document
+    return _nodes(document[0]["Plan"])
+
+
+def _session_scans(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        node for node in nodes if node.get("Relation Name") == TABLE or node.get("Index Name", "").startswith("session")
+    ]
+
+
+def _assert_index_finds(queryset, operator: str) -> None:
+    """No sequential scan of the sessions, and ``operator`` is an index condition (not a filter
+    applied to every row an index walk returns)."""
+    nodes = _plan(queryset)
+    kinds = [node["Node Type"] for node in nodes]
+    seq = any(n["Node Type"] == "Seq Scan" and n.get("Relation Name") == TABLE for n in nodes)
+    assert not seq, (str(queryset.query)[-300:], kinds)
+    conditions = " ".join(node.get("Index Cond", "") for node in _session_scans(nodes))
+    assert operator in conditions, json.dumps(nodes, indent=1)[:4000]
+
+
+@pytest.fixture
+def many(world) -> int:
+    with connection.cursor() as cursor:
+        # Seeding measures nothing here: the insights rollup is skipped (the test's transaction is rolled back).
+        cursor.execute(f"ALTER TABLE {TABLE} DISABLE TRIGGER USER")
+        seed_sessions(cursor, project_id=world.project.pk, author_ids=[world.member.pk], start=1, stop=ROWS)
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the foreign keys' checks, before ALTER TABLE again
+        cursor.execute(f"ALTER TABLE {TABLE} ENABLE TRIGGER USER")
+        cursor.execute(f"ANALYZE {TABLE}")
+    return ROWS
+
+
+def _listed(world, query: str):
+    """The API list's queryset for ``query`` (the pages build theirs with the same filter)."""
+    filters = SessionFilter(QueryDict(query), queryset=selectors.session_queryset(project=world.project))
+    assert filters.is_valid(), filters.errors
+    return filters.qs.order_by("-captured_at", "-id")[:51]
+
+
+def test_search_commit_prefix_and_files_use_an_index_as_the_web_role(world, many) -> None:
+    with project_scope(world.project):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_user")
+            assert cursor.fetchone()[0] != "postgres"  # the web role, under row-level security
+        _assert_index_finds(_listed(world, "q=u4242"), "@@")
+        _assert_index_finds(_listed(world, "q=u4242 test"), "@@")
+        _assert_index_finds(_listed(world, f"commit={commit_of(4242)[:10]}"), "~>=~")
+        _assert_index_finds(_listed(world, "files=src/only4242.py"), "?|")
+        _assert_index_finds(_listed(world, "files=src/only4242.py&files=src/only17.py"), "?|")
+        _assert_index_finds(selectors.sessions_for_commit(project=world.project, sha=commit_of(4242)[:12]), "~>=~")
+        snippets = selectors.session_list_with_snippets(selectors.session_list_queryset(project=world.project), "u4242")
+        _assert_index_finds(snippets.order_by("-captured_at", "-id")[:51], "@@")
+        # and the answers are right: one session each
+        assert [s.commit_hash for s in _listed(world, f"commit={commit_of(4242)[:10]}")] == [commit_of(4242)]
+        assert [s.title for s in _listed(world, "q=u4242")] == ["Session 4242"]
+        assert [s.title for s in _listed(world, "files=src/only4242.py&files=src/only17.py")] == [
+            "Session 17",
+            "Session 4242",
+        ]
+
+
+def test_newest_first_lists_and_the_context_digest_walk_an_index(world, many) -> None:
+    with project_scope(world.project):
+        for query in ("", "branch=main", "branch=feat/branch-7", "q=deadlock", "since=2026-01-01T00:00:00Z"):
+            nodes = _plan(_listed(world, query))
+            assert not any(n["Node Type"] == "Seq Scan" for n in nodes), query
+        rare_files = context_candidates(project=world.project, branch="feat/branch-7", files=["src/only4242.py"])
+        assert [c.reason for c in rare_files].count("same files") == 1
