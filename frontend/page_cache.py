@@ -5,7 +5,8 @@ A session's content never changes once processed — only ``reprocess`` rewrites
 the turn navigation, the totals) is a function of:
 
 - the session and its content generation (``content_storage_key``, ``processed_at``);
-- what the reader asked for: the filters (roles, since, until, text), the page number or the message (``at``);
+- what the reader asked for: the filters (roles, since, until, text), the page number and the
+  message a permalink asks for (``?at=``);
 - who the prompts are attributed to (the author's name, in the cards);
 - the renderer's code: ``RENDERER_VERSION`` is a digest of the ``frontend`` package's modules, so a
   deploy that changes how cards look never serves the old HTML.
@@ -68,7 +69,7 @@ def page_key(session: Session, form: MessageFilterForm, where: Where) -> str | N
         *moments,
         form.value("q") or "",
         form.value("page") or 1,
-        form.value("at") or "",  # a message permalink picks the page that holds the message
+        form.value("at") or "",  # a message permalink picks the page that holds it
         where.session_url,
         where.author,
     ]

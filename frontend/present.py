@@ -144,7 +144,7 @@ def _view(item: Item, needle: str) -> ItemView:
     return ItemView(
         html=mark_matches(html, needle),
         hidden=hidden,
-        preview=preview[len(reminder) :].strip() or "…" if reminder else preview,
+        preview=_reminder_preview(content, reminder) if reminder else preview,
         long=reminder or preview != content.strip(),
         label="System reminder"
         if reminder
@@ -153,6 +153,13 @@ def _view(item: Item, needle: str) -> ItemView:
 
 
 INJECTED = agents.injected_context()
+
+
+def _reminder_preview(content: str, prefix: str) -> str:
+    """The first line of injected context's text (its opening tag left out)."""
+    lines = content[len(prefix) : len(prefix) + 2000].splitlines()
+    first = next((line.strip() for line in lines if line.strip()), "")
+    return (first if len(first) <= PREVIEW_LIMIT else first[: PREVIEW_LIMIT - 1] + "…") or "…"
 
 
 def _result_only(item: Item, needle: str) -> ItemView:

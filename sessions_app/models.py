@@ -14,7 +14,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, Value
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -78,6 +78,7 @@ class Session(models.Model):
     message_uuids = ArrayField(
         models.UUIDField(),
         default=list,
+        db_default=Value([], output_field=ArrayField(models.UUIDField())),  # rows written by SQL (bench seeding)
         blank=True,
         help_text="the uuids of the conversation's messages, for the short message permalink /p/{project}/m/{uuid}",
     )

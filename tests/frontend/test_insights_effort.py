@@ -59,7 +59,7 @@ def test_hostile_usage_and_timestamps_do_not_break_the_facts() -> None:
 
 def _session(world, ingest, author, prompts: int, when: datetime, **metadata) -> Session:
     session = ingest(world.project, author, raw=_work(prompts), seed=f"effort-{author.pk}-{when}", **metadata)
-    with scopes_disabled():
+    with scopes_disabled():  # insights weeks go by when the conversation happened (captured_at)
         Session.objects.filter(pk=session.pk).update(created_at=when, captured_at=when)
     return session
 

@@ -46,9 +46,9 @@ def test_the_second_read_serves_the_same_html_without_rendering_or_reading_conte
     second = _get(client, world, rich_session)
     assert second.status_code == 200 and len(renders) == 1
     assert _cards(first) == _cards(second)
-    with scopes_disabled():  # every read is still in the access log
-        [reads] = AccessLog.objects.filter(session_id=rich_session.pk, via="web")  # one row per reader and hour
-        assert reads.count == 2  # the cached read is logged too
+    with scopes_disabled():  # every read is still in the access log (one row per reader and hour, counted)
+        [entry] = AccessLog.objects.filter(session_id=rich_session.pk, via="web")
+        assert entry.count == 2
 
 
 def _cards(response) -> str:

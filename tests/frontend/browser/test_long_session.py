@@ -200,10 +200,8 @@ def test_insights_show_cost_and_time_at_both_widths(wide, phone, world, long) ->
         log_in(page, world.viewer.email)
         page.goto(f"/p/{world.project.slug}/insights")
         card = page.locator("#effort_per_author_week")
-        assert (
-            "steps/commit" in card.locator("svg.chart").text_content()
-            and "$" in card.locator("svg.chart").text_content()
-        )
+        drawn = card.locator("svg.chart").text_content()
+        assert "steps/commit" in drawn and "$" in drawn
         assert page.locator(".tile", has_text="Estimated cost").inner_text().count("$") == 1
         assert "fix/retry-jitter$" in page.locator("#effort_per_branch svg.chart").text_content()
         assert page.evaluate("document.documentElement.scrollWidth") <= width
