@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sessionledger import formats, gitmeta, log, transcripts
+from sessionledger import attribution_capture, formats, gitmeta, log, transcripts
 from sessionledger.config import Config
 from sessionledger.formats.base import load_record
 from sessionledger.fsutil import atomic_write
@@ -68,7 +68,9 @@ class Part:
 def prepare(entry: Entry, config: Config, limit: int) -> None:
     """Write the entry's gzip parts, `metadata.json` and finally `local.json` (= prepared)."""
     intent = entry.intent
-    parts = [_clean(p, config) for p in _read_parts(intent)]
+    parts = _read_parts(intent)
+    attribution_capture.write_for_entry(entry, intent, {p.name: p.data for p in parts if p.kind != TOOL_RESULT})
+    parts = [_clean(p, config) for p in parts]
     _fit(parts, limit)
     metadata = build_metadata(intent, parts)
     local = _local(intent, parts, limit)
