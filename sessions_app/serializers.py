@@ -253,6 +253,9 @@ class IngestAcceptedSerializer(serializers.Serializer):
     status = serializers.CharField()
     url = serializers.URLField()
     web_url = serializers.URLField()
+    attribution = serializers.DictField(
+        required=False, help_text="{status: stored|refused, error?: {code, message, field}} when the upload carried one"
+    )
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -144,15 +144,30 @@ def written_lines(name: str, arguments: Mapping[str, Any]) -> list[tuple[str, li
 
 def _edits(path: str, arguments: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     found: dict[str, list[str]] = {}
-    if isinstance(arguments.get("new_string"), str) and path:
-        found.setdefault(path, []).extend(_split(arguments["new_string"]))
+    pairs = [(path, arguments)]
     edits = arguments.get("edits")
-    for edit in edits if isinstance(edits, list) else []:
-        if isinstance(edit, dict) and isinstance(edit.get("new_string"), str):
-            where = _text(edit.get("file_path")) or path
-            if where:
-                found.setdefault(where, []).extend(_split(edit["new_string"]))
+    pairs += (
+        [(_text(e.get("file_path")) or path, e) for e in edits if isinstance(e, dict)]
+        if isinstance(edits, list)
+        else []
+    )
+    for where, edit in pairs:
+        if where and isinstance(edit.get("new_string"), str):
+            found.setdefault(where, []).extend(inserted(_text(edit.get("old_string")), edit["new_string"]))
     return list(found.items())
+
+
+def inserted(old: str, new: str) -> list[str]:
+    """The lines an edit wrote: `new` without the lines it shares with `old` at either end (the
+    context the model repeats to anchor the edit did not come from this call)."""
+    before, after = old.split("\n"), new.split("\n")
+    start = 0
+    while start < min(len(before), len(after)) and before[start] == after[start]:
+        start += 1
+    end = 0
+    while end < min(len(before), len(after)) - start and before[-1 - end] == after[-1 - end]:
+        end += 1
+    return after[start : len(after) - end]
 
 
 def heredoc_writes(command: str) -> list[tuple[str, list[str]]]:
@@ -277,17 +292,26 @@ def _last_writer(candidates: list[Step], key: str) -> Step | None:
 
 
 def _neighbours(lines: list[Line], owners: list[Step | None]) -> None:
-    """Trivial lines join the step of an adjacent added line that also wrote them."""
-    order = list(range(len(lines)))
-    for sweep in (order, order[::-1]):
-        for i in sweep:
-            if owners[i] is not None or not lines[i].trivial:
-                continue
-            for j in (i - 1, i + 1):
-                near = owners[j] if 0 <= j < len(lines) and abs(lines[j].number - lines[i].number) == 1 else None
-                if near is not None and lines[i].hash in near.keys:
-                    owners[i] = near
-                    break
+    """A run of trivial lines goes to the step on either side of it that wrote them, the later
+    step first (blank lines between two calls' code came with the second call)."""
+    i = 0
+    while i < len(lines):
+        if owners[i] is not None or not lines[i].trivial:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(lines) and owners[j + 1] is None and lines[j + 1].trivial and _adjacent(lines, j, j + 1):
+            j += 1
+        sides = [owners[k] for k in (i - 1, j + 1) if 0 <= k < len(lines) and _adjacent(lines, min(k, i), max(k, j))]
+        sides = sorted((s for s in sides if s is not None), key=lambda s: s.order, reverse=True)
+        for k in range(i, j + 1):
+            owners[k] = next((s for s in sides if lines[k].hash in s.keys), None)
+        i = j + 1
+
+
+def _adjacent(lines: list[Line], a: int, b: int) -> bool:
+    """Lines a..b (indexes) are consecutive lines of the file."""
+    return lines[b].number - lines[a].number == b - a
 
 
 # --- the Agent Trace record --------------------------------------------------------------------

@@ -20,8 +20,9 @@ FILE = "attribution.json"
 MAX_DIFF_BYTES = 20 * 1024 * 1024  # a bigger commit (a vendored tree) is not attributed
 
 
-def commit_diff(repo: str, sha: str) -> str:
+def commit_diff(repo: str, sha: str, *paths: str) -> str:
     """The commit's diff against its first parent (the root commit against nothing)."""
+    limit = ("--", *paths) if paths else ()
     return gitmeta.git(
         repo,
         "diff-tree",
@@ -35,6 +36,7 @@ def commit_diff(repo: str, sha: str) -> str:
         "--src-prefix=a/",
         "--dst-prefix=b/",
         sha,
+        *limit,
     )
 
 

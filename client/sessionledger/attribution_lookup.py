@@ -115,5 +115,5 @@ def _hit(record: Mapping[str, Any], path: str, line: int, conversation: Mapping[
         turn=facts.get("turn") if isinstance(facts.get("turn"), int) else None,
         tool=str(facts.get("tool") or ""),
         prompt=str(facts.get("prompt") or ""),
-        session=str(session.get("id") or "") if isinstance(session, Mapping) else "",
+        session=str(facts.get("session") or (session.get("id") if isinstance(session, Mapping) else "") or ""),
     )

@@ -14,6 +14,8 @@ _MODULES = {"list": "listing", "config": "config_cmd", "mcp": "mcp_cmd"}
 # Conversation history: fork a turn, rewind files, restore, relink after a rebase, PR links, import.
 COMMANDS += ("turns", "fork", "rewind", "restore", "relink", "pr-links", "import")
 _MODULES.update({"pr-links": "prlinks", "import": "importer"})
+# Attribution: which lines the agent wrote, and the conversation behind one line.
+COMMANDS += ("blame", "why")
 
 
 def main(argv: list[str] | None = None) -> int:
