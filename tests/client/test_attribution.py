@@ -125,7 +125,7 @@ def feature_branch(claude, repo: Path, client_env) -> tuple[list[str], str]:
     git(repo, "add", "-A", env=client_env.env())
     git(repo, "commit", "-q", "-m", "Upstream", env=client_env.env())
     git(repo, "checkout", "-q", "feature", env=client_env.env())
-    return expected + [div, div, div, div], div
+    return [*expected, div, div, div, div], div
 
 
 def test_blame_and_why_follow_a_rebase_and_a_squash(ledger, repo, claude, client_env) -> None:
