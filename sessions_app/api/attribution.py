@@ -126,12 +126,12 @@ class CommitAttributionMatchView(ProjectAPIView):
     @extend_schema(request=MatchQuery, responses={200: RECORD})
     def post(self, request: Request, project: str, sha: str) -> Response:
         prefix = commit_prefix(sha)
-        query = MatchQuery(data=request.data)
-        query.is_valid(raise_exception=True)
-        added = {f["path"]: _lines(f["lines"], "files") for f in query.validated_data["files"]}
         sessions = selectors.commit_sessions(project=self.project, sha=prefix)
         if not sessions:
             raise Http404
+        query = MatchQuery(data=request.data)
+        query.is_valid(raise_exception=True)
+        added = {f["path"]: _lines(f["lines"], "files") for f in query.validated_data["files"]}
         return Response(selectors.matched_record(project=self.project, sha=prefix, added=added, sessions=sessions))
 
 
@@ -144,6 +144,8 @@ class CommitWhyView(ProjectAPIView):
     @extend_schema(request=WhyQuery, responses={200: OpenApiTypes.OBJECT})
     def post(self, request: Request, project: str, sha: str) -> Response:
         prefix = commit_prefix(sha)
+        if not selectors.commit_sessions(project=self.project, sha=prefix):
+            raise Http404  # no session of this commit here (another tenant's commit alike)
         query = WhyQuery(data=request.data)
         query.is_valid(raise_exception=True)
         data = query.validated_data
