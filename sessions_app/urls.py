@@ -21,6 +21,12 @@ urlpatterns = [
         name="api-commit-attribution-match",
     ),
     path(f"{P}/commits/<str:sha>/why", api.CommitWhyView.as_view(), name="api-commit-why"),
+    path(f"{P}/sessions/<uuid:session_id>/shares", api.SessionSharesView.as_view(), name="api-session-shares"),
+    path(
+        f"{P}/sessions/<uuid:session_id>/shares/<uuid:share_id>",
+        api.SessionShareView.as_view(),
+        name="api-session-share",
+    ),
     path(
         f"{P}/sessions/<uuid:session_id>/attribution",
         api.SessionAttributionView.as_view(),

@@ -17,6 +17,7 @@ from sessions_app.api.sessions import (
     SessionRawView,
     TaskSessionsView,
 )
+from sessions_app.api.shares import SessionSharesView, SessionShareView
 
 __all__ = [
     "AccessLogView",
@@ -33,6 +34,8 @@ __all__ = [
     "SessionDetailView",
     "SessionMessagesView",
     "SessionRawView",
+    "SessionShareView",
+    "SessionSharesView",
     "SessionsView",
     "TaskSessionsView",
 ]
