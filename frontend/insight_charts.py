@@ -55,7 +55,14 @@ def cards(data: dict[str, Any], period: Period, *, branch_url: Any) -> list[Card
         task_outcomes(data["task_outcomes"]),
         tool_usage(data["tool_usage"]),
         busiest_branches(data["busiest_branches"], branch_url),
+        _ai_share(data.get("ai_share_per_author_week") or [], period),
     ]
+
+
+def _ai_share(rows: list[dict[str, Any]], period: Period) -> Card:
+    from frontend.attribution_charts import ai_share
+
+    return ai_share(rows, period)
 
 
 def monday(moment: datetime | date) -> date:
