@@ -1,6 +1,6 @@
 from django.urls import path
 
-from frontend.views import access_log, insights, links, pages, sessions, share, shares
+from frontend.views import access_log, insights, links, pages, session_files, sessions, share, shares
 from frontend.views.settings import ProjectSettingsView
 
 P = "p/<slug:project>"
@@ -20,6 +20,7 @@ urlpatterns = [
     path(f"{P}/settings/", ProjectSettingsView.as_view(), name="project-settings"),
     path(f"{P}/settings/shares", shares.ProjectSharesView.as_view(), name="project-shares"),
     path(f"{S}/share", shares.SessionShareView.as_view(), name="session-share"),
+    path(f"{S}/files", session_files.SessionFilesView.as_view(), name="session-files"),
     path("share/<str:token>", share.SharedSessionView.as_view(), name="shared-session"),
     path("share/<str:token>/m/<int:index>", share.SharedSessionView.as_view(), name="shared-message"),
     path(f"{P}/insights", insights.InsightsView.as_view(), name="insights"),
