@@ -41,6 +41,7 @@ BENCHES: dict[str, tuple[str, list[str]]] = {
     "session_page": ("bench_session_page.py", ["--turns", "100", "--repeat", "5"]),
     "insights": ("bench_insights.py", ["--sessions", "100000", "--repeat", "5"]),
     "load": ("bench_load.py", ["--seconds", "10"]),
+    "why": ("bench_why.py", ["--turns", "100", "--runs", "11"]),
 }
 
 
