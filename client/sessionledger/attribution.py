@@ -292,8 +292,9 @@ def _last_writer(candidates: list[Step], key: str) -> Step | None:
 
 
 def _neighbours(lines: list[Line], owners: list[Step | None]) -> None:
-    """A run of trivial lines goes to the step on either side of it that wrote them, the later
-    step first (blank lines between two calls' code came with the second call)."""
+    """A run of trivial lines is claimed from its ends by the steps beside it, each as far as
+    it wrote those lines, the later step first (blank lines between two calls' code came with
+    the second call; a brace after the agent's block is not the agent's because it wrote one)."""
     i = 0
     while i < len(lines):
         if owners[i] is not None or not lines[i].trivial:
@@ -302,10 +303,14 @@ def _neighbours(lines: list[Line], owners: list[Step | None]) -> None:
         j = i
         while j + 1 < len(lines) and owners[j + 1] is None and lines[j + 1].trivial and _adjacent(lines, j, j + 1):
             j += 1
-        sides = [owners[k] for k in (i - 1, j + 1) if 0 <= k < len(lines) and _adjacent(lines, min(k, i), max(k, j))]
-        sides = sorted((s for s in sides if s is not None), key=lambda s: s.order, reverse=True)
-        for k in range(i, j + 1):
-            owners[k] = next((s for s in sides if lines[k].hash in s.keys), None)
+        left = owners[i - 1] if i > 0 and _adjacent(lines, i - 1, i) else None
+        right = owners[j + 1] if j + 1 < len(lines) and _adjacent(lines, j, j + 1) else None
+        sides = [(left, range(i, j + 1)), (right, range(j, i - 1, -1))]
+        for step, walk in sorted((s for s in sides if s[0] is not None), key=lambda s: -s[0].order):
+            for k in walk:
+                if owners[k] is not None or lines[k].hash not in step.keys:
+                    break
+                owners[k] = step
         i = j + 1
 
 
