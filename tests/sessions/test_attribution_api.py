@@ -83,6 +83,9 @@ def test_an_upload_stores_its_attribution_with_the_session(world, api_as) -> Non
     [found] = stored()
     assert str(found.session_id) == response.json()["id"]
     assert (found.added_lines, found.ai_lines) == (4, 3) and found.error == {}
+    detail = api_as(world.viewer).get(response.json()["url"])
+    assert detail.json()["attribution"] == {"status": "stored", "error": None}
+    assert detail.json()["links"]["attribution"].endswith(f"/sessions/{found.session_id}/attribution")
 
 
 @pytest.mark.parametrize(
@@ -102,6 +105,8 @@ def test_a_refused_record_keeps_the_session_and_flags_it_naming_the_field(world,
         assert Session.objects.filter(pk=response.json()["id"]).exists()
     [found] = stored()
     assert found.record is None and found.error["field"] == field
+    detail = api_as(world.viewer).get(f"/api/v1/projects/{world.project.slug}/sessions/{response.json()['id']}")
+    assert detail.json()["attribution"] == {"status": "refused", "error": refused["error"]}
 
 
 def _session(world, api_as) -> Session:
