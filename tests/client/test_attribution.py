@@ -156,6 +156,15 @@ def test_a_commit_captured_before_attribution_is_matched_against_its_transcript(
     process_all()
 
     assert owners(blame(client_env, repo, "calc.py")) == expected
+    from sessionledger.commands.blame import added_rows
+
+    files = [{"path": "calc.py", "lines": added_rows(str(repo), head(repo), "calc.py")}]
+    matched = ledger.api.post(
+        f"/api/v1/projects/{ledger.slug}/commits/{head(repo)}/attribution/match", {"files": files}, format="json"
+    )
+    assert matched.status_code == 200
+    validate_agent_trace(matched.json())
+    assert matched.json()["metadata"]["dev.sessionledger"]["source"] == "transcript"
     why = client_env.cli("why", "calc.py:1", cwd=repo)
     assert f"/m/{steps['write']}" in why.stdout and "matched against the stored transcript" in why.stdout
 

@@ -123,3 +123,24 @@ def test_hostile_commands_and_lines_stay_linear() -> None:
     attribution.added_lines("+++ b/f\n@@ -0,0 +1,50000 @@\n" + "+" + "(" * 100_000 + "\n" + "+}\n" * 49_999)
     assert time.perf_counter() - started < 5  # a guard against a quadratic path, not a benchmark
     assert attribution.heredoc_writes("cat <<'EOF' > /tmp/out.txt\nhello\nEOF\n") == [("/tmp/out.txt", ["hello"])]
+
+
+def test_why_and_blame_print_no_terminal_control_sequences() -> None:
+    from sessionledger.commands.blame import _format
+    from sessionledger.commands.why import render
+
+    evil = "\x1b]0;owned\x07\x1b[2J\x9b31m"
+    answer = {
+        "found": True,
+        "contributor": "ai",
+        "model": f"anthropic/{evil}",
+        "step": {"ref": f"t1·{evil}"},
+        "url": f"https://x/{evil}",
+        "prompt": {"text": f"do it {evil}"},
+        "tool_call": {"name": evil, "input": {"new_string": evil}},
+    }
+    out = render(answer, "a" * 40, "f.py:1", "x = 1") + _format(
+        {"commit": "a" * 40, "contributor": "ai", "model": evil, "step": evil, "line": 1, "text": "x"}
+    )
+    assert not any(ch in out for ch in "\x1b\x07\x9b")
+    assert "do it ]0;owned" in out

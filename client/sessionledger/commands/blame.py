@@ -154,6 +154,9 @@ _LABEL = {"ai": "AI", "human": "human", "unknown": "?", "uncommitted": "-"}
 
 
 def _format(row: dict[str, Any]) -> str:
-    model = (row.get("model") or "").rsplit("/", 1)[-1][:22]
-    label = _LABEL.get(row["contributor"], row["contributor"])
-    return f"{row['commit'][:8]} {label:<5} {model:<22} {row.get('step', ''):<13} {row['line']:>5}) {row['text']}\n"
+    from sessionledger.commands.why import safe
+
+    model = safe(row.get("model") or "").rsplit("/", 1)[-1][:22]  # records are a teammate's upload: untrusted
+    label = safe(_LABEL.get(row["contributor"], row["contributor"]))[:8]
+    step = safe(row.get("step") or "")[:13]
+    return f"{row['commit'][:8]} {label:<5} {model:<22} {step:<13} {row['line']:>5}) {row['text']}\n"
