@@ -41,7 +41,11 @@ def parse(data: bytes) -> dict[str, Any]:
     limit = settings.SESSIONLEDGER_MAX_ATTRIBUTION_BYTES
     if len(data) > limit:
         raise DomainError(
-            "too_large", f"Attribution refused: over {limit:,} bytes.", field="attribution", extra={"limit": limit}
+            "too_large",
+            f"Attribution refused: over {limit:,} bytes.",
+            field="attribution",
+            status_code=413,
+            extra={"limit": limit},
         )
     try:
         record = json.loads(data)

@@ -216,3 +216,13 @@ def test_outsiders_and_other_tenants_see_nothing(world, api_as) -> None:
         assert client.post(f"{base}/commits/{SHA}/why", {"path": "a", "line": 1}, format="json").status_code == 404
     other = api_as(world.other_admin).get(f"/api/v1/projects/{world.other_project.slug}/commits/{SHA}/attribution")
     assert other.json()["records"] == []
+
+
+def test_an_oversized_record_is_dropped_from_the_upload_and_413_on_its_own(world, api_as, settings) -> None:
+    settings.SESSIONLEDGER_MAX_ATTRIBUTION_BYTES = 200
+    response = upload_with(api_as(world.member), world.project.slug, record())
+    assert response.status_code == 202
+    assert response.json()["attribution"]["error"]["code"] == "too_large"
+    with scopes_disabled():
+        session = Session.objects.get(pk=response.json()["id"])
+    assert _post(api_as(world.member), session, record()).status_code == 413
