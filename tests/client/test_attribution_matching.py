@@ -144,3 +144,23 @@ def test_why_and_blame_print_no_terminal_control_sequences() -> None:
     )
     assert not any(ch in out for ch in "\x1b\x07\x9b")
     assert "do it ]0;owned" in out
+
+
+def test_a_sub_agents_edits_are_attributed_to_its_own_step_and_model(tmp_path) -> None:
+    repo, sha = repo_with(tmp_path, {"lib.py": "def helper():\n    return 'from the sub-agent'\n"})
+    main = TranscriptBuilder(cwd=str(repo)).prompt("delegate the helper")
+    sub = main.subagent("a1b2c3").user("write lib.py")
+    sub.tool_call(
+        "Write", {"file_path": f"{repo}/lib.py", "content": "def helper():\n    return 'from the sub-agent'\n"}
+    )
+    main.task("helper", "write lib.py", agent_id="a1b2c3")
+
+    record = record_for_commit(str(repo), sha, {"transcript": main.build(), "a1b2c3": sub.build()}, agent="claude-code")
+
+    [conversation] = [c for f in record["files"] for c in f["conversations"]]
+    assert conversation["contributor"] == {"type": "ai", "model_id": "anthropic/claude-haiku-4-5"}
+    assert conversation["ranges"] == [
+        {"start_line": 1, "end_line": 2, "content_hash": conversation["ranges"][0]["content_hash"]}
+    ]
+    step = record["metadata"]["dev.sessionledger"]["steps"][attribution.step_of(conversation)]
+    assert step["tool"] == "Write"
