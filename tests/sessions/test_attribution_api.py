@@ -73,6 +73,7 @@ def stored() -> list[Attribution]:
 def test_the_server_validates_against_the_vendored_published_schema() -> None:
     assert json.loads(SCHEMA_FILE.read_text()) == json.loads(SCHEMA.read_text())
     assert (Path(SCHEMA).parent / "LICENSE").read_text().count("CC BY 4.0") == 1
+    validate_agent_trace(json.loads((Path(SCHEMA).parent / "example-record.json").read_text()))  # the spec's own
     validate_agent_trace(record())
 
 
