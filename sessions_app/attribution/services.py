@@ -11,7 +11,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
+
 from projects.errors import DomainError
+from sessionledger import attribution
 from sessions_app.attribution import validation
 from sessions_app.models import Attribution, Session
 
@@ -22,6 +25,8 @@ def attribution_store(*, session: Session, data: bytes) -> Attribution:
     """Validate and store (or replace) the session's record; raises DomainError naming the field."""
     record = validation.parse(data)
     validation.validate(record, session)
+    # Each step's URL is this server's permalink of its message, whatever address the client used.
+    record = attribution.with_urls(record, settings.SITE_URL, session.project.slug)
     added, ai = validation.line_totals(record)
     found, _ = Attribution.objects.update_or_create(
         session=session,

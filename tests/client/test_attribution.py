@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django_scopes import scopes_disabled
 
 from projects.scoping import project_scope
@@ -64,7 +65,7 @@ def test_blame_names_the_step_or_the_human_for_every_line(ledger, repo, claude, 
     first = rows[0]
     assert first["model"].startswith("anthropic/") and first["step"].startswith("t1·" + steps["write"][:8])
     assert rows[6]["step"].startswith("t2·" + steps["mul"][:8])
-    assert first["url"] == f"{ledger.url}/p/{ledger.slug}/m/{steps['write']}"
+    assert first["url"] == f"{settings.SITE_URL}/p/{ledger.slug}/m/{steps['write']}"  # this server's permalink
     assert blame(client_env, repo, "-L", "9,11", "calc.py") and owners(
         blame(client_env, repo, "-L", "9,11", "calc.py")
     ) == [

@@ -173,6 +173,8 @@ def test_a_posted_record_is_served_for_the_session_and_its_commit_and_relinks(wo
     by_session = client.get(f"{base}/sessions/{session.pk}/attribution")
     assert by_session.status_code == 200
     validate_agent_trace(by_session.json())
+    [ai] = [c for c in by_session.json()["files"][0]["conversations"] if c["contributor"]["type"] == "ai"]
+    assert ai["url"] == f"http://testserver/p/{world.project.slug}/m/{attribution.step_of(ai)}"  # not the client's
     assert by_session.json()["metadata"]["dev.sessionledger"]["session"]["id"] == str(session.pk)
 
     rebased = commit_hash("rebased")
