@@ -60,8 +60,14 @@ def _vendor(record: Mapping[str, Any]) -> Mapping[str, Any]:
     return found if isinstance(found, Mapping) else {}
 
 
+def _all_hashes(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    found = _vendor(record).get("line_hashes")
+    return found if isinstance(found, Mapping) else {}
+
+
 def _hashes(record: Mapping[str, Any], path: str) -> dict[int, str]:
-    pairs = (_vendor(record).get("line_hashes") or {}).get(path) or []
+    pairs = _all_hashes(record).get(path)
+    pairs = pairs if isinstance(pairs, list) else []
     return {int(p[0]): str(p[1]) for p in pairs if isinstance(p, list) and len(p) == 2 and isinstance(p[0], int)}
 
 
@@ -69,16 +75,17 @@ def _at(record: Mapping[str, Any], path: str, line: int, line_hash: str) -> Hit 
     known = _hashes(record, path).get(line)
     if line_hash and known and known != line_hash:
         return None  # the line changed since: not this record's line
-    for entry in record.get("files") or []:
+    files = record.get("files")
+    for entry in files if isinstance(files, list) else []:
         if isinstance(entry, Mapping) and entry.get("path") == path:
             return _in_file(record, entry, line)
     return None
 
 
 def _in_file(record: Mapping[str, Any], entry: Mapping[str, Any], line: int) -> Hit | None:
-    for conversation in entry.get("conversations") or []:
-        for span in conversation.get("ranges") or []:
-            if isinstance(span, Mapping) and span.get("start_line", 0) <= line <= span.get("end_line", -1):
+    for conversation in _list(entry.get("conversations")):
+        for span in _list(conversation.get("ranges")) if isinstance(conversation, Mapping) else []:
+            if isinstance(span, Mapping) and _int(span.get("start_line"), 0) <= line <= _int(span.get("end_line"), -1):
                 return _hit(record, str(entry.get("path")), line, conversation)
     return None
 
@@ -88,7 +95,7 @@ def _by_hash(records: list[Mapping[str, Any]], path: str, line: int, line_hash: 
         return None
     candidates: list[tuple[int, int, Mapping[str, Any], str, int]] = []
     for record in records:
-        for where in _vendor(record).get("line_hashes") or {}:
+        for where in _all_hashes(record):
             for number, value in _hashes(record, where).items():
                 if value == line_hash:
                     candidates.append((where != path, abs(number - line), record, where, number))
@@ -99,11 +106,23 @@ def _by_hash(records: list[Mapping[str, Any]], path: str, line: int, line_hash: 
     return None
 
 
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) else default
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _hit(record: Mapping[str, Any], path: str, line: int, conversation: Mapping[str, Any]) -> Hit:
-    contributor = conversation.get("contributor") or {}
+    contributor = _mapping(conversation.get("contributor"))
     step = step_of(conversation)
-    facts = (_vendor(record).get("steps") or {}).get(step) or {}
-    session = _vendor(record).get("session") or {}
+    facts = _mapping(_mapping(_vendor(record).get("steps")).get(step))
+    session = _mapping(_vendor(record).get("session"))
     return Hit(
         contributor=str(contributor.get("type") or "unknown"),
         path=path,
@@ -115,5 +134,5 @@ def _hit(record: Mapping[str, Any], path: str, line: int, conversation: Mapping[
         turn=facts.get("turn") if isinstance(facts.get("turn"), int) else None,
         tool=str(facts.get("tool") or ""),
         prompt=str(facts.get("prompt") or ""),
-        session=str(facts.get("session") or (session.get("id") if isinstance(session, Mapping) else "") or ""),
+        session=str(facts.get("session") or session.get("id") or ""),
     )

@@ -9,6 +9,7 @@ commit, and the attributed lines are no more than the commit added).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -22,6 +23,8 @@ from sessionledger.attribution import VENDOR
 from sessions_app.models import Session
 
 SCHEMA_FILE = Path(__file__).with_name("trace-record.schema.json")
+STEP_KEY = f"{VENDOR}.step"
+_ID = re.compile(r"[A-Za-z0-9_.:-]{1,100}")  # a message uuid (or another agent's line id)
 CODE = "invalid_attribution"
 
 
@@ -67,6 +70,7 @@ def validate(record: dict[str, Any], session: Session) -> None:
         raise refuse(f"the record is not about commit {session.commit_hash}.", "vcs.revision")
     _check_urls(record)
     _check_files(record, session)
+    _check_steps(record)
 
 
 def _field(path: Any) -> str:
@@ -121,6 +125,31 @@ def _check_ranges(entry: dict[str, Any], i: int, lines: int) -> int:
                 raise refuse(f"the range goes beyond the file's {lines} lines.", f"{where}.end_line")
             total += span["end_line"] - span["start_line"] + 1
     return total
+
+
+def _check_steps(record: dict[str, Any]) -> None:
+    """The implementation data `blame`, `why` and the Files view read: shapes they can trust."""
+    vendor = record["metadata"][VENDOR]
+    steps = vendor.get("steps", {})
+    where = f"metadata.{VENDOR}"
+    if not isinstance(steps, dict) or not all(_ID.fullmatch(k) and isinstance(v, dict) for k, v in steps.items()):
+        raise refuse("steps map message ids to objects.", f"{where}.steps")
+    if any(not isinstance(v.get("prompt", ""), str) or len(v.get("prompt", "")) > 100 for v in steps.values()):
+        raise refuse("a step's prompt is a message id.", f"{where}.steps")
+    for place, conversation in _conversations(record):
+        step = conversation.get(STEP_KEY)
+        if step is not None and (not isinstance(step, str) or step not in steps):
+            raise refuse("the conversation's step is not one of the record's steps.", f"{place}.{STEP_KEY}")
+    hashes = vendor.get("line_hashes", {})
+    if not isinstance(hashes, dict) or not all(_pairs(v) for v in hashes.values()):
+        raise refuse("line hashes are [line, hash] pairs per path.", f"{where}.line_hashes")
+
+
+def _pairs(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(p, list) and len(p) == 2 and isinstance(p[0], int) and isinstance(p[1], str) and len(p[1]) <= 64
+        for p in value
+    )
 
 
 def line_totals(record: dict[str, Any]) -> tuple[int, int]:

@@ -135,10 +135,32 @@ def _with_range(end: int) -> dict[str, Any]:
     return bad
 
 
+def _with_vendor(**changes: Any) -> dict[str, Any]:
+    bad = record()
+    bad["metadata"]["dev.sessionledger"].update(changes)
+    return bad
+
+
+def _with_step(step: Any) -> dict[str, Any]:
+    bad = record()
+    bad["files"][0]["conversations"][0]["dev.sessionledger.step"] = step
+    return bad
+
+
+VENDOR_FIELD = "metadata.dev.sessionledger"
+STEP_FIELD = "files[0].conversations[0].dev.sessionledger.step"
+
+
 @pytest.mark.parametrize(
     ("data", "field"),
     [
         (b"{not json", "attribution"),
+        (_with_vendor(steps=["not", "a", "map"]), f"{VENDOR_FIELD}.steps"),
+        (_with_vendor(steps={"../../admin": {}}), f"{VENDOR_FIELD}.steps"),
+        (_with_vendor(line_hashes=[[1, "x"]]), f"{VENDOR_FIELD}.line_hashes"),
+        (_with_vendor(line_counts="many"), f"{VENDOR_FIELD}.line_counts"),
+        (_with_step("not-a-step-of-this-record"), STEP_FIELD),
+        (_with_step({"a": 1}), STEP_FIELD),
         (record(id="not-a-uuid"), "id"),
         (record(timestamp="yesterday"), "timestamp"),
         (_with_path("../etc/passwd"), "files[0].path"),
