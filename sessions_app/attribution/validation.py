@@ -61,7 +61,7 @@ def parse(data: bytes) -> dict[str, Any]:
 
 def validate(record: dict[str, Any], session: Session) -> None:
     """Raise a DomainError naming the first offending field; return when the record may be stored."""
-    error = next(iter(sorted(_validator().iter_errors(record), key=lambda e: list(e.absolute_path))), None)
+    error = next(iter(sorted(_validator().iter_errors(record), key=lambda e: [str(p) for p in e.absolute_path])), None)
     if error is not None:
         raise refuse(error.message[:300], _field(error.absolute_path) or "attribution")
     if not session.commit_hash:
