@@ -75,6 +75,19 @@ def test_blame_names_the_step_or_the_human_for_every_line(ledger, repo, claude, 
     ]
 
 
+def test_blame_prints_a_readable_column_per_line(ledger, repo, claude, client_env) -> None:
+    steps, _ = calculator_session(claude, repo)
+    result = client_env.cli("blame", "calc.py", "-L", "1,2", cwd=repo)
+    first, second = result.stdout.splitlines()
+    sha = head(repo)[:8]
+    assert (
+        first.startswith(f"{sha} AI    ")
+        and f"t1·{steps['write'][:8]}" in first
+        and first.endswith("1) def add(a, b):")
+    )
+    assert second.startswith(f"{sha} human ") and second.endswith("2)     return b + a  # the human's order")
+
+
 def test_the_stored_record_is_valid_agent_trace_and_served_for_the_commit(ledger, repo, claude) -> None:
     calculator_session(claude, repo)
     sha = head(repo)
