@@ -18,6 +18,7 @@ from sessionledger import attribution, gitmeta, log
 
 FILE = "attribution.json"
 MAX_DIFF_BYTES = 20 * 1024 * 1024  # a bigger commit (a vendored tree) is not attributed
+MAX_HISTORY_BYTES = 64 * 1024 * 1024  # a longer conversation is attributed from the segment alone
 
 
 def commit_diff(repo: str, sha: str, *paths: str) -> str:
@@ -105,6 +106,7 @@ def write_for_entry(entry: Any, intent: Mapping[str, Any], transcripts: Mapping[
     sha, repo = intent.get("commit_hash"), intent.get("repo")
     if intent.get("kind") != "checkpoint" or not sha or not repo or not os.path.isdir(str(repo)):
         return
+    transcripts = {**transcripts, **_history(intent)}
     try:
         record = record_for_commit(str(repo), str(sha), transcripts, agent=str(intent.get("agent") or "claude-code"))
     except (gitmeta.GitError, ValueError, OSError) as exc:
@@ -114,6 +116,28 @@ def write_for_entry(entry: Any, intent: Mapping[str, Any], transcripts: Mapping[
         from sessionledger.fsutil import atomic_write
 
         atomic_write(entry.file(FILE), json.dumps(record, separators=(",", ":")).encode())
+
+
+def _history(intent: Mapping[str, Any]) -> dict[str, bytes]:
+    """The conversation from its start to the segment's end, main and sub-agents.
+
+    An edit made before the previous commit whose lines are only committed now (the file was
+    left out of that commit) is in an earlier segment: reading from byte 0 still finds it. The
+    transcript is only read, never sent; on any trouble the segment alone is used.
+    """
+    from sessionledger import transcripts
+
+    wanted = [("transcript", intent.get("transcript"), intent.get("end_offset"))]
+    wanted += [(s.get("agent_id"), s.get("path"), s.get("end_offset")) for s in intent.get("subagents") or []]
+    found: dict[str, bytes] = {}
+    for name, path, end in wanted:
+        if not name or not isinstance(path, str) or not isinstance(end, int) or not 0 < end <= MAX_HISTORY_BYTES:
+            continue
+        try:
+            found[str(name)] = transcripts.read_range(path, 0, end)
+        except (OSError, transcripts.TranscriptShrunk):
+            continue
+    return found
 
 
 def part_for_upload(entry: Any, server: str, project: str) -> Any:

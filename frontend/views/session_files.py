@@ -16,6 +16,7 @@ from django.views.generic import TemplateView
 from frontend.views.sessions import SessionObjectMixin, _document
 from sessionledger.attribution import VENDOR, step_of
 from sessions_app.attribution import selectors
+from sessions_app.attribution.selectors import MAX_EARLIER_SEGMENTS
 from sessions_app.audit import access_record
 from sessions_app.models import Attribution
 
@@ -81,15 +82,20 @@ def file_rows(record: dict[str, Any], prompts: dict[str, str]) -> list[FileRow]:
 
 
 def _prompts(session: Any, record: dict[str, Any]) -> dict[str, str]:
-    wanted = {str(s.get("prompt")) for s in record.get("metadata", {}).get(VENDOR, {}).get("steps", {}).values()}
-    document, _ = _document(session)
-    if not document or not wanted:
-        return {}
-    found = {}
-    for message in document.get("messages") or []:
-        if message.get("uuid") in wanted:
-            text = " ".join(str(message.get("content") or "").split())
-            found[message["uuid"]] = text if len(text) <= PROMPT_PREVIEW else text[: PROMPT_PREVIEW - 1] + "…"
+    """The prompts' text, from this segment or earlier ones of the conversation (steps may be there)."""
+    steps = record.get("metadata", {}).get(VENDOR, {}).get("steps", {}).values()
+    wanted = {str(s.get("prompt")) for s in steps if s.get("prompt")}
+    found: dict[str, str] = {}
+    current = session
+    for _ in range(MAX_EARLIER_SEGMENTS + 1):
+        if current is None or not wanted - found.keys():
+            break
+        document, _ = _document(current)
+        for message in (document or {}).get("messages") or []:
+            if message.get("uuid") in wanted:
+                text = " ".join(str(message.get("content") or "").split())
+                found[message["uuid"]] = text if len(text) <= PROMPT_PREVIEW else text[: PROMPT_PREVIEW - 1] + "…"
+        current = current.previous
     return found
 
 

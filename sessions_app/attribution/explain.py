@@ -14,6 +14,7 @@ from sessionledger import attribution
 from sessionledger.attribution_lookup import Hit, find
 from sessions_app import selectors as session_selectors
 from sessions_app.attribution import selectors
+from sessions_app.attribution.selectors import MAX_EARLIER_SEGMENTS
 from sessions_app.models import Session
 
 MAX_TEXT = 4000
@@ -37,13 +38,27 @@ def why(
     answer = _basics(hit, source)
     if hit.contributor != "ai" or not hit.session:
         return answer, None
-    session = session_selectors.session_get(project=project, session_id=hit.session)
+    found = session_selectors.session_get(project=project, session_id=hit.session)
+    session, messages = _segment_with(found, hit.step) if found is not None else (None, [])
     if session is None:
         return answer, None
     answer["session"] = {"id": str(session.pk), "title": session.title, "web_url": _web(session)}
-    document = session_selectors.session_document(session=session) or {}
-    answer.update(step_context(document.get("messages") or [], hit.step))
+    answer.update(step_context(messages, hit.step))
     return answer, session
+
+
+def _segment_with(session: Session, uuid: str) -> tuple[Session, list[dict[str, Any]]]:
+    """The segment whose messages hold the step: the session itself, or an earlier segment of
+    its conversation (the client attributes from the conversation's start)."""
+    current: Session | None = session
+    for _ in range(MAX_EARLIER_SEGMENTS + 1):
+        if current is None:
+            break
+        messages = (session_selectors.session_document(session=current) or {}).get("messages") or []
+        if any(m.get("uuid") == uuid for m in messages):
+            return current, messages
+        current = current.previous
+    return session, []
 
 
 def _web(session: Session) -> str:

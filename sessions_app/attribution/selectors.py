@@ -15,6 +15,7 @@ from sessions_app.links import session_api_url, session_web_url
 from sessions_app.models import Attribution, Session
 
 MAX_MATCH_SESSIONS = 20
+MAX_EARLIER_SEGMENTS = 5
 
 
 def with_session(found: Attribution) -> dict[str, Any]:
@@ -54,7 +55,7 @@ def matched_record(
     """
     steps: list[attribution.Step] = []
     owner_session: dict[str, Session] = {}
-    for session in sessions[:MAX_MATCH_SESSIONS]:
+    for session in with_earlier_segments(sessions[:MAX_MATCH_SESSIONS]):
         document = selectors.session_document(session=session) or {}
         found = attribution.steps_from_messages(document.get("messages") or [])
         steps += found
@@ -70,6 +71,20 @@ def matched_record(
     for uuid, facts in vendor["steps"].items():
         facts["session"] = str(owner_session[uuid].pk)
     return record
+
+
+def with_earlier_segments(sessions: list[Session], depth: int = MAX_EARLIER_SEGMENTS) -> list[Session]:
+    """The sessions preceded by the earlier segments of their conversations, oldest first: an
+    edit made before the previous commit may only be committed now (as the client's capture
+    reads the conversation from its start)."""
+    ordered: list[Session] = []
+    for session in sessions:
+        chain, current = [], session
+        while current is not None and len(chain) <= depth:
+            chain.append(current)
+            current = current.previous
+        ordered += [s for s in reversed(chain) if s not in ordered]
+    return ordered
 
 
 def _agent(sessions: list[Session]) -> str:

@@ -186,3 +186,25 @@ def test_a_commit_captured_before_attribution_is_matched_against_its_transcript(
 def test_lines_of_commits_without_sessions_are_unknown(ledger, repo, client_env) -> None:
     rows = blame(client_env, repo, "README.md")
     assert owners(rows) == ["unknown"]
+
+
+def test_an_edit_from_before_the_previous_commit_is_found_when_its_file_is_committed(
+    ledger, repo, claude, client_env
+) -> None:
+    claude.prompt("write both modules")
+    first = agent_write(claude, repo, "a.py", "A_VALUE = 'written for the first commit'\n")
+    early = agent_write(claude, repo, "b.py", "B_VALUE = 'written early, committed later'\n")
+    claude.bash("git add a.py && git commit -q -m 'Only a'")
+    claude.prompt("now commit the rest")
+    claude.bash("git add -A && git commit -q -m 'Then b'")
+
+    assert owners(blame(client_env, repo, "a.py")) == [first]
+    assert owners(blame(client_env, repo, "b.py")) == [early]  # a step of the previous segment
+    process_all()
+    why = client_env.cli("why", "b.py:1", cwd=repo)
+    assert f"/m/{early}" in why.stdout and "Prompt:\n  write both modules" in why.stdout
+
+    with scopes_disabled():
+        Attribution.objects.all().delete()  # the server's transcript fallback reads earlier segments too
+    process_all()
+    assert owners(blame(client_env, repo, "b.py")) == [early]
