@@ -58,7 +58,6 @@ def cards(data: dict[str, Any], period: Period, *, branch_url: Any) -> list[Card
         busiest_branches(data["busiest_branches"], branch_url),
         effort_per_author(data["effort_per_author_week"]),
         effort_per_branch(data["effort_per_branch"], branch_url),
-        # more cards (e.g. the share of lines the agent wrote) go here, each from one API chart
     ]
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from frontend.views import access_log, insights, links, pages, sessions
+from frontend.views import access_log, insights, links, pages, session_files, sessions, share, shares
 from frontend.views.settings import ProjectSettingsView
 
 P = "p/<slug:project>"
@@ -19,6 +19,11 @@ urlpatterns = [
     path(f"{P}/t/<path:task_id>", links.TaskLinkView.as_view(), name="task-link"),
     path(f"{P}/b/<path:branch>", links.BranchTimelineView.as_view(), name="branch"),
     path(f"{P}/settings/", ProjectSettingsView.as_view(), name="project-settings"),
+    path(f"{P}/settings/shares", shares.ProjectSharesView.as_view(), name="project-shares"),
+    path(f"{S}/share", shares.SessionShareView.as_view(), name="session-share"),
+    path(f"{S}/files", session_files.SessionFilesView.as_view(), name="session-files"),
+    path("share/<str:token>", share.SharedSessionView.as_view(), name="shared-session"),
+    path("share/<str:token>/m/<int:index>", share.SharedSessionView.as_view(), name="shared-message"),
     path(f"{P}/insights", insights.InsightsView.as_view(), name="insights"),
     path(f"{P}/insights.csv", insights.InsightsCsvView.as_view(), name="insights-csv"),
     path(f"{P}/access-log", access_log.ProjectAccessLogView.as_view(), name="access-log"),

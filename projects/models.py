@@ -70,6 +70,9 @@ class Project(models.Model):
     name = models.CharField(max_length=200)
     repo = models.CharField(max_length=255, unique=True, null=True, blank=True, help_text="host/owner/name")
     retention_days = models.PositiveIntegerField(null=True, blank=True)
+    sharing_enabled = models.BooleanField(
+        default=True, help_text="members may create read-only share links to single sessions (docs/attribution.md)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

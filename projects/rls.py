@@ -26,6 +26,8 @@ TENANT_TABLES = (
     "sessions_app_session",
     "sessions_app_commitlink",
     "sessions_app_accesslog",
+    "sessions_app_attribution",
+    "sessions_app_sharelink",
 )
 SETTING = "sessionledger.project"
 

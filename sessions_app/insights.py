@@ -311,6 +311,15 @@ CHARTS: dict[str, Callable[[Project, Period], list[dict[str, Any]]]] = {
 }
 
 
+def _ai_share(project: Project, period: Period) -> list[dict[str, Any]]:
+    from sessions_app.attribution.insights import ai_share_per_author_week
+
+    return ai_share_per_author_week(project, period)
+
+
+CHARTS["ai_share_per_author_week"] = _ai_share
+
+
 def insights(*, project: Project, period: Period) -> dict[str, Any]:
     return {"size": size_summary(project, period), **{name: chart(project, period) for name, chart in CHARTS.items()}}
 

@@ -300,3 +300,49 @@ class BlobDeletion(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class Attribution(models.Model):
+    """The Agent Trace record uploaded with a checkpoint: which added lines the agent wrote.
+
+    Either ``record`` holds the validated record, or it is null and ``error`` says which field
+    made the server refuse it (the session itself was accepted; docs/attribution.md).
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    session = models.OneToOneField(Session, on_delete=models.CASCADE, related_name="attribution")
+    record = models.JSONField(null=True, blank=True)
+    error = models.JSONField(default=dict, blank=True, help_text="{code, message, field} of a refused record")
+    added_lines = models.IntegerField(default=0)
+    ai_lines = models.IntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ProjectScopedManager()
+
+    def __str__(self) -> str:
+        return f"attribution of {self.session_id} ({self.ai_lines}/{self.added_lines} by the agent)"
+
+
+class ShareLink(models.Model):
+    """A read-only, expiring, revocable link to one session for someone without an account.
+
+    Only a SHA-256 of the token is kept; the link is shown once, when it is created.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="+")
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ProjectScopedManager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["project", "-created_at"], name="sharelink_project_recent")]
+
+    def __str__(self) -> str:
+        return f"share link to {self.session_id} until {self.expires_at:%Y-%m-%d}"

@@ -6,12 +6,14 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
+from django_scopes import scope
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from projects.models import Project
 from sessions_app import parts
 from sessions_app.links import session_api_url, session_web_url
-from sessions_app.models import FINAL_TASK_STATUSES, Kind, Session
+from sessions_app.models import FINAL_TASK_STATUSES, Attribution, Kind, Session
 from sessions_app.validation import CONTROL, MAX_DB_INT, no_control_characters
 
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
@@ -230,16 +232,35 @@ def _iso(value: datetime | None) -> str | None:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
+class AttributionStateSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(["stored", "refused", "none"])
+    error = serializers.DictField(allow_null=True, help_text="{code, message, field} of a refused record")
+
+
 class SessionDetailSerializer(SessionSerializer):
     links = serializers.SerializerMethodField()
+    attribution = serializers.SerializerMethodField()
 
     class Meta(SessionSerializer.Meta):
-        fields = [*SessionSerializer.Meta.fields, *_DETAIL_ONLY_FIELDS, "links"]
+        fields = [*SessionSerializer.Meta.fields, *_DETAIL_ONLY_FIELDS, "links", "attribution"]
 
     def to_representation(self, session: Session) -> dict[str, Any]:
         row = session_row(session, DETAIL_COLUMNS)
-        fields = [name for name in self.Meta.fields if name != "links"]
-        return {**session_representation(row, session.project.slug, fields), "links": self.get_links(session)}
+        fields = [name for name in self.Meta.fields if name not in ("links", "attribution")]
+        return {
+            **session_representation(row, session.project.slug, fields),
+            "links": self.get_links(session),
+            "attribution": self.get_attribution(session),
+        }
+
+    @extend_schema_field(AttributionStateSerializer)
+    def get_attribution(self, session: Session) -> dict[str, Any]:
+        """Whether the upload's attribution record was stored or refused (docs/attribution.md)."""
+        with scope(project=session.project_id):  # the session's own tenant, whoever serializes it
+            found = Attribution.objects.filter(project_id=session.project_id, session=session).first()
+        if found is None:
+            return {"status": "none", "error": None}
+        return {"status": "stored" if found.record is not None else "refused", "error": found.error or None}
 
     def get_links(self, session: Session) -> dict[str, str | None]:
         base = session_api_url(session)
@@ -247,6 +268,7 @@ class SessionDetailSerializer(SessionSerializer):
         return {
             "messages": f"{base}/messages",
             "raw": f"{base}/raw",
+            "attribution": f"{base}/attribution",
             "previous": session_api_url(previous) if previous else None,
         }
 
@@ -256,6 +278,9 @@ class IngestAcceptedSerializer(serializers.Serializer):
     status = serializers.CharField()
     url = serializers.URLField()
     web_url = serializers.URLField()
+    attribution = serializers.DictField(
+        required=False, help_text="{status: stored|refused, error?: {code, message, field}} when the upload carried one"
+    )
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -14,6 +14,24 @@ urlpatterns = [
     path(f"{P}/access-log", api.AccessLogView.as_view(), name="api-access-log"),
     path(f"{P}/commits/relink", api.RelinkView.as_view(), name="api-relink"),
     path(f"{P}/commits/<str:sha>", api.CommitSessionsView.as_view(), name="api-commit"),
+    path(f"{P}/commits/<str:sha>/attribution", api.CommitAttributionView.as_view(), name="api-commit-attribution"),
+    path(
+        f"{P}/commits/<str:sha>/attribution/match",
+        api.CommitAttributionMatchView.as_view(),
+        name="api-commit-attribution-match",
+    ),
+    path(f"{P}/commits/<str:sha>/why", api.CommitWhyView.as_view(), name="api-commit-why"),
+    path(f"{P}/sessions/<uuid:session_id>/shares", api.SessionSharesView.as_view(), name="api-session-shares"),
+    path(
+        f"{P}/sessions/<uuid:session_id>/shares/<uuid:share_id>",
+        api.SessionShareView.as_view(),
+        name="api-session-share",
+    ),
+    path(
+        f"{P}/sessions/<uuid:session_id>/attribution",
+        api.SessionAttributionView.as_view(),
+        name="api-session-attribution",
+    ),
     path(f"{P}/agent-sessions/<str:agent_session_id>", api.AgentSessionView.as_view(), name="api-agent-session"),
     path(
         f"{P}/agent-sessions/<str:agent_session_id>/transcript",

@@ -27,6 +27,8 @@ _MODULES = {"list": "listing", "config": "config_cmd", "mcp": "mcp_cmd"}
 # Conversation history: fork a turn, rewind files, restore, relink after a rebase, PR links, import.
 COMMANDS += ("turns", "fork", "rewind", "restore", "relink", "pr-links", "import")
 _MODULES.update({"pr-links": "prlinks", "import": "importer"})
+# Attribution: which lines the agent wrote, and the conversation behind one line.
+COMMANDS += ("blame", "why")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,7 +63,7 @@ def _exit_now(code: int) -> None:
 def _run_command(args: list[str]) -> int:
     from sessionledger.commands.common import CommandError
 
-    parser = build_parser()
+    parser = build_parser(only=args[0] if args and args[0] in COMMANDS else None)
     options = parser.parse_args(args)
     if not getattr(options, "func", None):
         parser.print_help()
@@ -75,7 +77,9 @@ def _run_command(args: list[str]) -> int:
         return 130
 
 
-def build_parser():
+def build_parser(only: str | None = None):
+    """Every command's parser, or with `only` just that one (a command need not import the
+    others' modules to start: `why` answers interactively)."""
     import argparse
     import importlib
 
@@ -86,7 +90,7 @@ def build_parser():
     )
     parser.add_argument("--version", action="version", version=f"sessionledger {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="<command>")
-    for name in COMMANDS:
+    for name in (only,) if only else COMMANDS:
         module = importlib.import_module(f"sessionledger.commands.{_MODULES.get(name, name)}")
         module.register(sub)
     return parser

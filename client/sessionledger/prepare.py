@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sessionledger import agents, formats, gitmeta, log, transcripts
+from sessionledger import agents, attribution_capture, formats, gitmeta, log, transcripts
 from sessionledger.agents.base import SNAPSHOT, Agent
 from sessionledger.config import Config
 from sessionledger.fsutil import atomic_write
@@ -69,7 +69,9 @@ def prepare(entry: Entry, config: Config, limit: int) -> None:
     """Write the entry's gzip parts, `metadata.json` and finally `local.json` (= prepared)."""
     intent = entry.intent
     agent = agents.get(intent.get("agent"))
-    parts = [_clean(p, config, agent) for p in _read_parts(entry, agent)]
+    parts = _read_parts(entry, agent)
+    attribution_capture.write_for_entry(entry, intent, {p.name: p.data for p in parts if p.kind != TOOL_RESULT})
+    parts = [_clean(p, config, agent) for p in parts]
     _fit(parts, limit, agent)
     metadata = build_metadata(intent, parts, agent)
     local = _local(intent, parts, limit)

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from enum import Enum
 
+from sessionledger import attribution_capture, log, paths, queue
 from sessionledger import config as config_mod
-from sessionledger import log, paths, queue
 from sessionledger.api import ApiError, Client
 from sessionledger.fsutil import FileLock
 from sessionledger.multipart import Body, Part
@@ -234,6 +234,7 @@ class Runner:
         for part in local.get("parts") or _old_parts(local):
             name = part["file"]
             parts.append(Part(part["field"], path=entry.file(name), filename=name, content_type="application/gzip"))
+        parts += filter(None, [attribution_capture.part_for_upload(entry, client.server, slug)])
         body = Body(parts)
         headers = {"Idempotency-Key": local["idempotency_key"]}
         return client.post_stream(f"/projects/{slug}/sessions", body, len(body), body.content_type, headers)

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
-from frontend import insight_charts
+from frontend import attribution_charts, insight_charts
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import MomentField
 from sessions_app import insights, selectors
@@ -69,7 +69,10 @@ class InsightsView(ProjectPageMixin, TemplateView):
         form.is_valid()
         period = form.period()
         data = insights.insights(project=self.project, period=period)
-        cards = insight_charts.cards(data, period, branch_url=lambda name: self._url({**form.params(), "branch": name}))
+        cards = [
+            *insight_charts.cards(data, period, branch_url=lambda name: self._url({**form.params(), "branch": name})),
+            attribution_charts.ai_share(data.get("ai_share_per_author_week") or [], period),
+        ]
         for card in cards:
             card.csv_url = self._url({**form.params(), "chart": card.name}, name="insights-csv")
         return super().get_context_data(

@@ -17,6 +17,7 @@ from projects.access import ProjectAPIView, acting_user
 from projects.errors import ApiError, DomainError
 from sessions_app import backpressure, parts, selectors
 from sessions_app.api.common import INGEST_ERRORS, SessionCursorPagination, keyset_page
+from sessions_app.attribution.services import attribution_from_ingest
 from sessions_app.filters import SessionFilter
 from sessions_app.ingest import Upload, session_ingest
 from sessions_app.links import session_api_url, session_web_url
@@ -64,6 +65,11 @@ class SessionsView(ProjectAPIView):
                         required=False,
                         help_text="gzip JSONL per sub-agent; file name = agent id",
                     ),
+                    "attribution": serializers.FileField(
+                        required=False,
+                        help_text="an Agent Trace record (JSON) of the commit's added lines; a refused record "
+                        "does not refuse the session (see the 202 body's `attribution`)",
+                    ),
                     "tool_result": serializers.ListField(
                         child=serializers.FileField(),
                         required=False,
@@ -98,6 +104,9 @@ class SessionsView(ProjectAPIView):
             "url": session_api_url(result.session),
             "web_url": session_web_url(result.session),
         }
+        if (part := request.FILES.get("attribution")) is not None:
+            data = part.read(settings.SESSIONLEDGER_MAX_ATTRIBUTION_BYTES + 1)
+            body["attribution"] = attribution_from_ingest(session=result.session, data=data)
         return Response(body, status=status.HTTP_202_ACCEPTED if result.created else status.HTTP_200_OK)
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Any:

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0014_ui_reading"),
+        ("sessions_app", "0015_attrib_attribution_shares"),
     ]
 
     operations = [

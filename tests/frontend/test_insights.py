@@ -13,7 +13,7 @@ from django.db import connection
 from django_scopes import scopes_disabled
 
 from sessions_app.insights import CHARTS
-from sessions_app.models import Session
+from sessions_app.models import Attribution, Session
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.factories import make_member
 
@@ -55,9 +55,21 @@ def seed_sessions(world, ingest) -> None:
          {"feature_branch": "main", "kind": "task", "task_id": "SL-2", "status": "complete"}),
         (dora, turns(2, tool="Read"), MONDAY + timedelta(days=14), {"feature_branch": "main"}),
     ]  # fmt: skip
-    for n, (author, raw, when, metadata) in enumerate(specs):
+    made = [
         at(ingest(world.project, author, raw=raw, seed=f"insights-{n}", **metadata), when)
-    ingest(world.other_project, world.other_admin, raw=turns(9, tool="SecretTool"), seed="other")
+        for n, (author, raw, when, metadata) in enumerate(specs)
+    ]
+    other = ingest(world.other_project, world.other_admin, raw=turns(9, tool="SecretTool"), seed="other")
+    # Attribution (agent's lines / added lines): alice Mar 2 7/10 and 3/10, mallory Mar 9 1/4.
+    for session, added, ai in ((made[0], 10, 7), (made[1], 10, 3), (made[2], 4, 1), (other, 50, 50)):
+        attributed(session, added, ai)
+
+
+def attributed(session: Session, added: int, ai: int) -> None:
+    with scopes_disabled():
+        Attribution.objects.create(
+            project_id=session.project_id, session=session, record={"files": []}, added_lines=added, ai_lines=ai
+        )
 
 
 def svg_texts(page: str, chart: str) -> list[str]:
@@ -101,6 +113,25 @@ def test_the_charts_print_the_hand_counted_numbers(seeded, client) -> None:
     assert "SecretTool" not in page and "bob@example.com" not in page
     tiles = re.findall(r'<span class="tile-value">([^<]*)</span>', page)
     assert tiles[:4] == ["6", "14", "4", "2"]  # sessions, turns, commits, task sessions
+
+
+def test_the_agents_share_of_added_lines_per_author_and_week(seeded, client, api_as) -> None:
+    client.force_login(seeded.viewer)
+    page = client.get(f"/p/{seeded.project.slug}/insights").content.decode()
+    texts = svg_texts(page, "ai_share_per_author_week")
+    assert texts[:5] == ["team", "Mar 2", "50%", "Mar 9", "25%"]  # the team's share each week
+    alice = texts.index("alice@example.com")
+    assert texts[alice + 1 : alice + 5] == ["50%", "20", "50% by the agent", "20 added lines"]
+    mallory = texts.index("mallory@example.com")
+    assert texts[mallory + 1 : mallory + 5] == ["25%", "4", "25% by the agent", "4 added lines"]
+    exported = api_as(seeded.viewer).get(
+        f"/api/v1/projects/{seeded.project.slug}/insights", {"export": "ai_share_per_author_week"}
+    )
+    rows = list(csv.DictReader(io.StringIO(exported.content.decode())))
+    assert [(r["week"], r["author"], r["added_lines"], r["ai_lines"], r["ai_share"]) for r in rows] == [
+        ("2026-03-02", "alice@example.com", "20", "10", "0.5"),
+        ("2026-03-09", "mallory@example.com", "4", "1", "0.25"),
+    ]
 
 
 def _row(texts: list[str], author: str) -> list[str]:
@@ -194,4 +225,4 @@ def test_the_page_costs_the_same_queries_at_twice_the_sessions(seeded, ingest, c
             ingest(seeded.project, seeded.member, raw=turns(2, tool=f"Tool{n}"), seed=f"more-{n}"),
             MONDAY + timedelta(days=n),
         )
-    assert queries() == before == 9  # the eight aggregates of sessions_app.insights, and the branch picker
+    assert queries() == before == 10  # the nine aggregates of sessions_app.insights, and the branch picker

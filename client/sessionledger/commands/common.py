@@ -21,6 +21,15 @@ class CommandError(Exception):
         self.exit_code = exit_code
 
 
+# Transcript text is untrusted: no terminal control sequence reaches the user's terminal.
+_CONTROLS = {c: None for c in [*range(0, 9), *range(11, 32), 127, *range(128, 160)]}
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` without control characters (escape sequences, carriage returns): safe to print."""
+    return text.translate(_CONTROLS)
+
+
 def read_json_object(path: str) -> dict:
     """A JSON settings file (Claude Code's settings, .mcp.json) as an object; a clear error otherwise."""
     try:

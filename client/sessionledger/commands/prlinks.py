@@ -30,6 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("range", nargs="?", help="BASE..HEAD (default: the default branch..HEAD)")
     parser.add_argument("--gh", action="store_true", help="post it on the current branch's PR with `gh pr comment`")
     parser.add_argument("--pr", help="with --gh: the PR number or URL (default: the current branch's)")
+    parser.add_argument(
+        "--update", action="store_true", help="with --gh: edit this command's earlier comment instead of adding one"
+    )
+    parser.add_argument("--ai-share", action="store_true", help="add each commit's share of lines the agent wrote")
     parser.add_argument("--project", help="project slug (default: from the git remote)")
     parser.set_defaults(func=run)
 
@@ -48,9 +52,14 @@ def run(options: argparse.Namespace) -> int:
         raise CommandError(f"no commits in {revision}")
     try:
         found = [(commit, _sessions(api, slug, commit[0])) for commit in commits]
+        shares = _ai_shares(api, slug, found) if options.ai_share else None
     except ApiError as exc:
         raise api_error(exc) from None
-    markdown = render(found, _site(config.server, found), slug)
+    markdown = render(found, _site(config.server, found), slug, shares)
+    if gh and options.update:
+        from sessionledger.commands.prcomment import update
+
+        return update(gh, options.pr, markdown, root, HEADER)
     if gh:
         return _post(gh, options.pr, markdown, root)
     print(markdown)
@@ -107,25 +116,55 @@ def escape(text: str) -> str:
     return text.replace("@", "@\u2060")
 
 
-def render(found: list, site: str, slug: str) -> str:
+def render(found: list, site: str, slug: str, shares: dict[str, tuple[int, int]] | None = None) -> str:
     with_sessions = sum(1 for _, sessions in found if sessions)
     lines = [
         HEADER,
         "",
         f"{with_sessions} of {len(found)} commit{'s' * (len(found) != 1)} have captured sessions.",
-        "",
-        "| commit | session | turns | author |",
-        "|---|---|---|---|",
     ]
+    if shares is not None:
+        lines += ["", _share_summary(shares)]
+    extra = (" AI-written lines |", "---|") if shares is not None else ("", "")
+    lines += ["", f"| commit | session | turns | author |{extra[0]}", f"|---|---|---|---|{extra[1]}"]
     for (sha, subject), sessions in found:
         commit = f"[`{sha[:8]}`]({site}/p/{slug}/c/{sha}) {escape(short(subject, 70))}"
+        share = f" {_share_cell(shares.get(sha))} |" if shares is not None else ""
         if not sessions:
-            lines.append(f"| {commit} | _no captured session_ | | |")
+            lines.append(f"| {commit} | _no captured session_ | | |{share}")
             continue
         for n, session in enumerate(sessions):
             cells = [commit if n == 0 else "", _session_cell(session), str(session.get("turn_count") or 0)]
-            lines.append(f"| {' | '.join(cells)} | {_author(session)} |")
+            lines.append(f"| {' | '.join(cells)} | {_author(session)} |{share if n == 0 else ' |' * bool(share)}")
     return "\n".join(lines) + "\n"
+
+
+def _ai_shares(api: Client, slug: str, found: list) -> dict[str, tuple[int, int]]:
+    """(lines the agent wrote, lines added) per commit with sessions, from its attribution records."""
+    shares = {}
+    for (sha, _), sessions in found:
+        if not sessions:
+            continue
+        records = api.get(f"/projects/{slug}/commits/{sha}/attribution").get("records") or []
+        totals = [(r.get("metadata") or {}).get("dev.sessionledger") or {} for r in records]
+        added = sum(int(t.get("added_lines") or 0) for t in totals)
+        if records:
+            shares[sha] = (sum(int(t.get("ai_lines") or 0) for t in totals), added)
+    return shares
+
+
+def _share_cell(share: tuple[int, int] | None) -> str:
+    if share is None:
+        return "–"
+    ai, added = share
+    return f"{ai} of {added} ({round(100 * ai / added)}%)" if added else "0 of 0"
+
+
+def _share_summary(shares: dict[str, tuple[int, int]]) -> str:
+    ai, added = sum(s[0] for s in shares.values()), sum(s[1] for s in shares.values())
+    if not added:
+        return "No attributed lines in these commits."
+    return f"The agent wrote {ai} of the {added} lines added by attributed commits ({round(100 * ai / added)}%)."
 
 
 def _session_cell(session: dict[str, Any]) -> str:

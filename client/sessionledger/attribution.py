@@ -1,0 +1,434 @@
+"""Which lines of a commit the agent wrote, and in which step: an Agent Trace record.
+
+Computed by the client when it prepares a checkpoint segment (and by the server, with the same
+code, for commits captured before this existed): every line the commit adds is matched against
+the lines the segment's file-writing tool calls wrote (Edit, Write, MultiEdit, NotebookEdit, and
+best effort a Bash heredoc `cat > file <<EOF`). A line some call wrote belongs to the *last* call
+that wrote it; a line no call wrote is the human's. Short lines with nothing to recognise them by
+(`}`, blank, `end`) only count as the agent's when a neighbouring added line came from the same
+call, so a closing brace the human typed is not credited to whichever call last wrote a brace.
+
+The record follows Agent Trace v0.1.0 (agent-trace.dev): files → conversations → ranges, one
+conversation per step (tool call) whose `url` is the message's permalink on the server, plus one
+`human` conversation per file. Implementation data sits under `metadata["dev.sessionledger"]`:
+the steps (prompt index, message uuid, model, tool), each file's line count at the commit (the
+server refuses ranges beyond it) and a short hash of every added line, which lets `blame` find a
+line again after a rebase or squash moved it (docs/attribution.md).
+
+Standard library only: the server imports it too. Every input is untrusted transcript text;
+everything here is linear in it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid as uuid_mod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+SPEC_VERSION = "0.1.0"
+VENDOR = "dev.sessionledger"
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+MAX_LINE = 4000  # longer lines are compared by hash only, never scanned by a regex
+_PROVIDERS = {"claude-code": "anthropic", "codex": "openai", "gemini": "google"}
+_HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]{0,40})\1")
+_REDIRECT = re.compile(r"(?:>>?|\btee(?:[ \t]+-a)?)[ \t]*([^\s;&|<>'\"]+)")
+
+
+@dataclass
+class Step:
+    """One tool call that wrote lines into one file."""
+
+    uuid: str
+    tool: str
+    path: str
+    lines: list[str]
+    order: int
+    turn: int | None = None
+    model: str = ""
+    prompt: str = ""
+    keys: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        self.keys = frozenset(key_hash(line_key(line)) for line in self.lines)
+
+
+@dataclass(frozen=True)
+class Line:
+    """An added line, known by the hash of its key: the server matches lines it never sees."""
+
+    number: int
+    hash: str
+    trivial: bool
+    text: str = ""
+
+    @classmethod
+    def of(cls, number: int, text: str, path: str = "") -> Line:
+        key = _match_key(path, text)
+        return cls(number, key_hash(key), is_trivial(key), text)
+
+
+def line_key(text: str) -> str:
+    """What two lines must share to be the same line (indentation and line endings aside)."""
+    return text.strip()
+
+
+def key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def line_hash(text: str, path: str = "") -> str:
+    """The hash `blame` compares: of the line's key (a re-indented line is the same line)."""
+    return key_hash(_match_key(path, text))
+
+
+def is_trivial(key: str) -> bool:
+    """Too short or too bare to tell who wrote it on its own."""
+    return len(key) < 4 or not any(ch.isalnum() for ch in key)
+
+
+# --- the segment's edits --------------------------------------------------------------------
+
+
+def steps_from_messages(messages: Iterable[Mapping[str, Any]]) -> list[Step]:
+    """The file-writing tool calls of a parsed transcript (the content document's messages)."""
+    messages = list(messages)
+    failed = {_tool(m).get("id") for m in messages if m.get("kind") == "tool_result" and _tool(m).get("is_error")}
+    prompts: dict[Any, str] = {}
+    steps: list[Step] = []
+    for message in messages:
+        if message.get("kind") == "prompt" and message.get("turn") not in prompts:
+            prompts[message.get("turn")] = str(message.get("uuid") or "")
+        tool = _tool(message)
+        if message.get("kind") != "tool_use" or not isinstance(tool.get("input"), dict):
+            continue
+        if tool.get("id") and tool.get("id") in failed:
+            continue
+        for path, lines in written_lines(str(tool.get("name") or ""), tool["input"]):
+            step = Step(
+                uuid=str(message.get("uuid") or ""),
+                tool=str(tool.get("name") or ""),
+                path=path,
+                lines=lines,
+                order=len(steps),
+                turn=message.get("turn") if isinstance(message.get("turn"), int) else None,
+                model=message.get("model") if isinstance(message.get("model"), str) else "",
+                prompt=prompts.get(message.get("turn"), ""),
+            )
+            steps.append(step)
+    return steps
+
+
+def _tool(message: Mapping[str, Any]) -> dict[str, Any]:
+    tool = message.get("tool")
+    return tool if isinstance(tool, dict) else {}
+
+
+def written_lines(name: str, arguments: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """(file path, lines written) for each file one call wrote into."""
+    path = _text(arguments.get("file_path")) or _text(arguments.get("notebook_path"))
+    if name == "Write":
+        return [(path, _split(arguments.get("content")))] if path else []
+    if name == "NotebookEdit":
+        return [(path, _split(arguments.get("new_source")))] if path else []
+    if name in ("Edit", "MultiEdit"):
+        return _edits(path, arguments)
+    if name == "Bash":
+        return heredoc_writes(_text(arguments.get("command")))
+    return []
+
+
+def _edits(path: str, arguments: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    found: dict[str, list[str]] = {}
+    pairs = [(path, arguments)]
+    edits = arguments.get("edits")
+    pairs += (
+        [(_text(e.get("file_path")) or path, e) for e in edits if isinstance(e, dict)]
+        if isinstance(edits, list)
+        else []
+    )
+    for where, edit in pairs:
+        if where and isinstance(edit.get("new_string"), str):
+            found.setdefault(where, []).extend(inserted(_text(edit.get("old_string")), edit["new_string"]))
+    return list(found.items())
+
+
+def inserted(old: str, new: str) -> list[str]:
+    """The lines an edit wrote: `new` without the lines it shares with `old` at either end (the
+    context the model repeats to anchor the edit did not come from this call)."""
+    before, after = old.split("\n"), new.split("\n")
+    start = 0
+    while start < min(len(before), len(after)) and before[start] == after[start]:
+        start += 1
+    end = 0
+    while end < min(len(before), len(after)) - start and before[-1 - end] == after[-1 - end]:
+        end += 1
+    return after[start : len(after) - end]
+
+
+def heredoc_writes(command: str) -> list[tuple[str, list[str]]]:
+    """Files a shell command writes with a heredoc (`cat > f <<'EOF'` … `EOF`): best effort."""
+    found: list[tuple[str, list[str]]] = []
+    lines = command.split("\n")
+    index = 0
+    while index < len(lines):
+        line = lines[index][:MAX_LINE]
+        index += 1
+        marker = _HEREDOC.search(line) if "<<" in line else None
+        target = _REDIRECT.search(line) if marker else None
+        if marker is None or target is None:
+            continue
+        body: list[str] = []
+        while index < len(lines) and lines[index].strip() != marker.group(2):
+            body.append(lines[index])
+            index += 1
+        index += 1
+        found.append((target.group(1), body))
+    return found
+
+
+def _split(value: Any) -> list[str]:
+    return value.split("\n") if isinstance(value, str) else []
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+# --- the commit's added lines -----------------------------------------------------------------
+
+
+def added_lines(diff: str) -> dict[str, list[Line]]:
+    """Added lines per file of a unified diff (`git diff-tree -p -U0 --no-renames`)."""
+    found: dict[str, list[Line]] = {}
+    path, number = "", 0
+    for raw in diff.split("\n"):
+        if raw.startswith("diff --git "):
+            path, number = "", 0
+        elif raw.startswith("+++ "):
+            path = _diff_path(raw[4:])
+        elif raw.startswith("@@ ") and path:
+            number = _hunk_start(raw)
+        elif raw.startswith("+") and path and number:
+            found.setdefault(path, []).append(Line.of(number, raw[1:], path))
+            number += 1
+    return found
+
+
+def _diff_path(text: str) -> str:
+    text = text.rstrip("\t")
+    if text == "/dev/null":
+        return ""
+    if text.startswith('"'):
+        text = _unquote(text)
+    return text[2:] if text.startswith("b/") else text
+
+
+def _unquote(text: str) -> str:
+    """Git's C-style quoting of an unusual path (`"b/a\\tb"`)."""
+    inner = text[1:-1] if text.endswith('"') and len(text) > 1 else text[1:]
+    try:
+        return inner.encode("latin-1", "backslashreplace").decode("unicode_escape").encode("latin-1").decode("utf-8")
+    except (UnicodeError, ValueError):
+        return inner
+
+
+def _hunk_start(header: str) -> int:
+    """The new side's first line of `@@ -a,b +c,d @@` (0 when the hunk adds nothing)."""
+    try:
+        new = header.split(" ", 3)[2]
+        start, _, count = new[1:].partition(",")
+        return int(start) if count != "0" else 0
+    except (IndexError, ValueError):
+        return 0
+
+
+# --- matching ------------------------------------------------------------------------------------
+
+
+def path_matches(written: str, repo_path: str, root: str = "") -> bool:
+    """Does a tool call's path (usually absolute) name the repository file `repo_path`?"""
+    if root and written.startswith(root.rstrip("/") + "/"):
+        return written[len(root.rstrip("/")) + 1 :] == repo_path
+    return written == repo_path or written.endswith("/" + repo_path)
+
+
+def attribute(added: Mapping[str, list[Line]], steps: list[Step], root: str = "") -> dict[str, list[Step | None]]:
+    """For each file, the step that wrote each added line (None: the human)."""
+    result: dict[str, list[Step | None]] = {}
+    for path, lines in added.items():
+        candidates = [s for s in steps if path_matches(s.path, path, root)]
+        owners = [None if line.trivial else _last_writer(candidates, line.hash) for line in lines]
+        _neighbours(lines, owners)
+        result[path] = owners
+    return result
+
+
+def _match_key(path: str, text: str) -> str:
+    key = line_key(text[:MAX_LINE] if len(text) > MAX_LINE else text)
+    if path.endswith(".ipynb") and key.startswith('"'):
+        key = _notebook_source(key)
+    return key
+
+
+def _notebook_source(key: str) -> str:
+    """A notebook line (`"x = 1\\n",` in the JSON) as the source line NotebookEdit wrote."""
+    try:
+        value = json.loads(key.rstrip(","))
+    except ValueError:
+        return key
+    return line_key(value) if isinstance(value, str) else key
+
+
+def _last_writer(candidates: list[Step], key: str) -> Step | None:
+    for step in reversed(candidates):
+        if key in step.keys:
+            return step
+    return None
+
+
+def _neighbours(lines: list[Line], owners: list[Step | None]) -> None:
+    """A run of trivial lines is claimed from its ends by the steps beside it, each as far as
+    it wrote those lines, the later step first (blank lines between two calls' code came with
+    the second call; a brace after the agent's block is not the agent's because it wrote one)."""
+    i = 0
+    while i < len(lines):
+        if owners[i] is not None or not lines[i].trivial:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(lines) and owners[j + 1] is None and lines[j + 1].trivial and _adjacent(lines, j, j + 1):
+            j += 1
+        left = owners[i - 1] if i > 0 and _adjacent(lines, i - 1, i) else None
+        right = owners[j + 1] if j + 1 < len(lines) and _adjacent(lines, j, j + 1) else None
+        sides = [(left, range(i, j + 1)), (right, range(j, i - 1, -1))]
+        for step, walk in sorted((s for s in sides if s[0] is not None), key=lambda s: -s[0].order):
+            for k in walk:
+                if owners[k] is not None or lines[k].hash not in step.keys:
+                    break
+                owners[k] = step
+        i = j + 1
+
+
+def _adjacent(lines: list[Line], a: int, b: int) -> bool:
+    """Lines a..b (indexes) are consecutive lines of the file."""
+    return lines[b].number - lines[a].number == b - a
+
+
+# --- the Agent Trace record --------------------------------------------------------------------
+
+
+def model_id(model: str, agent: str) -> str:
+    """models.dev convention: `provider/model` (`anthropic/claude-opus-4-6`)."""
+    if not model or "/" in model:
+        return model[:250]
+    provider = _PROVIDERS.get(agent)
+    return f"{provider}/{model}"[:250] if provider else model[:250]
+
+
+def message_url(base: str, project: str, message_uuid: str) -> str:
+    return f"{base.rstrip('/')}/p/{project}/m/{message_uuid}"
+
+
+def build_record(
+    *,
+    revision: str,
+    added: Mapping[str, list[Line]],
+    owners: Mapping[str, list[Step | None]],
+    line_counts: Mapping[str, int],
+    agent: str,
+    tool_version: str = "",
+    base_url: str = "",
+    project: str = "",
+) -> dict[str, Any]:
+    """The Agent Trace record of one commit. Without `base_url` the conversations carry no
+    `url` yet (`with_urls` adds them once the project is known, when the segment is sent)."""
+    files, steps = [], {}
+    for path, lines in added.items():
+        conversations = _conversations(lines, owners.get(path) or [None] * len(lines), agent)
+        files.append({"path": path, "conversations": conversations})
+        for step in owners.get(path) or []:
+            if step is not None:
+                steps[step.uuid] = _step_facts(step)
+    ai = sum(1 for values in owners.values() for s in values if s is not None)
+    total = sum(len(lines) for lines in added.values())
+    record: dict[str, Any] = {
+        "version": SPEC_VERSION,
+        "id": str(uuid_mod.uuid4()),
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "vcs": {"type": "git", "revision": revision},
+        "tool": {"name": "sessionledger", "version": tool_version or "0"},
+        "files": files,
+        "metadata": {
+            VENDOR: {
+                "agent": agent,
+                "steps": steps,
+                "line_counts": {path: int(line_counts.get(path, 0)) for path in added},
+                "line_hashes": {path: [[ln.number, ln.hash] for ln in lines] for path, lines in added.items()},
+                "added_lines": total,
+                "ai_lines": ai,
+                "human_lines": total - ai,
+            }
+        },
+    }
+    return with_urls(record, base_url, project) if base_url and project else record
+
+
+def _step_facts(step: Step) -> dict[str, Any]:
+    return {"tool": step.tool, "turn": step.turn, "model": step.model, "prompt": step.prompt}
+
+
+def _conversations(lines: list[Line], owners: list[Step | None], agent: str) -> list[dict[str, Any]]:
+    by_step: dict[str, list[list[Line]]] = {}
+    models: dict[str, str] = {}
+    previous: Step | bool | None = False
+    for line, owner in zip(lines, owners, strict=True):
+        key = owner.uuid if owner is not None else ""
+        runs = by_step.setdefault(key, [])
+        contiguous = previous is not False and previous is owner and runs and runs[-1][-1].number + 1 == line.number
+        if contiguous:
+            runs[-1].append(line)
+        else:
+            runs.append([line])
+        if owner is not None:
+            models[key] = owner.model
+        previous = owner
+    conversations = []
+    for key, runs in by_step.items():
+        contributor: dict[str, Any] = {"type": "ai" if key else "human"}
+        if key and models.get(key):
+            contributor["model_id"] = model_id(models[key], agent)
+        conversation: dict[str, Any] = {"contributor": contributor, "ranges": [_range(run) for run in runs]}
+        if key:
+            conversation[f"{VENDOR}.step"] = key
+        conversations.append(conversation)
+    return conversations
+
+
+def _range(run: list[Line]) -> dict[str, Any]:
+    """`content_hash`: over the lines' key hashes, so the server can compute it without the text."""
+    digest = hashlib.sha256(" ".join(line.hash for line in run).encode()).hexdigest()[:32]
+    return {"start_line": run[0].number, "end_line": run[-1].number, "content_hash": f"sha256:{digest}"}
+
+
+def with_urls(record: dict[str, Any], base_url: str, project: str) -> dict[str, Any]:
+    """Each AI conversation's `url`: the permalink of the message that wrote its lines."""
+    steps = record.get("metadata", {}).get(VENDOR, {}).get("steps", {})
+    for entry in record.get("files", []):
+        for conversation in entry.get("conversations", []):
+            step = conversation.get(f"{VENDOR}.step")
+            if step:
+                conversation["url"] = message_url(base_url, project, step)
+                prompt = (steps.get(step) or {}).get("prompt")
+                if prompt:
+                    conversation["related"] = [{"type": "prompt", "url": message_url(base_url, project, prompt)}]
+    return record
+
+
+def step_of(conversation: Mapping[str, Any]) -> str:
+    value = conversation.get(f"{VENDOR}.step")
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,55 @@
+"""Writes of attribution records: from an ingest's `attribution` part, or its own endpoint.
+
+The choice (docs/attribution.md): inside an ingest, a bad record never costs the session — the
+session is accepted, the record dropped, and the refusal (code, message, field) kept on the
+session and returned in the 202 body under ``attribution``. ``POST …/sessions/{id}/attribution``
+answers the same refusal as a 400 naming the field, and stores nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+
+from projects.errors import DomainError
+from sessionledger import attribution
+from sessions_app.attribution import validation
+from sessions_app.models import Attribution, Session
+
+logger = logging.getLogger(__name__)
+
+
+def attribution_store(*, session: Session, data: bytes) -> Attribution:
+    """Validate and store (or replace) the session's record; raises DomainError naming the field."""
+    record = validation.parse(data)
+    validation.validate(record, session)
+    # Each step's URL is this server's permalink of its message, whatever address the client used.
+    record = attribution.with_urls(record, settings.SITE_URL, session.project.slug)
+    added, ai = validation.line_totals(record)
+    found, _ = Attribution.objects.update_or_create(
+        session=session,
+        defaults={
+            "project_id": session.project_id,
+            "record": record,
+            "error": {},
+            "added_lines": added,
+            "ai_lines": ai,
+        },
+    )
+    return found
+
+
+def attribution_from_ingest(*, session: Session, data: bytes) -> dict[str, Any]:
+    """Store the record an upload carried; a refusal flags the session instead of failing it."""
+    try:
+        attribution_store(session=session, data=data)
+    except DomainError as exc:
+        error = {"code": exc.code, "message": exc.message, "field": exc.field}
+        Attribution.objects.update_or_create(
+            session=session, defaults={"project_id": session.project_id, "record": None, "error": error}
+        )
+        logger.info("attribution of session %s refused: %s (%s)", session.pk, exc.message, exc.field)
+        return {"status": "refused", "error": error}
+    return {"status": "stored"}

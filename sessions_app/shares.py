@@ -1,0 +1,94 @@
+"""Share links: a read-only view of one session for someone without an account.
+
+A member creates one with a lifetime of at most ``MAX_DAYS`` days; members can list and revoke
+them, and an admin can switch sharing off for the project (every link then stops working). The
+token is shown once; only its SHA-256 is stored. An expired, revoked or disabled link resolves
+exactly like a token that never existed: ``share_resolve`` returns None and the page is the
+site's ordinary 404 (docs/attribution.md "Share links").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from projects.errors import DomainError
+from projects.models import Project, User
+from projects.scoping import unscoped
+from sessions_app.models import Session, ShareLink
+
+MAX_DAYS = 30
+TOKEN_BYTES = 32
+
+
+@dataclass(frozen=True)
+class NewShare:
+    link: ShareLink
+    token: str
+
+    @property
+    def url(self) -> str:
+        return share_url(self.token)
+
+
+def share_url(token: str) -> str:
+    return f"{settings.SITE_URL}/share/{token}"
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def share_create(*, session: Session, user: User, days: int) -> NewShare:
+    if not session.project.sharing_enabled:
+        raise DomainError("sharing_disabled", "An admin turned sharing off for this project.", status_code=403)
+    if not 1 <= days <= MAX_DAYS:
+        raise DomainError("invalid", f"A share link lives 1 to {MAX_DAYS} days.", field="days")
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    link = ShareLink.objects.create(
+        project_id=session.project_id,
+        session=session,
+        token_hash=_digest(token),
+        created_by=user,
+        expires_at=timezone.now() + timedelta(days=days),
+    )
+    return NewShare(link, token)
+
+
+def share_revoke(*, link: ShareLink) -> None:
+    if link.revoked_at is None:
+        link.revoked_at = timezone.now()
+        link.save(update_fields=["revoked_at"])
+
+
+def share_list(*, project: Project, session: Session | None = None) -> QuerySet[ShareLink]:
+    links = ShareLink.objects.filter(project=project).select_related("session", "created_by")
+    return links.filter(session=session) if session is not None else links
+
+
+def share_get(*, project: Project, link_id: object) -> ShareLink | None:
+    try:
+        return share_list(project=project).filter(pk=link_id).first()
+    except (ValueError, TypeError):
+        return None
+
+
+def is_active(link: ShareLink) -> bool:
+    return link.revoked_at is None and link.expires_at > timezone.now()
+
+
+def share_resolve(token: str) -> ShareLink | None:
+    """The live link of a token, else None (unknown, expired, revoked, sharing off: all alike)."""
+    if not token or len(token) > 100:
+        return None
+    with unscoped():  # the token is the authority here; the caller enters the link's project scope
+        link = ShareLink.objects.select_related("project", "session").filter(token_hash=_digest(token)).first()
+    if link is None or not is_active(link) or not link.project.sharing_enabled:
+        return None
+    return link
