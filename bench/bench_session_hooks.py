@@ -1,6 +1,6 @@
 """How long the SessionEnd and SessionStart hooks keep Claude Code waiting (prints one JSON object).
 
-SessionEnd hooks share a 1.5 s budget (reference §2.5): on `/clear` the hook must queue the
+SessionEnd hooks share a 1.5 s budget (docs/claude-code.md §2.5): on `/clear` the hook must queue the
 pre-clear segment and return at once — the uncommitted diff stat, slimming, redaction and the
 upload happen in the detached process it starts. SessionStart fetches the context digest; it
 must stay under a second whatever the server does: everything that waits for the network shares

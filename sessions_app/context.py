@@ -1,4 +1,4 @@
-"""The AI context digest (SPEC §6): the most relevant prior sessions, within a character budget.
+"""The AI context digest (docs/design.md §6): the most relevant prior sessions, within a character budget.
 
 Relevance: the same branch first, then sessions that touched the same files, then the project's
 recent ones — team-wide, newest first within each group. Everything comes from row fields the

@@ -20,7 +20,7 @@ def _all_values(data: Any, name: str, value: str) -> list[str]:
 
 
 class SessionFilter(django_filters.FilterSet):
-    """The list filters of SPEC §4; the page's filter form uses the same names."""
+    """The list filters of docs/design.md §4; the page's filter form uses the same names."""
 
     branch = django_filters.CharFilter(field_name="feature_branch")
     author = django_filters.CharFilter(method="filter_author", help_text="e-mail or user id", validators=[author_value])

@@ -1,6 +1,6 @@
 """``session_ingest``: an upload becomes a durable blob plus a row, then a queued task.
 
-Order matters (rule 8): blobs first, then the row in a transaction whose commit enqueues the
+Order matters (docs/design.md §10 rule 8): blobs first, then the row in a transaction whose commit enqueues the
 processing task. Storage down → 503 and no row; a failed insert removes its blobs; a broker that
 is down leaves the row ``processing`` for the sweep to re-queue — nothing is lost either way.
 """

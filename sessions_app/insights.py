@@ -1,4 +1,4 @@
-"""Retrospective numbers for a project (SPEC §5 Insights), as a handful of aggregate queries.
+"""Retrospective numbers for a project (docs/design.md §5 Insights), as a handful of aggregate queries.
 
 Per-session facts (turns, messages, tool calls and errors) are summed by the database into daily
 totals per facet and day of ``captured_at`` (``InsightsDay``, kept by statement-level triggers,

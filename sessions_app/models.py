@@ -251,7 +251,7 @@ class AccessLog(models.Model):
 
 
 class InsightsDay(models.Model):
-    """One day's totals of one facet of a project's sessions, for insights (SPEC §5).
+    """One day's totals of one facet of a project's sessions, for insights (docs/design.md §5).
 
     Written only by the database: statement-level triggers on ``sessions_app_session`` (migration 0012;
     the facts function is 0006's) add the facts of a statement's sessions when they are counted

@@ -1,4 +1,4 @@
-"""Every test base has two projects and an outsider (rule 3 of ARCHITECTURE.md)."""
+"""Every test base has two projects and an outsider (docs/design.md §10 rule 3)."""
 
 from __future__ import annotations
 

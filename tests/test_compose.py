@@ -13,7 +13,7 @@ import yaml
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 APP_SERVICES = ("web", "worker", "beat", "migrate")
-SPEC_VARIABLES = {  # SPEC §8: what operators and scripts rely on
+SPEC_VARIABLES = {  # docs/design.md §8: what operators and scripts rely on
     "DATABASE_URL",
     "REDIS_URL",
     "SECRET_KEY",

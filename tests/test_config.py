@@ -1,4 +1,4 @@
-"""Configuration from the environment (SPEC §8) and ``GET /healthz``."""
+"""Configuration from the environment (docs/design.md §8) and ``GET /healthz``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Sessionledger REST API over `urllib` (standard library only, SPEC §7).
+"""The Sessionledger REST API over `urllib` (standard library only, docs/design.md §7).
 
 Every refusal becomes an `ApiError` carrying what the uploader needs to decide: the status, the
 server's error code and message, `Retry-After`, and `error.limit` on a 413. A server that cannot

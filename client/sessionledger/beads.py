@@ -1,4 +1,4 @@
-"""Recognise beads task commands in a Bash command line (`bd close SL-42`, SPEC §7 "Tasks").
+"""Recognise beads task commands in a Bash command line (`bd close SL-42`, docs/design.md §7 "Tasks").
 
 Closing a task from the assistant is detected like a commit; `bd update SL-42 --status
 in_progress` marks where the task started, like `sessionledger task start`.

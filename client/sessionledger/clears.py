@@ -1,4 +1,4 @@
-"""`/clear` (SPEC §7): SessionEnd(clear) captures the conversation before it as kind `clear`, with
+"""`/clear` (docs/design.md §7): SessionEnd(clear) captures the conversation before it as kind `clear`, with
 the uncommitted diff stat; the SessionStart(clear) that follows says what was captured.
 
 The two hooks are separate processes with different session ids, and the upload may still be

@@ -1,4 +1,4 @@
-"""The context digest (SPEC §6) as the client asks for it: the current branch and the files in
+"""The context digest (docs/design.md §6) as the client asks for it: the current branch and the files in
 play, within a character budget. Shared by `sessionledger context`, the SessionStart hook and the
 MCP server's `get_context`, so all three ask the same question.
 """
@@ -13,7 +13,7 @@ from sessionledger import gitrefs
 if TYPE_CHECKING:  # urllib.request costs the SessionStart hook ~0.1 s: imported where a request is made
     from sessionledger.api import Client
 
-INLINE_LIMIT = 10_000  # Claude Code writes longer additionalContext to a file (reference §2.4)
+INLINE_LIMIT = 10_000  # Claude Code writes longer additionalContext to a file (docs/claude-code.md §2.4)
 SERVER_MIN_BUDGET, SERVER_MAX_BUDGET = 200, 50_000
 
 

@@ -1,6 +1,6 @@
 """Is the commit HEAD moved to a new commit of this conversation?
 
-HEAD moving is the signal (SPEC §7: whatever the command looked like), but not every move is a
+HEAD moving is the signal (docs/design.md §7: whatever the command looked like), but not every move is a
 commit made here: a checkout, reset, pull or rebase also moves it. The reflog's last entry names
 the operation and its time without running git; without a matching reflog entry (reflog off,
 reftable) git is asked for the commit time and any move counts.

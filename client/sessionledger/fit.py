@@ -1,4 +1,4 @@
-"""Make a segment fit the server's size limit without silently dropping anything (SPEC §7 "Size").
+"""Make a segment fit the server's size limit without silently dropping anything (docs/design.md §7 "Size").
 
 Tool outputs (a Bash stdout, a Read of a big file) are what makes segments huge, and they matter
 least for understanding the conversation, so they are cut first: every output longer than a

@@ -79,7 +79,7 @@ def parse_numstat(text: str) -> tuple[dict[str, int], list[str]]:
 
 
 def patch_id(cwd: str, sha: str) -> str:
-    """`git patch-id --stable` of the commit's diff: survives a rebase or a squash (SPEC §2)."""
+    """`git patch-id --stable` of the commit's diff: survives a rebase or a squash (docs/design.md §2)."""
     diff = _run(cwd, ("diff-tree", "-p", "--root", "-m", "--first-parent", sha), None)
     if diff.returncode != 0 or not diff.stdout.strip():
         return ""

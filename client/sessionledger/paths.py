@@ -1,5 +1,5 @@
 """Where the client keeps its files: config under XDG_CONFIG_HOME, state and queue under
-XDG_STATE_HOME (SPEC §7), so a test or a CI job can point both at a temporary directory.
+XDG_STATE_HOME (docs/design.md §7), so a test or a CI job can point both at a temporary directory.
 
 Only `os` is used: this module is on the hook's fast path.
 """
@@ -64,5 +64,5 @@ def log_file() -> str:
 
 
 def claude_dir() -> str:
-    """Claude Code's root (`CLAUDE_CONFIG_DIR` moves it, reference §1.1)."""
+    """Claude Code's root (`CLAUDE_CONFIG_DIR` moves it, docs/claude-code.md §1.1)."""
     return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")

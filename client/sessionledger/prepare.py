@@ -75,7 +75,7 @@ def prepare(entry: Entry, config: Config, limit: int) -> None:
     _fit(parts, limit, agent)
     metadata = build_metadata(intent, parts, agent)
     local = _local(intent, parts, limit)
-    if intent["kind"] == "clear":  # the uncommitted diff stat and the message count (SPEC §7 /clear)
+    if intent["kind"] == "clear":  # the uncommitted diff stat and the message count (docs/design.md §7 /clear)
         from sessionledger import clears
 
         clears.add_facts(entry, metadata, local, {p.name: p.data for p in parts if p.kind != TOOL_RESULT})
@@ -216,7 +216,7 @@ def _fit(parts: list[Part], limit: int, agent: Agent) -> None:
 
 
 def build_metadata(intent: dict, parts: list[Part], agent: Agent | None = None) -> dict:
-    """The `metadata` part of the upload (SPEC §3)."""
+    """The `metadata` part of the upload (docs/design.md §3)."""
     agent = agent or agents.get(intent.get("agent"))
     start = int(intent["start_offset"])
     data: dict[str, Any] = {

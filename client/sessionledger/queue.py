@@ -10,7 +10,7 @@ One directory per segment, named so that they sort in capture order:
         local.json           written last: marks the entry prepared; changed lines, counts, key
         status.json          the uploader's bookkeeping: state, attempts, next try, reason
 
-Only a 2xx or a definitive duplicate removes an entry (SPEC §7); its metadata then moves to
+Only a 2xx or a definitive duplicate removes an entry (docs/design.md §7); its metadata then moves to
 `sent/` where `status` shows recent captures and `fork` finds which lines redaction changed.
 """
 

@@ -1,5 +1,5 @@
 """Turn "capture now" into a durable queue intent and an advanced offset, inside one state
-transaction (SPEC §7 "Delta").
+transaction (docs/design.md §7 "Delta").
 
 Only offsets are recorded here, never transcript bytes: the hook must exit in milliseconds even
 after a 5 MB turn. The bytes stay in the agent's append-only file; the detached uploader reads

@@ -1,4 +1,4 @@
-"""Start the uploader detached from the hook, so the hook exits at once (SPEC §7 never block).
+"""Start the uploader detached from the hook, so the hook exits at once (docs/design.md §7 never block).
 
 POSIX: a double fork with `setsid`, no new interpreter — the grandchild is already a Python
 process with the client loaded, belongs to no terminal or process group of Claude Code, and has

@@ -1,4 +1,4 @@
-"""Task sessions (SPEC §7 "Tasks"): a start mark, and a capture when the task is finished.
+"""Task sessions (docs/design.md §7 "Tasks"): a start mark, and a capture when the task is finished.
 
 `task start ID` (or `bd update ID --status in_progress`) records where the task began in the
 current transcript and the commit HEAD was at; `task finish ID --status …` (or `bd close ID`)

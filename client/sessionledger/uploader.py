@@ -1,4 +1,4 @@
-"""Send queued segments: prepare, upload, and decide what each answer means (SPEC §7).
+"""Send queued segments: prepare, upload, and decide what each answer means (docs/design.md §7).
 
 Only a 2xx or a definitive duplicate (200 replay, 409 conflict) removes a segment. A transient
 failure (unreachable, 429, 5xx) backs off exponentially with jitter, or for as long as

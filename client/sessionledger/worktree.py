@@ -1,7 +1,7 @@
 """Facts about a working tree that only git can give: uncommitted changes and the files in play.
 
-Used around `/clear` (the uncommitted diff stat of the captured segment, SPEC §7) and by the
-context digest (which files the developer is working on, SPEC §6). Every git call has a short
+Used around `/clear` (the uncommitted diff stat of the captured segment, docs/design.md §7) and by the
+context digest (which files the developer is working on, docs/design.md §6). Every git call has a short
 timeout and failures give empty answers: these facts decorate a capture or a digest, they must
 never stop one.
 """

@@ -1,4 +1,4 @@
-"""The AI context digest endpoint (SPEC §6)."""
+"""The AI context digest endpoint (docs/design.md §6)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class ContextQuery(serializers.Serializer):
 
 
 class ContextView(ProjectAPIView):
-    """The AI digest of SPEC §6: relevant prior sessions within a character budget."""
+    """The AI digest of docs/design.md §6: relevant prior sessions within a character budget."""
 
     required_roles = READ_ONLY
     throttle_classes = [QueryThrottle]

@@ -126,7 +126,7 @@ class ClientEnv:
 
 class SettingsHooks:
     """Runs hooks the way Claude Code does: read from the user, project and project-local settings
-    files, matched by event and matcher (reference §2.1), each command through `sh -c` with the
+    files, matched by event and matcher (docs/claude-code.md §2.1), each command through `sh -c` with the
     payload on stdin, `CLAUDE_PROJECT_DIR` set, in the environment Claude Code was started in."""
 
     def __init__(self, env: ClientEnv, project_dir: Path, **env_overrides: str | None) -> None:
@@ -215,7 +215,7 @@ class ClaudeSession:
 
     def persisted_tool_call(self, command: str, output: str) -> Path:
         """A Bash call whose output Claude Code (2.1.2+) saved to `<session>/tool-results/<id>.txt`,
-        keeping a 2 KB preview in the transcript (reference §1.1; anthropics/claude-code#23948)."""
+        keeping a 2 KB preview in the transcript (docs/claude-code.md §1.1; anthropics/claude-code#23948)."""
         b = self.builder
         b.new_response().tool_use("Bash", {"command": command, "description": "run"})
         tool_id, use_uuid = b.last_tool_id, b.last_uuid

@@ -1,4 +1,4 @@
-"""Context continuity (SPEC §6, §7): `sessionledger context`, the SessionStart hook's JSON answer,
+"""Context continuity (docs/design.md §6, §7): `sessionledger context`, the SessionStart hook's JSON answer,
 /clear captured as kind `clear` with the uncommitted diff stat, and the settings that switch it."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def on_branch_editing_parser(repo: Path) -> None:
 def start(
     env: ClientEnv, repo: Path, source: str, session_id: str = "0b8f3a52-6c1e-4d2a-9f00-5e1c2d3b4a59", **extra
 ) -> subprocess.CompletedProcess:
-    """Run the SessionStart hook with the stdin Claude Code sends (reference §2.2-2.3)."""
+    """Run the SessionStart hook with the stdin Claude Code sends (docs/claude-code.md §2.2-2.3)."""
     payload = {
         "session_id": session_id,
         "transcript_path": str(env.home / ".claude" / "projects" / "x" / f"{session_id}.jsonl"),
@@ -60,7 +60,7 @@ def start(
         "source": source,
     }
     if source != "clear":
-        payload["model"] = "claude-sonnet-4-5"  # absent after /clear (reference §2.3)
+        payload["model"] = "claude-sonnet-4-5"  # absent after /clear (docs/claude-code.md §2.3)
     return env.hook("session-start", payload, **extra)
 
 

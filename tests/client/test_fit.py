@@ -1,4 +1,4 @@
-"""Fitting a segment under the server's size limit (SPEC §7 "Size")."""
+"""Fitting a segment under the server's size limit (docs/design.md §7 "Size")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Parsing Claude Code transcripts into the SPEC §2 content document (sessionledger.formats)."""
+"""Parsing Claude Code transcripts into the docs/design.md §2 content document (sessionledger.formats)."""
 
 from __future__ import annotations
 

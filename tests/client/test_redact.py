@@ -1,4 +1,4 @@
-"""Redaction of transcript JSONL before upload (SPEC §7 "Redaction").
+"""Redaction of transcript JSONL before upload (docs/design.md §7 "Redaction").
 
 Every fake secret is generated at run time from a seeded RNG and assembled by concatenation, so
 this file holds nothing a secret scanner would flag, yet each value has the real shape.

@@ -196,7 +196,7 @@ def test_restore_answers_a_tool_call_the_capture_ended_on(ledger, repo, claude, 
     last = load_record(data.rstrip(b"\n").rsplit(b"\n", 1)[-1])
     assert last["message"]["content"][0]["tool_use_id"] == open_call and last["sessionId"] == new_id
     assert "answered 1 tool call(s)" in printed.stdout
-    fake_claude = tmp_path / "claude-check.py"  # what `claude -r` insists on (reference §1.11)
+    fake_claude = tmp_path / "claude-check.py"  # what `claude -r` insists on (docs/claude-code.md §1.11)
     fake_claude.write_text(CHECK)
     assert subprocess.run([sys.executable, str(fake_claude)], input=data, check=False).returncode == 0
 

@@ -1,6 +1,6 @@
 """Build realistic Claude Code transcripts (JSONL bytes) for tests.
 
-Covers every line type of shared/reference/claude-code-formats.md §1.2, in the shapes CLI
+Covers every line type of docs/claude-code.md §1.2, in the shapes CLI
 2.1.x writes them: one content block per assistant line with a shared `message.id`,
 parallel tool results as siblings in the parentUuid graph, progress side branches,
 compaction roots, sub-agent files. Ids and timestamps are deterministic.

@@ -1,4 +1,4 @@
-"""The operator commands of SPEC §8: each prints what it did and fails with a clear message."""
+"""The operator commands of docs/design.md §8: each prints what it did and fails with a clear message."""
 
 from __future__ import annotations
 

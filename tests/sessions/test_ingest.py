@@ -1,4 +1,4 @@
-"""Ingest: what a client sees for good and bad uploads (SPEC §3)."""
+"""Ingest: what a client sees for good and bad uploads (docs/design.md §3)."""
 
 from __future__ import annotations
 

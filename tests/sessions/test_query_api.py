@@ -1,4 +1,4 @@
-"""The query API of SPEC §4, as a team lead's script would use it."""
+"""The query API of docs/design.md §4, as a team lead's script would use it."""
 
 from __future__ import annotations
 

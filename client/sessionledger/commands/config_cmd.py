@@ -1,4 +1,4 @@
-"""`sessionledger config get|set|unset [--repo]`: read and change the settings (SPEC §7).
+"""`sessionledger config get|set|unset [--repo]`: read and change the settings (docs/design.md §7).
 
 `get` shows the effective value and where it comes from — an environment variable beats the
 repository's git config (`sessionledger.<key>`), which beats the file — so "why is /clear not

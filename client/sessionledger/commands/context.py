@@ -1,4 +1,4 @@
-"""`sessionledger context`: the digest the SessionStart hook gives the assistant (SPEC §6), for
+"""`sessionledger context`: the digest the SessionStart hook gives the assistant (docs/design.md §6), for
 the current branch and the files in play, printed for a person (or a script: `--json`)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`sessionledger hook <event> [--via team]`: the thin dispatcher the agents' hooks and the git
 post-commit hook call.
 
-Contract with Claude Code (reference §2): JSON on stdin; exit 0 always — a non-zero exit would
+Contract with Claude Code (docs/claude-code.md §2): JSON on stdin; exit 0 always — a non-zero exit would
 show up as a hook error, and exit 2 on PostToolUse would feed stderr to the model as if its
 command had failed — and print nothing on PostToolUse(Failure) and SessionEnd; SessionStart
 prints its JSON answer (or nothing). Every failure goes to the log instead.

@@ -1,4 +1,4 @@
-"""`sessionledger list`: the project's captured sessions, newest first (the query API, SPEC §4)."""
+"""`sessionledger list`: the project's captured sessions, newest first (the query API, docs/design.md §4)."""
 
 from __future__ import annotations
 

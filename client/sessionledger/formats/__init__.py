@@ -1,7 +1,7 @@
 """Transcript formats: the one place that knows how an assistant writes its conversations.
 
 Used by the client (offsets, turns, import, slimming), the API (cut for fork) and the worker
-(parse into the SPEC §2 content document). Standard library only, and cheap to import: a
+(parse into the docs/design.md §2 content document). Standard library only, and cheap to import: a
 format module is loaded on first use, so the hook path that only needs `complete_lines`
 pays for nothing else.
 

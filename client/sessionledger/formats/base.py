@@ -27,7 +27,7 @@ KINDS: tuple[str, ...] = ("prompt", "text", "thinking", "tool_use", "tool_result
 
 @dataclass
 class ParsedTranscript:
-    """The normalised form of one transcript segment (SPEC §2) plus the facts the worker stores.
+    """The normalised form of one transcript segment (docs/design.md §2) plus the facts the worker stores.
 
     `messages`, `turns` and `stats` are exactly what goes into content.json; the other fields
     are derived once here so the worker, the CLI and the API cannot disagree about them.

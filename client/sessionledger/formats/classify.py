@@ -1,4 +1,4 @@
-"""Which user lines are real prompts (reference §1.8), and how their text reads.
+"""Which user lines are real prompts (docs/claude-code.md §1.8), and how their text reads.
 
 Shared by the message builder (parse) and the byte-level turn finder (cut/fork), so that a
 "turn" means the same thing to the worker, the API and the client. The text is hostile and can

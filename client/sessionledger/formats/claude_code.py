@@ -1,4 +1,4 @@
-"""Claude Code transcripts (`~/.claude/projects/<dir>/<session>.jsonl`, reference §1).
+"""Claude Code transcripts (`~/.claude/projects/<dir>/<session>.jsonl`, docs/claude-code.md §1).
 
 The parse pipeline: scan lines -> dedupe by uuid -> chain order -> messages per block ->
 weave sub-agents in -> number messages and turns -> derived facts.

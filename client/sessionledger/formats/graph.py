@@ -1,4 +1,4 @@
-"""Order records along the parentUuid graph (reference §1.6).
+"""Order records along the parentUuid graph (docs/claude-code.md §1.6).
 
 The graph, not the file, is authoritative; but every branch must survive (rewinds, progress
 side branches, parallel tool results) and readers expect siblings in the order they were

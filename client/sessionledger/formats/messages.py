@@ -1,8 +1,8 @@
-"""Records (JSONL lines) -> SPEC §2 message objects, one per content block.
+"""Records (JSONL lines) -> docs/design.md §2 message objects, one per content block.
 
 Decisions a reader of the content document relies on:
 
-- `kind: prompt` is used exactly for real prompts (reference §1.8), i.e. messages that start
+- `kind: prompt` is used exactly for real prompts (docs/claude-code.md §1.8), i.e. messages that start
   a turn. Other user text is `kind: text` (sub-agent prompts, text next to tool results,
   queued messages) or, when the user did not type it, `kind: system` with `meta: true` and
   a `subtype` (meta, caveat, command_output, bash_output, interrupt, task_notification,

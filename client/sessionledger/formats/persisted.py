@@ -1,4 +1,4 @@
-"""Large tool outputs Claude Code keeps beside the transcript (2.1.2+, reference §1.1).
+"""Large tool outputs Claude Code keeps beside the transcript (2.1.2+, docs/claude-code.md §1.1).
 
 A tool result over Claude Code's inline limit (50,000 characters since 2.1.51, 100,000 before)
 is written to `<project>/<session-id>/tool-results/<tool-use-id>.txt`; the transcript keeps

@@ -1,7 +1,7 @@
 """Make a captured Claude Code transcript resumable as a session file (fork, restore).
 
 A captured transcript went through slimming and redaction before upload. Most of it can be
-handed back to `claude --resume` byte for byte, but three things cannot (reference §1.10–1.11):
+handed back to `claude --resume` byte for byte, but three things cannot (docs/claude-code.md §1.10–1.11):
 
 - `sessionId` and `cwd` must name the new session and the directory it is resumed from;
 - a thinking block whose text (or signature) the redactor changed no longer verifies, and the
@@ -245,7 +245,7 @@ def close_open_tool_calls(raw: bytes) -> tuple[bytes, int]:
 
     A capture taken at a commit can end right after the assistant's `tool_use` (the hook ran
     before Claude Code wrote the result), and an unanswered tool_use makes the API refuse the
-    whole conversation (reference §1.11). One user line is appended, shaped as Claude Code
+    whole conversation (docs/claude-code.md §1.11). One user line is appended, shaped as Claude Code
     writes tool results, hanging off the last assistant line, with an error result per open
     call. Returns (bytes, calls closed); bytes are unchanged when nothing is open.
     """

@@ -3,8 +3,8 @@
 A step is a human prompt, an assistant tool call, or (known from the captured segments, not
 from the bytes) a commit captured inside a turn. Cutting "after a step" keeps every line up to
 and including the step's line — the same rule as Claude Code's `--resume-session-at <uuid>`
-("up to and including the message with this UUID", reference §1.10) — plus the results of the
-tool calls kept, so the cut never separates a tool_use from its tool_result (§1.11). Trailing
+("up to and including the message with this UUID", docs/claude-code.md §1.10) — plus the results of the
+tool calls kept, so the cut never separates a tool_use from its tool_result (docs/claude-code.md §1.11). Trailing
 snapshot/queue/progress lines and `summary` lines whose leaf was cut are left out, as for turns.
 Every kept line is byte-identical. Linear in the size of the transcript.
 """

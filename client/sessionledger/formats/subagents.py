@@ -1,4 +1,4 @@
-"""Place sub-agent transcripts under the Task/Agent call that spawned them (reference §1.9).
+"""Place sub-agent transcripts under the Task/Agent call that spawned them (docs/claude-code.md §1.9).
 
 A reader wants the sub-agent's work where it happened: right after the spawning call's
 tool_result (or the call itself while no result exists). The link is found, in order of

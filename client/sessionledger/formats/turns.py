@@ -1,4 +1,4 @@
-"""Turn boundaries on raw bytes: where turns start, and a safe cut after turn n (§1.8, §1.11).
+"""Turn boundaries on raw bytes: where turns start, and a safe cut after turn n (docs/claude-code.md §1.8, §1.11).
 
 Works on byte offsets and keeps every kept line byte-identical, because a cut transcript is
 handed back to Claude Code (`claude --resume`): thinking signatures must survive untouched.

@@ -1,5 +1,5 @@
 """SessionEnd: capture the conversation after the last capture, so none is lost because no
-commit followed it (SPEC §7 "Delta").
+commit followed it (docs/design.md §7 "Delta").
 
 The kind comes from the end reason: `clear` for `/clear` (unless `auto_checkpoint_on_clear` is
 off: then nothing is captured), `end` otherwise. Claude Code gives all SessionEnd hooks 1.5 s

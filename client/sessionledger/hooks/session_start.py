@@ -1,4 +1,4 @@
-"""SessionStart: give the assistant the context digest of earlier sessions (SPEC §6, §7).
+"""SessionStart: give the assistant the context digest of earlier sessions (docs/design.md §6, §7).
 
 Prints `{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": …}}` for
 every source (`startup`, `resume`, `clear`, `compact`, `fork`), at most 10,000 characters so
