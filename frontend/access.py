@@ -22,6 +22,8 @@ class ProjectPageMixin(LoginRequiredMixin):
     required_roles: ClassVar[dict[str, str]] = {"GET": Role.VIEWER, "HEAD": Role.VIEWER, "POST": Role.MEMBER}
     nav: ClassVar[str] = "sessions"  # which project tab the page belongs to
     project: Project
+    request: HttpRequest  # set by View.setup (the mixin is used with Django's View)
+    kwargs: dict[str, Any]
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not request.user.is_authenticated:

@@ -115,7 +115,7 @@ def build_cards(messages: list[Message]) -> list[Card]:
     loose: dict[str, list[Message]] = {}  # sub-agent work whose spawning call is not shown, per agent
     for message in messages:
         parent = message.get("parent_tool_id")
-        if parent in calls:
+        if isinstance(parent, str) and parent in calls:
             children[parent].append(message)
         elif message.get("sidechain"):
             loose.setdefault(_agent_key(message), []).append(message)

@@ -6,13 +6,15 @@ Filters are GET forms: everything a reader narrows down to is in the URL and can
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.utils.dateparse import parse_date, parse_datetime
 
 from projects.models import Role
 from sessionledger.formats.base import ROLES
+from sessionledger.listfilters import FILTER_NAMES, SESSION_FILTERS
+from sessions_app.filters import SessionFilter
 from sessions_app.models import Kind, Status
 from sessions_app.selectors import COMMIT_PREFIX
 
@@ -51,30 +53,61 @@ class MomentField(forms.CharField):
         super().__init__(required=False, **kwargs)
 
     def to_python(self, value: Any) -> datetime | None:  # type: ignore[override]
-        return parse_moment(super().to_python(value), end_of_day=self.end_of_day)
+        return parse_moment(super().to_python(value) or "", end_of_day=self.end_of_day)
+
+
+# How the list page shows some filters (the fields themselves come from the shared declaration, see
+# SessionListForm); a filter without an entry here is a plain text box.
+FILTER_LOOKS: dict[str, dict[str, str]] = {
+    "q": {"type": "search", "placeholder": "Words from prompts, replies, commands, outputs, commit messages"},
+    "branch": {"list": "branch-names"},
+    "commit": {"class": "mono", "size": "12", "placeholder": "abc1234"},
+    "task": {"size": "10", "placeholder": "SL-42"},
+    "files": {
+        "class": "mono",
+        "size": "16",
+        "placeholder": "src/app.py",
+        "title": "a path exactly as the session lists it",
+    },
+    "since": {"type": "date"},
+    "until": {"type": "date"},
+}
+FILTER_LABELS = {"q": "Search", "files": "File", "since": "From", "until": "To"}
+
+
+def _filter_field(name: str) -> forms.Field:
+    """The list page's field for one of the API's list filters (sessionledger.listfilters)."""
+    if name == "author":
+        return forms.ChoiceField(required=False)
+    if name in ("kind", "status"):
+        choices = Kind.choices if name == "kind" else Status.choices
+        return forms.ChoiceField(required=False, choices=[("", f"Any {name}"), *choices])
+    if name in ("since", "until"):
+        return MomentField(end_of_day=name == "until")
+    api = SessionFilter.base_filters[name]  # its validation and length limit, as the API applies them
+    return forms.CharField(required=False, max_length=api.extra.get("max_length") or 255)
 
 
 class SessionListForm(forms.Form):
-    """``/p/{project}/``: the API's session filters, plus the keyset cursor."""
+    """``/p/{project}/``: the API's session filters (declared once, ``sessionledger.listfilters``), and the
+    keyset cursor. A filter added there appears here as a text box with no change to this page."""
 
-    q = forms.CharField(required=False, max_length=200, label="Search")
-    branch = forms.CharField(required=False, max_length=255)
-    author = forms.ChoiceField(required=False)
-    commit = forms.CharField(required=False, max_length=40)
-    task = forms.CharField(required=False, max_length=100)
-    files = forms.CharField(required=False, max_length=1024, label="File")
-    kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Kind.choices])
-    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Status.choices])
-    since = MomentField(label="From")
-    until = MomentField(end_of_day=True, label="To")
     cursor = forms.CharField(required=False, max_length=200)
     limit = forms.IntegerField(required=False, min_value=1, max_value=200)
 
     def __init__(self, data: Any, *, authors: list[str]) -> None:
-        super().__init__(data)
+        super().__init__(data, auto_id="f-%s")
+        for spec in SESSION_FILTERS:
+            field = _filter_field(spec.name)
+            field.label = FILTER_LABELS.get(spec.name, spec.name.capitalize())
+            field.help_text = spec.help
+            field.widget.attrs.update({"autocomplete": "off", **FILTER_LOOKS.get(spec.name, {})})
+            if isinstance(field.widget, forms.TextInput) and "type" in FILTER_LOOKS.get(spec.name, {}):
+                field.widget.input_type = FILTER_LOOKS[spec.name]["type"]
+            self.fields[spec.name] = field
         given = (data.get("author") or "").strip()
         extra = [(given, given)] if given and given not in authors else []
-        self.fields["author"].choices = [("", "Anyone"), *((a, a) for a in authors), *extra]
+        cast(forms.ChoiceField, self.fields["author"]).choices = [("", "Anyone"), *((a, a) for a in authors), *extra]
 
     def clean_commit(self) -> str:
         value = self.cleaned_data["commit"].strip().lower()
@@ -82,15 +115,25 @@ class SessionListForm(forms.Form):
             raise forms.ValidationError("A commit is 7 to 40 hexadecimal characters.")
         return value
 
+    @property
+    def filter_fields(self) -> list[forms.BoundField]:
+        """The filters in their declared order; a field with an error points at its message."""
+        bound = [self[name] for name in FILTER_NAMES]
+        for field in bound:
+            if field.errors:
+                field.field.widget.attrs["aria-describedby"] = f"e-{field.name}"
+        return bound
+
     def api_filters(self) -> dict[str, str]:
         """The valid filters as the API's ``SessionFilter`` reads them (invalid ones are dropped)."""
         data = getattr(self, "cleaned_data", {})
-        out = {
-            name: str(data[name]).strip()
-            for name in ("branch", "author", "commit", "task", "files", "kind", "status")
-            if data.get(name)
-        }
-        out.update({name: data[name].isoformat() for name in ("since", "until") if data.get(name)})
+        out = {}
+        for name in FILTER_NAMES:
+            value = data.get(name)
+            if isinstance(value, datetime):
+                out[name] = value.isoformat()
+            elif value and name != "q":  # the page searches with its snippets (frontend.views.sessions)
+                out[name] = str(value).strip()
         return out
 
     def date_value(self, name: str) -> str:
@@ -146,7 +189,7 @@ class AccessLogForm(forms.Form):
 
     def __init__(self, data: Any, *, readers: list[str]) -> None:
         super().__init__(data)
-        self.fields["who"].choices = [("", "Anyone"), *((email, email) for email in readers)]
+        cast(forms.ChoiceField, self.fields["who"]).choices = [("", "Anyone"), *((email, email) for email in readers)]
 
     def value(self, name: str) -> Any:
         return getattr(self, "cleaned_data", {}).get(name)

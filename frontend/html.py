@@ -47,8 +47,8 @@ try:  # MarkupSafe's C escaper without its Markup wrapper: the builder wraps onc
     from markupsafe._speedups import _escape_inner as _escape_text
 except ImportError:  # pragma: no cover - the pure-Python MarkupSafe
 
-    def _escape_text(value: str) -> str:
-        return str(escape(value))
+    def _escape_text(s: str, /) -> str:
+        return str(escape(s))
 
 
 __all__ = ["Markup", "attributes", "h", "join", "text"]

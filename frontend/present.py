@@ -113,7 +113,7 @@ def full_message_html(message: dict[str, Any], call: dict[str, Any] | None = Non
         if message.get("kind") != "tool_result":
             return plain_block(content)
         tool = (call or {}).get("tool") or {}
-        data = tool.get("input") if isinstance(tool.get("input"), dict) else {}
+        data = found if isinstance(found := tool.get("input"), dict) else {}
         filename = _text(data.get("file_path"))
         numbered = tools.numbered_lines(content) if tool.get("name") == "Read" else None
         if numbered is not None:
@@ -145,7 +145,7 @@ def _view(item: Item, needle: str) -> ItemView:
         html=mark_matches(html, needle),
         hidden=hidden,
         preview=_reminder_preview(content, reminder) if reminder else preview,
-        long=reminder or preview != content.strip(),
+        long=bool(reminder) or preview != content.strip(),
         label="System reminder"
         if reminder
         else EVENT_LABELS.get(subtype, subtype.replace("_", " ").capitalize() or "Note"),
@@ -204,7 +204,7 @@ def _same(content: Any, text: str) -> bool:
 
 def _agent_facts(item: Item) -> AgentFacts:
     tool = item.message.get("tool") or {}
-    data = tool.get("input") if isinstance(tool.get("input"), dict) else {}
+    data = found if isinstance(found := tool.get("input"), dict) else {}
     report = tools.agent_report(_text(item.result.get("content"))) if item.result is not None else None
     return AgentFacts(
         kind=_text(data.get("subagent_type")),

@@ -114,7 +114,7 @@ def _response(card: Card, where: Where, nested: bool) -> Markup:
     message = card.first
     sidechain = bool(message.get("sidechain"))
     classes = ["card response", card.continued and "cont", sidechain and "sidechain"]
-    classes.append(message.get("api_error") and "is-error")
+    classes.append(bool(message.get("api_error")) and "is-error")
     extra = None
     if sidechain and not nested:
         extra = h("span", {"class": "badge"}, fmt.icon("subagent"), "sub-agent ", _str(message.get("agent_id")))
@@ -293,7 +293,7 @@ def _tool_only(card: Card, where: Where, nested: bool) -> Markup:
 
 def _compact(card: Card, where: Where, nested: bool) -> Markup:
     message = card.first
-    compact = message.get("compact") if isinstance(message.get("compact"), dict) else {}
+    compact = found if isinstance(found := message.get("compact"), dict) else {}
     detail = ""
     if compact.get("trigger"):
         before = compact.get("preTokens")

@@ -100,7 +100,7 @@ def _step(message: dict[str, Any]) -> Step | None:
     index = message["index"]
     if message.get("role") == "user" and kind == "prompt":
         return Step("prompt", index, _short(_text(message.get("content"))) or "(no text)", stamp)
-    tool = message.get("tool") if isinstance(message.get("tool"), dict) else {}
+    tool = found if isinstance(found := message.get("tool"), dict) else {}
     if kind == "tool_result" and tool.get("is_error") is True:
         first = next((line for line in _text(message.get("content"))[:2000].splitlines() if line.strip()), "")
         name = _text(tool.get("name"))

@@ -110,7 +110,7 @@ def _bash(data: dict[str, Any]) -> list[Section]:
 
 
 def _edit(data: dict[str, Any]) -> list[Section]:
-    edits = data.get("edits") if isinstance(data.get("edits"), list) else [data]
+    edits = found if isinstance(found := data.get("edits"), list) else [data]
     return [
         Section(
             "Change" if len(edits) == 1 else f"Change {n}",

@@ -7,7 +7,7 @@ project that does not exist.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from django.db import connection
 from django.db.models import Model
@@ -100,12 +100,14 @@ def project_and_caller(slug: str, secret_hash: str) -> tuple[Project | None, Api
         width = len(model._meta.concrete_fields)
         parts.append(_instance(model, row[start : start + width]))
         start += width
-    project, token, user, membership = parts
-    if token is not None:
-        token.user = user  # type: ignore[assignment]
-    if membership is not None:
-        membership.project, membership.user = project, user  # type: ignore[assignment]
-    return project, token, membership  # type: ignore[return-value]
+    project, token, user, membership = cast(
+        tuple[Project | None, ApiToken | None, User | None, Membership | None], tuple(parts)
+    )
+    if token is not None and user is not None:
+        token.user = user
+    if membership is not None and project is not None and user is not None:
+        membership.project, membership.user = project, user
+    return project, token, membership
 
 
 def token_allows(token: ApiToken | None, method: str) -> bool:

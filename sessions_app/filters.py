@@ -3,8 +3,10 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Q, QuerySet
 
+from sessionledger.listfilters import FILTER_NAMES, HELP
 from sessions_app.models import Kind, Session, Status
 from sessions_app.selectors import commit_prefix, session_files, session_search
 from sessions_app.serializers import MAX_PATH_CHARS
@@ -20,28 +22,19 @@ def _all_values(data: Any, name: str, value: str) -> list[str]:
 
 
 class SessionFilter(django_filters.FilterSet):
-    """The list filters of docs/design.md §4; the page's filter form uses the same names."""
+    """How each list filter of ``sessionledger.listfilters`` (names and help, declared once) narrows the
+    sessions; the list page's form and ``sessionledger list`` are built from the same declaration."""
 
     branch = django_filters.CharFilter(field_name="feature_branch")
-    author = django_filters.CharFilter(method="filter_author", help_text="e-mail or user id", validators=[author_value])
-    commit = django_filters.CharFilter(method="filter_commit", help_text="7 to 40 hex characters (prefix)")
+    author = django_filters.CharFilter(method="filter_author", validators=[author_value])
+    commit = django_filters.CharFilter(method="filter_commit")
     task = django_filters.CharFilter(field_name="task_id")
     kind = django_filters.ChoiceFilter(choices=Kind.choices)
     status = django_filters.ChoiceFilter(choices=Status.choices)
-    since = django_filters.IsoDateTimeFilter(
-        field_name="captured_at", lookup_expr="gte", help_text="captured at or after (the session's date)"
-    )
-    until = django_filters.IsoDateTimeFilter(
-        field_name="captured_at", lookup_expr="lte", help_text="captured at or before (the session's date)"
-    )
-    files = django_filters.CharFilter(
-        method="filter_files",
-        help_text="a path the session touched, exactly as listed in files_touched; repeat for any of several",
-        max_length=MAX_PATH_CHARS,
-    )
-    q = django_filters.CharFilter(
-        method="filter_text", help_text="full text over prompts, replies, commit messages", max_length=MAX_QUERY_CHARS
-    )
+    since = django_filters.IsoDateTimeFilter(field_name="captured_at", lookup_expr="gte")
+    until = django_filters.IsoDateTimeFilter(field_name="captured_at", lookup_expr="lte")
+    files = django_filters.CharFilter(method="filter_files", max_length=MAX_PATH_CHARS)
+    q = django_filters.CharFilter(method="filter_text", max_length=MAX_QUERY_CHARS)
 
     class Meta:
         model = Session
@@ -59,3 +52,19 @@ class SessionFilter(django_filters.FilterSet):
 
     def filter_text(self, queryset: QuerySet[Session], name: str, value: str) -> QuerySet[Session]:
         return session_search(queryset, value) if value.strip() else queryset
+
+
+def _declared_once() -> None:
+    """A filter declared but not implemented here (or the reverse) is an error at start-up, not a
+    parameter the API silently ignores."""
+    declared, implemented = set(FILTER_NAMES), set(SessionFilter.base_filters)
+    if declared != implemented:
+        raise ImproperlyConfigured(
+            f"list filters declared (sessionledger.listfilters) but not implemented: {sorted(declared - implemented)}"
+            f", implemented but not declared: {sorted(implemented - declared)}"
+        )
+    for name, spec in HELP.items():
+        SessionFilter.base_filters[name].extra["help_text"] = spec  # the API documentation says what the CLI says
+
+
+_declared_once()

@@ -91,7 +91,8 @@ def _facts(
     """SQL of ``(day, key, sessions, a, b, facet, branch)`` rows of one facet (or several) over the
     period (see ``InsightsDay``). ``by_branch``: per named branch instead of the period's branch."""
     facets = [facet] if isinstance(facet, str) else list(facet)
-    parts, params = [], []
+    parts: list[str] = []
+    params: list[Any] = []
     days = period.whole_days()
     if days is not None:
         sql = "SELECT day, key, sessions, a, b, facet, branch FROM sessions_app_insightsday WHERE project_id = %s"

@@ -21,7 +21,7 @@ PAST_HEX = "g"  # sorts after every hex digit in byte order
 class HexPrefix(Lookup):
     lookup_name = "hexprefix"
 
-    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+    def as_sql(self, compiler: Any, connection: Any) -> Any:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         rhs, rhs_params = self.process_rhs(compiler, connection)
         upper = [f"{value}{PAST_HEX}" for value in rhs_params]
@@ -35,7 +35,7 @@ class AnyOf(Lookup):
 
     lookup_name = "any_of"
 
-    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+    def as_sql(self, compiler: Any, connection: Any) -> Any:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         rhs, rhs_params = self.process_rhs(compiler, connection)
         return f"{lhs} = ANY({rhs})", [*lhs_params, *rhs_params]

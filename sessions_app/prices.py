@@ -37,7 +37,7 @@ PER = 1_000_000
 
 
 @lru_cache(maxsize=1)
-def table() -> list[tuple[str, tuple[float, float, float, float]]]:
+def table() -> list[tuple[str, tuple[float, ...]]]:  # four prices each, checked above
     """(prefix, prices) longest prefix first; a malformed setting falls back to the defaults, logged."""
     raw = getattr(settings, "SESSIONLEDGER_MODEL_PRICES", "") or ""
     prices: dict[str, list[float]] = DEFAULT_PRICES
@@ -55,7 +55,7 @@ def table() -> list[tuple[str, tuple[float, float, float, float]]]:
     return sorted(((str(k), tuple(float(x) for x in v)) for k, v in prices.items()), key=lambda p: -len(p[0]))
 
 
-def price_for(model: str) -> tuple[float, float, float, float] | None:
+def price_for(model: str) -> tuple[float, ...] | None:
     return next((prices for prefix, prices in table() if model.startswith(prefix)), None)
 
 

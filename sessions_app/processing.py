@@ -271,7 +271,8 @@ def _snippet_text(session: Session, parsed: Any) -> str:
     commands = [m["content"] for m in parsed.messages if m["kind"] == "tool_use" and m.get("content")]
     replies = [m["content"] for m in parsed.messages if m["role"] == "assistant" and m["kind"] == "text"]
     pieces = [parsed.title, session.commit_message, *parsed.prompts, *errors, *commands, *replies]
-    lines, used = [], 0
+    lines: list[str] = []
+    used = 0
     for piece in pieces:
         for line in (piece or "").splitlines():
             line = " ".join(line.split())[:SNIPPET_LINE_CAP]

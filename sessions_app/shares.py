@@ -13,6 +13,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -72,7 +73,7 @@ def share_list(*, project: Project, session: Session | None = None) -> QuerySet[
     return links.filter(session=session) if session is not None else links
 
 
-def share_get(*, project: Project, link_id: object) -> ShareLink | None:
+def share_get(*, project: Project, link_id: Any) -> ShareLink | None:
     try:
         return share_list(project=project).filter(pk=link_id).first()
     except (ValueError, TypeError):

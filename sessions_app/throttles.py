@@ -38,6 +38,8 @@ return {1, ARGV[1]}
 
 
 class _PerCaller(SimpleRateThrottle):
+    duration: int  # set by SimpleRateThrottle.__init__ from the rate
+    num_requests: int
     cache_format = "throttle:%(scope)s:%(ident)s"  # a sorted set on Redis, unlike DRF's pickled list
 
     def get_cache_key(self, request: Request, view: APIView) -> str | None:

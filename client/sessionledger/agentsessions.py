@@ -353,7 +353,7 @@ def changed_lines(agent: AgentSession, cut: bytes | None = None) -> Any:
     stitched lines in order but may leave some out (summaries whose leaf was cut)."""
     from sessionledger import queue
 
-    known: dict[tuple[int, int], set[int]] = {}
+    known: dict[tuple[Any, Any], set[int]] = {}  # (start, end offset) as the queue recorded them
     for record in queue.sent(queue.KEEP_SENT):
         intent = record.get("intent") or {}
         if intent.get("agent_session_id") != agent.id or intent.get("kind") == "task":

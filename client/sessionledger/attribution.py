@@ -115,8 +115,8 @@ def steps_from_messages(messages: Iterable[Mapping[str, Any]]) -> list[Step]:
                 path=path,
                 lines=lines,
                 order=len(steps),
-                turn=message.get("turn") if isinstance(message.get("turn"), int) else None,
-                model=message.get("model") if isinstance(message.get("model"), str) else "",
+                turn=found if isinstance(found := message.get("turn"), int) else None,
+                model=found if isinstance(found := message.get("model"), str) else "",
                 prompt=prompts.get(message.get("turn"), ""),
             )
             steps.append(step)
@@ -305,8 +305,8 @@ def _neighbours(lines: list[Line], owners: list[Step | None]) -> None:
             j += 1
         left = owners[i - 1] if i > 0 and _adjacent(lines, i - 1, i) else None
         right = owners[j + 1] if j + 1 < len(lines) and _adjacent(lines, j, j + 1) else None
-        sides = [(left, range(i, j + 1)), (right, range(j, i - 1, -1))]
-        for step, walk in sorted((s for s in sides if s[0] is not None), key=lambda s: -s[0].order):
+        sides = [(step, walk) for step, walk in ((left, range(i, j + 1)), (right, range(j, i - 1, -1))) if step]
+        for step, walk in sorted(sides, key=lambda side: -side[0].order):
             for k in walk:
                 if owners[k] is not None or lines[k].hash not in step.keys:
                     break

@@ -131,7 +131,7 @@ def _hit(record: Mapping[str, Any], path: str, line: int, conversation: Mapping[
         step=step,
         url=str(conversation.get("url") or ""),
         model=str(contributor.get("model_id") or ""),
-        turn=facts.get("turn") if isinstance(facts.get("turn"), int) else None,
+        turn=found if isinstance(found := facts.get("turn"), int) else None,
         tool=str(facts.get("tool") or ""),
         prompt=str(facts.get("prompt") or ""),
         session=str(facts.get("session") or session.get("id") or ""),

@@ -48,7 +48,7 @@ class _Slot:
 
     index: int
     line: int
-    parent: dict[str, Any] | list[Any]
+    parent: Any  # the dict or list holding it; `key` indexes it
     key: str | int
     text: str
     size: int  # UTF-8 bytes of its JSON string body, escapes included

@@ -123,8 +123,8 @@ def _merge_one(hooks: dict, event: str, matcher: str | None, command: str) -> No
             if isinstance(existing, dict) and our_event(existing.get("command")) == name:
                 existing.update(type="command", command=command, timeout=existing.get("timeout", TIMEOUT_SECONDS))
                 return
-    group: dict = {"hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}]}
-    groups.append({"matcher": matcher, **group} if matcher is not None else group)
+    ours: dict = {"hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_SECONDS}]}
+    groups.append({"matcher": matcher, **ours} if matcher is not None else ours)
 
 
 def remove_event(settings: dict, event: str) -> bool:

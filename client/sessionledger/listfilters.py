@@ -29,7 +29,9 @@ SESSION_FILTERS: tuple[ListFilter, ...] = (
     ListFilter("status", "processing, complete, rejected, abandoned or failed"),
     ListFilter("since", "captured at or after (ISO 8601 date or date-time; the session's date)"),
     ListFilter("until", "captured at or before (ISO 8601 date or date-time)"),
-    ListFilter("files", "a path the session touched, as listed in files_touched", repeatable=True),
+    ListFilter(
+        "files", "a path the session touched, as listed in files_touched; repeat for any of several", repeatable=True
+    ),
 )
 FILTER_NAMES: tuple[str, ...] = tuple(f.name for f in SESSION_FILTERS)
 HELP: dict[str, str] = {f.name: f.help for f in SESSION_FILTERS}

@@ -171,8 +171,8 @@ def _sdk() -> tuple[Any, type[Exception]]:
 
         return MCPServer, ToolError
     except ImportError:
-        from mcp.server.fastmcp import FastMCP  # mcp 1.x
-        from mcp.server.fastmcp.exceptions import ToolError
+        from mcp.server.fastmcp import FastMCP  # type: ignore[attr-defined]  # mcp 1.x
+        from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
 
         return FastMCP, ToolError
 

@@ -78,7 +78,7 @@ def log_page(entries: QuerySet[AccessLog], cursor: str, limit: int = PAGE_SIZE) 
 class AccessLogMixin(ProjectPageMixin):
     required_roles = ADMIN_READ
     nav = "access"
-    template_name = "frontend/access_log.html"
+    template_name: str | None = "frontend/access_log.html"
 
     def page(self, entries: QuerySet[AccessLog]) -> LogPage:
         return log_page(self.filtered(entries).select_related("user"), self.request.GET.get("cursor", ""))
@@ -115,7 +115,7 @@ class ProjectAccessLogView(AccessLogMixin, TemplateView):
         )
         found = {s.pk: s for s in sessions}
         for entry in page.items:
-            entry.target = found.get(entry.session_id)  # None once the session is deleted
+            entry.target = found.get(entry.session_id)  # type: ignore[attr-defined]  # None once deleted
         return super().get_context_data(page=page, **kwargs)
 
 

@@ -116,7 +116,7 @@ class InsightsCsvView(ProjectPageMixin, View):
             return HttpResponseBadRequest(f"Choose a chart: {', '.join(insights.CHARTS)}.", content_type="text/plain")
         form = InsightsForm(request.GET)
         if not form.is_valid():
-            errors = "; ".join(f"{field}: {' '.join(e)}" for field, e in form.errors.items())
+            errors = "; ".join(f"{field}: {' '.join(str(m) for m in e)}" for field, e in form.errors.items())
             return HttpResponseBadRequest(errors, content_type="text/plain")
         rows = insights.chart(project=self.project, period=form.period(), name=name)
         return insights_csv(rows, f"{self.project.slug}-{name}")

@@ -24,6 +24,10 @@ class PermalinkView(ProjectPageMixin, View):
     required_roles = PAGE_READ
     what = ""
 
+    @property
+    def ref(self) -> str:
+        raise NotImplementedError
+
     def sessions(self) -> list[Session]:
         raise NotImplementedError
 

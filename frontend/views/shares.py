@@ -14,11 +14,12 @@ from django.views.generic import TemplateView
 
 from frontend.access import ProjectPageMixin
 from frontend.views.sessions import SessionObjectMixin
+from projects.access import acting_user
 from projects.errors import DomainError
 from projects.models import Role
 from sessions_app import shares
 
-SHARE_ROLES = {"GET": Role.VIEWER, "HEAD": Role.VIEWER, "POST": Role.MEMBER}
+SHARE_ROLES: dict[str, str] = {"GET": Role.VIEWER, "HEAD": Role.VIEWER, "POST": Role.MEMBER}
 
 
 def _rows(links: Any) -> list[dict[str, Any]]:
@@ -38,7 +39,9 @@ class SessionShareView(SessionObjectMixin, TemplateView):
         session = self.get_session()
         days = request.POST.get("days", "")
         try:
-            made = shares.share_create(session=session, user=request.user, days=int(days) if days.isdigit() else 0)
+            made = shares.share_create(
+                session=session, user=acting_user(request), days=int(days) if days.isdigit() else 0
+            )
         except DomainError as exc:
             messages.error(request, exc.message)
             return redirect(request.path)

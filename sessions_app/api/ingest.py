@@ -98,7 +98,7 @@ class SessionsView(ProjectAPIView):
             + parts.tool_result_uploads(request.FILES.getlist("tool_result")),
             idempotency_key=_idempotency_key(request),
         )
-        body = {
+        body: dict[str, Any] = {
             "id": str(result.session.pk),
             "status": result.session.status,
             "url": session_api_url(result.session),

@@ -11,7 +11,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from projects.access import READ_ONLY
+from projects.access import READ_ONLY, acting_user
 from projects.models import Role
 from sessions_app import shares
 from sessions_app.api.common import SessionObjectView
@@ -68,7 +68,7 @@ class SessionSharesView(SessionObjectView):
         session = self.get_session(session_id)
         query = ShareCreate(data=request.data)
         query.is_valid(raise_exception=True)
-        made = shares.share_create(session=session, user=request.user, days=query.validated_data["days"])
+        made = shares.share_create(session=session, user=acting_user(request), days=query.validated_data["days"])
         return Response({"link": share_representation(made.link), "url": made.url}, status=status.HTTP_201_CREATED)
 
 

@@ -20,7 +20,7 @@ MAX_EARLIER_SEGMENTS = 5
 
 def with_session(found: Attribution) -> dict[str, Any]:
     """The stored record with the session it belongs to under ``metadata["dev.sessionledger"]``."""
-    record = copy.deepcopy(found.record)
+    record: dict[str, Any] = copy.deepcopy(found.record or {})
     vendor = record.setdefault("metadata", {}).setdefault(attribution.VENDOR, {})
     session = found.session
     vendor["session"] = {"id": str(session.pk), "url": session_api_url(session), "web_url": session_web_url(session)}
@@ -79,7 +79,8 @@ def with_earlier_segments(sessions: list[Session], depth: int = MAX_EARLIER_SEGM
     reads the conversation from its start)."""
     ordered: list[Session] = []
     for session in sessions:
-        chain, current = [], session
+        chain: list[Session] = []
+        current: Session | None = session
         while current is not None and len(chain) <= depth:
             chain.append(current)
             current = current.previous

@@ -103,7 +103,8 @@ def _check_files(record: dict[str, Any], session: Session) -> None:
     for i, entry in enumerate(record["files"]):
         if entry["path"] not in files:
             raise refuse(
-                f"{entry['path'][:200]!r} is not a file of commit {session.commit_hash[:12]}.", f"files[{i}].path"
+                f"{entry['path'][:200]!r} is not a file of commit {(session.commit_hash or '')[:12]}.",
+                f"files[{i}].path",
             )
         lines = counts.get(entry["path"])
         if not isinstance(lines, int) or lines < 0:

@@ -191,7 +191,7 @@ def _rewrite_line(line: bytes, session_id: str, cwd_from: str | None, cwd_to: st
     if not isinstance(rec, dict):
         return line
     rec.pop("sessionledger_line_id", None)
-    payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else None
+    payload = found if isinstance(found := rec.get("payload"), dict) else None
     if payload is not None and rec.get("type") == "session_meta":
         payload["id"] = session_id
         if forked_from:

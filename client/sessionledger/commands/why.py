@@ -108,7 +108,7 @@ def _quote(title: str, message: Any) -> list[str]:
 def _tool_call(call: Any) -> list[str]:
     if not isinstance(call, dict):
         return []
-    arguments = call.get("input") if isinstance(call.get("input"), dict) else {}
+    arguments = found if isinstance(found := call.get("input"), dict) else {}
     shown = json.dumps(arguments, ensure_ascii=False, indent=2)
     if len(shown) > 1500:
         shown = shown[:1500] + "\n  …"

@@ -155,7 +155,7 @@ def effort(messages: list[Message]) -> dict[str, Any]:
     for msg in messages:
         usage, key = msg.get("usage"), msg.get("message_id")
         if isinstance(usage, dict) and isinstance(key, str):
-            model = msg.get("model") if isinstance(msg.get("model"), str) else ""
+            model = found if isinstance(found := msg.get("model"), str) else ""
             per_message[key] = (model[:MODEL_NAME_CAP], usage)
     tokens: dict[str, list[int]] = {}
     for model, usage in per_message.values():
@@ -194,7 +194,7 @@ def _tool_ms(messages: list[Message]) -> int:
     called: dict[str, float] = {}
     total = 0.0
     for msg in messages:
-        tool = msg.get("tool") if isinstance(msg.get("tool"), dict) else {}
+        tool = found if isinstance(found := msg.get("tool"), dict) else {}
         tool_id, moment = tool.get("id"), _moment(msg.get("timestamp"))
         if not isinstance(tool_id, str) or moment is None:
             continue

@@ -294,7 +294,7 @@ def _user(build: _Build, rec: Record) -> None:
 
 
 def _gemini(build: _Build, rec: Record) -> None:
-    model = rec.get("model") if isinstance(rec.get("model"), str) else None
+    model = found if isinstance(found := rec.get("model"), str) else None
     thoughts = rec.get("thoughts")
     for n, thought in enumerate(thoughts if isinstance(thoughts, list) else []):
         text = _thought_text(thought)

@@ -117,7 +117,7 @@ def _assistant_block(rec: Record, block: dict[str, Any]) -> Message | None:
     kind = block.get("type")
     if kind == "text" or kind == "thinking":
         text = block.get(kind)
-        return _base(rec, "assistant", kind, text) if _has_text(text) else None
+        return _base(rec, "assistant", kind, text) if isinstance(text, str) and _has_text(text) else None
     if kind in _TOOL_USE_TYPES:
         return _tool_use(rec, block)
     if kind == "redacted_thinking":
@@ -240,7 +240,9 @@ def _summary(rec: Record) -> list[Message]:
 
 def _attachment(rec: Record) -> list[Message]:
     att = rec.get("attachment")
-    kind = att.get("type") if isinstance(att, dict) else None
+    if not isinstance(att, dict):
+        return []
+    kind = att.get("type")
     if kind == "hook_additional_context":
         msg = _base(rec, "system", "system", _attachment_text(att.get("content")))
         msg.update(subtype="hook_context", meta=True, hook=att.get("hookName"))

@@ -132,7 +132,9 @@ class _Rewriter:
         """The new `message` object, `_DROP` for a line left empty, None when nothing changes."""
         rec = load_record(line)
         message = rec.get("message") if rec else None
-        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(message, dict):
+            return None
+        content = message.get("content")
         if rec is None or not isinstance(content, list) or "message" not in spans:
             return None
         kept = [self._image(b) for b in content if not self._drop_thinking(rec, index, b)]

@@ -101,7 +101,7 @@ def steps(raw: bytes) -> list[Step]:
 
 
 def _step(rec: dict, uuid: str, end: int) -> Step | None:
-    stamp = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+    stamp = found if isinstance(found := rec.get("timestamp"), str) else None
     if rec["type"] == "user" and is_prompt_record(rec):
         text, _ = render_prompt(block_text(user_content(rec)))
         return Step("prompt", uuid, end, text or "[image]", stamp)
@@ -112,7 +112,7 @@ def _step(rec: dict, uuid: str, end: int) -> Step | None:
     for block in content if isinstance(content, list) else []:
         if isinstance(block, dict) and block.get("type") == "tool_use":
             label = f"{block.get('name')}: {_summary(block.get('input'))}"
-            tool_id = block.get("id") if isinstance(block.get("id"), str) else None
+            tool_id = found if isinstance(found := block.get("id"), str) else None
             return Step("tool", uuid, end, label, stamp, tool_id)
     return None
 
