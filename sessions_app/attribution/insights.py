@@ -20,13 +20,13 @@ from sessions_app.models import Attribution
 def ai_share_per_author_week(project: Project, period: Any) -> list[dict[str, Any]]:
     rows = Attribution.objects.filter(project=project, record__isnull=False)
     if period.since:
-        rows = rows.filter(session__created_at__gte=period.since)
+        rows = rows.filter(session__captured_at__gte=period.since)
     if period.until:
-        rows = rows.filter(session__created_at__lte=period.until)
+        rows = rows.filter(session__captured_at__lte=period.until)
     if period.branch:
         rows = rows.filter(session__feature_branch=period.branch)
     grouped = (
-        rows.annotate(week=TruncWeek("session__created_at"))
+        rows.annotate(week=TruncWeek("session__captured_at"))
         .values("week", "session__author__email")
         .annotate(added=Sum("added_lines"), ai=Sum("ai_lines"))
         .order_by("week", "session__author__email")

@@ -134,6 +134,16 @@ def test_the_agents_share_of_added_lines_per_author_and_week(seeded, client, api
     ]
 
 
+def test_the_agents_share_goes_by_when_the_work_happened_not_when_it_was_uploaded(seeded, api_as) -> None:
+    with scopes_disabled():  # an offline queue or `import` uploads everything today
+        Session.objects.filter(project=seeded.project).update(created_at=datetime.now(UTC))
+    exported = api_as(seeded.viewer).get(
+        f"/api/v1/projects/{seeded.project.slug}/insights", {"export": "ai_share_per_author_week"}
+    )
+    weeks = [row["week"] for row in csv.DictReader(io.StringIO(exported.content.decode()))]
+    assert weeks == ["2026-03-02", "2026-03-09"]
+
+
 def _row(texts: list[str], author: str) -> list[str]:
     """An author's cells (sessions, turns per week with one) and row totals, from the matrix's texts."""
     start = texts.index(author) + 1
