@@ -84,7 +84,7 @@ def test_the_api_honours_its_own_schema(live_server, tmp_path: Path, ingest, own
             "--phases",
             "examples,coverage,fuzzing",
             "--workers",
-            "1",
+            "2",  # the live server is threaded: two at once keep both cores busy
             "--no-color",
             "--report",
             "ndjson",
