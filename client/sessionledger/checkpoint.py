@@ -7,6 +7,8 @@ when nothing is captured (checkout, reset, …) so the next call does not look a
 
 from __future__ import annotations
 
+from typing import Any
+
 from sessionledger import detect, log, observe, state
 from sessionledger.gitrefs import Repo
 from sessionledger.segments import Request, capture
@@ -19,7 +21,20 @@ def on_head_moved(payload: dict, repo: Repo, sha: str, branch: str) -> bool:
         old = observe.seen(repo.git_dir)
         if old == sha:
             return False  # another hook took this move
-        outcome = _capture_commit(txn, payload, repo, sha, branch, old) if isinstance(transcript, str) else SKIPPED
+        outcome = (
+            _capture(
+                txn,
+                transcript,
+                repo,
+                sha,
+                old,
+                branch=branch,
+                cwd=payload.get("cwd"),
+                session_id=payload.get("session_id"),
+            )
+            if isinstance(transcript, str)
+            else SKIPPED
+        )
         if outcome is not EMPTY:
             observe.record(repo.git_dir, sha)
     if outcome is QUEUED:
@@ -39,7 +54,7 @@ def on_commit(repo: Repo, sha: str, branch: str, sessions: list) -> bool:
         if old == sha:
             return False
         for agent, transcript in sessions:
-            outcomes.append(_capture_one(txn, agent, transcript, repo, sha, branch, old))
+            outcomes.append(_capture(txn, transcript, repo, sha, old, branch=branch, cwd=repo.worktree, agent=agent))
         if any(outcome is not EMPTY for outcome in outcomes):
             observe.record(repo.git_dir, sha)
     queued = [transcript for (_, transcript), outcome in zip(sessions, outcomes, strict=True) if outcome is QUEUED]
@@ -51,48 +66,19 @@ def on_commit(repo: Repo, sha: str, branch: str, sessions: list) -> bool:
     return bool(queued)
 
 
-def _capture_one(
-    txn: state.Transaction, agent: object, transcript: str, repo: Repo, sha: str, branch: str, old: str | None
-) -> str:
-    verdict = detect.judge(repo, sha, detect.reference_time(txn, transcript))
-    if not verdict.capture:
-        log.info(f"commit {sha[:10]} in {repo.worktree}; {transcript} not captured: {verdict.reason}")
-        return SKIPPED
-    request = Request(
-        transcript,
-        "checkpoint",
-        commit=sha,
-        previous_head=old,
-        branch=branch,
-        repo=repo,
-        cwd=repo.worktree,
-        agent=agent,  # type: ignore[arg-type]
-    )
-    return QUEUED if capture(txn, request) is not None else EMPTY
-
-
 QUEUED, SKIPPED, EMPTY = "queued", "skipped", "empty"
 
 
-def _capture_commit(txn: state.Transaction, payload: dict, repo: Repo, sha: str, branch: str, old: str | None) -> str:
+def _capture(txn: state.Transaction, transcript: str, repo: Repo, sha: str, old: str | None, **request: Any) -> str:
     """QUEUED; SKIPPED (not a new commit); EMPTY: a new commit but no new complete line yet.
 
     EMPTY leaves the move unobserved: Claude Code may not have flushed the turn when the hook
     runs, and the next Bash call will then find the lines and link them to this commit.
+    ``request``: the rest of the segment's `Request` (branch, cwd, session id or agent).
     """
-    transcript = str(payload["transcript_path"])
     verdict = detect.judge(repo, sha, detect.reference_time(txn, transcript))
     if not verdict.capture:
-        log.info(f"HEAD of {repo.worktree} moved to {sha[:10]}; not captured: {verdict.reason}")
+        log.info(f"commit {sha[:10]} in {repo.worktree}; {transcript} not captured: {verdict.reason}")
         return SKIPPED
-    request = Request(
-        transcript,
-        "checkpoint",
-        session_id=payload.get("session_id"),
-        commit=sha,
-        previous_head=old,
-        branch=branch,
-        repo=repo,
-        cwd=payload.get("cwd"),
-    )
-    return QUEUED if capture(txn, request) is not None else EMPTY
+    queued = capture(txn, Request(transcript, "checkpoint", commit=sha, previous_head=old, repo=repo, **request))
+    return QUEUED if queued is not None else EMPTY

@@ -168,7 +168,7 @@ _REDACTORS: dict[str, Any] = {}
 
 def redactor(config: Config) -> Any:
     """The configured Redactor, built once per rule set (compiling the rules is not free)."""
-    from sessionledger.redact import Redactor
+    from sessionledger.redaction import Redactor
 
     rules = config["redaction"] or {}
     key = json.dumps(rules, sort_keys=True)

@@ -26,7 +26,7 @@ import pytest
 from django_scopes import scopes_disabled
 
 from sessionledger.formats import encode_project_dir, slim
-from sessionledger.redact import Redactor
+from sessionledger.redaction import Redactor
 from sessions_app.models import Session
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.e2e.conftest import start_worker  # noqa: F401 - re-exported fixture

@@ -1,6 +1,6 @@
 """Secret redaction for transcripts: the rules (data), the engine, and the validators.
 
-Public API (also importable from `sessionledger.redact`, the historical module):
+Public API:
 
 - `Redactor()` / `Redactor.from_config(cfg)`: `redact_bytes(jsonl)`, `redact_plain(bytes)`,
   `redact_text(str)`, `kinds`;
