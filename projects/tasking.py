@@ -56,7 +56,9 @@ def project_task(
         )
         def task(self: Any, object_id: str) -> Any:
             with unscoped():
-                obj = model.objects.select_related(*related).filter(pk=object_id).first()  # type: ignore[attr-defined]
+                # by primary key, unordered: the model's default ordering would only cost compiling it
+                found = model.objects.select_related(*related).filter(pk=object_id).order_by()[:1]  # type: ignore[attr-defined]
+                obj = next(iter(found), None)
             if obj is None:
                 logger.warning("%s: %s %s no longer exists; nothing to do", name, model.__name__, object_id)
                 return None

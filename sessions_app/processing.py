@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchVector
-from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import Value
+from django.contrib.postgres.search import SearchVectorField
+from django.db import DatabaseError, InterfaceError, OperationalError, transaction
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from sessionledger.formats import parse_transcript
@@ -39,6 +39,7 @@ PROMPT_CAP, PROMPTS_KEPT, LAST_TEXT_CAP, SUMMARY_CAP = 600, 30, 2_000, 4_000
 FILES_KEPT, PATH_CAP, TOOLS_KEPT, TOOL_NAME_CAP = 10_000, 1024, 50, 64
 MESSAGE_UUIDS_KEPT = 20_000
 OUTAGES = (blobs.StorageUnavailable, OperationalError, InterfaceError)
+SEARCH_WEIGHTS = ("A", "B", "C", "D")  # literals in the vector's SQL: only these ever reach it
 
 
 @dataclass
@@ -107,13 +108,23 @@ def session_reprocess(*, session: Session) -> None:
 
 
 def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[str, str] | None = None) -> None:
-    """The one write of a final status (in a savepoint: a refused write leaves the task's
-    transaction usable for ``session_fail``)."""
+    """The one write of a final status, after a savepoint: a refused write is rolled back to it and
+    leaves the task's transaction usable for ``session_fail``. A written one leaves the savepoint to
+    the transaction's COMMIT, which releases it: one round trip fewer than an inner ``atomic``."""
     extra = {"search_vector": _search_vector(pg_safe(search))} if search else {}
-    with transaction.atomic():
+    savepoint = transaction.savepoint()  # None in autocommit: the UPDATE is then its own transaction
+    try:
         Session.objects.filter(pk=session.pk, status=Status.PROCESSING).update(
             status=status, processed_at=timezone.now(), **pg_safe(fields), **extra
         )
+    except Exception:
+        if savepoint is not None:  # back to a known-good point, as ``atomic`` does for a savepoint
+            transaction.set_rollback(False)
+            try:
+                transaction.savepoint_rollback(savepoint)
+            except DatabaseError:
+                transaction.set_rollback(True)  # the connection is gone: the whole transaction goes
+        raise
 
 
 def derive(session: Session) -> Derived:
@@ -286,8 +297,9 @@ def _snippet_text(session: Session, parsed: Any) -> str:
 
 
 def _search_vector(parts: dict[str, str]) -> Any:
-    vectors = [SearchVector(Value(text), weight=weight, config="english") for weight, text in parts.items()]
-    combined: Any = vectors[0]
-    for vector in vectors[1:]:
-        combined = combined + vector
-    return combined
+    """``setweight(to_tsvector('english', text), weight) || …`` over the parts, as one expression: the
+    same vector ``SearchVector(Value(text), weight=…) + …`` gives, without compiling an expression
+    tree per part on every session (docs/scaling.md, worker)."""
+    weights = [weight for weight in parts if weight in SEARCH_WEIGHTS]
+    sql = " || ".join(f"setweight(to_tsvector('english'::regconfig, %s), '{weight}')" for weight in weights)
+    return RawSQL(sql, [parts[weight] for weight in weights], output_field=SearchVectorField())

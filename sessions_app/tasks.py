@@ -50,11 +50,17 @@ def processing_gate(session: Session) -> Iterator[bool]:
 
 
 def _count_attempt(session: Session, step: int) -> int | None:
-    """The session's attempts after adding ``step``, in one statement; None once it is no longer processing."""
+    """The session's attempts after adding ``step``, in one statement; None once it is no longer processing.
+
+    Committed at once but without waiting for the WAL flush (``synchronous_commit=off``, set within the
+    statement's own transaction): what the count guards against is a worker killed mid-task, and that
+    cannot undo a commit PostgreSQL has made; only a crash of PostgreSQL itself could lose the count,
+    and then the session is merely tried once more (docs/scaling.md, worker)."""
     table = Session._meta.db_table
     with unscoped(), connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table} SET processing_attempts = processing_attempts + %s"
+            "WITH lazy_commit AS (SELECT set_config('synchronous_commit', 'off', true))"
+            f" UPDATE {table} SET processing_attempts = processing_attempts + %s FROM lazy_commit"
             " WHERE id = %s AND status = %s RETURNING processing_attempts",
             [step, session.pk, Status.PROCESSING],
         )

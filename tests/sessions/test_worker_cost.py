@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+import redis
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django_scopes import scopes_disabled
@@ -16,6 +19,20 @@ from tests.uploads import commit_hash, metadata_for, upload
 pytestmark = pytest.mark.django_db(transaction=True)  # the task's own transactions, as in a worker
 
 
+@pytest.fixture
+def redis_commands(monkeypatch) -> Iterator[list[str]]:
+    """The Redis commands sent (the real client still sends them)."""
+    sent: list[str] = []
+    original = redis.Redis.execute_command
+
+    def spy(self, *args, **options):
+        sent.append(str(args[0]))
+        return original(self, *args, **options)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", spy)
+    return sent
+
+
 def _uploaded(world, api_as, prompt: str) -> Session:
     raw = conversation(prompt)
     response = upload(api_as(world.member), world.project.slug, raw, metadata_for(raw, commit_hash=commit_hash(prompt)))
@@ -24,18 +41,50 @@ def _uploaded(world, api_as, prompt: str) -> Session:
         return Session.objects.get(pk=response.json()["id"])
 
 
-def test_processing_a_small_session_costs_eight_statements(world, api_as) -> None:
-    process_session(str(_uploaded(world, api_as, "warm up").pk))  # caches, prepared plans
+def test_processing_a_small_session_costs_seven_statements_and_two_redis_round_trips(
+    world, api_as, redis_commands
+) -> None:
+    process_session(str(_uploaded(world, api_as, "warm up").pk))  # caches, prepared plans, loaded scripts
     session = _uploaded(world, api_as, "Add capture")
+    redis_commands.clear()
     with CaptureQueriesContext(connection) as queries:
         process_session(str(session.pk))
     statements = [q["sql"] for q in queries.captured_queries]
-    # load (with project and author), count the attempt, BEGIN, settings, SAVEPOINT, UPDATE, RELEASE, COMMIT
-    assert len(statements) == 8, statements
-    assert "RETURNING" in statements[1]
+    # load (with project and author), count the attempt, BEGIN, settings, SAVEPOINT, UPDATE, COMMIT —
+    # the savepoint is released by the COMMIT (docs/scaling.md)
+    assert len(statements) == 7, statements
+    assert "RETURNING" in statements[1] and "synchronous_commit" in statements[1]  # no WAL flush wait
+    assert statements[-2].startswith('UPDATE "sessions_app_session" SET "status"')
+    # the project's fairness slot: taken (one script) and handed on (one script)
+    assert redis_commands == ["EVALSHA", "EVALSHA"]
     with scopes_disabled():
         done = Session.objects.get(pk=session.pk)
     assert done.status == Status.COMPLETE and done.processing_attempts == 1
+    assert done.search_vector and "captur" in done.search_vector  # the one-expression vector is the same
+
+
+def test_a_refused_final_write_still_ends_the_session_failed_in_the_same_transaction(world, api_as) -> None:
+    """The savepoint the result is written after is what the failure is written from."""
+    session = _uploaded(world, api_as, "Refused")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """CREATE FUNCTION pg_temp.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+               BEGIN RAISE EXCEPTION 'refused by the test' USING ERRCODE = '22000'; END $$;
+               CREATE TRIGGER refuse_complete BEFORE UPDATE ON sessions_app_session
+               FOR EACH ROW WHEN (NEW.status = 'complete') EXECUTE FUNCTION pg_temp.refuse();"""
+        )
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            process_session(str(session.pk))
+    finally:  # this test's transactions are real: the trigger would outlive it
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TRIGGER refuse_complete ON sessions_app_session; DROP FUNCTION pg_temp.refuse()")
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert any(s.startswith("ROLLBACK TO SAVEPOINT") for s in statements), statements
+    assert statements[-1] == "COMMIT"
+    with scopes_disabled():
+        failed = Session.objects.get(pk=session.pk)
+    assert failed.status == Status.FAILED and "refused by the test" in failed.error
 
 
 def test_only_the_workers_transaction_skips_the_wal_flush_wait(world) -> None:
