@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
-from django.db import DatabaseError, InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -40,6 +40,7 @@ FILES_KEPT, PATH_CAP, TOOLS_KEPT, TOOL_NAME_CAP = 10_000, 1024, 50, 64
 MESSAGE_UUIDS_KEPT = 20_000
 OUTAGES = (blobs.StorageUnavailable, OperationalError, InterfaceError)
 SEARCH_WEIGHTS = ("A", "B", "C", "D")  # literals in the vector's SQL: only these ever reach it
+RESULT_SAVEPOINT = "session_result"  # what a refused final write is rolled back to
 
 
 @dataclass
@@ -108,23 +109,35 @@ def session_reprocess(*, session: Session) -> None:
 
 
 def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[str, str] | None = None) -> None:
-    """The one write of a final status, after a savepoint: a refused write is rolled back to it and
-    leaves the task's transaction usable for ``session_fail``. A written one leaves the savepoint to
-    the transaction's COMMIT, which releases it: one round trip fewer than an inner ``atomic``."""
-    extra = {"search_vector": _search_vector(pg_safe(search))} if search else {}
-    savepoint = transaction.savepoint()  # None in autocommit: the UPDATE is then its own transaction
-    try:
-        Session.objects.filter(pk=session.pk, status=Status.PROCESSING).update(
-            status=status, processed_at=timezone.now(), **pg_safe(fields), **extra
-        )
-    except Exception:
-        if savepoint is not None:  # back to a known-good point, as ``atomic`` does for a savepoint
-            transaction.set_rollback(False)
-            try:
-                transaction.savepoint_rollback(savepoint)
-            except DatabaseError:
-                transaction.set_rollback(True)  # the connection is gone: the whole transaction goes
-        raise
+    """The one write of a final status: a single UPDATE, sent with the savepoint before it in one round trip.
+
+    A refused write is rolled back to that savepoint and leaves the task's transaction usable for
+    ``session_fail``; a written one leaves the savepoint to the transaction's COMMIT, which releases it.
+    The SQL is put together here rather than by the ORM, whose compiling cost the worker more than the
+    statement itself on a small session (docs/scaling.md, worker): the same columns and values (each
+    field's own ``get_db_prep_save``), scoped by ``project_id`` in the WHERE and by row-level security.
+    """
+    values = {"status": status, "processed_at": timezone.now(), **pg_safe(fields)}
+    columns = [Session._meta.get_field(name) for name in values]
+    assignments = [f"{connection.ops.quote_name(field.column)} = %s" for field in columns]
+    params = [field.get_db_prep_save(value, connection) for field, value in zip(columns, values.values(), strict=True)]
+    if search:
+        vector, vector_params = _search_vector_sql(pg_safe(search))
+        assignments.append(f"search_vector = {vector}")
+        params += vector_params
+    update = (
+        f"UPDATE {Session._meta.db_table} SET {', '.join(assignments)}"
+        " WHERE id = %s AND project_id = %s AND status = %s"
+    )
+    params += [session.pk, session.project_id, Status.PROCESSING]
+    in_transaction = connection.in_atomic_block  # else the UPDATE is its own transaction
+    with connection.cursor() as cursor:
+        try:
+            cursor.execute(f"SAVEPOINT {RESULT_SAVEPOINT}; {update}" if in_transaction else update, params)
+        except Exception:
+            if in_transaction:
+                cursor.execute(f"ROLLBACK TO SAVEPOINT {RESULT_SAVEPOINT}")
+            raise
 
 
 def derive(session: Session) -> Derived:
@@ -297,9 +310,14 @@ def _snippet_text(session: Session, parsed: Any) -> str:
 
 
 def _search_vector(parts: dict[str, str]) -> Any:
-    """``setweight(to_tsvector('english', text), weight) || …`` over the parts, as one expression: the
-    same vector ``SearchVector(Value(text), weight=…) + …`` gives, without compiling an expression
-    tree per part on every session (docs/scaling.md, worker)."""
+    """The vector as an expression for the ORM (``session_reprocess``)."""
+    sql, params = _search_vector_sql(parts)
+    return RawSQL(sql, params, output_field=SearchVectorField())
+
+
+def _search_vector_sql(parts: dict[str, str]) -> tuple[str, list[str]]:
+    """``setweight(to_tsvector('english', text), weight) || …`` over the parts: the same vector
+    ``SearchVector(Value(text), weight=…) + …`` gives, without compiling an expression tree per part."""
     weights = [weight for weight in parts if weight in SEARCH_WEIGHTS]
     sql = " || ".join(f"setweight(to_tsvector('english'::regconfig, %s), '{weight}')" for weight in weights)
-    return RawSQL(sql, [parts[weight] for weight in weights], output_field=SearchVectorField())
+    return sql, [parts[weight] for weight in weights]

@@ -41,7 +41,7 @@ def _uploaded(world, api_as, prompt: str) -> Session:
         return Session.objects.get(pk=response.json()["id"])
 
 
-def test_processing_a_small_session_costs_seven_statements_and_two_redis_round_trips(
+def test_processing_a_small_session_costs_six_round_trips_to_postgresql_and_two_to_redis(
     world, api_as, redis_commands
 ) -> None:
     process_session(str(_uploaded(world, api_as, "warm up").pk))  # caches, prepared plans, loaded scripts
@@ -50,11 +50,11 @@ def test_processing_a_small_session_costs_seven_statements_and_two_redis_round_t
     with CaptureQueriesContext(connection) as queries:
         process_session(str(session.pk))
     statements = [q["sql"] for q in queries.captured_queries]
-    # load (with project and author), count the attempt, BEGIN, settings, SAVEPOINT, UPDATE, COMMIT —
-    # the savepoint is released by the COMMIT (docs/scaling.md)
-    assert len(statements) == 7, statements
+    # load (with project and author), count the attempt, BEGIN, settings, SAVEPOINT + UPDATE (sent
+    # together), COMMIT — which also releases the savepoint (docs/scaling.md)
+    assert len(statements) == 6, statements
     assert "RETURNING" in statements[1] and "synchronous_commit" in statements[1]  # no WAL flush wait
-    assert statements[-2].startswith('UPDATE "sessions_app_session" SET "status"')
+    assert statements[-2].startswith("SAVEPOINT session_result; UPDATE sessions_app_session SET")
     # the project's fairness slot: taken (one script) and handed on (one script)
     assert redis_commands == ["EVALSHA", "EVALSHA"]
     with scopes_disabled():
@@ -80,7 +80,7 @@ def test_a_refused_final_write_still_ends_the_session_failed_in_the_same_transac
         with connection.cursor() as cursor:
             cursor.execute("DROP TRIGGER refuse_complete ON sessions_app_session; DROP FUNCTION pg_temp.refuse()")
     statements = [q["sql"] for q in queries.captured_queries]
-    assert any(s.startswith("ROLLBACK TO SAVEPOINT") for s in statements), statements
+    assert "ROLLBACK TO SAVEPOINT session_result" in statements, statements
     assert statements[-1] == "COMMIT"
     with scopes_disabled():
         failed = Session.objects.get(pk=session.pk)
