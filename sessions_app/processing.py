@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import InterfaceError, OperationalError, connection
+from django.db.models import Field
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -118,8 +119,8 @@ def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[
     field's own ``get_db_prep_save``), scoped by ``project_id`` in the WHERE and by row-level security.
     """
     values = {"status": status, "processed_at": timezone.now(), **pg_safe(fields)}
-    columns = [Session._meta.get_field(name) for name in values]
-    assignments = [f"{connection.ops.quote_name(field.column)} = %s" for field in columns]
+    columns = [_column(name) for name in values]
+    assignments = [f"{connection.ops.quote_name(str(field.column))} = %s" for field in columns]
     params = [field.get_db_prep_save(value, connection) for field, value in zip(columns, values.values(), strict=True)]
     if search:
         vector, vector_params = _search_vector_sql(pg_safe(search))
@@ -138,6 +139,13 @@ def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[
             if in_transaction:
                 cursor.execute(f"ROLLBACK TO SAVEPOINT {RESULT_SAVEPOINT}")
             raise
+
+
+def _column(name: str) -> Field:
+    field = Session._meta.get_field(name)
+    if not isinstance(field, Field):
+        raise TypeError(f"{name} is not a column of the session")
+    return field
 
 
 def derive(session: Session) -> Derived:
