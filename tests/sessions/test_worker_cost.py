@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import pytest
 import redis
+from django.contrib.postgres.search import SearchVector
 from django.db import connection
+from django.db.models import Value
+from django.db.models.sql import Query
 from django.test.utils import CaptureQueriesContext
 from django_scopes import scopes_disabled
 
 from projects.scoping import project_scope
+from projects.tasking import RowLoader
 from sessions_app.models import Session, Status
+from sessions_app.processing import _search_vector_sql
 from sessions_app.tasks import process_session
 from tests.conftest import conversation
 from tests.uploads import commit_hash, metadata_for, upload
@@ -100,3 +106,38 @@ def test_only_the_workers_transaction_skips_the_wal_flush_wait(world) -> None:
     assert default != "off"
     assert synchronous_commit(durable=False) == "off"
     assert synchronous_commit() == default  # transaction-local: the next transaction is durable again
+
+
+def test_the_row_loader_builds_the_same_session_with_its_project_and_author_in_one_query(world, api_as) -> None:
+    """``RowLoader`` keeps the compiled statement between tasks (docs/scaling.md): what it builds must be
+    what the ORM builds, for the first load and every later one."""
+    loader = RowLoader(Session, ("project", "author"))
+    for prompt in ("First", "Second"):
+        session = _uploaded(world, api_as, prompt)
+        with CaptureQueriesContext(connection) as queries:
+            loaded = loader.load(str(session.pk))
+            header = (loaded.project.slug, loaded.author.email)  # no query: loaded with the row
+        assert len(queries.captured_queries) == 1
+        assert header == (world.project.slug, world.member.email)
+        with scopes_disabled():
+            expected = Session.objects.get(pk=session.pk)
+        for field in Session._meta.concrete_fields:
+            assert getattr(loaded, field.attname) == getattr(expected, field.attname), field.name
+    assert loader.load(str(uuid.uuid4())) is None
+
+
+def test_the_search_vector_expression_is_the_vector_the_orm_expression_gave() -> None:
+    """The worker writes the vector as one SQL expression (docs/scaling.md): it must equal what
+    ``SearchVector(Value(text), weight=…) + …`` gave, or search would rank old and new rows differently."""
+    parts = {"A": "Fix the parser", "B": "why does pytest fail?", "C": "Looking at it.", "D": "pytest -q\n2 failed"}
+    vectors = [SearchVector(Value(text), weight=weight, config="english") for weight, text in parts.items()]
+    combined = vectors[0] + vectors[1] + vectors[2] + vectors[3]
+    query = Query(None)
+    orm_sql, orm_params = combined.resolve_expression(query).as_sql(
+        query.get_compiler(connection=connection), connection
+    )
+    sql, params = _search_vector_sql(parts)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT ({orm_sql})::text, ({sql})::text", [*orm_params, *params])
+        orm_vector, vector = cursor.fetchone()
+    assert vector == orm_vector and "'pytest':" in vector
