@@ -25,6 +25,7 @@ from sessions_app.budget import BudgetExceeded, cpu_budget
 from sessions_app.models import Session, Status
 from sessions_app.pgtext import pg_safe
 from sessions_app.redaction import second_wall
+from sessions_app.signals import session_processed
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ OUTAGES = (blobs.StorageUnavailable, OperationalError, InterfaceError)
 class Derived:
     fields: dict[str, Any]
     search: dict[str, str]
+    document: dict[str, Any]
 
 
 def session_process(*, session: Session) -> None:
@@ -71,7 +73,8 @@ def session_process(*, session: Session) -> None:
         session_fail(session=session, reason=f"{type(exc).__name__}: {exc}")
         return
     try:
-        _finish(session, derived.fields, session.requested_status, derived.search)
+        if _finish(session, derived.fields, session.requested_status, derived.search):
+            _announce(session, derived)
     except OUTAGES:
         raise
     except Exception as exc:
@@ -99,21 +102,35 @@ def sessions_give_up(*, session_ids: list[object], attempts: int) -> int:
 def session_reprocess(*, session: Session) -> None:
     """Re-derive content for a stored session (parser upgrade); a final status stays as it was."""
     derived = derive(session)
-    Session.objects.filter(pk=session.pk).update(  # processed_at anew: cached pages of the old content expire
-        **pg_safe(derived.fields), search_vector=_search_vector(pg_safe(derived.search)), processed_at=timezone.now()
+    session.processed_at = timezone.now()  # anew: cached pages of the old content expire
+    search_vector = _search_vector(pg_safe(derived.search))
+    Session.objects.filter(pk=session.pk).update(
+        **pg_safe(derived.fields), search_vector=search_vector, processed_at=session.processed_at
     )
     if session.status in (Status.PROCESSING, Status.FAILED):
         Session.objects.filter(pk=session.pk).update(status=session.requested_status, error="")
+    _announce(session, derived)
 
 
-def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[str, str] | None = None) -> None:
+def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[str, str] | None = None) -> bool:
     """The one write of a final status (in a savepoint: a refused write leaves the task's
-    transaction usable for ``session_fail``)."""
+    transaction usable for ``session_fail``); whether this call wrote it."""
     extra = {"search_vector": _search_vector(pg_safe(search))} if search else {}
+    session.processed_at = timezone.now()
     with transaction.atomic():
-        Session.objects.filter(pk=session.pk, status=Status.PROCESSING).update(
-            status=status, processed_at=timezone.now(), **pg_safe(fields), **extra
+        written = Session.objects.filter(pk=session.pk, status=Status.PROCESSING).update(
+            status=status, processed_at=session.processed_at, **pg_safe(fields), **extra
         )
+    return bool(written)
+
+
+def _announce(session: Session, derived: Derived) -> None:
+    """``session_processed``, once the write is committed (the session page warms its cache with it)."""
+    session.content_storage_key = derived.fields["content_storage_key"]
+    document = derived.document
+    transaction.on_commit(
+        lambda: session_processed.send_robust(sender=Session, session=session, document=document), robust=True
+    )
 
 
 def derive(session: Session) -> Derived:
@@ -125,7 +142,7 @@ def derive(session: Session) -> Derived:
     blobs.put(key, blobs.gzip_json(document))
     search = _search_text(session, parsed)
     fields = {**_fields(session, parsed, key), "search_text": _snippet_text(session, parsed)}
-    return Derived(fields=fields, search=search)
+    return Derived(fields=fields, search=search, document=document)
 
 
 def _header(session: Session, parsed: Any) -> dict[str, Any]:
