@@ -1,5 +1,19 @@
+from typing import Any
+
 from django.apps import AppConfig
 
 
 class FrontendConfig(AppConfig):
     name = "frontend"
+
+    def ready(self) -> None:
+        from sessions_app.signals import session_processed
+
+        session_processed.connect(_warm_session_page, dispatch_uid="frontend-warm-session-page")
+
+
+def _warm_session_page(sender: Any, *, session: Any, document: dict[str, Any], **_: Any) -> None:
+    """The worker has just processed ``session``: render its first page for the first reader."""
+    from frontend import page_cache
+
+    page_cache.warm(session, document)

@@ -48,18 +48,10 @@ class Reading:
     last_timestamp: str | None
     steps: list[Step] = field(default_factory=list)
     at: str | None = None  # the message asked for with ?at= (its anchor), when shown on this page
-
-    @property
-    def turns_html(self) -> str:
-        return turns_html(self.turns)
-
-    @property
-    def steps_html(self) -> str:
-        return outline_html(self.steps)
-
-    @property
-    def minimap_html(self) -> str:
-        return minimap_html(self.steps, self.total)
+    # The side panels as HTML, made once with the page: a cached page is served without rebuilding them.
+    turns_html: str = ""
+    steps_html: str = ""
+    minimap_html: str = ""
 
     @property
     def step_counts(self) -> dict[str, int]:
@@ -104,16 +96,21 @@ def read(document: dict[str, Any], form: MessageFilterForm, *, where: Where, par
     steps = outline(messages)
     for step in steps:
         _locate_step(step, paged, base)
+    first, last = time_span(messages)
     return Reading(
-        len(messages),
-        len(matched),
-        paged.count,
-        page,
-        cards_html(cards, where),
-        turns,
-        token_totals(messages),
-        *time_span(messages),
-        steps,
+        total=len(messages),
+        shown=len(matched),
+        page_count=paged.count,
+        page=page,
+        html=cards_html(cards, where),
+        turns=turns,
+        usage=token_totals(messages),
+        first_timestamp=first,
+        last_timestamp=last,
+        steps=steps,
+        turns_html=turns_html(turns),
+        steps_html=outline_html(steps),
+        minimap_html=minimap_html(steps, len(messages)),
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
-from django.db import InterfaceError, OperationalError, connection
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Field
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
@@ -26,6 +26,7 @@ from sessions_app.budget import BudgetExceeded, cpu_budget
 from sessions_app.models import Session, Status
 from sessions_app.pgtext import pg_safe
 from sessions_app.redaction import second_wall
+from sessions_app.signals import session_processed
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ RESULT_SAVEPOINT = "session_result"  # what a refused final write is rolled back
 class Derived:
     fields: dict[str, Any]
     search: dict[str, str]
+    document: dict[str, Any]
 
 
 def session_process(*, session: Session) -> None:
@@ -74,7 +76,8 @@ def session_process(*, session: Session) -> None:
         session_fail(session=session, reason=f"{type(exc).__name__}: {exc}")
         return
     try:
-        _finish(session, derived.fields, session.requested_status, derived.search)
+        if _finish(session, derived.fields, session.requested_status, derived.search):
+            _announce(session, derived)
     except OUTAGES:
         raise
     except Exception as exc:
@@ -102,15 +105,19 @@ def sessions_give_up(*, session_ids: list[object], attempts: int) -> int:
 def session_reprocess(*, session: Session) -> None:
     """Re-derive content for a stored session (parser upgrade); a final status stays as it was."""
     derived = derive(session)
-    Session.objects.filter(pk=session.pk).update(  # processed_at anew: cached pages of the old content expire
-        **pg_safe(derived.fields), search_vector=_search_vector(pg_safe(derived.search)), processed_at=timezone.now()
+    session.processed_at = timezone.now()  # anew: cached pages of the old content expire
+    search_vector = _search_vector(pg_safe(derived.search))
+    Session.objects.filter(pk=session.pk).update(
+        **pg_safe(derived.fields), search_vector=search_vector, processed_at=session.processed_at
     )
     if session.status in (Status.PROCESSING, Status.FAILED):
         Session.objects.filter(pk=session.pk).update(status=session.requested_status, error="")
+    _announce(session, derived)
 
 
-def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[str, str] | None = None) -> None:
-    """The one write of a final status: a single UPDATE, sent with the savepoint before it in one round trip.
+def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[str, str] | None = None) -> bool:
+    """The one write of a final status, whether this call wrote it: a single UPDATE, sent with the
+    savepoint before it in one round trip.
 
     A refused write is rolled back to that savepoint and leaves the task's transaction usable for
     ``session_fail``; a written one leaves the savepoint to the transaction's COMMIT, which releases it.
@@ -118,7 +125,8 @@ def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[
     statement itself on a small session (docs/scaling.md, worker): the same columns and values (each
     field's own ``get_db_prep_save``), scoped by ``project_id`` in the WHERE and by row-level security.
     """
-    values = {"status": status, "processed_at": timezone.now(), **pg_safe(fields)}
+    session.processed_at = timezone.now()
+    values = {"status": status, "processed_at": session.processed_at, **pg_safe(fields)}
     columns = [_column(name) for name in values]
     assignments = [f"{connection.ops.quote_name(str(field.column))} = %s" for field in columns]
     params = [field.get_db_prep_save(value, connection) for field, value in zip(columns, values.values(), strict=True)]
@@ -139,6 +147,9 @@ def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[
             if in_transaction:
                 cursor.execute(f"ROLLBACK TO SAVEPOINT {RESULT_SAVEPOINT}")
             raise
+        if in_transaction:
+            cursor.nextset()  # the UPDATE's result, after the SAVEPOINT's
+        return cursor.rowcount > 0
 
 
 def _column(name: str) -> Field:
@@ -146,6 +157,15 @@ def _column(name: str) -> Field:
     if not isinstance(field, Field):
         raise TypeError(f"{name} is not a column of the session")
     return field
+
+
+def _announce(session: Session, derived: Derived) -> None:
+    """``session_processed``, once the write is committed (the session page warms its cache with it)."""
+    session.content_storage_key = derived.fields["content_storage_key"]
+    document = derived.document
+    transaction.on_commit(
+        lambda: session_processed.send_robust(sender=Session, session=session, document=document), robust=True
+    )
 
 
 def derive(session: Session) -> Derived:
@@ -157,7 +177,7 @@ def derive(session: Session) -> Derived:
     blobs.put(key, blobs.gzip_json(document))
     search = _search_text(session, parsed)
     fields = {**_fields(session, parsed, key), "search_text": _snippet_text(session, parsed)}
-    return Derived(fields=fields, search=search)
+    return Derived(fields=fields, search=search, document=document)
 
 
 def _header(session: Session, parsed: Any) -> dict[str, Any]:

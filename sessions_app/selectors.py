@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 
 from projects.errors import DomainError
 from projects.models import Project
@@ -19,13 +19,13 @@ from sessions_app.validation import search_text
 COMMIT_PREFIX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 
 
+# What no list or single-session read shows (the page, the API's detail), of the session and of its
+# previous segment alike: the search vector and text can weigh megabytes.
+HEAVY_COLUMNS = ("search_vector", "search_text", "digest", "message_uuids")
+
+
 def session_queryset(*, project: Project) -> QuerySet[Session]:
-    # The tsvector and the digest can be large and no list shows them.
-    return (
-        Session.objects.filter(project=project)
-        .select_related("author", "project")
-        .defer("search_vector", "search_text", "digest", "message_uuids")
-    )
+    return Session.objects.filter(project=project).select_related("author", "project").defer(*HEAVY_COLUMNS)
 
 
 def session_list_queryset(*, project: Project) -> QuerySet[Session]:
@@ -66,16 +66,26 @@ def sessions_for_task(*, project: Project, task_id: str) -> QuerySet[Session]:
 
 
 def session_get(*, project: Project, session_id: Any) -> Session | None:
+    queryset = session_queryset(project=project).select_related("previous")
     try:
-        return session_queryset(project=project).select_related("previous").filter(pk=session_id).first()
+        return queryset.defer(*(f"previous__{name}" for name in HEAVY_COLUMNS)).filter(pk=session_id).first()
     except Exception:
         return None
 
 
-def session_next_segment(*, session: Session) -> Session | None:
-    if not session.agent_session_id:
+def session_page_get(*, project: Project, session_id: Any) -> Session | None:
+    """One session as its page shows it, in one statement: no previous segment's row (its id is on the
+    session), and the next segment's id (``next_segment_id``, or None) from a subquery."""
+    following = Session.objects.filter(project=project, previous=OuterRef("pk")).order_by("created_at").values("pk")[:1]
+    try:
+        return (
+            session_queryset(project=project)
+            .annotate(next_segment_id=Subquery(following))
+            .filter(pk=session_id)
+            .first()
+        )
+    except Exception:
         return None
-    return Session.objects.filter(project_id=session.project_id, previous=session).order_by("created_at").first()
 
 
 def session_document(*, session: Session) -> dict[str, Any] | None:

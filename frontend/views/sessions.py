@@ -6,7 +6,6 @@ import logging
 from typing import Any
 
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
-from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -16,7 +15,6 @@ from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
 from frontend.pagination import keyset_page
 from frontend.present import full_message_html, viewer_title
 from frontend.reading import gc_paused, read
-from frontend.render import Where
 from projects import selectors as project_selectors
 from projects.models import Role
 from sessions_app import blobs, selectors
@@ -59,7 +57,7 @@ class SessionObjectMixin(ProjectPageMixin):
     required_roles = PAGE_READ
 
     def get_session(self) -> Session:
-        session = selectors.session_get(project=self.project, session_id=self.kwargs["session_id"])
+        session = selectors.session_page_get(project=self.project, session_id=self.kwargs["session_id"])
         if session is None:
             raise Http404("No such session.")
         return session
@@ -86,7 +84,6 @@ class SessionView(SessionObjectMixin, TemplateView):
             role_choices=ROLE_CHOICES,
             unavailable=unavailable,
             reading=reading,
-            next_segment=selectors.session_next_segment(session=session),
             web_url=session_web_url(session),
             markdown_link=markdown_link(session),
             params=params,
@@ -103,8 +100,7 @@ class SessionView(SessionObjectMixin, TemplateView):
     def _reading(self, session: Session, form: MessageFilterForm, params: dict[str, Any]) -> tuple[Any, bool]:
         if session.status in (Status.PROCESSING, Status.FAILED):
             return None, False
-        url = reverse("session", kwargs={"project": self.project.slug, "session_id": session.pk})
-        where = Where(url, (session.author.email if session.author else "").split("@")[0])
+        where = page_cache.page_where(session)
         key = page_cache.page_key(session, form, where)  # after the permission checks (frontend/page_cache.py)
         reading = page_cache.cached(key)
         if reading is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from django.core.cache import cache
 from django_scopes import scopes_disabled
 
 from frontend.views import sessions as session_views
@@ -12,6 +13,7 @@ from projects.scoping import project_scope
 from sessions_app import blobs
 from sessions_app.models import AccessLog, Session
 from sessions_app.processing import session_reprocess
+from sessions_app.signals import session_processed
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.frontend.conftest import long_transcript
 
@@ -111,3 +113,32 @@ def test_another_page_of_a_session_just_read_does_not_read_its_content_again(
     assert _cards(second) != first and "module_" in _cards(second)
     assert _get(client, world, session, "?q=module_42").status_code == 200
     assert "module_42" in _cards(_get(client, world, session, "?q=module_42"))
+
+
+def test_the_worker_renders_the_first_page_so_the_first_reader_does_not(
+    client, world, make_session, renders, django_capture_on_commit_callbacks
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):  # the worker's commit, then its announcement
+        session = make_session(world.project, world.member, long_transcript(60), seed="warm")
+    first = _get(client, world, session)
+    assert first.status_code == 200 and renders == []  # served as the worker rendered it
+    assert _cards(_get(client, world, session, "?page=2")) and len(renders) == 1  # other pages: on demand
+    cache.clear()
+    assert _cards(_get(client, world, session)) == _cards(first) and len(renders) == 2  # the same HTML
+
+
+def test_a_session_that_failed_to_process_warms_nothing(
+    client, world, make_session, settings, django_capture_on_commit_callbacks
+) -> None:
+    settings.SESSIONLEDGER_PROCESS_CPU_SECONDS = 0.000001  # spent before the first line is parsed
+    heard: list[object] = []
+    session_processed.connect(lambda sender, session, **_: heard.append(session.pk), weak=False, dispatch_uid="heard")
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            session = make_session(world.project, world.member, long_transcript(60), seed="broken")
+            settings.SESSIONLEDGER_PROCESS_CPU_SECONDS = 30
+            done = make_session(world.project, world.member, long_transcript(2), seed="done")
+    finally:
+        session_processed.disconnect(dispatch_uid="heard")
+    assert session.status == "failed" and heard == [done.pk]
+    assert "Processing failed" in _get(client, world, session).content.decode()
