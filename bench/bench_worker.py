@@ -14,7 +14,9 @@ The throwaway project and its blobs are deleted afterwards.
 ``--small`` adds the fixed cost on small segments (most checkpoint segments are small): for each real
 transcript (tests/realfixtures.py; TranscriptBuilder ones of similar sizes when absent) ``session_process``
 and the whole Celery task body (``process_session``: load, fairness slot, attempt count, scope,
-processing, commit) against two floors, all four measured in the same run, interleaved round by round:
+processing, commit, then rendering the session's page 1 into the page cache — ``--no-page-warm`` turns
+that off, to see what it costs) against two floors, all four measured in the same run, interleaved
+round by round:
 
 - ``floor_gunzip_parse``: gunzip + parse of the same bytes in memory — the CPU part alone;
 - ``io_floor`` (``IoFloor``): what any worker must do at the least, by hand with the same storage
@@ -234,11 +236,16 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=10)
     parser.add_argument("--small", action="store_true", help="also the fixed cost on small real transcripts")
     parser.add_argument("--small-only", action="store_true", help="only that")
+    parser.add_argument(
+        "--no-page-warm", action="store_true", help="page cache off: the task does not render the session's page 1"
+    )
     args = parser.parse_args()
     setup()
     from django.conf import settings
 
     settings.CELERY_TASK_ALWAYS_EAGER = True  # a parked session's hand-off would otherwise need a broker
+    if args.no_page_warm:
+        settings.SESSIONLEDGER_PAGE_CACHE_SECONDS = 0
     from projects.models import Project, Role, User
     from projects.scoping import project_scope, unscoped
     from projects.services import membership_add
