@@ -47,10 +47,10 @@ class RowLoader:
         if self.compiled is None:
             with unscoped():  # by primary key, unordered: the default ordering would only cost compiling
                 queryset = self.model.objects.select_related(*self.related).filter(pk=object_id).order_by()[:1]  # type: ignore[attr-defined]
-            compiler = queryset.query.get_compiler(using=queryset.db)
-            sql, params = compiler.as_sql()
-            if list(params) != [key]:
-                return next(iter(queryset), None)
+                compiler = queryset.query.get_compiler(using=queryset.db)
+                sql, params = compiler.as_sql()
+                if list(params) != [key]:
+                    return next(iter(queryset), None)
             self.compiled = (compiler, sql)
         compiler, sql = self.compiled
         with connection.cursor() as cursor:
