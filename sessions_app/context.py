@@ -84,8 +84,34 @@ def context_texts(*, title: str, commit_message: str, files_touched: list[str], 
 
 
 def context_candidates(*, project: Project, branch: str = "", files: list[str] | None = None) -> list[Candidate]:
-    """Up to PER_GROUP sessions per group, each session once (its first group), in one statement:
-    a UNION ALL of the groups' index reads, newest first (docs/scaling.md "Figures")."""
+    """Up to PER_GROUP sessions per group, each session once (its first group), in one statement."""
+    sql, params, reasons = candidates_statement(project=project, branch=branch, files=files)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    seen: set[object] = set()
+    chosen: list[tuple[int, ContextSession]] = []
+    for grp, pk, kind, status, commit_hash, task_id, captured_at, email, stored in rows:
+        if pk not in seen:
+            seen.add(pk)
+            texts = json.loads(stored) if isinstance(stored, str) else stored
+            chosen.append((grp, ContextSession(pk, kind, status, commit_hash, task_id, captured_at, email, texts)))
+    stale = [session.pk for _, session in chosen if not _current(session.texts)]
+    if stale:
+        rendered = _render_now(project, stale)
+        chosen = [
+            (grp, session._replace(texts=rendered[session.pk]) if session.pk in rendered else session)
+            for grp, session in chosen
+            if session.pk in rendered or _current(session.texts)
+        ]
+    return [Candidate(session, reasons[grp]) for grp, session in chosen]
+
+
+def candidates_statement(
+    *, project: Project, branch: str = "", files: list[str] | None = None
+) -> tuple[str, list[Any], list[str]]:
+    """(SQL, parameters, reason per group): a UNION ALL of the groups' index reads, newest first
+    (docs/scaling.md "Figures"), with what a block shows of each row and its author's e-mail."""
     groups: list[tuple[str, str, Any]] = [("same branch", "s.feature_branch = %s", branch)] if branch else []
     if files:
         groups.append(("same files", "s.files_touched ?| %s", files))
@@ -105,25 +131,7 @@ def context_candidates(*, project: Project, branch: str = "", files: list[str] |
         f" FROM ({' UNION ALL '.join(parts)}) AS c LEFT JOIN {get_user_model()._meta.db_table} AS u"
         " ON u.id = c.author_id ORDER BY c.grp, c.captured_at DESC, c.id DESC"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    seen: set[object] = set()
-    chosen: list[tuple[int, ContextSession]] = []
-    for grp, pk, kind, status, commit_hash, task_id, captured_at, email, stored in rows:
-        if pk not in seen:
-            seen.add(pk)
-            texts = json.loads(stored) if isinstance(stored, str) else stored
-            chosen.append((grp, ContextSession(pk, kind, status, commit_hash, task_id, captured_at, email, texts)))
-    stale = [session.pk for _, session in chosen if not _current(session.texts)]
-    if stale:
-        rendered = _render_now(project, stale)
-        chosen = [
-            (grp, session._replace(texts=rendered[session.pk]) if session.pk in rendered else session)
-            for grp, session in chosen
-            if session.pk in rendered or _current(session.texts)
-        ]
-    return [Candidate(session, groups[grp][0]) for grp, session in chosen]
+    return sql, params, [reason for reason, _, _ in groups]
 
 
 def _current(texts: Any) -> bool:
