@@ -44,14 +44,15 @@ SELECT gen_random_uuid(), %(project)s, s.kind,
   ('session:1A fix:2B test:3B u' || g || ':4B b' || (g %% 1000) || ':5C '
     || CASE WHEN g %% 10 = 3 THEN 'deadlock' ELSE 'done' END || ':6C ' || %(filler)s)::tsvector,
   now(), now() - (g * 5 || ' minutes')::interval, now(), '', '', 0, '{}',
-  jsonb_build_array(%(format)s::int, t.prompt || t.commit || t.files || t.last,
-    t.prompt || t.commit || t.files || t.last, t.prompt || t.commit, E'\nTitle: Session ' || g || t.commit || t.files)
+  jsonb_build_array(%(format)s::int, t.full, t.full, t.prompt || t.commit, t.title || t.commit || t.files)
 FROM generate_series(%(start)s::bigint, %(stop)s::bigint) AS g,
 LATERAL (SELECT CASE WHEN g %% 10 = 0 THEN 'task' ELSE 'checkpoint' END AS kind,
-                1 + (g * 37 %% 97) %% 18 AS turns, 20000 + (g * 7907 %% 400000) AS raw) AS s,
-LATERAL (SELECT E'\n- Fix the failing test ' || g AS prompt, E'\nCommit: Fix session ' || g AS commit,
-                E'\nFiles: README.md, src/mod' || (g %% 1000) || '.py, src/only' || g || '.py' AS files,
-                E'\nAssistant''s last words: Done.' AS last) AS t
+                1 + (g * 37 %% 97) %% 18 AS turns, 20000 + (g * 7907 %% 400000) AS raw, g::text AS n) AS s,
+LATERAL (SELECT p.prompt, p.commit, p.files, p.prompt || p.commit || p.files || E'\\nAssistant''s last words: Done.'
+                  AS full, E'\\nTitle: Session ' || s.n AS title
+         FROM (SELECT E'\\n- Fix the failing test ' || s.n AS prompt, E'\\nCommit: Fix session ' || s.n AS commit,
+                      E'\\nFiles: README.md, src/mod' || (g %% 1000) || '.py, src/only' || s.n || '.py' AS files
+              ) AS p) AS t
 """
 
 # Common words every session has (tool outputs, replies): rows as wide as small real ones.
