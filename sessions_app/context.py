@@ -2,7 +2,9 @@
 
 Relevance: the same branch first, then sessions that touched the same files, then the project's
 recent ones — team-wide, newest first within each group. Everything comes from row fields the
-worker precomputed (``digest``), so building a digest never reads a blob.
+worker precomputed, so building a digest never reads a blob: each session's block, rendered when it
+was processed (``Session.context_text``), is read in one statement for all groups and joined with
+what may change since (the author's e-mail, why it was chosen) — docs/scaling.md "The context digest".
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ CONTEXT_FORMAT = 1
 
 
 class ContextSession(NamedTuple):
-    """What a digest shows of a session (docs/scaling.md "Figures"): the few columns of the block's
+    """What a digest shows of a session (docs/scaling.md "The context digest"): the few columns of the block's
     first line, and the rest of the block as the worker rendered it."""
 
     pk: uuid.UUID
@@ -111,7 +113,7 @@ def candidates_statement(
     *, project: Project, branch: str = "", files: list[str] | None = None
 ) -> tuple[str, list[Any], list[str]]:
     """(SQL, parameters, reason per group): a UNION ALL of the groups' index reads, newest first
-    (docs/scaling.md "Figures"), with what a block shows of each row and its author's e-mail."""
+    (docs/scaling.md "The context digest"), with what a block shows of each row and its author's e-mail."""
     groups: list[tuple[str, str, Any]] = [("same branch", "s.feature_branch = %s", branch)] if branch else []
     if files:
         groups.append(("same files", "s.files_touched ?| %s", files))

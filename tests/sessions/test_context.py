@@ -138,7 +138,7 @@ def test_sessions_processed_before_the_stored_text_read_the_same_until_reprocess
 
 
 def test_one_statement_per_digest_whatever_the_groups(world, ingest, history) -> None:
-    """Branch, files and recent sessions come in one statement (docs/scaling.md "Figures"): no query per
+    """Branch, files and recent sessions come in one statement (docs/scaling.md "The context digest"): no query per
     session, per group or per author."""
     for i in range(5):
         ingest(world.project, [world.admin, world.member][i % 2], f"more work {i}", feature_branch="feat/capture")
@@ -160,7 +160,7 @@ def test_the_author_shown_is_the_one_of_today(world, history) -> None:
 
 def test_seeded_sessions_carry_the_text_the_worker_would_store(world) -> None:
     """bench/seed_sessions.py fills ``context_text`` as processing would, so the scale bench times
-    the digest's real read path (docs/scaling.md "Figures")."""
+    the digest's real read path (docs/scaling.md "The context digest")."""
     with scopes_disabled(), connection.cursor() as cursor:
         seed_sessions(cursor, project_id=world.project.pk, author_ids=[world.member.pk], start=1, stop=30)
     with scopes_disabled():
