@@ -64,12 +64,14 @@ class Digest:
 def context_texts(*, title: str, commit_message: str, files_touched: list[str], digest: dict[str, Any]) -> list[Any]:
     """``[CONTEXT_FORMAT, lines per DETAIL_LEVELS…, short lines]``: everything of a session's block
     but its first line (kind, date, author, reason) and its last (the link), each line led by a
-    newline. The worker stores it (``Session.context_text``); a digest only joins it. Plain text
-    for the assistant, never HTML."""
+    newline; a level the same as the one before is ``None`` (often so: short sessions lose nothing
+    at the second level). The worker stores it (``Session.context_text``); a digest only joins it.
+    Plain text for the assistant, never HTML."""
     commit = f"\nCommit: {_cut(commit_message.splitlines()[0], 160)}" if commit_message else ""
     prompts = digest.get("prompts") or []
     last = digest.get("last_assistant_text") or ""
     texts: list[Any] = [CONTEXT_FORMAT]
+    previous = None
     for kept, prompt_chars, reply_chars in DETAIL_LEVELS:
         lines = [f"\n- {_cut(p, prompt_chars)}" for p in prompts[:kept]]
         lines.append(commit)
@@ -77,7 +79,9 @@ def context_texts(*, title: str, commit_message: str, files_touched: list[str], 
             lines.append("\nFiles: " + _cut(", ".join(files_touched), 300))
         if last and reply_chars:
             lines.append(f"\nAssistant's last words: {_cut(last, reply_chars)}")
-        texts.append("".join(lines))
+        text = "".join(lines)
+        texts.append(None if text == previous else text)  # as rich as the level before: stored once
+        previous = text
     short = [f"\nTitle: {_cut(title, 120)}" if title else "", commit]
     if files_touched:
         short.append("\nFiles: " + _cut(", ".join(files_touched), 200))
@@ -210,7 +214,7 @@ def _fitting_block(candidate: Candidate, room: int, links: str) -> str | None:
     last = f"\nMore: {links}{session.pk} (session {session.pk})\n"
     fixed = len(first) + len(last)
     for lines in session.texts[1 : 1 + len(DETAIL_LEVELS)]:
-        if fixed + len(lines) <= room:
+        if lines is not None and fixed + len(lines) <= room:  # None: the same as the level before
             return first + lines + last
     return None
 
