@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date
 from typing import Any, NamedTuple
 
 from django.contrib.auth import get_user_model
@@ -42,7 +42,7 @@ class ContextSession(NamedTuple):
     status: str
     commit_hash: str | None
     task_id: str | None
-    captured_at: datetime
+    day: date  # of captured_at, in UTC (a date decodes ~20 times faster than a timestamp with time zone)
     author_email: str | None
     texts: list[Any]  # CONTEXT_FORMAT, a block's lines after the first, per DETAIL_LEVELS, then the short block's
 
@@ -97,11 +97,11 @@ def context_candidates(*, project: Project, branch: str = "", files: list[str] |
         rows = cursor.fetchall()
     seen: set[object] = set()
     chosen: list[tuple[int, ContextSession]] = []
-    for grp, pk, kind, status, commit_hash, task_id, captured_at, email, stored in rows:
+    for grp, pk, kind, status, commit_hash, task_id, day, email, stored in rows:
         if pk not in seen:
             seen.add(pk)
             texts = json.loads(stored) if isinstance(stored, str) else stored
-            chosen.append((grp, ContextSession(pk, kind, status, commit_hash, task_id, captured_at, email, texts)))
+            chosen.append((grp, ContextSession(pk, kind, status, commit_hash, task_id, day, email, texts)))
     stale = [session.pk for _, session in chosen if not _current(session.texts)]
     if stale:
         rendered = _render_now(project, stale)
@@ -133,7 +133,8 @@ def candidates_statement(
         )
         params += [project.pk, [status.value for status in USEFUL_STATUSES], *([value] if condition else [])]
     sql = (
-        "SELECT c.grp, c.id, c.kind, c.status, c.commit_hash, c.task_id, c.captured_at, u.email, c.context_text"
+        "SELECT c.grp, c.id, c.kind, c.status, c.commit_hash, c.task_id, (c.captured_at AT TIME ZONE 'UTC')::date,"
+        " u.email, c.context_text"
         f" FROM ({' UNION ALL '.join(parts)}) AS c LEFT JOIN {get_user_model()._meta.db_table} AS u"
         " ON u.id = c.author_id ORDER BY c.grp, c.captured_at DESC, c.id DESC"
     )
@@ -199,7 +200,7 @@ def _short_header(project: Project, branch: str) -> str:
 def _short_block(candidate: Candidate, room: int) -> str | None:
     session = candidate.session
     block = (
-        f"\n## {_what(session)} · {session.captured_at:%Y-%m-%d} · {candidate.reason}"
+        f"\n## {_what(session)} · {session.day:%Y-%m-%d} · {candidate.reason}"
         f"{session.texts[-1]}\nMore: session {session.pk}\n"
     )
     return block if len(block) <= room else None
@@ -210,7 +211,7 @@ def _fitting_block(candidate: Candidate, room: int, links: str) -> str | None:
     e-mail is read now, not stored: it may have changed since the session was processed."""
     session = candidate.session
     author = session.author_email if session.author_email is not None else "unknown"
-    first = f"\n## {_what(session)} · {session.captured_at:%Y-%m-%d} · {author} · {candidate.reason}"
+    first = f"\n## {_what(session)} · {session.day:%Y-%m-%d} · {author} · {candidate.reason}"
     last = f"\nMore: {links}{session.pk} (session {session.pk})\n"
     fixed = len(first) + len(last)
     for lines in session.texts[1 : 1 + len(DETAIL_LEVELS)]:
