@@ -89,6 +89,7 @@ def assert_linear(
     `build(n)` prepares the input outside the count and returns the call to count. Choose `n`
     so that a quadratic path's extra work dominates its fixed costs: doubling then shows ~4x.
     """
+    build(n)()  # warm-up, not counted: one-time work (imports, caches) would hide growth
     _, small = work_of(build(n), **options)
     _, large = work_of(build(factor * n), **options)
     assert small.total > 0, "nothing counted: is the code under test outside the counted modules?"
@@ -109,6 +110,7 @@ def _log(text: str) -> None:
 
 def assert_bounded(build: Callable[[int], Callable[[], Any]], n: int, *, factor: int = 2, **options: Any) -> int:
     """The work does not grow with the input at all (a refusal made at once): same count at n and factor*n."""
+    build(n)()  # warm-up, not counted
     _, small = work_of(build(n), **options)
     _, large = work_of(build(factor * n), **options)
     assert small.total > 0, "nothing counted: is the code under test outside the counted modules?"
