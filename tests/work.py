@@ -59,14 +59,14 @@ def counting(*, roots: tuple[str, ...] = PROJECT, c_calls: bool = False) -> Iter
 
     old_trace, old_profile = sys.gettrace(), sys.getprofile()
     sys.settrace(calls)
-    threading.settrace(calls)  # type: ignore[arg-type]
+    threading.settrace(calls)
     if c_calls:
         sys.setprofile(profile)
     try:
         yield work
     finally:
         sys.settrace(old_trace)
-        threading.settrace(old_trace)  # type: ignore[arg-type]
+        threading.settrace(old_trace)
         sys.setprofile(old_profile)
 
 
