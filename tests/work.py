@@ -131,5 +131,5 @@ def c_hang_guard(seconds: float, run: Callable[[], Any]) -> Any:
     """
     started = time.process_time()
     result = run()
-    assert time.process_time() - started < seconds, "a hang inside one C call: a backtracking regex?"
+    assert time.process_time() - started < seconds, "a hang the counts did not see: work inside one C call?"
     return result

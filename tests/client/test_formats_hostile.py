@@ -36,11 +36,12 @@ def _command_names(n: int) -> str:
 
 
 def test_command_name_flood_is_classified_in_linear_time() -> None:
-    text = _command_names(21428)
-    assert c_hang_guard(1.0, lambda: render_prompt(text)) == (text, {})
     # Work, not time (tests/work.py): lines run and C calls made (str.find, regexes) at n and 2n.
     assert_linear(lambda n: partial(render_prompt, _command_names(n)), 2000, c_calls=True)
     assert_linear(lambda n: partial(parse_transcript, TranscriptBuilder().prompt(_command_names(n)).build()), 2000)
+    # The full size: a lazy `<tag>(.*?)</tag>` regex would backtrack inside one C call, unseen by the counts.
+    text = _command_names(21428)
+    assert c_hang_guard(1.0, lambda: render_prompt(text)) == (text, {})
 
 
 def test_tag_value_reads_the_first_closed_tag() -> None:
@@ -56,9 +57,9 @@ def test_image_placeholder_flood_makes_a_title_in_linear_time() -> None:
     def flood(n: int) -> bytes:
         return TranscriptBuilder().prompt("[image:" * n + " fix the build").build()
 
-    raw = flood(200_000)  # 1.4 MB of placeholders, then the words
-    assert c_hang_guard(5.0, lambda: parse_transcript(raw)).title
     assert_linear(lambda n: partial(parse_transcript, flood(n)), 20_000, c_calls=True)
+    raw = flood(200_000)  # 1.4 MB of placeholders, then the words; an unbounded class would rescan in C
+    assert c_hang_guard(5.0, lambda: parse_transcript(raw)).title
     assert TranscriptBuilder().prompt("[image: image/png, 3 KB] fix it").build()
     assert parse_transcript(TranscriptBuilder().prompt("[image: image/png, 3 KB] fix it").build()).title == "fix it"
 
@@ -67,11 +68,11 @@ def test_unterminated_escaped_string_line_is_scanned_in_linear_time() -> None:
     def line(n: int) -> bytes:
         return b'{"type":"user","sessionId":"' + b'\\"' * n + b"\n"
 
-    long = line(200_000)
-    assert c_hang_guard(1.0, lambda: top_level_spans(long)) == {"type": (8, 14)}  # the open string is no value
-    assert c_hang_guard(2.0, lambda: rewrite_for_resume(long, session_id="new"))
     assert_linear(lambda n: partial(top_level_spans, line(n)), 20_000, c_calls=True)
     assert_linear(lambda n: partial(rewrite_for_resume, line(n), session_id="new"), 20_000, c_calls=True)
+    long = line(200_000)  # the token regex scans it in C
+    assert c_hang_guard(1.0, lambda: top_level_spans(long)) == {"type": (8, 14)}  # the open string is no value
+    assert c_hang_guard(2.0, lambda: rewrite_for_resume(long, session_id="new"))
     assert top_level_spans(b'{"a":"x\\"y","b":[1,{"c":2}]}\n') == {"a": (5, 11), "b": (16, 27)}
 
 
