@@ -307,10 +307,10 @@ def _deep(n: int) -> bytes:
 
 def test_pathological_inputs_stay_linear():
     # Work, not time (tests/work.py): the Python lines run at n and 2n grow ~2x, not ~4x.
-    assert_linear(lambda n: partial(parse, _pathological(n)), 2000)
-    assert_linear(lambda n: partial(cut_after_turn, _pathological(n), 1, agent="gemini"), 2000)
+    assert_linear(lambda n: partial(parse, _pathological(n)), 1000)
+    assert_linear(lambda n: partial(cut_after_turn, _pathological(n), 1, agent="gemini"), 1000)
     assert_linear(lambda n: partial(parse, _deep(n)), 5000)
-    assert_linear(lambda n: partial(turn_starts, _legacy(n), agent="gemini"), 5000)
+    assert_linear(lambda n: partial(turn_starts, _legacy(n), agent="gemini"), 2500)
     # … and the full size still parses and cuts as it should.
     raw = _pathological(20000)
     parsed = parse(raw)

@@ -128,11 +128,11 @@ def many_turns(n: int = 3_000, count: int = 1) -> Built:
 
 
 CASES = [
-    Case("command_name_flood", command_name_flood, sizes=(1_000, 1)),
+    Case("command_name_flood", command_name_flood, sizes=(500, 1)),
     Case("image_placeholder_flood", image_placeholder_flood, sizes=(20_000, 1)),
     Case("task_results_of_spaces", task_results_of_spaces, sizes=(2_000, 2)),
-    Case("markdown_brackets", markdown_brackets, sizes=(500, 2)),
-    Case("markdown_emphasis", markdown_emphasis, sizes=(200, 2)),
+    Case("markdown_brackets", markdown_brackets, sizes=(300, 2)),
+    Case("markdown_emphasis", markdown_emphasis, sizes=(100, 2)),
     Case("highlight_flood", highlight_flood, sizes=(2_000, 2)),
     Case("interleaved_edit", interleaved_edit, sizes=(200, 2)),
     Case("deep_tool_input", deep_tool_input),
