@@ -6,10 +6,12 @@ modules make into C (str.find, a regex, zlib; sys.setprofile), which is where a 
 would spend its time. The counts are deterministic: the same input gives the same count on any
 machine, however busy.
 
-    small, large = assert_linear(lambda n: (lambda: parse(make(n))), 1_000)
+    small, large = assert_linear(lambda n: partial(parse, make(n)), 1_000)  # input built outside the count
 
-Work that happens inside one C call (a backtracking regex, zlib) is invisible to these counts;
-tests of such paths count what our code hands to C instead (calls, members, bytes).
+Work that happens inside one C call (a backtracking regex, zlib) is invisible to these counts:
+such paths count what our code does around the call (members opened, lines inflated, calls
+made) and, where a backtracking regex is the risk, also run their full-size input under
+`c_hang_guard` (docs/scaling.md "Tests count work, not seconds").
 """
 
 from __future__ import annotations
