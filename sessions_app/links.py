@@ -18,7 +18,12 @@ def session_api_url(session: Session) -> str:
 
 
 def session_web_url(session: Session) -> str:
-    return _absolute(f"/p/{session.project.slug}/s/{session.pk}")
+    return f"{session_web_url_base(session.project)}{session.pk}"
+
+
+def session_web_url_base(project: Project) -> str:
+    """``session_web_url`` without the session's id, for many sessions of one project (the context digest)."""
+    return _absolute(f"/p/{project.slug}/s/")
 
 
 def commit_web_url(project: Project, commit_hash: str) -> str:

@@ -75,6 +75,12 @@ class Session(models.Model):
     summary = models.TextField(blank=True, default="")
     digest = models.JSONField(default=dict, blank=True, help_text="precomputed facts for context and insights")
     files_touched = models.JSONField(default=list, blank=True)
+    # The context digest's text of this session, rendered by the worker (sessions_app.context.context_texts,
+    # docs/design.md §6): what a digest joins per session without decoding ``digest``. NULL on rows
+    # processed before it existed (the digest renders those itself; ``reprocess`` fills them).
+    context_text = models.JSONField(
+        null=True, blank=True, editable=False, help_text="[format, block text per detail level…, short block text]"
+    )
     message_uuids = ArrayField(
         models.UUIDField(),
         default=list,

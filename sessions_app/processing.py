@@ -23,6 +23,7 @@ from sessionledger.formats import parse_transcript
 from sessionledger.formats.facts import effort
 from sessions_app import blobs, parts
 from sessions_app.budget import BudgetExceeded, cpu_budget
+from sessions_app.context import context_texts
 from sessions_app.models import Session, Status
 from sessions_app.pgtext import pg_safe
 from sessions_app.redaction import second_wall
@@ -199,16 +200,22 @@ def _header(session: Session, parsed: Any) -> dict[str, Any]:
 
 def _fields(session: Session, parsed: Any, key: str) -> dict[str, Any]:
     files = list(dict.fromkeys(str(path)[:PATH_CAP] for path in [*session.files_touched, *parsed.files_touched]))
-    files = files[:FILES_KEPT]
+    files = pg_safe(files[:FILES_KEPT])
+    title = pg_safe((parsed.title or session.commit_message.split("\n", 1)[0] or session.task_id or "")[:200])
+    digest = pg_safe(_digest(parsed))
     return {
         "content_storage_key": key,
         "message_count": parsed.message_count,
         "turn_count": parsed.turn_count,
-        "title": (parsed.title or session.commit_message.split("\n", 1)[0] or session.task_id or "")[:200],
+        "title": title,
         "summary": _summary(session, parsed, files),
         "files_touched": files,
         "message_uuids": message_uuids(parsed.messages),
-        "digest": _digest(parsed),
+        "digest": digest,
+        # From the values as stored (pg_safe), so the text equals what a digest would render from the row.
+        "context_text": context_texts(
+            title=title, commit_message=pg_safe(session.commit_message), files_touched=files, digest=digest
+        ),
         "agent_version": (session.agent_version or parsed.agent_version or "")[:32],  # the columns' lengths
         "agent_session_id": (session.agent_session_id or parsed.agent_session_id or "")[:100],
         "error": "",

@@ -21,7 +21,7 @@ COMMIT_PREFIX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 
 # What no list or single-session read shows (the page, the API's detail), of the session and of its
 # previous segment alike: the search vector and text can weigh megabytes.
-HEAVY_COLUMNS = ("search_vector", "search_text", "digest", "message_uuids")
+HEAVY_COLUMNS = ("search_vector", "search_text", "digest", "message_uuids", "context_text")
 
 
 def session_queryset(*, project: Project) -> QuerySet[Session]:

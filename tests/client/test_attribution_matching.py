@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
+from functools import partial
 from pathlib import Path
 
 from sessionledger import attribution
 from sessionledger.attribution_capture import commit_diff, line_counts, record_for_commit
 from tests.client.attribution_helpers import validate_agent_trace
 from tests.client.transcript_builder import TranscriptBuilder
+from tests.work import assert_linear, c_hang_guard
 
 
 def repo_with(tmp_path: Path, files: dict[str, str]) -> tuple[Path, str]:
@@ -116,12 +117,22 @@ def test_a_closing_brace_goes_to_the_call_beside_it_not_to_any_call_that_wrote_o
     assert [o.uuid if o else None for o in owners] == ["s1", "s1", "s1", None, None]
 
 
+def _hostile_command(n: int) -> str:
+    return "x" + " <<A > f" * n + "\n" + "y\n" * n  # one long line of heredoc markers, then n lines
+
+
+def _hostile_diff(n: int) -> str:
+    return f"+++ b/f\n@@ -0,0 +1,{n} @@\n" + "+" + "(" * 2 * n + "\n" + "+}\n" * (n - 1)
+
+
 def test_hostile_commands_and_lines_stay_linear() -> None:
-    command = "x" + " <<A > f" * 20_000 + "\n" + "y\n" * 20_000
-    started = time.perf_counter()
-    attribution.heredoc_writes(command)
-    attribution.added_lines("+++ b/f\n@@ -0,0 +1,50000 @@\n" + "+" + "(" * 100_000 + "\n" + "+}\n" * 49_999)
-    assert time.perf_counter() - started < 5  # a guard against a quadratic path, not a benchmark
+    # Work, not time (tests/work.py): lines run and C calls made at n and 2n grow ~2x, not ~4x.
+    assert_linear(lambda n: partial(attribution.heredoc_writes, _hostile_command(n)), 2_000, c_calls=True)
+    assert_linear(lambda n: partial(attribution.added_lines, _hostile_diff(n)), 2_000, c_calls=True)
+    # The full size, where only a regex scanning a whole long line (one C call) could still hang.
+    [(target, body)] = c_hang_guard(5, lambda: attribution.heredoc_writes(_hostile_command(20_000)))
+    assert target == "f" and body == ["y"] * 20_000 + [""]  # an unclosed heredoc takes the rest
+    assert len(c_hang_guard(5, lambda: attribution.added_lines(_hostile_diff(50_000)))["f"]) == 50_000
     assert attribution.heredoc_writes("cat <<'EOF' > /tmp/out.txt\nhello\nEOF\n") == [("/tmp/out.txt", ["hello"])]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import partial
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,8 +23,8 @@ from tests.fixtures.agents.helpers import (
     load,
     names,
     tool_ids,
-    within,
 )
+from tests.work import assert_linear
 
 REAL = names("codex")
 MODERN = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"  # 0.125.0, codex-tui
@@ -311,21 +312,37 @@ def test_images_are_placeholders_and_big_ones_are_slimmed():
     assert shown == ["[image: image/png, 15 KB]"]
 
 
+def _pathological(n: int) -> bytes:
+    """Context blocks, a long event, and n pending calls each followed by a turn (every turn holds one)."""
+    many_context = line(type="message", role="user", content=[{"type": "input_text", "text": "<a>" + "x" * 50}]) * 7 * n
+    long_event = line(kind="event_msg", type="user_message", message="y" * 70 * n)
+    calls = b"".join(call(f"c{i}", "ls") for i in range(n))
+    turns = b"".join(prompt(f"p{i}") for i in range(n))
+    outputs = b"".join(output(f"c{i}", "o") for i in range(n))
+    return meta() + many_context + long_event + calls + turns + outputs
+
+
+def _deep(n: int) -> bytes:
+    return b"[" * 33 * n + b"\n" + (b'{"type":"response_item","payload":' * 2 * n) + b"\n"
+
+
+def _deep_slim(n: int) -> bytes:
+    return b'{"type":"event_msg","payload":{"type":"exec_command_end"' + b"[" * 33 * n
+
+
 def test_pathological_inputs_stay_linear():
-    many_context = line(type="message", role="user", content=[{"type": "input_text", "text": "<a>" + "x" * 50}]) * 20000
-    long_event = line(kind="event_msg", type="user_message", message="y" * 200000)
-    calls = b"".join(call(f"c{i}", "ls") for i in range(3000))
-    turns = b"".join(prompt(f"p{i}") for i in range(3000))
-    outputs = b"".join(output(f"c{i}", "o") for i in range(3000))
-    raw = meta() + many_context + long_event + calls + turns + outputs
-    parsed = within(20, lambda: parse(raw))
+    # Work, not time (tests/work.py): the Python lines run at n and 2n grow ~2x, not ~4x.
+    assert_linear(lambda n: partial(parse, _pathological(n)), 300)
+    assert_linear(lambda n: partial(cut_after_turn, _pathological(n), 1, agent="codex"), 300)
+    assert_linear(lambda n: partial(parse, _deep(n)), 300)
+    assert_linear(lambda n: partial(codex.slim, _deep_slim(n)), 300)
+    # … and the full size still parses, cuts and slims as it should.
+    raw = _pathological(3000)
+    parsed = parse(raw)
     assert parsed.turn_count == 3001
-    assert within(20, lambda: cut_after_turn(raw, 1, agent="codex")) == raw  # every turn holds a pending call
-    deep = b"[" * 100000 + b"\n" + (b'{"type":"response_item","payload":' * 5000) + b"\n"
-    assert within(10, lambda: parse(deep)).stats["skipped_lines"] == 2
-    assert within(10, lambda: codex.slim(b'{"type":"event_msg","payload":{"type":"exec_command_end"' + b"[" * 100000))[
-        1
-    ]
+    assert cut_after_turn(raw, 1, agent="codex") == raw  # every turn holds a pending call
+    assert parse(_deep(3000)).stats["skipped_lines"] == 2
+    assert codex.slim(_deep_slim(3000))[1]
 
 
 def test_the_project_key_is_the_working_directory():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,8 @@ from tests.fixtures.agents.helpers import (
     load,
     names,
     tool_ids,
-    within,
 )
+from tests.work import assert_linear
 
 REAL = names("gemini")
 IGNORED_PREFIXES = ("/", "?", "<session_context>", "<hook_context>")
@@ -279,30 +280,44 @@ def test_big_inline_images_are_slimmed_and_other_lines_kept():
     assert legacy_counts["images"] == 1 and parse(slim_legacy).prompts == ["look[image: image/png, 29 KB]"]
 
 
-def test_pathological_inputs_stay_linear():
-    rewinds = b"".join(user(f"u{i}", f"p{i}") + row(**{"$rewindTo": f"u{i}"}) for i in range(20000))
-    upserts = reply("m", "x") * 20000
-    calls = [tool(f"c{i}", status="executing", output=None) for i in range(2000)]
-    pending = (
+def _pathological(n: int) -> bytes:
+    """n rewinds and upserts, and n/10 calls left executing across as many turns."""
+    rewinds = b"".join(user(f"u{i}", f"p{i}") + row(**{"$rewindTo": f"u{i}"}) for i in range(n))
+    upserts = reply("m", "x") * n
+    return META + _pending(n // 10) + rewinds + upserts
+
+
+def _pending(n: int) -> bytes:
+    calls = [tool(f"c{i}", status="executing", output=None) for i in range(n)]
+    return (
         reply("big", "", calls)
-        + b"".join(user(f"v{i}", f"q{i}") for i in range(2000))
-        + reply("big", "", [tool(f"c{i}") for i in range(2000)])
+        + b"".join(user(f"v{i}", f"q{i}") for i in range(n))
+        + reply("big", "", [tool(f"c{i}") for i in range(n)])
     )
-    raw = META + pending + rewinds + upserts
-    parsed = within(20, lambda: parse(raw))
+
+
+def _legacy(n: int) -> bytes:
+    messages = [{"id": str(i), "type": "user", "content": f"p{i}"} for i in range(n)]
+    return json.dumps({"sessionId": "s", "projectHash": "h", "messages": messages}, indent=2).encode()
+
+
+def _deep(n: int) -> bytes:
+    return b"{" + b'"a":[' * n + b"\n"
+
+
+def test_pathological_inputs_stay_linear():
+    # Work, not time (tests/work.py): the Python lines run at n and 2n grow ~2x, not ~4x.
+    assert_linear(lambda n: partial(parse, _pathological(n)), 1000)
+    assert_linear(lambda n: partial(cut_after_turn, _pathological(n), 1, agent="gemini"), 1000)
+    assert_linear(lambda n: partial(parse, _deep(n)), 5000)
+    assert_linear(lambda n: partial(turn_starts, _legacy(n), agent="gemini"), 2500)
+    # … and the full size still parses and cuts as it should.
+    raw = _pathological(20000)
+    parsed = parse(raw)
     assert parsed.stats["rewound_messages"] == 20000 and parsed.turn_count == 2000
-    assert within(20, lambda: cut_after_turn(raw, 1, agent="gemini")) == META + pending  # no call left behind
-    deep = b"{" + b'"a":[' * 50000 + b"\n"
-    assert within(10, lambda: parse(deep)).stats["skipped_lines"] == 1
-    legacy = json.dumps(
-        {
-            "sessionId": "s",
-            "projectHash": "h",
-            "messages": [{"id": str(i), "type": "user", "content": f"p{i}"} for i in range(50000)],
-        },
-        indent=2,
-    ).encode()
-    assert len(within(20, lambda: turn_starts(legacy, agent="gemini"))) == 50000
+    assert cut_after_turn(raw, 1, agent="gemini") == META + _pending(2000)  # no call left behind
+    assert parse(_deep(50000)).stats["skipped_lines"] == 1
+    assert len(turn_starts(_legacy(50000), agent="gemini")) == 50000
 
 
 # --- where the files are ----------------------------------------------------------------

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import socket
 import subprocess
 import sys
+import threading
 import time
+from urllib.parse import urlsplit
 
 import pytest
 from django.utils import timezone
@@ -24,16 +28,64 @@ def commit(claude: ClaudeSession, name: str, **env: str | None) -> None:
     claude.bash(f"git add -A && git commit -q -m 'Add {name}'", **env)
 
 
-def test_the_detached_uploader_delivers_the_session_after_the_hook_has_exited(ledger, repo, claude) -> None:
-    claude.prompt("add a")
-    (repo / "a.py").write_text("a = 1\n")
-    started = time.monotonic()
-    claude.bash("git add -A && git commit -q -m 'Add a'", SESSIONLEDGER_UPLOAD_INLINE=None)
-    hook_seconds = time.monotonic() - started
+class Gate:
+    """A TCP relay in front of the live server that holds every connection until it is opened."""
 
-    session = ledger.wait_for(lambda: ledger.sessions(commit_hash=head(repo)))[0]
-    assert ledger.raw(session) == expected_upload(claude.content())
-    assert hook_seconds < 30  # the hook returned without waiting for the upload (timing: see bench/)
+    def __init__(self, upstream: str) -> None:
+        self.upstream = urlsplit(upstream)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.opened = threading.Event()
+        self.held = 0  # connections that arrived while the gate was shut
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                downstream, _ = self.listener.accept()
+            except OSError:
+                return
+            if not self.opened.is_set():
+                self.held += 1
+            threading.Thread(target=self._relay, args=(downstream,), daemon=True).start()
+
+    def _relay(self, downstream: socket.socket) -> None:
+        self.opened.wait()
+        upstream = socket.create_connection((self.upstream.hostname, self.upstream.port))
+        for source, sink in ((downstream, upstream), (upstream, downstream)):
+            threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        self.opened.set()
+        self.listener.close()
+
+
+def test_the_detached_uploader_delivers_the_session_after_the_hook_has_exited(ledger, repo, claude) -> None:
+    """The hook returns while its upload cannot finish: ordering, not time (no seconds asserted)."""
+    gate = Gate(ledger.url)
+    try:
+        claude.prompt("add a")
+        (repo / "a.py").write_text("a = 1\n")
+        claude.bash(
+            "git add -A && git commit -q -m 'Add a'", SESSIONLEDGER_UPLOAD_INLINE=None, SESSIONLEDGER_SERVER=gate.url
+        )
+        # The commit and its hook have returned, and the gate has let no byte through: the hook did not
+        # wait for the upload. The uploader it left behind is the one holding a request at the gate.
+        assert ledger.sessions(commit_hash=head(repo)) == []
+        ledger.wait_for(lambda: gate.held)
+        gate.opened.set()
+        session = ledger.wait_for(lambda: ledger.sessions(commit_hash=head(repo)))[0]
+        assert ledger.raw(session) == expected_upload(claude.content())
+    finally:
+        gate.close()
 
 
 def test_server_down_keeps_the_segment_and_sync_uploads_it_exactly_once(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from html.parser import HTMLParser
 
 import pytest
 
 from frontend.markdown import highlight_code, link_is_safe, mark_matches, render_budget, render_markdown, render_plain
 from tests.frontend.conftest import XSS_PAYLOADS
+from tests.work import assert_linear, c_hang_guard
 
 
 class Elements(HTMLParser):
@@ -135,12 +137,12 @@ def test_search_marks_keep_their_place_after_a_letter_whose_lower_case_is_longer
 
 
 def test_a_worst_case_search_needle_is_matched_in_linear_time() -> None:
-    import time
-
+    # Many matches, in text whose lower case is longer: the lines run and C calls made grow ~2x for 2x.
+    assert_linear(lambda n: partial(mark_matches, render_plain("İa <b> " * n), "A"), 500, c_calls=True)
+    # No match: one `in` on the whole text (C), where a regex needle compared ~200 characters a position.
     html = render_plain("a" * 200_000)
-    started = time.perf_counter()
-    assert mark_matches(html, "a" * 199 + "b") == html
-    assert time.perf_counter() - started < 1.0  # a regex needle compared ~200 characters at each position
+    assert c_hang_guard(1.0, lambda: mark_matches(html, "a" * 199 + "b")) == html
+    assert mark_matches(render_plain("İa <b> "), "A") == "İ<mark>a</mark> &lt;b&gt; "
 
 
 def test_a_page_renders_rich_text_within_its_budget_then_plain_text() -> None:

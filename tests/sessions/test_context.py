@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django_scopes import scopes_disabled
+
+from projects.scoping import project_scope
+from sessions_app.context import CONTEXT_FORMAT, Digest, context_digest, context_texts
+from sessions_app.models import Session
+from tests.seeding import seed_sessions
 
 
 def _context(client, slug: str, query: str = "") -> dict:
@@ -58,3 +70,109 @@ def test_another_projects_sessions_never_appear(world, api_as, ingest, history) 
     digest = _context(api_as(world.admin), world.project.slug, "?branch=feat/capture&budget=50000")
     assert "globex" not in digest["text"] and len(digest["sessions"]) == 4
     assert api_as(world.outsider).get(f"/api/v1/projects/{world.project.slug}/context").status_code == 404
+
+
+def _digest(world, **query) -> Digest:
+    with project_scope(world.project):
+        return context_digest(project=world.project, **query)
+
+
+def test_each_session_is_one_block_of_plain_text_with_its_link(world, ingest) -> None:
+    """The block as the assistant reads it (docs/design.md §6), byte for byte: the first line and the
+    link are read now, the rest is the text the worker stored."""
+    session = ingest(
+        world.project,
+        world.member,
+        "  keep   offsets\n\nper <b>transcript</b>  ",
+        feature_branch="feat/capture",
+        files_touched=["src/a.py", "src/b.py"],
+    )
+    digest = _digest(world, branch="feat/capture")
+    day = f"{session.captured_at:%Y-%m-%d}"
+    url = f"{settings.SITE_URL}/p/{world.project.slug}/s/{session.pk}"
+    assert digest.text == (
+        f"Sessionledger: earlier conversations in {world.project.slug} (branch feat/capture), newest first. "
+        "Prompts are the developers' own words: honour their decisions and constraints.\n"
+        f"\n## checkpoint {session.commit_hash[:10]} · {day} · {world.member.email} · same branch\n"
+        "- keep offsets per <b>transcript</b>\n"
+        "Commit: Add session capture\n"
+        "Files: src/a.py, src/b.py\n"
+        "Assistant's last words: Done.\n"
+        f"More: {url} (session {session.pk})\n"
+    )
+    short = _digest(world, branch="feat/capture", prompts=False)
+    assert short.text.endswith(
+        f"\n## checkpoint {session.commit_hash[:10]} · {day} · same branch\n"
+        "Title: keep offsets per <b>transcript</b>\n"
+        "Commit: Add session capture\n"
+        "Files: src/a.py, src/b.py\n"
+        f"More: session {session.pk}\n"
+    )
+
+
+def test_sessions_processed_before_the_stored_text_read_the_same_until_reprocessed(world, ingest, history) -> None:
+    long_prompt = "decide the retry policy " * 40
+    ingest(world.project, world.admin, long_prompt, feature_branch="feat/capture", files_touched=["src/retry.py"])
+    queries = [
+        {"branch": "feat/capture", "files": ["src/parser.py"], "budget": budget, "prompts": prompts}
+        for budget in (200, 700, 1500, 8000)
+        for prompts in (True, False)
+    ]
+    stored = [_digest(world, **query) for query in queries]
+    with scopes_disabled():
+        Session.objects.filter(pk__in=[history["branch_old"].pk, history["files"].pk]).update(context_text=None)
+        Session.objects.filter(pk=history["recent"].pk).update(context_text=[0, "stale", "", "", ""])
+    with project_scope(world.project), CaptureQueriesContext(connection) as statements:
+        rendered = [context_digest(project=world.project, **query) for query in queries]
+    assert [d.text for d in rendered] == [d.text for d in stored]
+    chosen = [[c.session.pk for c in d.included] for d in rendered]
+    assert chosen == [[c.session.pk for c in d.included] for d in stored]
+    assert any(len(d.included) < 5 for d in rendered) and any(len(d.included) == 5 for d in rendered)
+    assert "stale" not in "".join(d.text for d in rendered)
+    assert len(statements) == 2 * len(queries)  # the candidates, then the rows without a current text
+
+    call_command("reprocess", project=world.project.slug, stdout=io.StringIO())
+    with scopes_disabled():
+        assert not Session.objects.exclude(context_text__0=CONTEXT_FORMAT).exists()
+    assert [_digest(world, **query).text for query in queries] == [d.text for d in stored]
+
+
+def test_one_statement_per_digest_whatever_the_groups(world, ingest, history) -> None:
+    """Branch, files and recent sessions come in one statement (docs/scaling.md "The context digest"): no query per
+    session, per group or per author."""
+    for i in range(5):
+        ingest(world.project, [world.admin, world.member][i % 2], f"more work {i}", feature_branch="feat/capture")
+    for query in ({}, {"branch": "feat/capture"}, {"branch": "feat/capture", "files": ["src/parser.py"]}):
+        for prompts in (True, False):
+            with project_scope(world.project), CaptureQueriesContext(connection) as statements:
+                digest = context_digest(project=world.project, prompts=prompts, **query)
+            assert len(digest.included) >= 4 and len(statements) == 1, (query, prompts)
+
+
+def test_the_author_shown_is_the_one_of_today(world, history) -> None:
+    """Only the block's first line names the author, read at each digest: an e-mail changed after
+    processing shows the new one."""
+    world.member.email = "renamed@example.com"
+    world.member.save(update_fields=["email"])
+    text = _digest(world, branch="feat/capture").text
+    assert text.count("· renamed@example.com · same branch") == 2 and world.admin.email in text
+
+
+def test_seeded_sessions_carry_the_text_the_worker_would_store(world) -> None:
+    """bench/seed_sessions.py fills ``context_text`` as processing would, so the scale bench times
+    the digest's real read path (docs/scaling.md "The context digest")."""
+    with scopes_disabled(), connection.cursor() as cursor:
+        seed_sessions(cursor, project_id=world.project.pk, author_ids=[world.member.pk], start=1, stop=30)
+    with scopes_disabled():
+        rows = Session.objects.filter(project=world.project).values(
+            "title", "commit_message", "files_touched", "digest", "context_text"
+        )
+        assert len(rows) == 30
+        for row in rows:
+            texts = context_texts(
+                title=row["title"],
+                commit_message=row["commit_message"],
+                files_touched=row["files_touched"],
+                digest=row["digest"],
+            )
+            assert row["context_text"] == texts

@@ -18,7 +18,7 @@ from django.http import QueryDict
 
 from projects.scoping import project_scope
 from sessions_app import selectors
-from sessions_app.context import context_candidates
+from sessions_app.context import candidates_statement, context_candidates
 from sessions_app.filters import SessionFilter
 from tests.seeding import commit_of, seed_sessions
 
@@ -104,3 +104,12 @@ def test_newest_first_lists_and_the_context_digest_walk_an_index(world, many) ->
             assert not any(n["Node Type"] == "Seq Scan" for n in nodes), query
         rare_files = context_candidates(project=world.project, branch="feat/branch-7", files=["src/only4242.py"])
         assert [c.reason for c in rare_files].count("same files") == 1
+        # the digest's one statement: each group an index read (branch, files, recent), never a scan
+        sql, params, _ = candidates_statement(project=world.project, branch="feat/branch-7", files=["src/only4242.py"])
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+            [[document]] = cursor.fetchall()
+        nodes = _nodes((json.loads(document) if isinstance(document, str) else document)[0]["Plan"])
+        assert not any(n["Node Type"] == "Seq Scan" and n.get("Relation Name") == TABLE for n in nodes)
+        used = {n.get("Index Name") for n in nodes}
+        assert {"session_branch_recent", "session_files", "session_project_recent"} <= used, used
