@@ -88,7 +88,7 @@ def _function(guard: str) -> str:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0017_ui_message_uuids_default"),
+        ("sessions_app", "0018_digest_context_text"),
     ]
 
     operations = [
