@@ -17,9 +17,13 @@ cached page still records its read in the access log. Cache keys carry the sessi
 unique across projects. When the cache is down the page is rendered as if nothing were cached.
 ``SESSIONLEDGER_PAGE_CACHE_SECONDS`` (default a day; 0 turns it off) bounds how long a page stays.
 
-The worker renders the first page of the default view as it finishes a session (``warm``, called
-through the ``session_processed`` signal): the first reader of a new session — the reviewer who follows
-the link in a pull request — gets that page from the cache instead of decoding and rendering it.
+The worker renders the first page of the default view as it finishes a session of at least
+``WARM_MIN_RAW_BYTES`` (``warm``, called through the ``session_processed`` signal): the first reader of
+a long session — the reviewer who follows the link in a pull request — gets that page from the cache
+instead of decoding and rendering it. Below that size the first reader renders it: a page of a small
+segment takes a millisecond or two, which would be a quarter of the worker's whole task for a 10 KB
+segment (docs/scaling.md, worker), while for a long one it is a few percent of its processing and saves
+its first reader the decoding and rendering (docs/scaling.md, session page).
 
 The decoded content document is kept too, for ``DOCUMENT_SECONDS``, under the same content generation:
 a reader who moves to another page or filter of the session they just opened skips the blob read and
@@ -60,6 +64,7 @@ def _renderer_version() -> str:
 RENDERER_VERSION = _renderer_version()
 DOCUMENT_SECONDS = 600
 DOCUMENT_MAX_RAW_BYTES = 16 * 1024 * 1024
+WARM_MIN_RAW_BYTES = 256 * 1024
 
 
 def page_key(session: Session, form: MessageFilterForm, where: Where) -> str | None:
@@ -125,6 +130,8 @@ def warm(session: Session, document: dict[str, Any]) -> None:
     ``session`` carries the content generation the worker just committed (``content_storage_key``,
     ``processed_at``), so the key is the one that reader's request computes.
     """
+    if session.raw_size_bytes < WARM_MIN_RAW_BYTES:
+        return
     form = MessageFilterForm({})
     form.is_valid()
     where = page_where(session)

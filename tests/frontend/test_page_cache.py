@@ -8,6 +8,7 @@ import pytest
 from django.core.cache import cache
 from django_scopes import scopes_disabled
 
+from frontend import page_cache
 from frontend.views import sessions as session_views
 from projects.scoping import project_scope
 from sessions_app import blobs
@@ -120,11 +121,14 @@ def test_the_worker_renders_the_first_page_so_the_first_reader_does_not(
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):  # the worker's commit, then its announcement
         session = make_session(world.project, world.member, long_transcript(60), seed="warm")
+        small = make_session(world.project, world.member, long_transcript(5), seed="small")
+    assert session.raw_size_bytes >= page_cache.WARM_MIN_RAW_BYTES > small.raw_size_bytes
     first = _get(client, world, session)
     assert first.status_code == 200 and renders == []  # served as the worker rendered it
     assert _cards(_get(client, world, session, "?page=2")) and len(renders) == 1  # other pages: on demand
     cache.clear()
     assert _cards(_get(client, world, session)) == _cards(first) and len(renders) == 2  # the same HTML
+    assert _get(client, world, small).status_code == 200 and len(renders) == 3  # a small one: on first read
 
 
 def test_a_session_that_failed_to_process_warms_nothing(
