@@ -19,9 +19,11 @@ insights totals are not kept). At each size, for every row:
 - ``api``: the whole ``GET /api/v1/projects/bench-scale/sessions?…`` in-process (Bearer token,
   middleware, throttles, tenant transaction, serialisation), DEBUG off;
 
-each as p50/p95 of ``--repeat`` runs, and ``<subject>_ratio`` = its p95 / floor p95. Rows: commit 10-hex prefix,
-``q`` matching one row, ``q`` matching 10 %, files (one row), list newest, list ``?branch=``, the
-context digest of a branch (``context_digest``; its floor is the two index reads it needs). Then
+each as p50/p95 of ``--repeat`` runs, and ``<subject>_ratio`` = its p95 / floor p95. A list's answer is
+its columns, not its ids: every lookup row also carries ``floor_columns``, the bare SQL by hand that returns
+the columns the API's list returns (author joined, as the owner), and ``query_ratio_columns`` against it.
+Rows: commit 10-hex prefix, ``q`` matching one row, ``q`` matching 10 %, files (one row), list newest,
+list ``?branch=``, the context digest of a branch (``context_digest``; its floor is the two index reads it needs). Then
 bulk seeding: ``--bulk-rows`` more sessions in one statement with the insights triggers off and on
 (rolled back both times), and their ratio; then VACUUM ANALYZE, as autovacuum would, before the
 lookups. Prints one JSON object.
@@ -217,6 +219,10 @@ def rows_at(project: Any, user: Any, size: int, repeat: int) -> dict[str, Any]:
         whole = timed(repeat, api(client, url, query))
         out[name] = _row(floor, statement, with_scope, whole)
         out[name]["same_sql_as_owner"] = timed(repeat, owner_sql(sql, list(sql_params)))
+        # a list's answer is its rows' columns, not their ids: the bare SQL that returns them
+        columns = timed(repeat, owner_sql(list_columns_sql(condition), [pid, *params]))
+        out[name]["floor_columns"] = columns
+        out[name]["query_ratio_columns"] = round(out[name]["query"]["p95_ms"] / max(columns["p95_ms"], 0.001), 2)
     useful = "status IN ('complete', 'rejected', 'abandoned')"
     context_floor = f"""SELECT id, digest FROM {TABLE} WHERE project_id = %s AND feature_branch = %s AND {useful}
         ORDER BY captured_at DESC, id DESC LIMIT 20"""
@@ -230,6 +236,20 @@ def rows_at(project: Any, user: Any, size: int, repeat: int) -> dict[str, Any]:
     api_context = timed(repeat, api(client, f"/api/v1/projects/{SLUG}/context", {"branch": branch}))
     out["context_by_branch"] = _row(floor_context, statement_context, db_context, api_context)
     return out
+
+
+def list_columns_sql(condition: str) -> str:
+    """The list's page by hand, as the owner: the columns the API's list returns (the author's e-mail
+    joined), newest first through the index for ``condition``, one row more than a page (the cursor's)."""
+    from sessions_app.models import Session
+    from sessions_app.serializers import ROW_COLUMNS
+
+    names = [Session._meta.get_field(name).column for name in ROW_COLUMNS if "__" not in name]
+    return (
+        f"SELECT {', '.join(f's.{name}' for name in names)}, u.email FROM {TABLE} AS s"
+        " LEFT JOIN projects_user AS u ON u.id = s.author_id"
+        f" WHERE s.project_id = %s AND {condition} ORDER BY s.captured_at DESC, s.id DESC LIMIT {PAGE + 1}"
+    )
 
 
 def _row(floor: dict[str, float], *subjects: dict[str, float]) -> dict[str, Any]:
