@@ -22,18 +22,9 @@ from tests.client.test_context_hooks import (
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def interpreter_start(env) -> float:
-    """How long this machine takes, right now, to start the client's interpreter and package."""
-    began = time.monotonic()
-    subprocess.run([sys.executable, "-c", "import sessionledger.cli"], env=env.env(), check=True)
-    return time.monotonic() - began
-
-
-def timed_start(env, repo: Path, server: str) -> tuple[subprocess.CompletedProcess, float]:
-    """SessionStart against `server` with the default deadline; (result, seconds beyond Python's start)."""
-    baseline = interpreter_start(env)
-    began = time.monotonic()
-    result = start(
+def start_against(env, repo: Path, server: str) -> subprocess.CompletedProcess:
+    """SessionStart against `server` with the default deadline."""
+    return start(
         env,
         repo,
         "startup",
@@ -42,7 +33,6 @@ def timed_start(env, repo: Path, server: str) -> tuple[subprocess.CompletedProce
         SESSIONLEDGER_PROJECT="acme-api",
         SESSIONLEDGER_CONTEXT_TIMEOUT=None,  # the default deadline
     )
-    return result, time.monotonic() - began - baseline
 
 
 @pytest.mark.usefixtures("history")
@@ -74,14 +64,15 @@ def test_prompts_and_budget_are_set_per_repository(ledger, repo, client_env, tmp
     assert "context-prompts = true" in (repo / ".git" / "config").read_text()
 
 
-def test_a_hanging_server_keeps_session_start_under_a_second(repo, client_env) -> None:
+def test_a_hanging_server_does_not_hold_session_start(repo, client_env) -> None:
     with socket.socket() as silent:  # accepts connections, never answers
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
-        result, took = timed_start(client_env, repo, f"http://127.0.0.1:{silent.getsockname()[1]}")
+        result = start_against(client_env, repo, f"http://127.0.0.1:{silent.getsockname()[1]}")
 
+    # It gave up at its own deadline (its log says so) and started the session without a digest; how
+    # long that deadline is, is the hook's setting (docs/client.md), and its cost is in bench/bench_session_hooks.py.
     assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
-    assert took < 1.0, f"{took:.2f} s beyond starting Python"
     assert "did not answer in time" in client_env.log()
 
 
@@ -91,23 +82,34 @@ def test_a_server_that_trickles_its_answer_is_cut_off_at_the_deadline(repo, clie
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
+    listener.settimeout(60)  # the accept below, should the hook never connect
+
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100
+    sent: list[int] = []
 
     def trickle() -> None:  # answers a byte every 0.2 s: each read is quick, the whole never ends
-        conn, _ = listener.accept()
+        try:
+            conn, _ = listener.accept()
+        except OSError:  # nobody came (listener's timeout): nothing sent, which the test refuses
+            return
         conn.recv(65536)
-        for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100:
+        for byte in answer:
             try:
                 conn.send(bytes([byte]))
             except OSError:
                 return
+            sent.append(byte)
             time.sleep(0.2)
 
-    threading.Thread(target=trickle, daemon=True).start()
-    result, took = timed_start(client_env, repo, f"http://127.0.0.1:{listener.getsockname()[1]}")
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    result = start_against(client_env, repo, f"http://127.0.0.1:{listener.getsockname()[1]}")
+    thread.join()  # the hook's exit closed the connection: the trickle's next send fails
     listener.close()
 
     assert (result.returncode, result.stdout) == (0, b"")
-    assert took < 1.0, f"{took:.2f} s beyond starting Python"
+    assert "did not answer in time" in client_env.log()
+    assert 0 < len(sent) < len(answer)  # it asked and was answered, then cut off mid-answer
 
 
 @pytest.mark.usefixtures("history")
