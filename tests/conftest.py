@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+import redis
 from django_scopes import scopes_disabled
 from rest_framework.test import APIClient
 
@@ -71,6 +72,20 @@ def api_as():
         return client
 
     return make
+
+
+@pytest.fixture
+def redis_commands(monkeypatch) -> Iterator[list[str]]:
+    """The Redis commands sent (the real client still sends them)."""
+    sent: list[str] = []
+    original = redis.Redis.execute_command
+
+    def spy(self, *args, **options):
+        sent.append(str(args[0]))
+        return original(self, *args, **options)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", spy)
+    return sent
 
 
 @pytest.fixture(autouse=True)

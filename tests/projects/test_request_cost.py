@@ -7,10 +7,7 @@ COMMIT (which drops the settings: no RESET). Its rate limit costs one Redis roun
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-import redis
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -18,20 +15,6 @@ from django.test.utils import CaptureQueriesContext
 from projects.models import ApiToken
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the request's own transaction, as in production
-
-
-@pytest.fixture
-def redis_commands(monkeypatch) -> Iterator[list[str]]:
-    """The Redis commands sent (the real client still sends them)."""
-    sent: list[str] = []
-    original = redis.Redis.execute_command
-
-    def spy(self, *args, **options):
-        sent.append(str(args[0]))
-        return original(self, *args, **options)
-
-    monkeypatch.setattr(redis.Redis, "execute_command", spy)
-    return sent
 
 
 def test_a_list_request_costs_five_statements_and_one_redis_round_trip(world, api_as, redis_commands) -> None:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import pytest
-import redis
 from django.contrib.postgres.search import SearchVector
 from django.db import connection
 from django.db.models import Value
@@ -23,20 +21,6 @@ from tests.conftest import conversation
 from tests.uploads import commit_hash, metadata_for, upload
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the task's own transactions, as in a worker
-
-
-@pytest.fixture
-def redis_commands(monkeypatch) -> Iterator[list[str]]:
-    """The Redis commands sent (the real client still sends them)."""
-    sent: list[str] = []
-    original = redis.Redis.execute_command
-
-    def spy(self, *args, **options):
-        sent.append(str(args[0]))
-        return original(self, *args, **options)
-
-    monkeypatch.setattr(redis.Redis, "execute_command", spy)
-    return sent
 
 
 def _uploaded(world, api_as, prompt: str) -> Session:
