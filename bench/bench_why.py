@@ -20,8 +20,6 @@ removed after.
 from __future__ import annotations
 
 import argparse
-import gzip
-import io
 import json
 import os
 import socket
@@ -34,7 +32,7 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from djangobench import ROOT, percentile, setup
+from djangobench import ROOT, percentile, setup, stored_session
 
 
 def git(repo: Path, *args: str) -> str:
@@ -72,37 +70,17 @@ def build(repo: Path, turns: int) -> bytes:
 def store(project, user, repo: Path, raw: bytes, site: str):
     from projects.scoping import project_scope
     from sessionledger import attribution_capture, gitmeta
-    from sessions_app import ingest
     from sessions_app.attribution.services import attribution_store
     from sessions_app.processing import session_process
 
     sha = git(repo, "rev-parse", "HEAD").strip()
-    ingest.enqueue_processing = lambda session_id: None
-    metadata = {
-        "kind": "checkpoint",
-        "feature_branch": "bench",
-        "commit_hash": sha,
-        "agent": "claude-code",
-        "agent_session_id": str(uuid.uuid4()),
-        "start_offset": 0,
-        "end_offset": len(raw),
-        **gitmeta.commit_facts(str(repo), sha),
-    }
-    gz = gzip.compress(raw)
+    session = stored_session(project, user, raw, commit_hash=sha, **gitmeta.commit_facts(str(repo), sha))
     record = attribution_capture.record_for_commit(
         str(repo), sha, {"transcript": raw}, agent="claude-code", base_url=site, project=project.slug
     )
     with project_scope(project):
-        result = ingest.session_ingest(
-            project=project,
-            author=user,
-            metadata=metadata,
-            transcript=ingest.Upload(io.BytesIO(gz), len(gz)),
-            subagents=[],
-            idempotency_key=None,
-        )
-        session_process(session=result.session)
-        attribution_store(session=result.session, data=json.dumps(record).encode())
+        session_process(session=session)
+        attribution_store(session=session, data=json.dumps(record).encode())
     return sha, record
 
 

@@ -48,8 +48,9 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def stored_session(project, user, raw: bytes):
-    """Stored and still ``processing``, as a worker finds it."""
+def stored_session(project, user, raw: bytes, **metadata_overrides):
+    """Stored and still ``processing``, as a worker finds it (``metadata_overrides`` replace the bench's
+    defaults: a real commit's hash and facts, say)."""
     from projects.scoping import project_scope
     from sessions_app import ingest
     from sessions_app.models import Session
@@ -65,6 +66,7 @@ def stored_session(project, user, raw: bytes):
         "start_offset": 0,
         "end_offset": len(raw),
         "commit_message": "Bench session",
+        **metadata_overrides,
     }
     with project_scope(project):
         result = ingest.session_ingest(
