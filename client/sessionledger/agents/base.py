@@ -55,6 +55,33 @@ class Resumable:
         self.unchanged = False  # the file was already there with these very bytes: nothing written
 
 
+class ResumeRequest:
+    """What writing a conversation back needs (`Agent.write_resumable`): its bytes (`raw`), the new
+    session id and the captured one (`old_id`), the directory it resumes in (`cwd`), the directory its
+    recorded paths move out of (`cwd_from`) and into (`cwd_to`, default `cwd`), which lines were changed
+    since (`changed`), how to fetch the captured sub-agent files (`fetch`, `listing`), the session it
+    forks (`forked_from`), and whether an existing file of that id may be replaced."""
+
+    def __init__(
+        self,
+        raw: bytes,
+        *,
+        session_id: str,
+        old_id: str,
+        cwd: str,
+        cwd_from: str | None,
+        changed: Changed | None,
+        fetch: Callable[[str], bytes],
+        listing: dict[str, Any],
+        cwd_to: str | None = None,
+        forked_from: str | None = None,
+        replace: bool = True,
+    ) -> None:
+        self.raw, self.session_id, self.old_id, self.cwd = raw, session_id, old_id, cwd
+        self.cwd_from, self.changed, self.fetch, self.listing = cwd_from, changed, fetch, listing
+        self.cwd_to, self.forked_from, self.replace = cwd_to or cwd, forked_from, replace
+
+
 class CannotResume(Exception):
     """This agent cannot continue a written-back conversation; the message says why and what to do."""
 
@@ -238,21 +265,7 @@ class Agent:
         """Why this conversation cannot be written back for the agent to resume (None: it can)."""
         return None
 
-    def write_resumable(
-        self,
-        raw: bytes,
-        *,
-        session_id: str,
-        old_id: str,
-        cwd: str,
-        cwd_from: str | None,
-        changed: Changed | None,
-        cwd_to: str | None = None,
-        fetch: Callable[[str], bytes],
-        listing: dict[str, Any],
-        forked_from: str | None = None,
-        replace: bool = True,
-    ) -> tuple[Resumable, ResumeReport]:
+    def write_resumable(self, request: ResumeRequest) -> tuple[Resumable, ResumeReport]:
         raise CannotResume(f"{self.display_name} sessions cannot be written back to be resumed")
 
     def resume_command(self, session_id: str) -> list[str]:

@@ -28,10 +28,9 @@ from sessionledger.agents.claude_layout import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
-    from sessionledger.agents.base import Changed
+    from sessionledger.agents.base import ResumeRequest
     from sessionledger.formats.resume import ResumeReport
 
 
@@ -222,49 +221,35 @@ class ClaudeCode(Agent):
 
     # --- writing back -------------------------------------------------------------------------
 
-    def write_resumable(
-        self,
-        raw: bytes,
-        *,
-        session_id: str,
-        old_id: str,
-        cwd: str,
-        cwd_from: str | None,
-        changed: Changed | None,
-        cwd_to: str | None = None,
-        fetch: Callable[[str], bytes],
-        listing: dict[str, Any],
-        forked_from: str | None = None,
-        replace: bool = True,
-    ) -> tuple[Resumable, ResumeReport]:
+    def write_resumable(self, request: ResumeRequest) -> tuple[Resumable, ResumeReport]:
         """`<claude dir>/projects/<encoded cwd>/<id>.jsonl` with its sub-agents and saved tool
         outputs; tool calls the capture ended on are answered by a note so `claude -r` loads it.
         `cwd` values under `cwd_from` move under `cwd_to` (default: `cwd`, where it resumes)."""
         from sessionledger.agents import claude_files as sessionfiles
         from sessionledger.formats.resume import rewrite_for_resume
 
-        moved_to = cwd_to or cwd
+        r = request
         data, report = rewrite_for_resume(
-            raw, session_id=session_id, cwd_from=cwd_from, cwd_to=moved_to, changed=changed
+            r.raw, session_id=r.session_id, cwd_from=r.cwd_from, cwd_to=r.cwd_to, changed=r.changed
         )
-        data, closed = sessionfiles.finish(data, old_id, cwd, session_id)
-        target = self.session_path(cwd, session_id)
+        data, closed = sessionfiles.finish(data, r.old_id, r.cwd, r.session_id)
+        target = self.session_path(r.cwd, r.session_id)
         if os.path.exists(target):
             if _read_all(target) == data:
-                same = Resumable(target, cwd, self.resume_command(session_id))
+                same = Resumable(target, r.cwd, self.resume_command(r.session_id))
                 same.unchanged = True
                 return same, report
-            if not replace:
+            if not r.replace:
                 raise CannotResume(f"{target} exists (Claude Code still has this session); --force replaces it")
         written = sessionfiles.write_all(
-            fetch,
-            listing,
-            cwd=cwd,
-            session_id=session_id,
+            r.fetch,
+            r.listing,
+            cwd=r.cwd,
+            session_id=r.session_id,
             data=data,
-            rewrite=sessionfiles.subagent_rewriter(session_id, old_id, cwd, cwd_from),
+            rewrite=sessionfiles.subagent_rewriter(r.session_id, r.old_id, r.cwd, r.cwd_from),
         )
-        result = Resumable(written.session, cwd, self.resume_command(session_id))
+        result = Resumable(written.session, r.cwd, self.resume_command(r.session_id))
         result.files = written.files
         if closed:
             result.notes.append(
@@ -272,7 +257,7 @@ class ClaudeCode(Agent):
             )
         for name in written.moved_agents:
             result.notes.append(
-                f"{name} went into {session_id}/subagents/: the original's file of that name is still there"
+                f"{name} went into {r.session_id}/subagents/: the original's file of that name is still there"
             )
         return result, report
 

@@ -11,10 +11,9 @@ from sessionledger.agents.base import Agent, Resumable, inside, newer_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
-    from sessionledger.agents.base import Changed
+    from sessionledger.agents.base import ResumeRequest
     from sessionledger.formats.resume import ResumeReport
 
 _FIRST_LINE_LIMIT = 8 * 1024 * 1024  # the first line carries the whole system prompt
@@ -121,21 +120,7 @@ class Codex(Agent):
 
     # --- writing back -------------------------------------------------------------------------
 
-    def write_resumable(
-        self,
-        raw: bytes,
-        *,
-        session_id: str,
-        old_id: str,
-        cwd: str,
-        cwd_from: str | None,
-        changed: Changed | None,
-        cwd_to: str | None = None,
-        fetch: Callable[[str], bytes],
-        listing: dict[str, Any],
-        forked_from: str | None = None,
-        replace: bool = True,
-    ) -> tuple[Resumable, ResumeReport]:
+    def write_resumable(self, request: ResumeRequest) -> tuple[Resumable, ResumeReport]:
         """A rollout under a new thread id in today's date folder: `session_meta.id` rewritten
         (and `forked_from_id` set when forking), cwd values moved like Claude Code's, the key
         `slim` adds removed. Codex replays what it reads verbatim, so nothing else changes."""
@@ -144,17 +129,18 @@ class Codex(Agent):
         from sessionledger.formats.resume import ResumeReport
         from sessionledger.fsutil import atomic_write
 
+        r = request
         report = ResumeReport()
         out = [
-            _rewrite_line(line, session_id, cwd_from, cwd_to or cwd, forked_from)
-            for line in raw.splitlines(keepends=True)
+            _rewrite_line(line, r.session_id, r.cwd_from, r.cwd_to, r.forked_from)
+            for line in r.raw.splitlines(keepends=True)
         ]
         stamp = time.strftime("%Y-%m-%dT%H-%M-%S")
         folder = os.path.join(codex_home(), "sessions", *time.strftime("%Y/%m/%d").split("/"))
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        path = os.path.join(folder, f"rollout-{stamp}-{session_id}.jsonl")
+        path = os.path.join(folder, f"rollout-{stamp}-{r.session_id}.jsonl")
         atomic_write(path, b"".join(out), mode=0o600)
-        result = Resumable(path, cwd, self.resume_command(session_id))
+        result = Resumable(path, r.cwd, self.resume_command(r.session_id))
         if os.path.exists(os.path.join(codex_home(), "state_5.sqlite")):
             result.notes.append(
                 "this Codex keeps a thread index (state_5.sqlite): versions from 0.142 resume only threads "

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from sessionledger.agents.base import Changed
+    from sessionledger.agents.base import ResumeRequest
     from sessionledger.formats.resume import ResumeReport
 
 
@@ -114,21 +114,7 @@ class Gemini(Agent):
 
     # --- writing back -------------------------------------------------------------------------
 
-    def write_resumable(
-        self,
-        raw: bytes,
-        *,
-        session_id: str,
-        old_id: str,
-        cwd: str,
-        cwd_from: str | None,
-        changed: Changed | None,
-        cwd_to: str | None = None,
-        fetch: Callable[[str], bytes],
-        listing: dict[str, Any],
-        forked_from: str | None = None,
-        replace: bool = True,
-    ) -> tuple[Resumable, ResumeReport]:
+    def write_resumable(self, request: ResumeRequest) -> tuple[Resumable, ResumeReport]:
         """The recording under a new session id, in the project folder of `cwd`: the one Gemini
         registered for it, else the SHA-256 folder older versions use and newer ones migrate on
         first use. A whole pre-v0.39 document stays a `.json` document (every version resumes
@@ -141,19 +127,20 @@ class Gemini(Agent):
         from sessionledger.formats.resume import ResumeReport
         from sessionledger.fsutil import atomic_write
 
-        doc = legacy_document(raw)
+        r = request
+        doc = legacy_document(r.raw)
         if doc is not None:
-            doc.update(sessionId=session_id, projectHash=project_hash(cwd))
+            doc.update(sessionId=r.session_id, projectHash=project_hash(r.cwd))
             data, suffix = json_document(doc), ".json"
         else:
-            data, suffix = _as_jsonl(raw, session_id, project_hash(cwd)), ".jsonl"
-        folders = gemini_project_dirs(cwd, gemini=Path(gemini_dir()))
-        folder = str(folders[0]) if folders else os.path.join(gemini_dir(), "tmp", project_hash(cwd))
+            data, suffix = _as_jsonl(r.raw, r.session_id, project_hash(r.cwd)), ".jsonl"
+        folders = gemini_project_dirs(r.cwd, gemini=Path(gemini_dir()))
+        folder = str(folders[0]) if folders else os.path.join(gemini_dir(), "tmp", project_hash(r.cwd))
         chats = os.path.join(folder, "chats")
         os.makedirs(chats, mode=0o700, exist_ok=True)
-        path = os.path.join(chats, f"session-{time.strftime('%Y-%m-%dT%H-%M')}-{session_id[:8]}{suffix}")
+        path = os.path.join(chats, f"session-{time.strftime('%Y-%m-%dT%H-%M')}-{r.session_id[:8]}{suffix}")
         atomic_write(path, data, mode=0o600)
-        return Resumable(path, cwd, self.resume_command(session_id)), ResumeReport()
+        return Resumable(path, r.cwd, self.resume_command(r.session_id)), ResumeReport()
 
     def resume_command(self, session_id: str) -> list[str]:
         return ["gemini", "--resume", session_id]

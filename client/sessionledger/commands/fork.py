@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessionledger import agentsessions, gitmeta
-from sessionledger.agents.base import CannotResume, Resumable
+from sessionledger.agents.base import CannotResume, Resumable, ResumeRequest
 from sessionledger.agentsessions import AgentSession, Target, Turn
 from sessionledger.commands.common import CommandError, short
 from sessionledger.commands.turns import open_target, repo_root
@@ -171,16 +171,18 @@ def session_file(
     cwd = worktree + old_cwd[len(root) :] if cwd_from == root else worktree
     try:
         return adapter.write_resumable(
-            cut,
-            session_id=new_id,
-            old_id=agent.id,
-            cwd=cwd if os.path.isdir(cwd) else worktree,
-            cwd_from=cwd_from,
-            cwd_to=worktree,
-            changed=agentsessions.changed_lines(agent, cut),
-            fetch=agentsessions.fetcher(ctx.api, f"/projects/{ctx.slug}/agent-sessions/{agent.id}"),
-            listing=agent.listing,
-            forked_from=agent.id,
+            ResumeRequest(
+                cut,
+                session_id=new_id,
+                old_id=agent.id,
+                cwd=cwd if os.path.isdir(cwd) else worktree,
+                cwd_from=cwd_from,
+                cwd_to=worktree,
+                changed=agentsessions.changed_lines(agent, cut),
+                fetch=agentsessions.fetcher(ctx.api, f"/projects/{ctx.slug}/agent-sessions/{agent.id}"),
+                listing=agent.listing,
+                forked_from=agent.id,
+            )
         )
     except CannotResume as exc:
         raise CommandError(str(exc)) from None

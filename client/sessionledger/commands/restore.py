@@ -23,7 +23,7 @@ import shlex
 import uuid
 
 from sessionledger import agentsessions
-from sessionledger.agents.base import CannotResume
+from sessionledger.agents.base import CannotResume, ResumeRequest
 from sessionledger.commands.common import CommandError
 from sessionledger.commands.turns import open_target
 
@@ -54,15 +54,17 @@ def run(options: argparse.Namespace) -> int:
     base = f"/projects/{ctx.slug}/agent-sessions/{agent.id}"
     try:
         written, report = adapter.write_resumable(
-            agent.raw,
-            session_id=session_id,
-            old_id=agent.id,
-            cwd=cwd,
-            cwd_from=cwd_from,
-            changed=agentsessions.changed_lines(agent),
-            fetch=agentsessions.fetcher(ctx.api, base),
-            listing=agent.listing,
-            replace=options.force or not options.same_id,
+            ResumeRequest(
+                agent.raw,
+                session_id=session_id,
+                old_id=agent.id,
+                cwd=cwd,
+                cwd_from=cwd_from,
+                changed=agentsessions.changed_lines(agent),
+                fetch=agentsessions.fetcher(ctx.api, base),
+                listing=agent.listing,
+                replace=options.force or not options.same_id,
+            )
         )
     except CannotResume as exc:
         raise CommandError(str(exc)) from None
