@@ -67,23 +67,20 @@ def sessions_for_task(*, project: Project, task_id: str) -> QuerySet[Session]:
 
 def session_get(*, project: Project, session_id: Any) -> Session | None:
     queryset = session_queryset(project=project).select_related("previous")
-    try:
-        return queryset.defer(*(f"previous__{name}" for name in HEAVY_COLUMNS)).filter(pk=session_id).first()
-    except Exception:
-        return None
+    return _one(queryset.defer(*(f"previous__{name}" for name in HEAVY_COLUMNS)), session_id)
 
 
 def session_page_get(*, project: Project, session_id: Any) -> Session | None:
     """One session as its page shows it, in one statement: no previous segment's row (its id is on the
     session), and the next segment's id (``next_segment_id``, or None) from a subquery."""
     following = Session.objects.filter(project=project, previous=OuterRef("pk")).order_by("created_at").values("pk")[:1]
+    return _one(session_queryset(project=project).annotate(next_segment_id=Subquery(following)), session_id)
+
+
+def _one(queryset: QuerySet[Session], session_id: Any) -> Session | None:
+    """The session of that id, or None (also for an id that is no UUID)."""
     try:
-        return (
-            session_queryset(project=project)
-            .annotate(next_segment_id=Subquery(following))
-            .filter(pk=session_id)
-            .first()
-        )
+        return queryset.filter(pk=session_id).first()
     except Exception:
         return None
 
