@@ -326,6 +326,26 @@ def fixtures(redactor: Redactor) -> dict[str, Any]:
     return {"files": len(files), "changed_lines": changed}
 
 
+def adversarial(redactor: Redactor) -> dict[str, Any]:
+    """CPU seconds of the worst repetitions for each rule family (tests/client/test_redact_rules.py's
+    ADVERSARIAL, ~200 KB each): the slowest of them, which a backtracking rule would turn into minutes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.client.test_redact_rules import ADVERSARIAL
+
+    timings = []
+    for text in ADVERSARIAL:
+        line = json.dumps({"type": "user", "message": {"content": text}}).encode()
+        started = time.process_time()
+        redactor.redact_bytes(line)
+        redactor.redact_text(text)
+        timings.append(time.process_time() - started)
+    return {
+        "inputs": len(timings),
+        "slowest_ms": round(max(timings) * 1000, 1),
+        "total_ms": round(sum(timings) * 1000, 1),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", type=Path)
@@ -340,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}
     report["throughput"] = throughput(redactor, data, args.repeat)
     report["fixtures"] = fixtures(redactor)
+    report["adversarial"] = adversarial(redactor)
     if not args.no_corpus:
         measured = recall(redactor, args.misses)
         corpus_data = measured.pop("corpus_bytes")

@@ -10,8 +10,8 @@ machine, however busy.
 
 Work that happens inside one C call (a backtracking regex, zlib) is invisible to these counts:
 such paths count what our code does around the call (members opened, lines inflated, calls
-made) and, where a backtracking regex is the risk, also run their full-size input under
-`c_hang_guard` (docs/scaling.md "Tests count work, not seconds").
+made), and their full-size input's time is bench/bench_pathological.py's to watch, not a
+test's (docs/scaling.md "Tests count work, not seconds").
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -119,19 +118,3 @@ def assert_bounded(build: Callable[[int], Callable[[], Any]], n: int, *, factor:
     assert large.total <= small.total * 1.05 + 50, f"work grew with the input: {small.total} -> {large.total}"
     _log(f"bounded {small.total} -> {large.total}")
     return small.total
-
-
-def c_hang_guard(seconds: float, run: Callable[[], Any]) -> Any:
-    """The one wall-clock bound left, for work that happens inside a single C call.
-
-    A backtracking regex (or a `str.find` replaced by one) spends its quadratic time inside one
-    call into `re`'s C engine: no Python line runs and no call is made while it backtracks, the
-    engine exposes no step count, and this machine has no hardware instruction counter
-    (perf_event_open: ENOENT). So the counts above cannot see it; this generous bound (the fixed
-    code takes milliseconds, the quadratic one tens of seconds) is what still can. Use it only
-    there, next to a count of the Python side.
-    """
-    started = time.process_time()
-    result = run()
-    assert time.process_time() - started < seconds, "a hang the counts did not see: work inside one C call?"
-    return result

@@ -12,7 +12,7 @@ from sessionledger import attribution
 from sessionledger.attribution_capture import commit_diff, line_counts, record_for_commit
 from tests.client.attribution_helpers import validate_agent_trace
 from tests.client.transcript_builder import TranscriptBuilder
-from tests.work import assert_linear, c_hang_guard
+from tests.work import assert_linear
 
 
 def repo_with(tmp_path: Path, files: dict[str, str]) -> tuple[Path, str]:
@@ -130,9 +130,9 @@ def test_hostile_commands_and_lines_stay_linear() -> None:
     assert_linear(lambda n: partial(attribution.heredoc_writes, _hostile_command(n)), 2_000, c_calls=True)
     assert_linear(lambda n: partial(attribution.added_lines, _hostile_diff(n)), 2_000, c_calls=True)
     # The full size, where only a regex scanning a whole long line (one C call) could still hang.
-    [(target, body)] = c_hang_guard(5, lambda: attribution.heredoc_writes(_hostile_command(20_000)))
+    [(target, body)] = attribution.heredoc_writes(_hostile_command(20_000))
     assert target == "f" and body == ["y"] * 20_000 + [""]  # an unclosed heredoc takes the rest
-    assert len(c_hang_guard(5, lambda: attribution.added_lines(_hostile_diff(50_000)))["f"]) == 50_000
+    assert len(attribution.added_lines(_hostile_diff(50_000))["f"]) == 50_000
     assert attribution.heredoc_writes("cat <<'EOF' > /tmp/out.txt\nhello\nEOF\n") == [("/tmp/out.txt", ["hello"])]
 
 

@@ -16,7 +16,7 @@ from sessionledger.formats.classify import render_prompt, tag_value
 from sessionledger.formats.resume import rewrite_for_resume, top_level_spans
 from sessionledger.formats.sanitize import MAX_DEPTH
 from tests.client.transcript_builder import TranscriptBuilder
-from tests.work import assert_linear, c_hang_guard
+from tests.work import assert_linear
 
 META_REFRESH = '2026-01-01T"><meta http-equiv="refresh" content="0;url=https://evil.example/"><x y="Z'
 
@@ -39,9 +39,10 @@ def test_command_name_flood_is_classified_in_linear_time() -> None:
     # Work, not time (tests/work.py): lines run and C calls made (str.find, regexes) at n and 2n.
     assert_linear(lambda n: partial(render_prompt, _command_names(n)), 2000, c_calls=True)
     assert_linear(lambda n: partial(parse_transcript, TranscriptBuilder().prompt(_command_names(n)).build()), 2000)
-    # The full size: a lazy `<tag>(.*?)</tag>` regex would backtrack inside one C call, unseen by the counts.
+    # The full size, for its result (its time is bench/bench_pathological.py's: a backtracking regex
+    # would spend it inside one C call, unseen by the counts).
     text = _command_names(21428)
-    assert c_hang_guard(1.0, lambda: render_prompt(text)) == (text, {})
+    assert render_prompt(text) == (text, {})
 
 
 def test_tag_value_reads_the_first_closed_tag() -> None:
@@ -59,7 +60,7 @@ def test_image_placeholder_flood_makes_a_title_in_linear_time() -> None:
 
     assert_linear(lambda n: partial(parse_transcript, flood(n)), 20_000, c_calls=True)
     raw = flood(200_000)  # 1.4 MB of placeholders, then the words; an unbounded class would rescan in C
-    assert c_hang_guard(5.0, lambda: parse_transcript(raw)).title
+    assert parse_transcript(raw).title
     assert TranscriptBuilder().prompt("[image: image/png, 3 KB] fix it").build()
     assert parse_transcript(TranscriptBuilder().prompt("[image: image/png, 3 KB] fix it").build()).title == "fix it"
 
@@ -71,8 +72,8 @@ def test_unterminated_escaped_string_line_is_scanned_in_linear_time() -> None:
     assert_linear(lambda n: partial(top_level_spans, line(n)), 20_000, c_calls=True)
     assert_linear(lambda n: partial(rewrite_for_resume, line(n), session_id="new"), 20_000, c_calls=True)
     long = line(200_000)  # the token regex scans it in C
-    assert c_hang_guard(1.0, lambda: top_level_spans(long)) == {"type": (8, 14)}  # the open string is no value
-    assert c_hang_guard(2.0, lambda: rewrite_for_resume(long, session_id="new"))
+    assert top_level_spans(long) == {"type": (8, 14)}  # the open string is no value
+    assert rewrite_for_resume(long, session_id="new")
     assert top_level_spans(b'{"a":"x\\"y","b":[1,{"c":2}]}\n') == {"a": (5, 11), "b": (16, 27)}
 
 

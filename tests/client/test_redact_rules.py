@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import time
 
 import pytest
 
@@ -155,14 +154,14 @@ ADVERSARIAL = [
 
 
 @pytest.mark.parametrize("text", ADVERSARIAL, ids=[f"adversarial-{i}" for i in range(len(ADVERSARIAL))])
-def test_adversarial_input_is_handled_in_linear_time(text: str) -> None:
-    """200 KB of the worst repetition for each rule family: a backtracking regex would take
-    minutes; a linear one takes milliseconds (bound: generous, for a loaded 2-core machine)."""
+def test_adversarial_input_is_redacted_whole(text: str) -> None:
+    """200 KB of the worst repetition for each rule family comes back as a whole JSON line and text.
+    How long it takes (a backtracking regex would take minutes; the linear ones milliseconds) is
+    bench/bench_redact.py's `adversarial` figure, not a test's."""
     line = json.dumps({"type": "user", "message": {"content": text}}).encode()
-    started = time.process_time()
-    REDACTOR.redact_bytes(line)
-    REDACTOR.redact_text(text)
-    assert time.process_time() - started < 2.0
+    assert json.loads(REDACTOR.redact_bytes(line).data)["type"] == "user"
+    redacted, _ = REDACTOR.redact_text(text)
+    assert isinstance(redacted, str) and redacted
 
 
 def test_anchors_start_with_a_literal() -> None:

