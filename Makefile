@@ -24,10 +24,11 @@ run: install
 test: install browser
 	$(BIN)/python -m config.localstack exec -- $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-## make lint: ruff (lint + format) and mypy with django-stubs over the server and the client
+## make lint: ruff (lint + format), the import layers (import-linter) and mypy over the server and the client
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	$(BIN)/mypy
 
 format: install

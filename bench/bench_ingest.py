@@ -21,7 +21,7 @@ from djangobench import percentile, setup
 
 
 def processing_figures(repeat: int) -> dict:
-    from sessionledger.formats import parse_transcript
+    from sessionledger.core.formats import parse_transcript
     from sessions_app.blobs import gzip_json
 
     raw = synthetic(3 * 1024 * 1024)

@@ -1,4 +1,4 @@
-"""Parse throughput of sessionledger.formats against the floor of merely decoding the JSON.
+"""Parse throughput of sessionledger.core.formats against the floor of merely decoding the JSON.
 
     .venv/bin/python bench/bench_parse.py [transcript.jsonl[.gz]] [--size MB] [--repeat N]
 
@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from sessionledger.formats import parse_transcript
+    from sessionledger.core.formats import parse_transcript
 except ImportError:  # a checkout where the client is not pip-installed yet
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
-    from sessionledger.formats import parse_transcript
+    from sessionledger.core.formats import parse_transcript
 
 WORDS = ("the", "a", "to", "of", "fix", "test", "file", "error", "def", "return", "value", "import", "data")
 

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import redaction_corpus as corpus
 
-from sessionledger.redaction import Redactor
+from sessionledger.core.redaction import Redactor
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "transcripts"
 

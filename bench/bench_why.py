@@ -187,8 +187,8 @@ def main() -> None:
 
 
 def _request_times(site: str, token: str, slug: str, sha: str, line: int, repo: Path, runs: int) -> list[float]:
-    from sessionledger import attribution
     from sessionledger.commands.blame import added_rows
+    from sessionledger.core import attribution
 
     text = (repo / "app.py").read_text().splitlines()[line - 1]
     body = json.dumps(

@@ -146,7 +146,7 @@ class IoFloor:
     def run(self, session) -> None:
         import gzip
 
-        from sessionledger.formats import parse_transcript
+        from sessionledger.core.formats import parse_transcript
         from sessions_app import blobs
 
         parse_transcript(gzip.decompress(blobs.get(session.raw_storage_key)), agent=session.agent)
@@ -165,7 +165,7 @@ def _small_figures(project, user, name: str, raw: bytes, count: int) -> dict:
     import gzip
 
     from projects.scoping import project_scope
-    from sessionledger.formats import parse_transcript
+    from sessionledger.core.formats import parse_transcript
     from sessions_app.models import Session
     from sessions_app.processing import session_process
     from sessions_app.tasks import process_session

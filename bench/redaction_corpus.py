@@ -2,7 +2,7 @@
 """A redaction corpus built from public secret-scanner test material, in every transcript placement.
 
 Each sample is a text holding one or more secrets (`«…»` marks them, see
-sessionledger.redaction.examples), a kind, a category and the public source its shape comes from.
+sessionledger.core.redaction.examples), a kind, a category and the public source its shape comes from.
 Token shapes follow the true-positive generators of gitleaks (MIT, cmd/generate/config/rules/*.go)
 and the plugin tests of detect-secrets (Apache-2.0, tests/plugins/*_test.py, test_data/*); the
 contexts a token is written in follow gitleaks' `GenerateSampleSecrets` (MIT,
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sessionledger.redaction.examples import Example, expand
+from sessionledger.core.redaction.examples import Example, expand
 
 SESSION = "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"
 GITLEAKS = "gitleaks (MIT) cmd/generate/config/rules/{}.go true positives"

@@ -104,7 +104,7 @@ def storage_figures() -> dict[str, Any]:
     from bench_parse import synthetic as repetitive
     from bench_redact import synthetic as realistic
 
-    from sessionledger.formats import parse_transcript
+    from sessionledger.core.formats import parse_transcript
 
     figures = {}
     for name, raw in (("realistic", realistic(4_000_000)), ("repetitive", repetitive(4_000_000))):

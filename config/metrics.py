@@ -7,8 +7,9 @@ worker) and Prometheus adds the instances up. Under gunicorn or a prefork worker
 ``PROMETHEUS_MULTIPROC_DIR`` so the processes of one instance share their figures (prometheus_client's
 multiprocess mode); without it each process reports only its own.
 
-The sessions' state (how many are processing, stuck, the age of the oldest) is read from the
-database when scraped, so it is right however many processes there are.
+State that apps report (sessions_app: how many sessions are processing, stuck, the age of the
+oldest) is read from the database when scraped (``register_state``), so it is right however many
+processes there are.
 
 Access (docs/observability.md): with ``SESSIONLEDGER_METRICS_TOKEN`` set, only a request bearing it
 (``Authorization: Bearer …`` or ``?token=…``) is answered. Without it, only a direct loopback
@@ -24,13 +25,12 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from datetime import timedelta
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
@@ -77,68 +77,14 @@ def _process_registry() -> CollectorRegistry:
     return registry
 
 
-# --- the sessions' state, read at scrape time ---------------------------------------------------------
-
-
-class SessionStateCollector:
-    """Sessions waiting for a worker, those the sweep should have re-queued, and the broker's backlog."""
-
-    def collect(self) -> Iterator[Metric]:
-        try:
-            processing, stuck, oldest = _processing_state()
-        except Exception as exc:  # the scrape must still answer when the database is down
-            logger.warning("metrics: cannot read the sessions' state: %s", exc)
-        else:
-            yield GaugeMetricFamily(
-                "sessionledger_sessions_processing", "Sessions waiting to be processed", value=processing
-            )
-            yield GaugeMetricFamily(
-                "sessionledger_sessions_stuck",
-                "Sessions processing for longer than SESSIONLEDGER_SWEEP_AFTER_SECONDS",
-                value=stuck,
-            )
-            yield GaugeMetricFamily(
-                "sessionledger_processing_oldest_age_seconds",
-                "Age of the oldest session still processing (0 when none)",
-                value=oldest,
-            )
-        length = _queue_length()
-        if length is not None:
-            yield GaugeMetricFamily("sessionledger_queue_length", "Tasks waiting in the Celery queue", value=length)
-
-
-def _processing_state() -> tuple[int, int, float]:
-    from django.conf import settings
-    from django.db.models import Count, Min, Q
-    from django.utils import timezone
-
-    from projects.scoping import unscoped
-    from sessions_app.models import Session, Status
-
-    now = timezone.now()
-    cutoff = now - timedelta(seconds=settings.SESSIONLEDGER_SWEEP_AFTER_SECONDS)
-    with unscoped():
-        row = Session.objects.filter(status=Status.PROCESSING).aggregate(
-            processing=Count("pk"), stuck=Count("pk", filter=Q(created_at__lt=cutoff)), oldest=Min("created_at")
-        )
-    oldest = (now - row["oldest"]).total_seconds() if row["oldest"] else 0.0
-    return row["processing"], row["stuck"], oldest
-
-
-def _queue_length() -> int | None:
-    import redis
-    from django.conf import settings
-
-    try:
-        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
-        return int(client.llen(settings.CELERY_TASK_DEFAULT_QUEUE))
-    except Exception as exc:
-        logger.warning("metrics: cannot read the queue length: %s", exc)
-        return None
-
+# --- state read at scrape time: apps register their collectors (config imports no app) -------------
 
 _STATE = CollectorRegistry(auto_describe=False)
-_STATE.register(SessionStateCollector())
+
+
+def register_state(collector: Collector) -> None:
+    """Add a collector whose figures are read at scrape time on the web endpoint (not the worker's)."""
+    _STATE.register(collector)
 
 
 def exposition(*, with_state: bool) -> bytes:

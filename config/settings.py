@@ -266,7 +266,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.schema.add_error_responses",
-        "config.api_docs.document_filters_and_examples",
+        "sessions_app.api_docs.document_filters_and_examples",
     ],
     # Swagger UI at /api/v1/docs: its files come from drf-spectacular-sidecar (no CDN), its init script
     # from a URL (SpectacularSwaggerSplitView), so the strict CSP below needs no exception.

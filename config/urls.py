@@ -3,16 +3,13 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import AllowAny
 
-from config import api_docs  # noqa: F401  (registers the Bearer token scheme with drf-spectacular)
 from config.health import healthz
 from config.metrics import metrics_view
-from projects.pages import device_approve
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
-    path("device", device_approve, name="device-approve"),
     path("accounts/", include("allauth.urls")),
     path("api/v1/schema", SpectacularAPIView.as_view(permission_classes=[AllowAny]), name="api-schema"),
     path(

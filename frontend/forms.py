@@ -12,13 +12,13 @@ from django import forms
 from django.utils.dateparse import parse_date, parse_datetime
 
 from projects.models import Role
-from sessionledger.formats.base import ROLES
-from sessionledger.listfilters import FILTER_NAMES, SESSION_FILTERS
+from sessionledger.core.formats.base import ROLES
+from sessionledger.core.listfilters import FILTER_NAMES, SESSION_FILTERS
 from sessions_app.filters import SessionFilter
 from sessions_app.models import Kind, Status
 from sessions_app.selectors import COMMIT_PREFIX
 
-# The message roles (declared once, sessionledger.formats.base.ROLES) plus "thinking", which the
+# The message roles (declared once, sessionledger.core.formats.base.ROLES) plus "thinking", which the
 # page offers as a role of its own (it is role assistant, kind thinking).
 ROLE_CHOICES = [(role, role.capitalize()) for role in ROLES]
 ROLE_CHOICES.insert(ROLE_CHOICES.index(("system", "System")), ("thinking", "Thinking"))
@@ -76,7 +76,7 @@ FILTER_LABELS = {"q": "Search", "files": "File", "since": "From", "until": "To"}
 
 
 def _filter_field(name: str) -> forms.Field:
-    """The list page's field for one of the API's list filters (sessionledger.listfilters)."""
+    """The list page's field for one of the API's list filters (sessionledger.core.listfilters)."""
     if name == "author":
         return forms.ChoiceField(required=False)
     if name in ("kind", "status"):
@@ -89,7 +89,7 @@ def _filter_field(name: str) -> forms.Field:
 
 
 class SessionListForm(forms.Form):
-    """``/p/{project}/``: the API's session filters (declared once, ``sessionledger.listfilters``), and the
+    """``/p/{project}/``: the API's session filters (declared once, ``sessionledger.core.listfilters``), and the
     keyset cursor. A filter added there appears here as a text box with no change to this page."""
 
     cursor = forms.CharField(required=False, max_length=200)

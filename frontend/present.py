@@ -14,7 +14,7 @@ from frontend import tools
 from frontend.conversation import Card, Item
 from frontend.html import Markup
 from frontend.markdown import mark_matches, plain_block, render_budget, render_markdown, render_plain
-from sessionledger import agents
+from sessionledger.core.formats import injected_context
 
 TEXT_LIMIT = 30_000  # characters of a prompt or reply shown inline; the rest via the message page
 MARKDOWN_KINDS = frozenset({"prompt", "text", "thinking"})
@@ -152,7 +152,7 @@ def _view(item: Item, needle: str) -> ItemView:
     )
 
 
-INJECTED = agents.injected_context()
+INJECTED = injected_context()
 
 
 def _reminder_preview(content: str, prefix: str) -> str:

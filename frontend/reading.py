@@ -18,7 +18,7 @@ from frontend.forms import ALL_ROLES, MessageFilterForm
 from frontend.present import present
 from frontend.render import Where, cards_html, turns_html
 from frontend.steps import KINDS, Step, minimap_html, outline, outline_html
-from sessionledger.formats.facts import time_span
+from sessionledger.core.formats.facts import time_span
 from sessions_app.selectors import filter_messages, role_bucket
 
 PROMPT_PREVIEW = 90

@@ -1,7 +1,7 @@
 """The steps outline of a session page: each prompt, commit, error and burst of edits, with a minimap.
 
 "Turns" count human prompts only, so a long autonomous session has two of them; steps are the
-points a reader navigates by. They are the client's steps (``sessionledger.formats.steps``: a
+points a reader navigates by. They are the client's steps (``sessionledger.core.formats.steps``: a
 human prompt, a tool call, a commit captured inside a turn) read from the content document and
 narrowed to what a reviewer jumps between:
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frontend.html import Markup, h, join
-from sessionledger.formats.steps import _summary as call_summary
+from sessionledger.core.formats.steps import call_summary
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 LOOKING = frozenset({"Read", "Grep", "Glob", "LS", "TodoWrite"})  # calls that do not end an edit burst

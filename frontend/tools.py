@@ -15,7 +15,7 @@ from typing import Any
 
 from frontend.html import Markup, h, join, text
 from frontend.markdown import afford, highlight_code, render_markdown
-from sessionledger.formats.subagents import split_usage_trailer
+from sessionledger.core.formats.subagents import split_usage_trailer
 
 RESULT_LIMIT = 20_000  # characters of a tool result shown inline; the rest via the message page
 # Highlighting costs ~8 ms and multiplies the bytes by ~5 per 1,000 characters (Pygments): a page highlights
@@ -185,7 +185,7 @@ def input_sections(name: object, tool_input: Any) -> list[Section]:
 
 
 # Matched only at one position (``match`` from the last "agentId: "): linear whatever the text.
-# The ``<usage>`` trailer is parsed with the transcript formats (``sessionledger.formats.subagents``).
+# The ``<usage>`` trailer is parsed with the transcript formats (``sessionledger.core.formats.subagents``).
 _AGENT_TRAILER = re.compile(r"agentId: [\w-]+ \(for resuming[^)\n]*\)\s*\Z")
 
 

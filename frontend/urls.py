@@ -2,11 +2,13 @@ from django.urls import path
 
 from frontend.views import access_log, insights, links, pages, session_files, sessions, share, shares
 from frontend.views.settings import ProjectSettingsView
+from projects.pages import device_approve
 
 P = "p/<slug:project>"
 S = f"{P}/s/<uuid:session_id>"
 urlpatterns = [
     path("", pages.dashboard, name="dashboard"),
+    path("device", device_approve, name="device-approve"),
     path("invitations/<str:token>/", pages.invitation_accept, name="invitation-accept"),
     path(f"{P}/", sessions.SessionListView.as_view(), name="project-home"),
     path(S, sessions.SessionView.as_view(), name="session"),

@@ -15,7 +15,7 @@ from projects.addresses import address_verified, address_vouch
 from projects.errors import DomainError
 from projects.models import ApiToken, Invitation, Membership, Project, Role, Scope, User
 from projects.tokens import display_prefix, hash_secret, new_secret
-from sessionledger.gitmeta import normalise_remote
+from sessionledger.core.remotes import normalise_remote
 
 INVITATION_DAYS = 7
 

@@ -6,4 +6,7 @@ class SessionsAppConfig(AppConfig):
     verbose_name = "Captured sessions"
 
     def ready(self) -> None:
-        from sessions_app import lookups  # noqa: F401  (registers commit_hash__hexprefix)
+        from sessions_app import (
+            lookups,  # noqa: F401  (registers commit_hash__hexprefix)
+            metrics,  # noqa: F401  (registers the sessions' state with /metrics)
+        )

@@ -6,7 +6,7 @@ import django_filters
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Q, QuerySet
 
-from sessionledger.listfilters import FILTER_NAMES, HELP
+from sessionledger.core.listfilters import FILTER_NAMES, HELP
 from sessions_app.models import Kind, Session, Status
 from sessions_app.selectors import commit_prefix, session_files, session_search
 from sessions_app.serializers import MAX_PATH_CHARS
@@ -22,7 +22,7 @@ def _all_values(data: Any, name: str, value: str) -> list[str]:
 
 
 class SessionFilter(django_filters.FilterSet):
-    """How each list filter of ``sessionledger.listfilters`` (names and help, declared once) narrows the
+    """How each list filter of ``sessionledger.core.listfilters`` (names and help, declared once) narrows the
     sessions; the list page's form and ``sessionledger list`` are built from the same declaration."""
 
     branch = django_filters.CharFilter(field_name="feature_branch")
@@ -60,7 +60,8 @@ def _declared_once() -> None:
     declared, implemented = set(FILTER_NAMES), set(SessionFilter.base_filters)
     if declared != implemented:
         raise ImproperlyConfigured(
-            f"list filters declared (sessionledger.listfilters) but not implemented: {sorted(declared - implemented)}"
+            "list filters declared (sessionledger.core.listfilters) but not implemented: "
+            f"{sorted(declared - implemented)}"
             f", implemented but not declared: {sorted(implemented - declared)}"
         )
     for name, spec in HELP.items():

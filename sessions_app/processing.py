@@ -19,8 +19,8 @@ from django.db.models import Field
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from sessionledger.formats import parse_transcript
-from sessionledger.formats.facts import effort
+from sessionledger.core.formats import parse_transcript
+from sessionledger.core.formats.facts import effort
 from sessions_app import blobs, parts
 from sessions_app.budget import BudgetExceeded, cpu_budget
 from sessions_app.context import context_texts

@@ -1,6 +1,6 @@
 """The server's second wall: redact what the worker derives from, before it derives anything.
 
-The client redacts before upload (client/sessionledger/redaction); an old or misconfigured client
+The client redacts before upload (client/sessionledger/core/redaction); an old or misconfigured client
 may not have. So the worker runs the same redactor (imported from the client package, default
 rules) over the transcript, sub-agent transcripts and persisted tool outputs it parses and over the
 commit message, and only then derives the
@@ -17,7 +17,7 @@ from __future__ import annotations
 import gzip
 from collections import Counter
 
-from sessionledger.redaction import default_redactor
+from sessionledger.core.redaction import default_redactor
 from sessions_app import blobs, parts
 from sessions_app.models import Session
 

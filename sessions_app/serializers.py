@@ -110,7 +110,7 @@ class IngestMetadataSerializer(serializers.Serializer):
     )
 
     def validate_agent(self, value: str) -> str:
-        from sessionledger.formats import get_format
+        from sessionledger.core.formats import get_format
 
         try:
             get_format(value)

@@ -3,7 +3,7 @@
 Segments chain when each starts at the byte offset where the previous one ended (offsets are in
 the developer's original transcript file). A missing range is a gap, reported explicitly: a
 transcript with a hole in it would resume into a conversation that never happened. An agent
-whose transcripts may be rewritten whole (Gemini CLI's `.json` chats, `Agent.snapshots`) uploads
+whose transcripts may be rewritten whole (Gemini CLI's `.json` chats, `TranscriptFormat.snapshots`) uploads
 each capture as the whole file from offset 0: the newest such segment supersedes the earlier ones.
 """
 
@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from projects.models import Project
-from sessionledger import agents
-from sessionledger.formats import cut_after_turn, cut_at_offset, step_line_end
+from sessionledger.core.formats import DEFAULT_AGENT, cut_after_turn, cut_at_offset, get_format, step_line_end
 from sessions_app import blobs, parts
 from sessions_app.models import Kind, Session
 
@@ -60,7 +59,7 @@ def agent_session_chain(*, project: Project, agent_session_id: str) -> Chain:
     )
     if any(session.kind != Kind.TASK for session in rows):
         rows = [session for session in rows if session.kind != Kind.TASK]
-    if rows and agents.get(rows[0].agent).snapshots:
+    if rows and get_format(rows[0].agent).snapshots:
         rows = _after_last_snapshot(rows)
     segments: list[Session] = []
     for session in rows:
@@ -94,7 +93,7 @@ def stitched_transcript(chain: Chain, *, until_turn: int | None = None, until: s
     """The concatenated raw bytes of the chain, optionally cut after ``until_turn`` turns or
     after the step ``until`` (a message uuid, or a commit captured in one of the segments)."""
     raw = b"".join(blobs.gunzip(blobs.get(session.raw_storage_key)) for session in chain.segments)
-    agent = chain.segments[0].agent if chain.segments else agents.DEFAULT  # no segment: empty bytes
+    agent = chain.segments[0].agent if chain.segments else DEFAULT_AGENT  # no segment: empty bytes
     if until is not None:
         return cut_at_offset(raw, step_end(chain, raw, until), agent=agent)
     if until_turn is None:

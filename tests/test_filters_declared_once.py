@@ -1,4 +1,4 @@
-"""The session list's filters are declared once (sessionledger.listfilters): the API implements each,
+"""The session list's filters are declared once (sessionledger.core.listfilters): the API implements each,
 documents it with the same words, and the list page and ``sessionledger list`` offer each."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from django.test import RequestFactory
 
 from frontend.forms import SessionListForm
 from sessionledger.commands import listing
-from sessionledger.listfilters import FILTER_NAMES, HELP, SESSION_FILTERS
+from sessionledger.core.listfilters import FILTER_NAMES, HELP, SESSION_FILTERS
 from sessions_app import filters
 from sessions_app.filters import SessionFilter
 

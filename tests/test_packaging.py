@@ -79,7 +79,9 @@ def test_the_installed_wheels_run_the_server_commands(wheels: dict[str, Path], t
         assert result.returncode == 0, result.stdout + result.stderr
         return result.stdout
 
-    where = run("-c", "import config, sessionledger.formats; print(config.__file__); print(sessionledger.__file__)")
+    where = run(
+        "-c", "import config, sessionledger.core.formats; print(config.__file__); print(sessionledger.__file__)"
+    )
     assert all(line.startswith(str(target)) for line in where.split()), where
     run("-m", "config", "check")
     run("-m", "config", "collectstatic", "--no-input", "--verbosity", "0")

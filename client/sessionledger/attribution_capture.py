@@ -14,7 +14,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from sessionledger import attribution, gitmeta, log
+from sessionledger import gitmeta, log
+from sessionledger.core import attribution
 
 FILE = "attribution.json"
 MAX_DIFF_BYTES = 20 * 1024 * 1024  # a bigger commit (a vendored tree) is not attributed
@@ -71,7 +72,8 @@ def record_for_commit(
     project: str = "",
 ) -> dict[str, Any] | None:
     """The Agent Trace record of `sha` given the segment's transcript bytes (main first)."""
-    from sessionledger import __version__, formats
+    from sessionledger import __version__
+    from sessionledger.core import formats
 
     diff = commit_diff(repo, sha)
     if len(diff) > MAX_DIFF_BYTES:

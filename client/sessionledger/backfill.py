@@ -21,8 +21,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionledger import agents, formats, gitmeta, transcripts
+from sessionledger import agents, gitmeta, transcripts
 from sessionledger.agents.base import SNAPSHOT, Agent, Call
+from sessionledger.core import formats
 
 SLACK_SECONDS = 2.0
 

@@ -7,13 +7,10 @@ hash names immutable content, so its facts can be collected after the hook has e
 from __future__ import annotations
 
 import os
-import re
 import subprocess
-from urllib.parse import urlsplit
 
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 TIMEOUT = 60
-_SCP_REMOTE = re.compile(r"^(?:[\w.-]+@)?(?P<host>[\w.-]+):(?P<path>[^/].*)$")  # as the server's
 
 
 class GitError(RuntimeError):
@@ -115,20 +112,3 @@ def remote_url(cwd: str) -> str | None:
     if not remotes:
         return None
     return git(cwd, "config", "--get", f"remote.{remotes[0]}.url", check=False).strip() or None
-
-
-def normalise_remote(remote: str) -> str:
-    """`git@github.com:acme/api.git` / `https://github.com/acme/api` → `github.com/acme/api`.
-
-    The server normalises the same way (projects.services.normalise_repo); the client needs it
-    to key its remote → project cache.
-    """
-    text = remote.strip()
-    parsed = urlsplit(text)
-    if parsed.scheme and parsed.hostname:
-        host, path = parsed.hostname, parsed.path
-    elif match := _SCP_REMOTE.match(text):
-        host, path = match["host"], match["path"]
-    else:
-        host, _, path = text.partition("/")
-    return f"{host.lower()}/{path.strip('/').removesuffix('.git')}"

@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from sessionledger.api import ApiError, Client
-from sessionledger.formats.base import KINDS, ROLES
+from sessionledger.core.formats.base import KINDS, ROLES
 
 INSTRUCTIONS = (
     "Sessionledger keeps the conversations behind this repository's commits. Use search_sessions to "

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sessionledger import agents, attribution_capture, formats, gitmeta, log, transcripts
+from sessionledger import agents, attribution_capture, gitmeta, log, transcripts
 from sessionledger.agents.base import SNAPSHOT, Agent
 from sessionledger.config import Config
+from sessionledger.core import formats
 from sessionledger.fsutil import atomic_write
 from sessionledger.queue import Entry, write_json
 
@@ -117,7 +118,7 @@ def _read_snapshot(entry: Entry, transcript: str, size: int, crc: int | None) ->
 
 def _tool_outputs(agent: Agent, transcript: str, parts: list[Part]) -> list[Part]:
     """The persisted tool outputs the segment's tool results point at (Claude Code 2.1.2+)."""
-    from sessionledger.formats.persisted import DIRECTORY, referenced_names
+    from sessionledger.core.formats.persisted import DIRECTORY, referenced_names
 
     directory = agent.tool_outputs_dir(transcript)
     if directory is None:
@@ -168,7 +169,7 @@ _REDACTORS: dict[str, Any] = {}
 
 def redactor(config: Config) -> Any:
     """The configured Redactor, built once per rule set (compiling the rules is not free)."""
-    from sessionledger.redaction import Redactor
+    from sessionledger.core.redaction import Redactor
 
     rules = config["redaction"] or {}
     key = json.dumps(rules, sort_keys=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from sessionledger import gitmeta, state
 from sessionledger.api import Client
 from sessionledger.config import Config
+from sessionledger.core import remotes
 
 
 class ProjectUnknown(Exception):
@@ -24,7 +25,7 @@ def for_remote(remote: str | None, config: Config, client: Client, *, pinned: st
         raise ProjectUnknown(
             "the repository has no git remote and no pinned project: run `sessionledger init --project SLUG` in it"
         )
-    key = gitmeta.normalise_remote(remote)
+    key = remotes.normalise_remote(remote)
     known = (config["repos"] or {}).get(key) or state.load()["projects"].get(key)
     if known:
         return str(known)

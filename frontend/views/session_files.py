@@ -14,7 +14,7 @@ from typing import Any
 from django.views.generic import TemplateView
 
 from frontend.views.sessions import SessionObjectMixin, _document
-from sessionledger.attribution import VENDOR, step_of
+from sessionledger.core.attribution import VENDOR, step_of
 from sessions_app.attribution import selectors
 from sessions_app.attribution.selectors import MAX_EARLIER_SEGMENTS
 from sessions_app.audit import access_record

@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from projects.access import READ_ONLY, ProjectAPIView
 from projects.errors import DomainError
 from projects.models import Role
-from sessionledger import attribution
+from sessionledger.core import attribution
 from sessions_app.api.common import SessionObjectView
 from sessions_app.attribution import explain, selectors, services
 from sessions_app.audit import access_record

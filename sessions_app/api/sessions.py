@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from projects.access import READ_ONLY, ProjectAPIView, acting_user
 from projects.errors import DomainError
 from projects.models import Role
-from sessionledger.formats.base import KINDS, ROLES
+from sessionledger.core.formats.base import KINDS, ROLES
 from sessions_app import blobs, selectors
 from sessions_app.api.common import (
     OffsetPagination,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from projects.models import Project
-from sessionledger import attribution
-from sessionledger.attribution_lookup import Hit, find
+from sessionledger.core import attribution
+from sessionledger.core.attribution_lookup import Hit, find
 from sessions_app import selectors as session_selectors
 from sessions_app.attribution import selectors
 from sessions_app.attribution.selectors import MAX_EARLIER_SEGMENTS

@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from projects.models import Project
-from sessionledger import attribution
+from sessionledger.core import attribution
 from sessions_app import selectors
 from sessions_app.links import session_api_url, session_web_url
 from sessions_app.models import Attribution, Session

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 
 from projects.errors import DomainError
-from sessionledger import attribution
+from sessionledger.core import attribution
 from sessions_app.attribution import validation
 from sessions_app.models import Attribution, Session
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from projects.errors import DomainError
-from sessionledger.attribution import VENDOR
+from sessionledger.core.attribution import VENDOR
 from sessions_app.models import Session
 
 SCHEMA_FILE = Path(__file__).with_name("trace-record.schema.json")

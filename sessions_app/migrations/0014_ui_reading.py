@@ -29,7 +29,7 @@ SET CONSTRAINTS ALL DEFERRED;
 """
 
 # sessions_app_insight_facts as in 0006, plus four facets read from digest -> 'effort'
-# (sessionledger.formats.facts.effort): 'tok' and 'cache' keyed "author|model" (input and output,
+# (sessionledger.core.formats.facts.effort): 'tok' and 'cache' keyed "author|model" (input and output,
 # cache writes and reads), 'effort' keyed by author (active and tool milliseconds), 'steps' keyed by
 # author (steps, and 1 for a checkpoint: its commit). Sessions without effort facts add none.
 EFFORT_FACTS = """

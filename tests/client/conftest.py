@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 from django_scopes import scopes_disabled
 
-from sessionledger.formats import encode_project_dir, slim
-from sessionledger.redaction import Redactor
+from sessionledger.core.formats import encode_project_dir, slim
+from sessionledger.core.redaction import Redactor
 from sessions_app.models import Session
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.e2e.conftest import start_worker  # noqa: F401 - re-exported fixture

@@ -1,6 +1,6 @@
 """The agent adapters: the one place that knows an agent (docs/agents.md "The Agent adapter").
 
-Outside `client/sessionledger/agents/` and the format modules (`client/sessionledger/formats/`),
+Outside `client/sessionledger/agents/` and the format modules (`client/sessionledger/core/formats/`),
 no module reads an agent's raw records: the keys and shapes below belong to Claude Code's, Codex
 CLI's or Gemini CLI's files, and a module that needs what they say asks the adapter instead.
 """
@@ -14,18 +14,18 @@ import pytest
 
 from sessionledger import agents
 from sessionledger.agents.base import SNAPSHOT, Agent
-from sessionledger.formats import FORMATS
-from sessionledger.formats.base import KINDS, ROLES
+from sessionledger.core.formats import FORMATS
+from sessionledger.core.formats.base import KINDS, ROLES
 from tests.fixtures.agents.helpers import load, names
 
 ROOT = Path(__file__).resolve().parents[2]
-ADAPTERS = ("client/sessionledger/agents/", "client/sessionledger/formats/")
+ADAPTERS = ("client/sessionledger/agents/", "client/sessionledger/core/formats/")
 # Modules that read agent files' bytes without being adapters, and why that is allowed:
 ALLOWED = {
     # a byte-level secret scanner: it recognises Claude Code's repeated tool output (`toolUseResult`
     # copies) only to skip scanning a copy twice; for other agents it simply scans everything
-    "client/sessionledger/redaction/copies.py",
-    "client/sessionledger/redaction/engine.py",
+    "client/sessionledger/core/redaction/copies.py",
+    "client/sessionledger/core/redaction/engine.py",
     # builds the demo project's transcript (writes a Claude Code file, reads none)
     "sessions_app/demo.py",
 }

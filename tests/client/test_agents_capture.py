@@ -23,9 +23,9 @@ import pytest
 from django.test import Client as WebClient
 
 from sessionledger import agents
-from sessionledger.formats import get_format
-from sessionledger.formats.locate import project_hash
-from sessionledger.redaction import Redactor
+from sessionledger.core.formats import get_format
+from sessionledger.core.formats.locate import project_hash
+from sessionledger.core.redaction import Redactor
 from tests.client.conftest import ClientEnv, git, head
 from tests.client.test_session_files import process_all
 from tests.fixtures.agents.helpers import load, names

@@ -8,8 +8,8 @@ import subprocess
 from functools import partial
 from pathlib import Path
 
-from sessionledger import attribution
 from sessionledger.attribution_capture import commit_diff, line_counts, record_for_commit
+from sessionledger.core import attribution
 from tests.client.attribution_helpers import validate_agent_trace
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.work import assert_linear

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionledger.formats import parse_transcript
+from sessionledger.core.formats import parse_transcript
 from tests.client.conftest import ClaudeSession, ClientEnv, expected_upload, git, head
 
 pytestmark = pytest.mark.django_db(transaction=True)

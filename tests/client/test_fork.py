@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from django_scopes import scopes_disabled
 
-from sessionledger.formats import cut_after_turn, cut_at_offset, encode_project_dir, turn_starts
-from sessionledger.formats.resume import rewrite_for_resume, top_level_spans
+from sessionledger.core.formats import cut_after_turn, cut_at_offset, encode_project_dir, turn_starts
+from sessionledger.core.formats.resume import rewrite_for_resume, top_level_spans
 from sessions_app.models import Session
 from tests.client.conftest import ClaudeSession, expected_upload, git, head
 
@@ -404,7 +404,7 @@ def test_dropped_thinking_lines_are_bridged_and_slimmed_images_become_notes() ->
 
 def test_changed_lines_are_found_in_a_cut_that_left_lines_out(monkeypatch) -> None:
     from sessionledger import queue
-    from sessionledger.agentsessions import AgentSession, Segment, changed_lines
+    from sessionledger.commands.agentsessions import AgentSession, Segment, changed_lines
 
     raw = b"".join(_line(type="x", n=i) for i in range(6))
     segment = Segment({"start_offset": 0, "end_offset": 99}, 0, len(raw))

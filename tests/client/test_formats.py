@@ -1,4 +1,4 @@
-"""Parsing Claude Code transcripts into the docs/design.md §2 content document (sessionledger.formats)."""
+"""Parsing Claude Code transcripts into the docs/design.md §2 content document (sessionledger.core.formats)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from sessionledger.formats import cut_after_turn, get_format, parse_transcript, slim, turn_starts
+from sessionledger.core.formats import cut_after_turn, get_format, parse_transcript, slim, turn_starts
 from tests.client.transcript_builder import AGENT_ID, TranscriptBuilder, every_line_type, image_block
 
 

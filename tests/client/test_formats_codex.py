@@ -14,7 +14,7 @@ from functools import partial
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sessionledger.formats import codex, cut_after_turn, get_format, parse_transcript, slim, turn_starts
+from sessionledger.core.formats import codex, cut_after_turn, get_format, parse_transcript, slim, turn_starts
 from tests.fixtures.agents.helpers import (
     assert_document_shape,
     assert_prefix_at_line_end,

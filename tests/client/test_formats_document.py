@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from sessionledger.formats import parse_transcript
-from sessionledger.formats.document import SHAPES, string_fields, undeclared
+from sessionledger.core.formats import parse_transcript
+from sessionledger.core.formats.document import SHAPES, string_fields, undeclared
 from tests.client.transcript_builder import TranscriptBuilder, every_line_type
 from tests.frontend.conftest import rich_transcript
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessionledger.formats import base, cut_after_turn, parse_transcript, slim, turn_starts
+from sessionledger.core.formats import base, cut_after_turn, parse_transcript, slim, turn_starts
 from tests.client.test_formats_turns import assert_safe_cut
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.realfixtures import REAL_TRANSCRIPTS as FIXTURES

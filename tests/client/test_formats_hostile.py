@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from sessionledger.formats import parse_transcript
-from sessionledger.formats.classify import render_prompt, tag_value
-from sessionledger.formats.resume import rewrite_for_resume, top_level_spans
-from sessionledger.formats.sanitize import MAX_DEPTH
+from sessionledger.core.formats import parse_transcript
+from sessionledger.core.formats.classify import render_prompt, tag_value
+from sessionledger.core.formats.resume import rewrite_for_resume, top_level_spans
+from sessionledger.core.formats.sanitize import MAX_DEPTH
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.work import assert_linear
 

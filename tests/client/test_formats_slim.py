@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sessionledger.formats import encode_project_dir, parse_transcript, slim
+from sessionledger.core.formats import encode_project_dir, parse_transcript, slim
 from tests.client.transcript_builder import AGENT_ID, TranscriptBuilder, every_line_type, image_block
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sessionledger.formats import complete_lines, cut_after_turn, parse_transcript, turn_starts
+from sessionledger.core.formats import complete_lines, cut_after_turn, parse_transcript, turn_starts
 from tests.client.transcript_builder import TranscriptBuilder, every_line_type
 
 

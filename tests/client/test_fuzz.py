@@ -11,8 +11,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessionledger.formats import cut_after_turn, parse_transcript, slim
-from sessionledger.redaction import Redactor
+from sessionledger.core.formats import cut_after_turn, parse_transcript, slim
+from sessionledger.core.redaction import Redactor
 from tests.client.transcript_builder import TranscriptBuilder
 
 # derandomize: CI must not turn red on a new random draw; the fixed exploration still covers 150 cases each.

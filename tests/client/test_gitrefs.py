@@ -9,6 +9,7 @@ import os
 import pytest
 
 from sessionledger import config, detect, gitmeta, gitrefs
+from sessionledger.core import remotes
 from tests.client.conftest import git, head
 
 
@@ -95,7 +96,7 @@ def test_amend_detection_follows_the_issue_rule(repo) -> None:
     ],
 )
 def test_remotes_normalise_like_the_server(remote) -> None:
-    assert gitmeta.normalise_remote(remote) == "github.com/acme/api"
+    assert remotes.normalise_remote(remote) == "github.com/acme/api"
 
 
 def test_every_config_key_can_be_overridden_by_the_environment(client_env, monkeypatch) -> None:

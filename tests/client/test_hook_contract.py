@@ -21,7 +21,7 @@ NOOP_FORBIDDEN = {
     "dataclasses",
     "fcntl",
     "sessionledger.state",
-    "sessionledger.formats",
+    "sessionledger.core.formats",
     "sessionledger.config",
 }
 

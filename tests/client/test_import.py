@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionledger.formats import encode_project_dir
+from sessionledger.core.formats import encode_project_dir
 from tests.client.conftest import ClientEnv, expected_upload, git, head
 from tests.client.transcript_builder import TranscriptBuilder
 

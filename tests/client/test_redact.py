@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionledger.redaction import DEFAULT_RULES, Redactor, Rule, looks_secret, shannon_entropy
+from sessionledger.core.redaction import DEFAULT_RULES, Redactor, Rule, looks_secret, shannon_entropy
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.realfixtures import REAL_TRANSCRIPTS as FIXTURES
 from tests.realfixtures import real_transcripts

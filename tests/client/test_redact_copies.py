@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import random
 
-from sessionledger.redaction import Redactor
-from sessionledger.redaction.copies import duplicate_copies
-from sessionledger.redaction.examples import random_chars
+from sessionledger.core.redaction import Redactor
+from sessionledger.core.redaction.copies import duplicate_copies
+from sessionledger.core.redaction.examples import random_chars
 from tests.client.transcript_builder import TranscriptBuilder
 
 RNG = random.Random(77)

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from sessionledger.redaction import Redactor
-from sessionledger.redaction.examples import random_chars
+from sessionledger.core.redaction import Redactor
+from sessionledger.core.redaction.examples import random_chars
 from tests.client.transcript_builder import TranscriptBuilder
 
 RNG = random.Random(15)

@@ -1,6 +1,6 @@
 """Every redaction rule against its own true- and false-positive examples (docs/redaction.md).
 
-The examples live next to each rule in the rules data (client/sessionledger/redaction/rules_data.py)
+The examples live next to each rule in the rules data (client/sessionledger/core/redaction/rules_data.py)
 as templates, so this file and the data hold no real-shaped literal token: `«…»` marks a secret that
 must become `[REDACTED:<kind>]` with everything around it kept byte for byte; a false positive
 must come back unchanged. Each rule is also checked as plain text and inside a JSONL line, and
@@ -16,9 +16,9 @@ import re
 
 import pytest
 
-from sessionledger.redaction import RULE_SPECS, Redactor, RuleSpec
-from sessionledger.redaction.examples import expand
-from sessionledger.redaction.rules import FRAGMENTS
+from sessionledger.core.redaction import RULE_SPECS, Redactor, RuleSpec
+from sessionledger.core.redaction.examples import expand
+from sessionledger.core.redaction.rules import FRAGMENTS
 from tests.client.transcript_builder import TranscriptBuilder
 
 REDACTOR = Redactor()

@@ -17,7 +17,7 @@ from django.test import Client as WebClient
 from django_scopes import scopes_disabled
 
 from projects.scoping import project_scope
-from sessionledger.formats.base import iter_lines, load_record
+from sessionledger.core.formats.base import iter_lines, load_record
 from sessions_app.models import Session
 from sessions_app.processing import session_process
 from tests.client.conftest import ClaudeSession, expected_upload, head

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionledger.formats import cut_at_offset, encode_project_dir, step_line_end
+from sessionledger.core.formats import cut_at_offset, encode_project_dir, step_line_end
 from tests.client.conftest import ClaudeSession, expected_upload, git, head
 from tests.client.test_fork import new_session_id, stitched_end, undo_rewrite
 

@@ -2,7 +2,7 @@
 
 Shared by tests/frontend/test_injection.py (server-side HTML) and the browser test
 tests/frontend/browser/test_injection.py. The document fields come from the format module's
-declaration (``sessionledger.formats.document.string_fields``), the metadata fields from the
+declaration (``sessionledger.core.formats.document.string_fields``), the metadata fields from the
 Session model, so a new field is attacked without editing the tests.
 
 Every variant comes with a *twin*: the same document with each payload's non-space characters
@@ -23,7 +23,7 @@ from typing import Any
 from django.db import models
 
 from projects.scoping import project_scope
-from sessionledger.formats.document import string_fields
+from sessionledger.core.formats.document import string_fields
 from sessions_app import blobs
 from sessions_app.models import Session
 from tests.client.transcript_builder import TranscriptBuilder, every_line_type

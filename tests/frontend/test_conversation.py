@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from frontend.conversation import build_cards, paginate
-from sessionledger.formats import parse_transcript
+from sessionledger.core.formats import parse_transcript
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.frontend.conftest import long_transcript, rich_transcript
 

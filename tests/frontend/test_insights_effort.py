@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django_scopes import scopes_disabled
 
-from sessionledger.formats.facts import effort
+from sessionledger.core.formats.facts import effort
 from sessions_app import prices
 from sessions_app.insights import Period, effort_per_author_week, effort_per_branch
 from sessions_app.models import Session
@@ -31,7 +31,7 @@ def _work(prompts: int) -> bytes:
 
 
 def test_effort_facts_of_a_transcript() -> None:
-    from sessionledger.formats import parse_transcript
+    from sessionledger.core.formats import parse_transcript
 
     parsed = parse_transcript(_work(2), agent="claude-code")
     facts = effort(parsed.messages)

@@ -7,7 +7,7 @@ import json
 
 from django_scopes import scopes_disabled
 
-from sessionledger import attribution
+from sessionledger.core import attribution
 from sessions_app.models import AccessLog
 from tests.client.transcript_builder import TranscriptBuilder
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django_scopes import scopes_disabled
 
-from sessionledger import attribution
+from sessionledger.core import attribution
 from sessions_app.attribution.validation import SCHEMA_FILE
 from sessions_app.models import Attribution, CommitLink, Session
 from tests.client.attribution_helpers import SCHEMA, validate_agent_trace

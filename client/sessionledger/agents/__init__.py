@@ -5,7 +5,7 @@
     for agent in agents.every(): ...
 
 Adding an agent = one module here defining `AGENT` (a subclass of `base.Agent`), its format
-module in `sessionledger.formats` (registered in `formats.FORMATS`), one entry in `AGENTS`, and its
+module in `sessionledger.core.formats` (registered in `formats.FORMATS`), one entry in `AGENTS`, and its
 real fixtures under tests/fixtures/agents/<name>/ (docs/agents.md "Adding an agent").
 Cheap to import: the git post-commit hook asks every adapter for its active sessions.
 """
@@ -38,11 +38,6 @@ def get(name: str | None) -> Agent:
 
 def every() -> list[Agent]:
     return [get(name) for name in AGENTS]
-
-
-def injected_context() -> tuple[str, ...]:
-    """How any agent's injected context begins (``Agent.injected_context``), for folding it on the page."""
-    return tuple(prefix for agent in every() for prefix in agent.injected_context)
 
 
 def for_transcript(path: str) -> Agent:

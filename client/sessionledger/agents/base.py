@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    from sessionledger.formats.base import TranscriptFormat
-    from sessionledger.formats.resume import ResumeReport
+    from sessionledger.core.formats.base import TranscriptFormat
+    from sessionledger.core.formats.resume import ResumeReport
 
     Changed = Callable[[int], bool | None]
 
@@ -98,30 +98,24 @@ class Agent:
     shell_marker = ""
     # the `tool_name`s its after-tool hook gives shell commands (`tool_input.command`)
     shell_tools: frozenset[str] = frozenset()
-    # may its transcripts be captured as whole-file snapshots (segments from offset 0 that
-    # supersede the earlier ones)? See `capture_mode`.
-    snapshots = False
-    # how context the agent injects into the conversation (not typed by anyone) begins; the
-    # session page folds such messages
-    injected_context: tuple[str, ...] = ()
 
     @property
     def roles(self) -> frozenset[str]:
         """The roles its messages use: all of the shared ones (formats/base.py `ROLES`)."""
-        from sessionledger.formats.base import ROLES
+        from sessionledger.core.formats.base import ROLES
 
         return frozenset(ROLES)
 
     @property
     def kinds(self) -> frozenset[str]:
         """The kinds its messages use: all of the shared ones (formats/base.py `KINDS`)."""
-        from sessionledger.formats.base import KINDS
+        from sessionledger.core.formats.base import KINDS
 
         return frozenset(KINDS)
 
     @property
     def format(self) -> TranscriptFormat:
-        from sessionledger.formats import get_format
+        from sessionledger.core.formats import get_format
 
         return get_format(self.name)
 

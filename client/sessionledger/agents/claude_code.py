@@ -16,10 +16,9 @@ from sessionledger.agents.base import (
     is_git_commit,
     newer_files,
 )
-from sessionledger.agents.claude_layout import (
+from sessionledger.core.formats.claude_layout import (
     SUBAGENT_PREFIX,
     SUFFIX,
-    SYSTEM_REMINDER,
     claude_dir,
     encode_project_dir,
     is_agent_file,
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from sessionledger.agents.base import ResumeRequest
-    from sessionledger.formats.resume import ResumeReport
+    from sessionledger.core.formats.resume import ResumeReport
 
 
 def _is_session_file(name: str) -> bool:
@@ -40,7 +39,6 @@ def _is_session_file(name: str) -> bool:
 
 class ClaudeCode(Agent):
     name = "claude-code"
-    injected_context = (SYSTEM_REMINDER,)  # hooks' and todos' reminders
     display_name = "Claude Code"
     executable = "claude"
     # (Claude Code event, matcher, our handler): what `init` installs (`hookinstall`)
@@ -142,15 +140,15 @@ class ClaudeCode(Agent):
 
     def tool_outputs_dir(self, transcript: str) -> str:
         """Where Claude Code (2.1.2+) saves large tool outputs its results point at."""
-        from sessionledger.formats.persisted import DIRECTORY
+        from sessionledger.core.formats.persisted import DIRECTORY
 
         return os.path.join(os.path.dirname(transcript), self.session_id(transcript), DIRECTORY)
 
     # --- reading -----------------------------------------------------------------------------
 
     def turn_prompts(self, raw: bytes, starts: list[int]) -> list[tuple[str, str | None]]:
-        from sessionledger.formats.base import iter_lines, load_record
-        from sessionledger.formats.classify import block_text, is_prompt_record, render_prompt, user_content
+        from sessionledger.core.formats.base import iter_lines, load_record
+        from sessionledger.core.formats.classify import block_text, is_prompt_record, render_prompt, user_content
 
         ends = [*starts[1:], len(raw)]
         found: list[tuple[str, str | None]] = []
@@ -169,13 +167,13 @@ class ClaudeCode(Agent):
         return found
 
     def cutter(self, raw: bytes) -> Any:
-        from sessionledger.formats.steps import Cutter
+        from sessionledger.core.formats.steps import Cutter
 
         return Cutter(raw)
 
     def commit_calls(self, raw: bytes) -> list[Call]:
         """Main-conversation Bash calls that ran `git commit`, cut after their tool_result line."""
-        from sessionledger.formats.base import iter_lines
+        from sessionledger.core.formats.base import iter_lines
 
         pending: dict[str, tuple[float, str | None, str]] = {}
         calls: list[Call] = []
@@ -194,13 +192,13 @@ class ClaudeCode(Agent):
         return ""
 
     def first_cwd(self, raw: bytes) -> str | None:
-        from sessionledger.formats.resume import first_cwd
+        from sessionledger.core.formats.resume import first_cwd
 
         return first_cwd(raw)
 
     def version_of(self, raw: bytes) -> str:
         """`version` is on every line: the first line that names it."""
-        from sessionledger.formats.base import load_record
+        from sessionledger.core.formats.base import load_record
 
         for line in raw.split(b"\n", 200)[:200]:
             if b'"version"' not in line:
@@ -226,7 +224,7 @@ class ClaudeCode(Agent):
         outputs; tool calls the capture ended on are answered by a note so `claude -r` loads it.
         `cwd` values under `cwd_from` move under `cwd_to` (default: `cwd`, where it resumes)."""
         from sessionledger.agents import claude_files as sessionfiles
-        from sessionledger.formats.resume import rewrite_for_resume
+        from sessionledger.core.formats.resume import rewrite_for_resume
 
         r = request
         data, report = rewrite_for_resume(
@@ -311,7 +309,7 @@ def _agent_id(name: str) -> str:
 
 
 def _note_use(line: bytes, pending: dict[str, tuple[float, str | None, str]]) -> None:
-    from sessionledger.formats.base import load_record
+    from sessionledger.core.formats.base import load_record
 
     rec = load_record(line)
     if not rec or rec["type"] != "assistant" or rec.get("isSidechain") is True:
@@ -325,7 +323,7 @@ def _note_use(line: bytes, pending: dict[str, tuple[float, str | None, str]]) ->
 
 
 def _answers(line: bytes, offset: int, pending: dict[str, tuple[float, str | None, str]]) -> list[Call]:
-    from sessionledger.formats.base import load_record
+    from sessionledger.core.formats.base import load_record
 
     rec = load_record(line)
     when = _stamp(rec) if rec else None

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from sessionledger.agents.base import ResumeRequest
-    from sessionledger.formats.resume import ResumeReport
+    from sessionledger.core.formats.resume import ResumeReport
 
 _FIRST_LINE_LIMIT = 8 * 1024 * 1024  # the first line carries the whole system prompt
 _OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
@@ -57,7 +57,7 @@ class Codex(Agent):
     def session_files(self, trees: list[str]) -> list[tuple[str, str]]:
         from pathlib import Path
 
-        from sessionledger.formats.locate import codex_sessions
+        from sessionledger.core.formats.locate import codex_sessions
 
         found: dict[str, str] = {}
         for tree in trees:
@@ -90,7 +90,7 @@ class Codex(Agent):
     # --- reading -----------------------------------------------------------------------------
 
     def answer_ends(self, raw: bytes) -> dict[str, int]:
-        from sessionledger.formats.codex import answer_ends
+        from sessionledger.core.formats.codex import answer_ends
 
         return answer_ends(raw)
 
@@ -126,7 +126,7 @@ class Codex(Agent):
         `slim` adds removed. Codex replays what it reads verbatim, so nothing else changes."""
         import time
 
-        from sessionledger.formats.resume import ResumeReport
+        from sessionledger.core.formats.resume import ResumeReport
         from sessionledger.fsutil import atomic_write
 
         r = request
@@ -158,7 +158,7 @@ AGENT = Codex()
 def _meta(path: str) -> tuple[str, str] | None:
     from pathlib import Path
 
-    from sessionledger.formats.locate import codex_meta
+    from sessionledger.core.formats.locate import codex_meta
 
     return codex_meta(Path(path))
 
@@ -166,7 +166,7 @@ def _meta(path: str) -> tuple[str, str] | None:
 def _rewrite_line(line: bytes, session_id: str, cwd_from: str | None, cwd_to: str, forked_from: str | None) -> bytes:
     import json
 
-    from sessionledger.formats.jsonlines import dump_line
+    from sessionledger.core.formats.jsonlines import dump_line
 
     if b'"session_meta"' not in line and b'"cwd"' not in line and b"sessionledger_line_id" not in line:
         return line

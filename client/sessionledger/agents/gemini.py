@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from sessionledger.agents.base import ResumeRequest
-    from sessionledger.formats.resume import ResumeReport
+    from sessionledger.core.formats.resume import ResumeReport
 
 
 def gemini_dir() -> str:
@@ -34,7 +34,6 @@ class Gemini(Agent):
     hook_events = {"AfterTool": "post-tool-use", "SessionEnd": "session-end"}
     shell_tools = frozenset({"run_shell_command"})
     shell_marker = "GEMINI_CLI"  # set to 1 for the commands of run_shell_command
-    snapshots = True  # `.json` chats before v0.39
 
     # --- where the transcripts are ----------------------------------------------------------
 
@@ -44,7 +43,7 @@ class Gemini(Agent):
             return []  # no Gemini CLI here: the hook pays one stat
         from pathlib import Path
 
-        from sessionledger.formats.locate import gemini_project_dirs
+        from sessionledger.core.formats.locate import gemini_project_dirs
 
         found = []
         for tree in trees:
@@ -70,9 +69,9 @@ class Gemini(Agent):
     def session_id(self, path: str) -> str:
         from pathlib import Path
 
-        from sessionledger.formats.locate import _gemini_session_id
+        from sessionledger.core.formats.locate import gemini_session_id
 
-        found = _gemini_session_id(Path(path))
+        found = gemini_session_id(Path(path))
         return found or os.path.basename(path).rsplit(".", 1)[0]
 
     def capture_mode(self, path: str) -> str:
@@ -81,7 +80,7 @@ class Gemini(Agent):
     # --- reading -----------------------------------------------------------------------------
 
     def turn_prompts(self, raw: bytes, starts: list[int]) -> list[tuple[str, str | None]]:
-        from sessionledger.formats.gemini import legacy_document
+        from sessionledger.core.formats.gemini import legacy_document
 
         if legacy_document(raw) is None:
             return super().turn_prompts(raw, starts)
@@ -90,7 +89,7 @@ class Gemini(Agent):
         return found + [("", None)] * (len(starts) - len(found))
 
     def answer_ends(self, raw: bytes) -> dict[str, int]:
-        from sessionledger.formats.gemini import answer_ends
+        from sessionledger.core.formats.gemini import answer_ends
 
         return answer_ends(raw)
 
@@ -122,9 +121,9 @@ class Gemini(Agent):
         import time
         from pathlib import Path
 
-        from sessionledger.formats.gemini import legacy_document
-        from sessionledger.formats.locate import gemini_project_dirs, project_hash
-        from sessionledger.formats.resume import ResumeReport
+        from sessionledger.core.formats.gemini import legacy_document
+        from sessionledger.core.formats.locate import gemini_project_dirs, project_hash
+        from sessionledger.core.formats.resume import ResumeReport
         from sessionledger.fsutil import atomic_write
 
         r = request
@@ -213,7 +212,7 @@ def _as_jsonl(raw: bytes, session_id: str, root_hash: str) -> bytes:
     """The recording as JSONL with its session id and project replaced (metadata line and `$set`)."""
     import json
 
-    from sessionledger.formats.gemini import legacy_document
+    from sessionledger.core.formats.gemini import legacy_document
 
     doc = legacy_document(raw)
     if doc is not None:

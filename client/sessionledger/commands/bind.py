@@ -12,6 +12,7 @@ from sessionledger import config as config_mod
 from sessionledger import gitmeta, gitrefs, queue
 from sessionledger.api import ApiError
 from sessionledger.commands.common import CommandError, client, load_config
+from sessionledger.core import remotes
 
 
 def bind_project(repo: gitrefs.Repo, slug: str | None) -> None:
@@ -56,7 +57,7 @@ def _bind_remote(repo: gitrefs.Repo) -> None:
         else:
             print("This repository has no git remote: pin its project with `sessionledger init --project SLUG`.")
         return
-    key = gitmeta.normalise_remote(remote)
+    key = remotes.normalise_remote(remote)
     slug = _lookup(remote, key)
     if slug:
         config = load_config()

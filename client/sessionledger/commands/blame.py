@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from sessionledger import attribution, gitmeta
+from sessionledger import gitmeta
 from sessionledger.api import ApiError, Client
 from sessionledger.commands.common import (
     CommandError,
@@ -27,6 +27,7 @@ from sessionledger.commands.common import (
     project_for_cwd,
     terminal_safe,
 )
+from sessionledger.core import attribution
 
 UNCOMMITTED = "0" * 40
 WORKERS = 8
@@ -142,7 +143,7 @@ def added_rows(root: str, sha: str, path: str) -> list[list[Any]]:
 
 
 def describe(line: BlameLine, records: list[dict] | None) -> dict[str, Any]:
-    from sessionledger.attribution_lookup import find
+    from sessionledger.core.attribution_lookup import find
 
     row: dict[str, Any] = {
         "line": line.final_line,

@@ -26,9 +26,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionledger import agentsessions, gitmeta
+from sessionledger import gitmeta
 from sessionledger.agents.base import CannotResume, Resumable, ResumeRequest
-from sessionledger.agentsessions import AgentSession, Target, Turn
+from sessionledger.commands import agentsessions
+from sessionledger.commands.agentsessions import AgentSession, Target, Turn
 from sessionledger.commands.common import CommandError, short
 from sessionledger.commands.turns import open_target, repo_root
 

@@ -6,7 +6,7 @@ import argparse
 
 from sessionledger.api import ApiError
 from sessionledger.commands.common import api_error, client, load_config, print_json, project_for_cwd, short, table
-from sessionledger.listfilters import FILTER_NAMES, SESSION_FILTERS
+from sessionledger.core.listfilters import FILTER_NAMES, SESSION_FILTERS
 
 
 def register(sub: argparse._SubParsersAction) -> None:

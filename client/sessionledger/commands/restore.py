@@ -22,8 +22,8 @@ import os
 import shlex
 import uuid
 
-from sessionledger import agentsessions
 from sessionledger.agents.base import CannotResume, ResumeRequest
+from sessionledger.commands import agentsessions
 from sessionledger.commands.common import CommandError
 from sessionledger.commands.turns import open_target
 

@@ -78,13 +78,13 @@ def _target(root: str, options: argparse.Namespace) -> str:
 
 def _looks_like_message(text: str) -> bool:
     """A whole message uuid (a shorter id could be a commit prefix too: that takes `--at`)."""
-    from sessionledger.agentsessions import UUID
+    from sessionledger.commands.agentsessions import UUID
 
     return bool(UUID.match(text))
 
 
 def _step_code(root: str, at: str, session: str | None, project: str | None) -> str:
-    from sessionledger import agentsessions
+    from sessionledger.commands import agentsessions
     from sessionledger.commands.turns import open_target
 
     ctx = open_target(session, project)

@@ -17,9 +17,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from sessionledger import agents, agentsessions, transcripts
-from sessionledger.agentsessions import AgentSession, Step, Target, Turn
+from sessionledger import agents, transcripts
 from sessionledger.api import Client
+from sessionledger.commands import agentsessions
+from sessionledger.commands.agentsessions import AgentSession, Step, Target, Turn
 from sessionledger.commands.common import CommandError, age, client, load_config, print_json, project_for_cwd, short
 
 

@@ -14,7 +14,6 @@ import sys
 import textwrap
 from typing import Any
 
-from sessionledger import attribution
 from sessionledger.api import ApiError
 from sessionledger.commands.blame import UNCOMMITTED, added_rows, blame, repo_root
 from sessionledger.commands.common import (
@@ -26,6 +25,7 @@ from sessionledger.commands.common import (
     project_for_cwd,
     terminal_safe,
 )
+from sessionledger.core import attribution
 
 WIDTH = 100
 

@@ -1,6 +1,6 @@
 """Hostile text in every field, rendered in Chromium: nothing may leave the text it belongs to.
 
-For each string field of the content document (declared in sessionledger.formats.document)
+For each string field of the content document (declared in sessionledger.core.formats.document)
 and each text or JSON column of a session (tests/frontend/injection.py), one session holds the
 whole payload corpus in that field and a twin session holds the same text with every non-space
 character turned into ``x``. Both pages are opened (all their pages loaded, as a reader

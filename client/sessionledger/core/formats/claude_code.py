@@ -12,6 +12,7 @@ from typing import Any
 
 from . import facts, paths, persisted, slimming, steps, turns
 from .base import ParsedTranscript
+from .claude_layout import SYSTEM_REMINDER
 from .graph import chain_order, dedupe
 from .lines import scan
 from .messages import build_messages
@@ -118,6 +119,8 @@ class ClaudeCodeFormat:
     """The `TranscriptFormat` for Claude Code (see base.TranscriptFormat)."""
 
     name = NAME
+    snapshots = False
+    injected_context = (SYSTEM_REMINDER,)  # hooks' and todos' reminders
 
     def parse(
         self,

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sessionledger.attribution import VENDOR, step_of
+from sessionledger.core.attribution import VENDOR, step_of
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ import json
 from typing import Any
 
 import django_filters
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+
+from sessions_app.filters import SessionFilter
 
 SESSIONS_PATH = "/api/v1/projects/{project}/sessions"
 COMMIT = "3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39"
@@ -131,8 +132,6 @@ def _add_parameter_example(parameter: dict[str, Any], segment: str) -> None:
 
 
 def _add_list_filters(operation: dict[str, Any]) -> None:
-    from sessions_app.filters import SessionFilter
-
     present = {p["name"] for p in operation.get("parameters", [])}
     added = [
         _filter_parameter(name, field) for name, field in SessionFilter.base_filters.items() if name not in present
@@ -172,20 +171,4 @@ def _add_ingest_examples(operation: dict[str, Any]) -> None:
             "status": "processing",
             "url": "https://ledger.example.com/api/v1/projects/acme-api/sessions/0b8e1c52-4a53-4a6e-9d55-0c6f8f3f3e21",
             "web_url": "https://ledger.example.com/p/acme-api/s/0b8e1c52-4a53-4a6e-9d55-0c6f8f3f3e21",
-        }
-
-
-class BearerTokenScheme(OpenApiAuthenticationExtension):
-    """Documents ``projects.auth.BearerTokenAuthentication``, so Swagger UI's *Authorize* takes a token.
-
-    Registered by being imported (config/urls.py imports this module)."""
-
-    target_class = "projects.auth.BearerTokenAuthentication"
-    name = "bearerAuth"
-
-    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
-        return {
-            "type": "http",
-            "scheme": "bearer",
-            "description": "An API token: `sessionledger login`, the settings page or `manage.py create_token`.",
         }

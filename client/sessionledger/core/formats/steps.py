@@ -111,13 +111,13 @@ def _step(rec: dict, uuid: str, end: int) -> Step | None:
     content = message.get("content") if isinstance(message, dict) else None
     for block in content if isinstance(content, list) else []:
         if isinstance(block, dict) and block.get("type") == "tool_use":
-            label = f"{block.get('name')}: {_summary(block.get('input'))}"
+            label = f"{block.get('name')}: {call_summary(block.get('input'))}"
             tool_id = found if isinstance(found := block.get("id"), str) else None
             return Step("tool", uuid, end, label, stamp, tool_id)
     return None
 
 
-def _summary(tool_input: object) -> str:
+def call_summary(tool_input: object) -> str:
     if isinstance(tool_input, dict):
         for key in ("command", "file_path", "pattern", "description", "prompt", "url"):
             value = tool_input.get(key)

@@ -630,4 +630,4 @@ def encode_project_dir(cwd: str) -> str:
     return project_hash(cwd)
 
 
-FORMAT = FunctionFormat(NAME, sys.modules[__name__])
+FORMAT = FunctionFormat(NAME, sys.modules[__name__], snapshots=True)  # `.json` chats before v0.39

@@ -21,7 +21,7 @@ from sessionledger import agents, gitmeta
 from sessionledger.agents.base import Agent
 from sessionledger.api import ApiError, Client
 from sessionledger.commands.common import CommandError, api_error
-from sessionledger.formats.base import iter_lines
+from sessionledger.core.formats.base import iter_lines
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")

@@ -26,6 +26,7 @@ __all__ = [
     "cut_at_offset",
     "encode_project_dir",
     "get_format",
+    "injected_context",
     "list_steps",
     "parse_transcript",
     "slim",
@@ -37,9 +38,9 @@ DEFAULT_AGENT = "claude-code"
 
 # agent name -> module that defines FORMAT
 FORMATS: dict[str, str] = {
-    "claude-code": "sessionledger.formats.claude_code",
-    "codex": "sessionledger.formats.codex",
-    "gemini": "sessionledger.formats.gemini",
+    "claude-code": "sessionledger.core.formats.claude_code",
+    "codex": "sessionledger.core.formats.codex",
+    "gemini": "sessionledger.core.formats.gemini",
 }
 
 
@@ -51,6 +52,11 @@ def get_format(agent: str) -> TranscriptFormat:
         raise ValueError(f"unknown transcript format {agent!r} (known: {known})")
     fmt: TranscriptFormat = importlib.import_module(module_name).FORMAT
     return fmt
+
+
+def injected_context() -> tuple[str, ...]:
+    """How any agent's injected context begins (``TranscriptFormat.injected_context``), for folding it."""
+    return tuple(prefix for name in FORMATS for prefix in get_format(name).injected_context)
 
 
 def parse_transcript(

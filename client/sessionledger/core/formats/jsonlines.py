@@ -201,9 +201,11 @@ def count_in_dicts(node: Any, visit: Callable[[dict[str, Any]], int], *, max_dep
 class FunctionFormat:
     """A `TranscriptFormat` (formats/base.py) whose methods are one module's functions of the same names."""
 
-    def __init__(self, name: str, module: ModuleType) -> None:
+    def __init__(self, name: str, module: ModuleType, *, snapshots: bool = False) -> None:
         self.name = name
         self._module = module
+        self.snapshots = snapshots
+        self.injected_context: tuple[str, ...] = ()
 
     def parse(
         self,

@@ -151,7 +151,7 @@ def gemini_sessions(root: str, *, gemini: Path | None = None) -> list[SessionFil
     found = []
     for folder in gemini_project_dirs(root, gemini=gemini):
         for path in _children(folder / "chats", _is_chat):
-            session_id = _gemini_session_id(path)
+            session_id = gemini_session_id(path)
             if session_id:
                 found.append(SessionFile(path, session_id, root, _mtime(path)))
     return sorted(found, key=lambda s: s.mtime, reverse=True)
@@ -162,7 +162,7 @@ def _is_chat(path: Path) -> bool:
     return name.startswith("session-") and (name.endswith(".jsonl") or name.endswith(".json")) and path.is_file()
 
 
-def _gemini_session_id(path: Path) -> str | None:
+def gemini_session_id(path: Path) -> str | None:
     if path.name.endswith(".jsonl"):
         rec = _first_line(path)
         value = rec.get("sessionId") if isinstance(rec, dict) else None

@@ -82,6 +82,12 @@ class TranscriptFormat(Protocol):
     """What one assistant's on-disk transcript format must offer (one module per agent)."""
 
     name: str
+    # may its transcripts be captured as whole-file snapshots (segments from offset 0 that
+    # supersede the earlier ones)? The server then keeps only the newest.
+    snapshots: bool
+    # how context the agent injects into the conversation (not typed by anyone) begins; the
+    # session page folds such messages
+    injected_context: tuple[str, ...]
 
     def parse(
         self,
