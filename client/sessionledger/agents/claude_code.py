@@ -16,7 +16,7 @@ from sessionledger.agents.base import (
     is_git_commit,
     newer_files,
 )
-from sessionledger.core.formats.claude_layout import (
+from sessionledger.core.claude_layout import (
     SUBAGENT_PREFIX,
     SUFFIX,
     claude_dir,

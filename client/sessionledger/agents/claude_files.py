@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sessionledger.agents.base import CannotResume
-from sessionledger.core.formats.claude_layout import SUFFIX, is_agent_file, project_dir
+from sessionledger.core.claude_layout import SUFFIX, is_agent_file, project_dir
 from sessionledger.core.formats.persisted import DIRECTORY, relocate
 from sessionledger.core.formats.resume import close_open_tool_calls, rewrite_for_resume
 from sessionledger.fsutil import atomic_write

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..claude_layout import SYSTEM_REMINDER
 from . import facts, paths, persisted, slimming, steps, turns
 from .base import ParsedTranscript
-from .claude_layout import SYSTEM_REMINDER
 from .graph import chain_order, dedupe
 from .lines import scan
 from .messages import build_messages

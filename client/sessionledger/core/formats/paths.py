@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from sessionledger.core.formats.claude_layout import MAX_NAME, encode_project_dir
+from ..claude_layout import MAX_NAME, encode_project_dir
 
 __all__ = ["MAX_NAME", "encode_project_dir"]

@@ -1,6 +1,7 @@
 """Where Claude Code keeps its files: `~/.claude` (`CLAUDE_CONFIG_DIR`), `projects/<encoded cwd>/`,
-`<session id>.jsonl`, sub-agents named `agent-<id>.jsonl`. Shared by its adapter (`claude_code`)
-and the module that writes sessions back (`claude_files`); `os` only, the hooks import it.
+`<session id>.jsonl`, sub-agents named `agent-<id>.jsonl`. Shared by its format (`formats/claude_code.py`), its
+adapter (`agents/claude_code.py`) and the module that writes sessions back (`agents/claude_files.py`).
+`os` only, and outside `formats/` so that the hooks import it without the formats package.
 """
 
 from __future__ import annotations
