@@ -46,8 +46,8 @@ def _part_text(part: Any) -> str:
         return part
     if not isinstance(part, dict):
         return ""
-    if isinstance(part.get("text"), str):
-        return part["text"]
+    if isinstance(text := part.get("text"), str):
+        return text
     blob = part.get("inlineData")
     if isinstance(blob, dict):
         return _blob_placeholder(blob)
@@ -247,8 +247,8 @@ def _response_body(response: dict[str, Any]) -> dict[str, Any]:
 def _response_text(response: dict[str, Any]) -> str:
     body = _response_body(response)
     for key in ("output", "error", "llmContent"):
-        if isinstance(body.get(key), str):
-            return body[key]
+        if isinstance(text := body.get(key), str):
+            return text
     if not body:
         return ""
     text = json.dumps(body, ensure_ascii=False, default=str)
