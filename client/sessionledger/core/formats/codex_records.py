@@ -151,7 +151,7 @@ def context_label(text: str) -> str | None:
 
 
 def prompt_lines(entries: list[Entry]) -> dict[int, str]:
-    """Line index -> "item" or "event": where each prompt sits (see the module docstring)."""
+    """Line index -> "item" or "event": where each prompt sits (the rule is in codex.py's docstring)."""
     if not any(_is_user_event(e) for e in entries):
         return {
             e.index: "item"
@@ -193,6 +193,7 @@ def prompt_text(text: str) -> tuple[str, dict[str, Any]]:
 
 
 def call_id_of(payload: dict[str, Any]) -> str | None:
+    """What pairs a call with its output: `call_id`, else the item's `id`."""
     for key in ("call_id", "id"):
         value = payload.get(key)
         if isinstance(value, str) and value:
