@@ -4,10 +4,14 @@
 The hook runs after every Bash call, so its no-op path (HEAD did not move) must cost about as
 much as starting Python (target ≤ 1.3× `python -c pass`), and a commit after a 5 MB turn must
 still return at once (target ≤ 2×): the hook only reads HEAD, queues offsets and detaches the
-uploader, which slims, redacts and gzips afterwards. The post-commit hook (`init --git-hook`,
-run as git runs it: `sh .git/hooks/post-commit` in the working tree) has the same two targets:
-no active agent session (it lists the agents' folders and returns), and an active Claude Code
-session with a fresh 5 MB delta (it queues a checkpoint).
+uploader, which slims, redacts and gzips afterwards. The no-op path reads its payload with
+`sessionledger.fastjson` (the C codec `json` is built on) rather than `json`, whose import brings
+`re` and `enum`: `hook_noop_json_cost_ratio` is the no-op hook with `json` imported over the same
+hook without, the figure that keeps that trick (docs/design.md §10: a trick earns 20 %).
+
+The post-commit hook (`init --git-hook`, run as git runs it: `sh .git/hooks/post-commit` in the
+working tree) has the same two targets: no active agent session (it lists the agents' folders and
+returns), and an active Claude Code session with a fresh 5 MB delta (it queues a checkpoint).
 
     .venv/bin/python bench/bench_hook.py [--runs 21] [--mb 5] [--python /path/to/venv/bin/python]
 
@@ -171,6 +175,27 @@ def bench_commits(box: Sandbox, python: str, runs: int, megabytes: float) -> tup
     )
 
 
+def bench_json_cost(box: Sandbox, python: str, runs: int) -> dict[str, float]:
+    """Medians of the no-op hook as the installed script starts it, paired with the same hook after
+    `import json`: what reading the payload with the standard `json` would add."""
+    launch = "from sessionledger.cli import main; main()"
+    hook = [python, "-c", launch, "hook", "post-tool-use"]
+    with_json = [python, "-c", f"import json; {launch}", "hook", "post-tool-use"]
+    payload = box.payload("ls -la")
+    timed(hook, stdin=payload, env=box.env)
+    fast, plain, fast_cpu, plain_cpu = [], [], [], []
+    for _ in range(runs):
+        fast.append(timed(hook, stdin=payload, env=box.env))
+        fast_cpu.append(CPU[-1])
+        plain.append(timed(with_json, stdin=payload, env=box.env))
+        plain_cpu.append(CPU[-1])
+    return {
+        "hook_noop_with_json_ms": round(statistics.median(plain), 1),
+        "hook_noop_json_cost_ratio": round(statistics.median(plain) / statistics.median(fast), 2),
+        "hook_noop_json_cost_cpu_ratio": round(statistics.median(plain_cpu) / statistics.median(fast_cpu), 2),
+    }
+
+
 def install_git_hook(box: Sandbox, python: str) -> list[str]:
     """`init --git-hook`'s post-commit script in the sandbox repository; the command git runs."""
     client = " ".join(hook_command(python)[:-2])
@@ -248,6 +273,7 @@ def main() -> None:
         base, noop, base_cpu, noop_cpu = paired_ms(
             options.runs, [python, "-c", "pass"], hook_command(python), stdin=box.payload("ls -la"), env=box.env
         )
+        json_cost = bench_json_cost(box, python, options.runs)
         python3 = shutil.which("python3")
         python3_ms = statistics.median(timed([python3, "-c", "pass"]) for _ in range(5)) if python3 else None
         commit_base, commit_ms, commit_cpu, detached_s = bench_commits(
@@ -266,6 +292,7 @@ def main() -> None:
         "hook_noop_ms": round(noop, 1),
         "hook_noop_ratio": round(noop / base, 2),
         "hook_noop_cpu_ratio": round(noop_cpu / base_cpu, 2),
+        **json_cost,
         "hook_commit_delta_mb": options.mb,
         "hook_commit_ms": round(commit_ms, 1),
         "hook_commit_ratio": round(commit_ms / commit_base, 2),

@@ -8,7 +8,8 @@ import random
 import pytest
 
 from sessionledger.core.formats import cut_after_turn, get_format, parse_transcript, slim, turn_starts
-from tests.client.transcript_builder import AGENT_ID, TranscriptBuilder, every_line_type, image_block
+from tests.client.sample_transcripts import AGENT_ID, every_line_type
+from tests.client.transcript_builder import TranscriptBuilder, image_block
 
 
 def kinds(parsed, **where) -> list[tuple[str, str]]:

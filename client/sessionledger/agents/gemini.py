@@ -80,7 +80,7 @@ class Gemini(Agent):
     # --- reading -----------------------------------------------------------------------------
 
     def turn_prompts(self, raw: bytes, starts: list[int]) -> list[tuple[str, str | None]]:
-        from sessionledger.core.formats.gemini import legacy_document
+        from sessionledger.core.formats.gemini_replay import legacy_document
 
         if legacy_document(raw) is None:
             return super().turn_prompts(raw, starts)
@@ -121,7 +121,7 @@ class Gemini(Agent):
         import time
         from pathlib import Path
 
-        from sessionledger.core.formats.gemini import legacy_document
+        from sessionledger.core.formats.gemini_replay import legacy_document
         from sessionledger.core.formats.locate import gemini_project_dirs, project_hash
         from sessionledger.core.formats.resume import ResumeReport
         from sessionledger.fsutil import atomic_write
@@ -212,7 +212,7 @@ def _as_jsonl(raw: bytes, session_id: str, root_hash: str) -> bytes:
     """The recording as JSONL with its session id and project replaced (metadata line and `$set`)."""
     import json
 
-    from sessionledger.core.formats.gemini import legacy_document
+    from sessionledger.core.formats.gemini_replay import legacy_document
 
     doc = legacy_document(raw)
     if doc is not None:

@@ -106,7 +106,7 @@ def _by_hash(records: list[Mapping[str, Any]], path: str, line: int, line_hash: 
     return None
 
 
-def _list(value: Any) -> list:
+def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 

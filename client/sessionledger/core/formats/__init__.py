@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from typing import Any
 
 from .base import ParsedTranscript, TranscriptFormat, complete_lines
 
@@ -91,7 +92,7 @@ def step_line_end(raw: bytes, uuid: str, *, agent: str = DEFAULT_AGENT) -> int |
     return get_format(agent).line_end(bytes(raw), uuid)
 
 
-def list_steps(raw: bytes, *, agent: str = DEFAULT_AGENT) -> list:
+def list_steps(raw: bytes, *, agent: str = DEFAULT_AGENT) -> list[Any]:
     """The prompts and tool calls of a transcript, in order (see `steps.Step`)."""
     return get_format(agent).steps(bytes(raw))
 

@@ -137,7 +137,7 @@ def undeclared(document: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _objects(node: Any, where: tuple[str, ...], path: tuple[str, ...]) -> list[tuple[tuple[str, ...], dict]]:
+def _objects(node: Any, where: tuple[str, ...], path: tuple[str, ...]) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
     if not where:
         return [(path, node)] if isinstance(node, dict) else []
     step, rest = where[0], where[1:]

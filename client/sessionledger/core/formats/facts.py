@@ -70,7 +70,8 @@ def title_from(turns: list[dict[str, Any]], messages: list[Message]) -> str:
 def last_assistant_text(messages: list[Message]) -> str:
     for msg in reversed(messages):
         if msg["kind"] == "text" and msg["role"] == "assistant" and not msg.get("sidechain"):
-            return msg["content"]
+            text: str = msg["content"]
+            return text
     return ""
 
 

@@ -26,8 +26,9 @@ import json
 import math
 import re
 from datetime import UTC, datetime
+from enum import Enum
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
 REPLACEMENT = "\ufffd"
 MAX_DEPTH = 48  # containers inside a record; real Claude Code lines stay under ~12
@@ -36,7 +37,15 @@ TIMESTAMP_LIMIT = 64
 _BAD_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")  # NUL or a surrogate, as JSON escapes it
 _BAD_CHARS = re.compile("[\x00\ud800-\udfff]")
 _CANONICAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\Z")
-INVALID: Any = object()  # what `timestamp` returns for a value that is not a time
+
+
+class Invalid(Enum):
+    """What `timestamp` returns for a value that is not a time (a sentinel type checkers can narrow)."""
+
+    TIMESTAMP = "invalid timestamp"
+
+
+INVALID: Final = Invalid.TIMESTAMP
 
 
 def _finite(text: str) -> float | None:
@@ -89,7 +98,7 @@ def _flatten(value: Any) -> str:
     return text if len(text) <= DEEP_TEXT_LIMIT else text[: DEEP_TEXT_LIMIT - 1] + "…"
 
 
-def timestamp(value: Any) -> str | None:
+def timestamp(value: Any) -> str | Invalid | None:
     """The canonical UTC form of a transcript timestamp, None when absent, INVALID when not a time."""
     if value is None:
         return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from typing import Any
 
 from .base import iter_lines, load_record
 from .classify import block_text, is_prompt_record, render_prompt, user_content
@@ -100,7 +101,7 @@ def steps(raw: bytes) -> list[Step]:
     return found
 
 
-def _step(rec: dict, uuid: str, end: int) -> Step | None:
+def _step(rec: dict[str, Any], uuid: str, end: int) -> Step | None:
     stamp = found if isinstance(found := rec.get("timestamp"), str) else None
     if rec["type"] == "user" and is_prompt_record(rec):
         text, _ = render_prompt(block_text(user_content(rec)))

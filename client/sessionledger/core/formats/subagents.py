@@ -122,8 +122,9 @@ class _Weaver:
     def _anchor(self, msg: Message) -> str | None:
         """The tool id after which spawned agents go: the result, else an unanswered call."""
         kind = msg["kind"]
-        if kind == "tool_result" or (kind == "tool_use" and msg["tool"]["id"] not in self.answered):
-            return msg["tool"]["id"]
+        tool_id: str | None = msg["tool"]["id"] if kind in ("tool_result", "tool_use") else None
+        if kind == "tool_result" or (kind == "tool_use" and tool_id not in self.answered):
+            return tool_id
         return None
 
 

@@ -12,13 +12,13 @@ caveat at the end of a cut file would tell the model to ignore the next message 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .base import iter_lines, load_record
 from .classify import block_text, is_prompt_record, not_prompt_label, user_content
 
 _NOISE_TYPES = frozenset({"file-history-snapshot", "queue-operation", "progress"})
-_UNPARSED: Any = object()
 
 
 @dataclass
@@ -27,13 +27,10 @@ class _Line:
 
     offset: int
     data: bytes
-    _rec: Any = _UNPARSED
 
-    @property
+    @cached_property
     def rec(self) -> dict[str, Any] | None:
-        if self._rec is _UNPARSED:
-            self._rec = load_record(self.data) if self.data.strip() else None
-        return self._rec
+        return load_record(self.data) if self.data.strip() else None
 
     def tool_ids(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(tool_use ids, answered tool_use ids) written on this line."""
