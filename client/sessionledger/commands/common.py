@@ -30,6 +30,16 @@ def terminal_safe(text: str) -> str:
     return text.translate(_CONTROLS)
 
 
+def confined(path: str, root: str, what: str) -> str:
+    """``path`` resolved (`..` and symlinks followed), refused unless it is ``root`` or below it:
+    a directory a transcript or the server names never takes a command out of the tree it works
+    on (a teammate's `cwd` of `<repo>/../../.ssh`, or a committed symlink to `~/.ssh`)."""
+    resolved, tree = os.path.realpath(path), os.path.realpath(root)
+    if resolved != tree and not resolved.startswith(tree.rstrip(os.sep) + os.sep):
+        raise CommandError(f"{what} {terminal_safe(path)!r} resolves to {resolved}, outside {tree}: refused")
+    return resolved
+
+
 def read_json_object(path: str) -> dict:
     """A JSON settings file (Claude Code's settings, .mcp.json) as an object; a clear error otherwise."""
     try:
