@@ -30,7 +30,7 @@ from sessionledger import gitmeta
 from sessionledger.agents.base import CannotResume, Resumable, ResumeRequest
 from sessionledger.commands import agentsessions
 from sessionledger.commands.agentsessions import AgentSession, Target, Turn
-from sessionledger.commands.common import CommandError, confined, short
+from sessionledger.commands.common import CommandError, confined, short, terminal_safe
 from sessionledger.commands.turns import open_target, repo_root
 
 
@@ -250,12 +250,12 @@ def _check_free(repo_dir: str, worktree: str, branch: str) -> None:
 
 def _print(fork: Forked, repo_dir: str) -> None:
     subject = gitmeta.git(repo_dir, "log", "-1", "--format=%s", fork.commit, check=False).strip()
-    print(f"Forked agent session {fork.agent.id} {fork.point.what}.")
+    print(terminal_safe(f"Forked agent session {fork.agent.id} {fork.point.what}."))
     print(f"  branch    {fork.branch} at {fork.commit[:10]} {short(subject, 50)}")
     print(f"  worktree  {fork.worktree}")
     print(f"  session   {fork.session_id}  ({fork.path})")
     for note in _notes(fork):
-        print(f"  note      {note}")
+        print(f"  note      {terminal_safe(note)}")
 
 
 def _notes(fork: Forked) -> list[str]:

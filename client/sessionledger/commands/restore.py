@@ -24,7 +24,7 @@ import uuid
 
 from sessionledger.agents.base import CannotResume, ResumeRequest
 from sessionledger.commands import agentsessions
-from sessionledger.commands.common import CommandError, confined
+from sessionledger.commands.common import CommandError, confined, terminal_safe
 from sessionledger.commands.turns import open_target
 
 
@@ -81,7 +81,7 @@ def run(options: argparse.Namespace) -> int:
     if written.files:
         print(f"  beside it {len(written.files)} file(s): sub-agent transcripts and saved tool outputs")
     for note in written.notes:
-        print(f"  note      {note}")
+        print(f"  note      {terminal_safe(note)}")
     if report.dropped_thinking:
         print(f"  note      dropped {report.dropped_thinking} thinking block(s) the redactor changed")
     if agent.gaps:

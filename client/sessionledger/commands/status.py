@@ -23,7 +23,7 @@ from typing import Any
 
 from sessionledger import config as config_mod
 from sessionledger import fsutil, gitrefs, hookprobe, paths, queue
-from sessionledger.commands.common import age, load_config, print_json, short, table
+from sessionledger.commands.common import age, load_config, print_json, short, table, terminal_safe
 
 WHY = {
     queue.PENDING: "waiting to upload",
@@ -47,9 +47,9 @@ def run(options: argparse.Namespace) -> int:
     if options.json:
         print_json(report)
     else:
-        print(render(report))
+        print(terminal_safe(render(report)))  # the server's messages are in it
     if options.check and report["problems"]:
-        print("Capture would not work: " + "; ".join(report["problems"]), file=sys.stderr)
+        print(terminal_safe("Capture would not work: " + "; ".join(report["problems"])), file=sys.stderr)
         return 1
     return 0
 
