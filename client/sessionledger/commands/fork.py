@@ -103,10 +103,10 @@ def run(options: argparse.Namespace) -> int:
     add_worktree(ctx.repo_dir, worktree, branch, commit)
     try:
         written, fork.report = session_file(ctx, agent, cut, fork.session_id, ctx.repo_dir, worktree)
+        fork.cwd = confined(written.cwd, worktree, "the session's directory")
     except CommandError:
         remove_worktree(ctx.repo_dir, worktree, branch)
         raise
-    fork.cwd = confined(written.cwd, worktree, "the session's directory")
     fork.path, fork.notes, fork.command = written.path, written.notes, written.command
     _print(fork, ctx.repo_dir)
     if program:
