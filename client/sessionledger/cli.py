@@ -61,7 +61,7 @@ def _exit_now(code: int) -> None:
 
 
 def _run_command(args: list[str]) -> int:
-    from sessionledger.commands.common import CommandError
+    from sessionledger.commands.common import CommandError, terminal_safe
 
     parser = build_parser(only=args[0] if args and args[0] in COMMANDS else None)
     options = parser.parse_args(args)
@@ -71,7 +71,7 @@ def _run_command(args: list[str]) -> int:
     try:
         return int(options.func(options) or 0)
     except CommandError as exc:
-        print(f"sessionledger: {exc}", file=sys.stderr)
+        print(f"sessionledger: {terminal_safe(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sessionledger import agents, attribution_capture, gitmeta, log, transcripts
+from sessionledger import agents, attribution_capture, gitmeta, log, metalimits, transcripts
 from sessionledger.agents.base import SNAPSHOT, Agent
 from sessionledger.config import Config
 from sessionledger.core import formats
@@ -80,6 +80,9 @@ def prepare(entry: Entry, config: Config, limit: int) -> None:
         from sessionledger import clears
 
         clears.add_facts(entry, metadata, local, {p.name: p.data for p in parts if p.kind != TOOL_RESULT})
+    if cut := metalimits.fit(metadata):  # a huge commit keeps its conversation
+        local[metalimits.NOTES] = cut
+        log.warning(f"{entry.describe()}: {'; '.join(cut)} (the server's limits)")
     for part in parts:
         atomic_write(entry.file(part.filename), gzip.compress(part.data, compresslevel=6, mtime=0))
     write_json(entry.file("metadata.json"), metadata)

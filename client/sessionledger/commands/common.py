@@ -21,13 +21,30 @@ class CommandError(Exception):
         self.exit_code = exit_code
 
 
-# Transcript text is untrusted: no terminal control sequence reaches the user's terminal.
-_CONTROLS = {c: None for c in [*range(0, 9), *range(11, 32), 127, *range(128, 160)]}
+# What the server returns is a teammate's upload: none of it may drive the reader's terminal.
+# C0 controls but tab and newline (ESC starts OSC 52 clipboard writes, OSC 8 links, screen
+# clears; CR overwrites a line), DEL and the C1 controls (U+009B is a one-character CSI) go;
+# bidi embeddings, overrides and isolates, which reorder what is shown, are made visible.
+_C0_C1 = [*range(0, 9), *range(11, 32), 127, *range(128, 160)]
+_BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]  # LRE…RLO, LRI…PDI
+_UNSAFE = {**{c: None for c in _C0_C1}, **{c: f"<U+{c:04X}>" for c in _BIDI}}
+_JSON_UNSAFE = {c: f"\\u{c:04x}" for c in [127, *range(128, 160), *_BIDI]}
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` without control characters (escape sequences, carriage returns): safe to print."""
-    return text.translate(_CONTROLS)
+    """``text`` as it may reach a terminal: every server-supplied string the CLI prints goes
+    through this (one pass of `str.translate`, linear in the text)."""
+    return text.translate(_UNSAFE)
+
+
+def confined(path: str, root: str, what: str) -> str:
+    """``path`` resolved (`..` and symlinks followed), refused unless it is ``root`` or below it:
+    a directory a transcript or the server names never takes a command out of the tree it works
+    on (a teammate's `cwd` of `<repo>/../../.ssh`, or a committed symlink to `~/.ssh`)."""
+    resolved, tree = os.path.realpath(path), os.path.realpath(root)
+    if resolved != tree and not resolved.startswith(tree.rstrip(os.sep) + os.sep):
+        raise CommandError(f"{what} {terminal_safe(path)!r} resolves to {resolved}, outside {tree}: refused")
+    return resolved
 
 
 def read_json_object(path: str) -> dict:
@@ -75,8 +92,9 @@ def project_for_cwd(config: config_mod.Config, api: Client, explicit: str | None
 
 
 def print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+    """JSON for a script, still safe on a terminal: `json` escapes C0 controls itself; DEL, C1
+    and bidi controls become `\\u` escapes too (the same string once parsed)."""
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False).translate(_JSON_UNSAFE) + "\n")
 
 
 def table(rows: list[list[str]], headers: list[str]) -> str:

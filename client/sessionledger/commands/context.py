@@ -7,7 +7,7 @@ import argparse
 import os
 
 from sessionledger.api import ApiError
-from sessionledger.commands.common import api_error, client, load_config, print_json, project_for_cwd
+from sessionledger.commands.common import api_error, client, load_config, print_json, project_for_cwd, terminal_safe
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,7 +43,7 @@ def run(options: argparse.Namespace) -> int:
     if options.json:
         print_json(digest)
     elif digest.get("sessions"):
-        print(digest.get("text", "").rstrip("\n"))
+        print(terminal_safe(str(digest.get("text", ""))).rstrip("\n"))
     else:
         print(f"No earlier sessions in {slug} to show.")
     return 0

@@ -30,7 +30,7 @@ from sessionledger import gitmeta
 from sessionledger.agents.base import CannotResume, Resumable, ResumeRequest
 from sessionledger.commands import agentsessions
 from sessionledger.commands.agentsessions import AgentSession, Target, Turn
-from sessionledger.commands.common import CommandError, short
+from sessionledger.commands.common import CommandError, confined, short, terminal_safe
 from sessionledger.commands.turns import open_target, repo_root
 
 
@@ -101,8 +101,13 @@ def run(options: argparse.Namespace) -> int:
     cut = point.cut
     fork.kept_turns = len(adapter.format.turn_starts(cut))
     add_worktree(ctx.repo_dir, worktree, branch, commit)
-    written, fork.report = session_file(ctx, agent, cut, fork.session_id, ctx.repo_dir, worktree)
-    fork.cwd, fork.path, fork.notes, fork.command = written.cwd, written.path, written.notes, written.command
+    try:
+        written, fork.report = session_file(ctx, agent, cut, fork.session_id, ctx.repo_dir, worktree)
+        fork.cwd = confined(written.cwd, worktree, "the session's directory")
+    except CommandError:
+        remove_worktree(ctx.repo_dir, worktree, branch)
+        raise
+    fork.path, fork.notes, fork.command = written.path, written.notes, written.command
     _print(fork, ctx.repo_dir)
     if program:
         sys.stdout.flush()
@@ -163,20 +168,23 @@ def session_file(
 
     The conversation's directories move into the worktree: under this repository's root they
     keep their place relative to it (a session started in `app/sub` resumes in `<worktree>/sub`);
-    a conversation recorded elsewhere (another machine) is rooted at the worktree.
+    a conversation recorded elsewhere (another machine) is rooted at the worktree. The directory
+    is the transcript's word, a teammate's: resolved, it must stay inside the worktree.
     """
     adapter = agent.agent
     root = os.path.realpath(repo_dir)
     old_cwd = adapter.first_cwd(cut) or root
     cwd_from = _cwd_from(old_cwd, repo_dir)
     cwd = worktree + old_cwd[len(root) :] if cwd_from == root else worktree
+    cwd = confined(cwd, worktree, "the transcript's directory")
+    cwd = cwd if os.path.isdir(cwd) else worktree
     try:
         return adapter.write_resumable(
             ResumeRequest(
                 cut,
                 session_id=new_id,
                 old_id=agent.id,
-                cwd=cwd if os.path.isdir(cwd) else worktree,
+                cwd=cwd,
                 cwd_from=cwd_from,
                 cwd_to=worktree,
                 changed=agentsessions.changed_lines(agent, cut),
@@ -200,6 +208,12 @@ def add_worktree(repo_dir: str, worktree: str, branch: str, commit: str) -> None
         gitmeta.git(repo_dir, "worktree", "add", "--quiet", "-b", branch, worktree, commit)
     except gitmeta.GitError as exc:
         raise CommandError(f"cannot create the worktree: {str(exc).splitlines()[-1]}") from None
+
+
+def remove_worktree(repo_dir: str, worktree: str, branch: str) -> None:
+    """Undo `add_worktree` when the fork is refused after it."""
+    gitmeta.git(repo_dir, "worktree", "remove", "--force", worktree, check=False)
+    gitmeta.git(repo_dir, "branch", "-D", branch, check=False)
 
 
 def _default_worktree(repo_dir: str, agent_id: str, point: str) -> str:
@@ -236,12 +250,12 @@ def _check_free(repo_dir: str, worktree: str, branch: str) -> None:
 
 def _print(fork: Forked, repo_dir: str) -> None:
     subject = gitmeta.git(repo_dir, "log", "-1", "--format=%s", fork.commit, check=False).strip()
-    print(f"Forked agent session {fork.agent.id} {fork.point.what}.")
+    print(terminal_safe(f"Forked agent session {fork.agent.id} {fork.point.what}."))
     print(f"  branch    {fork.branch} at {fork.commit[:10]} {short(subject, 50)}")
     print(f"  worktree  {fork.worktree}")
     print(f"  session   {fork.session_id}  ({fork.path})")
     for note in _notes(fork):
-        print(f"  note      {note}")
+        print(f"  note      {terminal_safe(note)}")
 
 
 def _notes(fork: Forked) -> list[str]:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 
 from sessionledger.api import ApiError
-from sessionledger.commands.common import api_error, client, load_config, print_json, project_for_cwd, short, table
+from sessionledger.commands.common import (
+    api_error,
+    client,
+    load_config,
+    print_json,
+    project_for_cwd,
+    short,
+    table,
+    terminal_safe,
+)
 from sessionledger.core.listfilters import FILTER_NAMES, SESSION_FILTERS
 
 
@@ -51,4 +60,5 @@ def render(sessions: list[dict]) -> str:
         ]
         for s in sessions
     ]
+    rows = [[terminal_safe(str(cell)) for cell in row] for row in rows]  # before the widths are measured
     return table(rows, ["id", "created", "kind", "commit/task", "status", "turns", "title"])

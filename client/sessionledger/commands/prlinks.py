@@ -18,7 +18,15 @@ from typing import Any
 
 from sessionledger import gitmeta
 from sessionledger.api import ApiError, Client
-from sessionledger.commands.common import CommandError, api_error, client, load_config, project_for_cwd, short
+from sessionledger.commands.common import (
+    CommandError,
+    api_error,
+    client,
+    load_config,
+    project_for_cwd,
+    short,
+    terminal_safe,
+)
 
 MAX_COMMITS = 250
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
@@ -55,7 +63,7 @@ def run(options: argparse.Namespace) -> int:
         shares = _ai_shares(api, slug, found) if options.ai_share else None
     except ApiError as exc:
         raise api_error(exc) from None
-    markdown = render(found, _site(config.server, found), slug, shares)
+    markdown = terminal_safe(render(found, _site(config.server, found), slug, shares))
     if gh and options.update:
         from sessionledger.commands.prcomment import update
 

@@ -24,7 +24,7 @@ import uuid
 
 from sessionledger.agents.base import CannotResume, ResumeRequest
 from sessionledger.commands import agentsessions
-from sessionledger.commands.common import CommandError
+from sessionledger.commands.common import CommandError, confined, terminal_safe
 from sessionledger.commands.turns import open_target
 
 
@@ -46,9 +46,11 @@ def run(options: argparse.Namespace) -> int:
     if (why := adapter.cannot_resume(agent.raw)) is not None:
         raise CommandError(why)
     recorded = adapter.first_cwd(agent.raw)
-    cwd = os.path.realpath(options.cwd) if options.cwd else _default_cwd(recorded)
+    cwd = os.path.realpath(options.cwd) if options.cwd else _default_cwd(recorded, ctx.repo_dir)
     if options.cwd and not os.path.isdir(cwd):
         raise CommandError(f"--cwd {options.cwd} is not a directory")
+    if options.same_id and (agent.id in ("", ".", "..") or "/" in agent.id or os.sep in agent.id):
+        raise CommandError(f"the server's agent session id {agent.id!r} cannot name a file: restore without --same-id")
     session_id = agent.id if options.same_id else str(uuid.uuid4())
     cwd_from = recorded if recorded and recorded != cwd else None
     base = f"/projects/{ctx.slug}/agent-sessions/{agent.id}"
@@ -79,7 +81,7 @@ def run(options: argparse.Namespace) -> int:
     if written.files:
         print(f"  beside it {len(written.files)} file(s): sub-agent transcripts and saved tool outputs")
     for note in written.notes:
-        print(f"  note      {note}")
+        print(f"  note      {terminal_safe(note)}")
     if report.dropped_thinking:
         print(f"  note      dropped {report.dropped_thinking} thinking block(s) the redactor changed")
     if agent.gaps:
@@ -88,8 +90,14 @@ def run(options: argparse.Namespace) -> int:
     return 0
 
 
-def _default_cwd(recorded: str | None) -> str:
-    """Where it was recorded when that directory exists here, else the current directory."""
+def _default_cwd(recorded: str | None, repo_dir: str | None) -> str:
+    """Where it was recorded when that directory exists here, else the current directory. The
+    recorded directory is a teammate's word: it must lie inside the repository restore runs in
+    (outside any repository: the current directory), else `--cwd` has to say where."""
+    here = os.path.realpath(os.getcwd())
     if recorded and os.path.isdir(recorded):
-        return recorded
-    return os.path.realpath(os.getcwd())
+        try:
+            return confined(recorded, repo_dir or here, "the transcript's directory")
+        except CommandError as exc:
+            raise CommandError(f"{exc}; choose where to resume it with --cwd") from None
+    return here

@@ -16,7 +16,7 @@ import argparse
 import os
 
 from sessionledger import gitmeta
-from sessionledger.commands.common import CommandError
+from sessionledger.commands.common import CommandError, terminal_safe
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -95,7 +95,7 @@ def _step_code(root: str, at: str, session: str | None, project: str | None) -> 
         print(f"End of turn {point.number}: the code is at {sha[:10]}.")
         return sha
     sha = agentsessions.step_commit(point, root, ctx.target.relinked)
-    print(f"Step {point.short} ({point.kind}: {point.label[:60]}): the code is at {sha[:10]}.")
+    print(terminal_safe(f"Step {point.short} ({point.kind}: {point.label[:60]}): the code is at {sha[:10]}."))
     return sha
 
 

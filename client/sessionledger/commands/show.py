@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 
 from sessionledger.api import ApiError, Client
-from sessionledger.commands.common import CommandError, api_error, client, load_config, print_json, project_for_cwd
+from sessionledger.commands.common import (
+    CommandError,
+    api_error,
+    client,
+    load_config,
+    print_json,
+    project_for_cwd,
+    terminal_safe,
+)
 
 _HEX = set("0123456789abcdef")
 
@@ -31,7 +39,7 @@ def run(options: argparse.Namespace) -> int:
     if options.json:
         print_json(sessions[0] if len(sessions) == 1 else sessions)
     else:
-        print("\n\n".join(render(s) for s in sessions))
+        print(terminal_safe("\n\n".join(render(s) for s in sessions)))
     return 0
 
 

@@ -22,8 +22,8 @@ import time
 from typing import Any
 
 from sessionledger import config as config_mod
-from sessionledger import fsutil, gitrefs, hookprobe, paths, queue
-from sessionledger.commands.common import age, load_config, print_json, short, table
+from sessionledger import fsutil, gitrefs, hookprobe, metalimits, paths, queue
+from sessionledger.commands.common import age, load_config, print_json, short, table, terminal_safe
 
 WHY = {
     queue.PENDING: "waiting to upload",
@@ -47,9 +47,9 @@ def run(options: argparse.Namespace) -> int:
     if options.json:
         print_json(report)
     else:
-        print(render(report))
+        print(terminal_safe(render(report)))  # the server's messages are in it
     if options.check and report["problems"]:
-        print("Capture would not work: " + "; ".join(report["problems"]), file=sys.stderr)
+        print(terminal_safe("Capture would not work: " + "; ".join(report["problems"])), file=sys.stderr)
         return 1
     return 0
 
@@ -154,6 +154,7 @@ def _queued(entry: queue.Entry) -> dict:
         "bytes": int(intent.get("end_offset", 0)) - int(intent.get("start_offset", 0)),
         "prepared": entry.prepared,
         "redaction": entry.metadata().get("redaction"),
+        "cut": entry.local().get(metalimits.NOTES) or [],
     }
 
 
@@ -168,6 +169,7 @@ def _sent(record: dict) -> dict:
         "url": session.get("web_url") or session.get("url"),
         "duplicate": record.get("duplicate", False),
         "redaction": (record.get("metadata") or {}).get("redaction"),
+        "cut": (record.get("local") or {}).get(metalimits.NOTES) or [],
     }
 
 
@@ -179,6 +181,7 @@ def render(report: dict) -> str:
     lines += _render_git_hook(report.get("git_hook"))
     lines += _render_queue(report["queue"], report["uploader_running"])
     lines += _render_recent(report["recent"])
+    lines += _render_cut([*report["queue"], *report["recent"]])
     lines.append(f"Log:      {report['log_file']}")
     verdict = "works" if not report["problems"] else "would not work: " + "; ".join(report["problems"])
     lines.append(f"Capture:  {verdict}")
@@ -273,6 +276,11 @@ def _render_recent(recent: list[dict]) -> list[str]:
         return ["Recent:   no captures uploaded yet"]
     rows = [[r["what"], age(r["sent_at"]), r["url"] or "-"] for r in recent]
     return ["Recent:", _indent(table(rows, ["segment", "uploaded", "link"]))]
+
+
+def _render_cut(segments: list[dict]) -> list[str]:
+    """Segments whose metadata was cut to the server's limits: uploaded all the same, not whole."""
+    return [f"Cut:      {s['what']}: {'; '.join(s['cut'])} (the server's limits)" for s in segments if s.get("cut")]
 
 
 def _indent(text: str) -> str:

@@ -21,7 +21,16 @@ from sessionledger import agents, transcripts
 from sessionledger.api import Client
 from sessionledger.commands import agentsessions
 from sessionledger.commands.agentsessions import AgentSession, Step, Target, Turn
-from sessionledger.commands.common import CommandError, age, client, load_config, print_json, project_for_cwd, short
+from sessionledger.commands.common import (
+    CommandError,
+    age,
+    client,
+    load_config,
+    print_json,
+    project_for_cwd,
+    short,
+    terminal_safe,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -78,7 +87,8 @@ def run(options: argparse.Namespace) -> int:
     ctx = open_target(options.ref, options.project)
     agent = agentsessions.load(ctx.api, ctx.slug, ctx.target.agent_session_id, allow_gaps=True)
     if agent.gaps:
-        print(f"warning: {agentsessions.gap_message(agent.id, agent.gaps).split(':')[0]}", file=sys.stderr)
+        gaps = agentsessions.gap_message(agent.id, agent.gaps).split(":")[0]
+        print(f"warning: {terminal_safe(gaps)}", file=sys.stderr)
     if not agent.turns:
         raise CommandError(f"agent session {agent.id} has no prompt yet")
     if options.json:
@@ -89,9 +99,10 @@ def run(options: argparse.Namespace) -> int:
     if fzf and not options.list and sys.stdout.isatty() and sys.stdin.isatty():
         return pick(fzf, agent, lines)
     commits = sum(1 for s in agent.steps if s.kind == "commit")
-    print(f"Agent session {agent.id} — {len(agent.turns)} turns, {commits} commit{'s' * (commits != 1)}")
+    name = terminal_safe(agent.id)
+    print(f"Agent session {name} — {len(agent.turns)} turns, {commits} commit{'s' * (commits != 1)}")
     print("\n".join(lines))
-    print(f"\nFork at one: sessionledger fork {agent.id} --at STEP  (a turn number, a commit, or a message id)")
+    print(f"\nFork at one: sessionledger fork {name} --at STEP  (a turn number, a commit, or a message id)")
     return 0
 
 
@@ -102,6 +113,7 @@ def render(agent: AgentSession, *, steps: bool = False) -> list[str]:
         for step in agent.steps:
             if step.turn == turn.number and (step.kind == "commit" or (steps and step.kind == "tool")):
                 rows.append(_step_row(step))
+    rows = [[terminal_safe(cell) for cell in row] for row in rows]  # before the widths are measured
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     return ["  ".join([*(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)), r[4]]).rstrip() for r in rows]
 
@@ -177,7 +189,7 @@ def pick(fzf: str, agent: AgentSession, lines: list[str]) -> int:
             "--prompt",
             "fork at> ",
             "--header",
-            f"agent session {agent.id}",
+            f"agent session {terminal_safe(agent.id)}",
         ],
         input="\n".join(lines),
         capture_output=False,
@@ -188,5 +200,5 @@ def pick(fzf: str, agent: AgentSession, lines: list[str]) -> int:
     if chosen.returncode != 0 or not chosen.stdout.strip():
         return 130 if chosen.returncode == 130 else 1
     step = chosen.stdout.split()[0]
-    print(f"sessionledger fork {agent.id} --at {step}")
+    print(terminal_safe(f"sessionledger fork {agent.id} --at {step}"))
     return 0
