@@ -38,7 +38,7 @@ BENCHES: dict[str, tuple[str, list[str]]] = {
     "hook": ("bench_hook.py", ["--runs", "11"]),
     "ingest": ("bench_ingest.py", ["--sessions", "1000000", "--repeat", "10"]),
     "worker": ("bench_worker.py", ["--sizes-kb", "400", "1500", "3000", "9000", "--count", "8", "--small"]),
-    # ~500 messages, ~3.5 MB: the long session; rendered and cached page 1 against read + decode
+    # ~500 messages, ~3.5 MB: a long session; rendered and cached page 1 against read + decode
     "session_page": ("bench_session_page.py", ["--turns", "25", "--output-lines", "330", "--repeat", "7"]),
     "api_overhead": ("bench_api_overhead.py", ["--rows", "10000", "--repeat", "200"]),
     "insights": ("bench_insights.py", ["--sessions", "100000", "--repeat", "5"]),

@@ -1,4 +1,4 @@
-"""Hostile transcript lines (issue 14): the parser is linear, repairs what it can, never fails.
+"""Hostile transcript lines: the parser is linear, repairs what it can, never fails.
 
 Each test is named after the attack it stops; docs/security.md says what the parser guarantees.
 """
