@@ -65,8 +65,16 @@ def update_doc(report: dict[str, Any], doc: Path = DOC) -> None:
     doc.write_text(rewrite(doc.read_text(), table(report)))
 
 
+HOOKS = {  # bench_hook's key prefix → what it times
+    "hook_noop": "tool hook (PostToolUse), nothing to capture",
+    "hook_commit": "tool hook after a {mb} MB turn",
+    "post_commit_noop": "git post-commit hook, no active session",
+    "post_commit_capture": "git post-commit hook after a {mb} MB turn",
+}
+
+
 def _client_rows(report: dict[str, Any]) -> Iterator[Row]:
-    parse, hook = _result(report, "parse"), _result(report, "hook")
+    parse = _result(report, "parse")
     yield (
         "parse",
         f"parse a {_mb(parse.get('bytes'))} MB transcript",
@@ -75,24 +83,17 @@ def _client_rows(report: dict[str, Any]) -> Iterator[Row]:
     )
     redact = _result(report, "redact").get("throughput", {})
     yield "redact", "redact before upload", _unit(redact.get("mb_per_s"), "MB/s"), DASH
-    yield (
-        "hook",
-        "post-commit hook, nothing to capture",
-        _unit(hook.get("hook_noop_ms"), "ms"),
-        _times(hook.get("hook_noop_ratio"), "`python -c pass`"),
-    )
-    yield (
-        "hook",
-        f"post-commit hook after a {_or_dash(hook.get('hook_commit_delta_mb'))} MB turn",
-        _unit(hook.get("hook_commit_ms"), "ms"),
-        _times(hook.get("hook_commit_ratio"), "`python -c pass`"),
-    )
+    hook = _result(report, "hook")
+    mb = _or_dash(hook.get("hook_commit_delta_mb"))
+    for key, what in HOOKS.items():
+        figure, ratio = _unit(hook.get(f"{key}_ms"), "ms"), _times(hook.get(f"{key}_ratio"), "`python -c pass`")
+        yield "hook", what.format(mb=mb), figure, ratio
     why = _result(report, "why")
     yield (
         "why",
         "`sessionledger why`, the whole command",
         _unit(why.get("why_cli", {}).get("median_ms"), "ms"),
-        (f"`python -c pass`: {_unit(why.get('python_start', {}).get('median_ms'), 'ms')}"),
+        f"`python -c pass`: {_unit(why.get('python_start', {}).get('median_ms'), 'ms')}",
     )
 
 
@@ -133,10 +134,10 @@ def _worker_rows(report: dict[str, Any]) -> Iterator[Row]:
 
 def _web_rows(report: dict[str, Any]) -> Iterator[Row]:
     ingest, api = _result(report, "ingest").get("ingest_10mib", {}), _result(report, "api_overhead")
-    yield "ingest", "upload of a 10 MiB transcript (in-process)", f"p50 {_unit(_ms(ingest.get('p50_s')), 'ms')}", DASH
+    yield "ingest", "upload of a 10 MiB transcript (in-process), p50", _unit(_ms(ingest.get("p50_s")), "ms"), DASH
     yield (
         "api_overhead",
-        f"API list, {_or_dash(api.get('rows'))} rows",
+        f"API list, {_count(api.get('rows'))} rows",
         _p50_p95(api.get("api_list_newest", {}).get("median_ms"), api.get("api_list_newest", {}).get("p95_ms")),
         _times(api.get("ratio_p95"), "its bare SQL, p95"),
     )
@@ -246,15 +247,26 @@ def _or_dash(value: Any) -> str:
 
 
 def _unit(value: Any, unit: str) -> str:
-    return DASH if value is None else f"{value:g} {unit}"
+    return DASH if value is None else f"{_number(value)} {unit}"
 
 
 def _times(value: Any, floor: str) -> str:
-    return DASH if value is None else f"{value:g}× {floor}"
+    return DASH if value is None else f"{_number(value)}× {floor}"
 
 
 def _p50_p95(p50: Any, p95: Any) -> str:
-    return DASH if p50 is None else f"{p50:g} / {DASH if p95 is None else f'{p95:g}'} ms p50 / p95"
+    return DASH if p50 is None else f"{_number(p50)} / {_number(p95)} ms p50 / p95"
+
+
+def _number(value: Any) -> str:
+    """Two or three significant figures: the machine's noise makes any more of them fiction."""
+    if value is None:
+        return DASH
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:.3g}"
+    return f"{value:.2g}"
 
 
 def _ms(seconds: Any) -> float | None:

@@ -82,3 +82,9 @@ def test_a_document_without_one_pair_of_markers_is_refused(text) -> None:
 def test_docs_scaling_has_the_markers() -> None:
     text = scaling_table.DOC.read_text()
     assert scaling_table.rewrite(text, "| table |").count("| table |") == 1
+
+
+def test_figures_keep_two_or_three_significant_figures() -> None:
+    api = {"rows": 10000, "api_list_newest": {"median_ms": 25.153, "p95_ms": 1095.4}, "ratio_p95": 0.5283}
+    row = next(line for line in scaling_table.table(_report(api_overhead=api)).splitlines() if "API list" in line)
+    assert row == "| api_overhead | API list, 10,000 rows | 25.2 / 1,095 ms p50 / p95 | 0.53× its bare SQL, p95 |"
