@@ -42,7 +42,7 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
 	  else echo "Browser tests need Debian's chromium: sudo apt-get install chromium" >&2; fi; }
 
-## make bench: every bench/ script, one JSON report in test-artifacts/bench/report.json (BENCH_ARGS="--only parse")
+## make bench: every bench/ script, one JSON report in test-artifacts/bench/report.json and the figures table of docs/scaling.md (BENCH_ARGS="--only parse" leaves the table alone)
 bench: install
 	$(BIN)/python -m config.localstack exec -- $(BIN)/python bench/run_all.py $(BENCH_ARGS)
 

@@ -1,4 +1,4 @@
-"""What hostile uploads cost now (issue 14): gzip member bombs, the CPU budget, oversized metadata
+"""What hostile uploads cost: gzip member bombs, the CPU budget, oversized metadata
 in list pages, and one project's flood against another project's session (fairness).
 
     .venv/bin/python bench/bench_hostile.py [--only gzip budget lists fairness] [--flood 40]

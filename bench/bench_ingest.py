@@ -1,4 +1,4 @@
-"""Ingest and query figures for issue 3 (prints one JSON object).
+"""Ingest and query figures: processing, upload latency, the list (prints one JSON object).
 
 - processing: the worker's derive step (gunzip + parse + content document + gzip) on a ~3 MB
   realistic transcript, against the floor of gunzip + json.loads of the same bytes;

@@ -1,4 +1,4 @@
-"""Server time of the insights page (issue 8) over 100,000 sessions in one project.
+"""Server time of the insights page over 100,000 sessions in one project.
 
     .venv/bin/python bench/bench_insights.py [--sessions 100000] [--repeat 15]
 

@@ -1,4 +1,4 @@
-"""Worker and page time of each pathological transcript (issue 14; tests/frontend/pathological.py).
+"""Worker and page time of each pathological transcript (tests/frontend/pathological.py).
 
     .venv/bin/python bench/bench_pathological.py [--repeat 3] [--only NAME …]
 

@@ -1,4 +1,4 @@
-"""Lookups at 1e4, 1e5 and 1e6 sessions under row-level security, each beside its floor (issue 17).
+"""Lookups at 1e4, 1e5 and 1e6 sessions under row-level security, each beside its floor.
 
     .venv/bin/python bench/bench_scale.py [--sizes 10000 100000 1000000] [--repeat 30] [--bulk-rows 90000]
 

@@ -1,4 +1,4 @@
-"""Server time of the session page (issue 5) against the floor of decoding its content blob.
+"""Server time of the session page against the floor of decoding its content blob.
 
     .venv/bin/python bench/bench_session_page.py [--turns 100] [--repeat 15] [--list-rows 2000]
 

@@ -26,7 +26,7 @@ round by round:
 
 The io floor is the fair one for the task: a worker that skipped none of its irreducible steps —
 it must read the blob, write the document and commit the row, each a round trip the parse floor
-does not pay — cannot go below it, whereas gunzip + parse of a 10 KB segment (~0.4 ms) is an order of
+does not pay — cannot go below it, whereas gunzip + parse of a 10 KB segment is an order of
 magnitude under any storage or database round trip, so a ratio to it mostly measures round trips.
 What the io floor leaves out is what the task may be asked to justify: loading the row, the fairness
 slot and the attempt count (each a round trip), the tenant settings, redaction, the digest, the search

@@ -2,8 +2,9 @@
 
 Each bench script stays runnable on its own and prints one JSON object; this runs them one after
 another as subprocesses with quick arguments (``--full`` drops them: the scripts' own defaults),
-adds the storage figures of a realistic transcript, and derives the capacity estimate of
-docs/scaling.md from the figures. The machine is shared and noisy: figures vary run to run by
+adds the storage figures of a realistic transcript, derives the capacity estimate of
+docs/scaling.md from the figures, and rewrites that document's figures table (bench/scaling_table.py)
+after a run of every bench. The machine is shared and noisy: figures vary run to run by
 10–30 %, and the load bench shares its two cores between the load generator, gunicorn, the worker
 and PostgreSQL — read its numbers as a floor.
 
@@ -26,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import scaling_table
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 DEFAULT_OUTPUT = ROOT / "test-artifacts" / "bench" / "report.json"
@@ -38,7 +41,7 @@ BENCHES: dict[str, tuple[str, list[str]]] = {
     "hook": ("bench_hook.py", ["--runs", "11"]),
     "ingest": ("bench_ingest.py", ["--sessions", "1000000", "--repeat", "10"]),
     "worker": ("bench_worker.py", ["--sizes-kb", "400", "1500", "3000", "9000", "--count", "8", "--small"]),
-    # ~500 messages, ~3.5 MB: the issue's long session; rendered and cached page 1 against read + decode
+    # ~500 messages, ~3.5 MB: a long session; rendered and cached page 1 against read + decode
     "session_page": ("bench_session_page.py", ["--turns", "25", "--output-lines", "330", "--repeat", "7"]),
     "api_overhead": ("bench_api_overhead.py", ["--rows", "10000", "--repeat", "200"]),
     "insights": ("bench_insights.py", ["--sessions", "100000", "--repeat", "5"]),
@@ -217,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     options.output.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     print(f"report written to {options.output}", file=sys.stderr)
+    if not options.only:  # a partial run would blank the other benches' rows
+        scaling_table.update_doc(report)
+        print(f"figures table rewritten in {scaling_table.DOC}", file=sys.stderr)
     failed = [name for name, entry in report["benches"].items() if not entry.get("ok")]
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)

@@ -223,7 +223,7 @@ SESSIONLEDGER_MAX_RAW_BYTES = env.integer("SESSIONLEDGER_MAX_RAW_BYTES", 10 * 10
 SESSIONLEDGER_MAX_UPLOAD_BYTES = env.integer(
     "SESSIONLEDGER_MAX_UPLOAD_BYTES", SESSIONLEDGER_MAX_RAW_BYTES + SESSIONLEDGER_MAX_RAW_BYTES // 10 + 2**20
 )
-# Hostile uploads (docs/scaling.md "Limits"): every bound the server keeps on what a member sends.
+# Hostile uploads (docs/api.md "Limits", docs/scaling.md): every bound the server keeps on what a member sends.
 SESSIONLEDGER_MAX_GZIP_MEMBERS = env.integer("SESSIONLEDGER_MAX_GZIP_MEMBERS", 64)
 SESSIONLEDGER_MAX_CONTENT_BYTES = env.integer("SESSIONLEDGER_MAX_CONTENT_BYTES", 8 * SESSIONLEDGER_MAX_RAW_BYTES)
 SESSIONLEDGER_MAX_METADATA_BYTES = env.integer("SESSIONLEDGER_MAX_METADATA_BYTES", 2**20)

@@ -187,8 +187,8 @@ def gunzip(data: bytes, *, limit: int | None = None) -> bytes:
 
 
 def gzip_json(document: object) -> bytes:
-    """Level 1: the content document is derived data, re-creatable from the raw blob; level 6 cost
-    the worker 5 times the time for a 25% smaller object (bench/bench_ingest.py)."""
+    """Level 1: the content document is derived data, re-creatable from the raw blob; level 6
+    costs the worker several times the time for a somewhat smaller object (bench/bench_ingest.py)."""
     text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
     try:
         data = text.encode()

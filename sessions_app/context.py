@@ -42,7 +42,7 @@ class ContextSession(NamedTuple):
     status: str
     commit_hash: str | None
     task_id: str | None
-    day: date  # of captured_at, in UTC (a date decodes ~20 times faster than a timestamp with time zone)
+    day: date  # of captured_at, in UTC (psycopg decodes a date far more cheaply than a timestamptz)
     author_email: str | None
     texts: list[Any]  # CONTEXT_FORMAT, a block's lines after the first, per DETAIL_LEVELS, then the short block's
 

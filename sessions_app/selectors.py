@@ -140,7 +140,7 @@ def _within(stamp: datetime | None, since: datetime | None, until: datetime | No
     return stamp is not None and (since is None or stamp >= since) and (until is None or stamp <= until)
 
 
-# --- pages (issue #5): the browser UI's reads; the API may use them too -------------------------
+# --- pages: the browser UI's reads; the API may use them too -----------------------------------
 
 HEADLINE_START, HEADLINE_STOP = "\x02", "\x03"  # never in text; the page escapes, then swaps in <mark>
 

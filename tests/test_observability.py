@@ -260,7 +260,7 @@ def test_sentry_events_are_tagged_with_the_request_id() -> None:
     assert event["tags"]["request_id"] == "sentry-1"
 
 
-# --- /healthz when degraded (issue 14, item 10) -----------------------------------------------------
+# --- /healthz when degraded -------------------------------------------------------------------------
 
 
 def test_degraded_healthz_tells_anonymous_callers_only_which_component_is_down(db, settings, caplog) -> None:

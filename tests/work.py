@@ -103,7 +103,7 @@ def assert_linear(
 
 
 def _log(text: str) -> None:
-    """SESSIONLEDGER_WORK_LOG=path appends every measurement there (the figures in docs/scaling.md)."""
+    """SESSIONLEDGER_WORK_LOG=path appends every measurement there, to compare counts by hand."""
     if path := os.environ.get("SESSIONLEDGER_WORK_LOG"):
         with open(path, "a") as log:
             log.write(f"{os.environ.get('PYTEST_CURRENT_TEST', '?')}: {text}\n")

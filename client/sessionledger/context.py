@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from sessionledger import gitrefs
 
-if TYPE_CHECKING:  # urllib.request costs the SessionStart hook ~0.1 s: imported where a request is made
+if TYPE_CHECKING:  # urllib.request is slow to import: imported where a request is made
     from sessionledger.api import Client
 
 INLINE_LIMIT = 10_000  # Claude Code writes longer additionalContext to a file (docs/claude-code.md §2.4)

@@ -1,10 +1,9 @@
 """Search statistics: a word in one session of a million must look rare to the planner.
 
-Otherwise it walks the newest-first index through the whole project looking for it (1.3–1.7 s
-at 1e6 sessions, docs/scaling.md). With the default statistics target a lexeme missing from the
-1,000 most common is estimated at 0.5 % of rows (5,000 at a million); tracking 10,000 brings
-that to about 400, and the planner takes the GIN index for a rare word while it still walks the
-newest-first index for a frequent one.
+Otherwise it walks the newest-first index through the whole project looking for it (docs/scaling.md).
+With the default statistics target a lexeme missing from the 1,000 most common is estimated at
+0.5 % of rows (5,000 at a million); tracking 10,000 brings that to about 400, and the planner takes
+the GIN index for a rare word while it still walks the newest-first index for a frequent one.
 """
 
 from django.db import migrations

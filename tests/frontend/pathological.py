@@ -33,7 +33,7 @@ def _one_prompt(text: str) -> Built:
 
 
 def command_name_flood(n: int = 21428, count: int = 1) -> Built:
-    """A 300 KB slash-command envelope without closing tags (a lazy regex made this 28 s)."""
+    """A 300 KB slash-command envelope without closing tags (quadratic to a lazy regex)."""
     return _one_prompt("<command-" + "<command-name>" * n)
 
 
@@ -52,7 +52,7 @@ def task_results_of_spaces(n: int = 20_000, count: int = 50) -> Built:
 
 
 def markdown_brackets(n: int = 29_000, count: int = 100) -> Built:
-    """100 replies of 29k ``[`` each: markdown-it is linear but ~40 µs a character on them."""
+    """100 replies of 29k ``[`` each: markdown-it is linear but slow per character on them."""
     b = TranscriptBuilder().prompt("Say it with brackets")
     for _ in range(count):
         b.new_response().assistant_text("[" * n)

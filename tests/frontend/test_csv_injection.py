@@ -1,4 +1,4 @@
-"""CSV formula injection in insights exports (issue 14, item 9): a branch or tool name that a spreadsheet
+"""CSV formula injection in insights exports: a branch or tool name that a spreadsheet
 would run comes out as text, in the page's CSV and the API's ``?export=`` alike (docs/security.md)."""
 
 from __future__ import annotations

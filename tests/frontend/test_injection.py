@@ -1,4 +1,4 @@
-"""HTML injection through message fields (issue 14, item 1), checked on the server's HTML.
+"""HTML injection through message fields, checked on the server's HTML.
 
 The browser test (tests/frontend/browser/test_injection.py) attacks every field in Chromium;
 these pin the two attacks reported, through the real pipeline and through a stored document

@@ -1,6 +1,6 @@
 """Address pre-registration: squatting someone's e-mail address never gets the squatter into a project.
 
-The attack (issue 14, item 5): with open sign-up and no verification, someone signs up as
+The attack: with open sign-up and no verification, someone signs up as
 ``victim@corp.test``; an admin later adds that address, and the attacker is in. Joining needs a
 verified address; in production verification is mandatory by default; neither sign-up nor adding a
 member tells anyone whether an address has an account (docs/security.md).

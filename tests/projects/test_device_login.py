@@ -1,6 +1,6 @@
 """``sessionledger login``'s device flow: start, approve in the browser, poll for the token once.
 
-Device login is a phishing target (issue 14, item 8): the page must not approve from a link, must
+Device login is a phishing target: the page must not approve from a link, must
 show the requester's claims as claims with where and when it started, guesses and approvals are
 budgeted, stale grants go away, and the token it mints is restricted and expires.
 """

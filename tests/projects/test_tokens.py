@@ -225,7 +225,7 @@ def test_the_token_api_needs_authentication(db) -> None:
     assert APIClient().post("/api/v1/tokens", {"name": "x"}, format="json").status_code == 401
 
 
-# --- a minted token stays within the token that minted it (issue 14, item 3) ----------------------
+# --- a minted token stays within the token that minted it ---------------------------------------
 
 
 def _mint(client: APIClient, **body: object):

@@ -1,6 +1,6 @@
 """Crafted input answers a 4xx, never a 500: one table of attacks, run with DEBUG off as in production.
 
-Each row is an attack found against main (issue 14, item 7); an API route must answer the JSON
+Each row is an attack once found against the service; an API route must answer the JSON
 error of docs/api.md, a page a 4xx HTML page. The general walls are config.middleware (NUL or
 invalid UTF-8 anywhere in the path, query or headers) and validation at the serializer and
 filter layer (sessions_app.validation).

@@ -1,4 +1,4 @@
-"""Hostile uploads (issue 14): gzip member bombs, the worker's CPU budget, oversized metadata,
+"""Hostile uploads: gzip member bombs, the worker's CPU budget, oversized metadata,
 conflicting re-uploads. Each test is named after the attack it stops.
 
 "At once" is asserted as work, not time (tests/work.py): the lines our code runs do not grow when

@@ -1,4 +1,4 @@
-"""Insights numbers, the access log and retention (issue 8)."""
+"""Insights numbers, the access log and retention: what the totals count, who read what, what expires."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Poison sessions (issue 14, item 6): a session the worker cannot finish ends ``failed`` with its
+"""Poison sessions: a session the worker cannot finish ends ``failed`` with its
 reason; nothing is left ``processing`` for the sweep to re-queue forever."""
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def get(name: str | None) -> Agent:
     module = AGENTS.get(name or DEFAULT) if isinstance(name, str) or name is None else None
     if module is None:
         raise ValueError(f"unknown agent {name!r} (known: {', '.join(sorted(AGENTS))})")
-    __import__(module)  # not importlib: importing it costs the hooks ~2 ms
+    __import__(module)  # not importlib: importing importlib would slow every hook
     agent: Agent = sys.modules[module].AGENT
     return agent
 
