@@ -158,7 +158,7 @@ def _inline(message: str) -> str:
     return f"<{DATA}>{escape(' '.join(str(message).split())[:500])}</{DATA}>"
 
 
-def _session_line(s: dict) -> str:
+def _session_line(s: dict[str, Any]) -> str:
     what = (
         f"task {s.get('task_id')}"
         if s.get("kind") == "task"
@@ -177,7 +177,7 @@ def _session_line(s: dict) -> str:
     return _element("session", attributes, title)
 
 
-def _session_text(session: dict, page: dict, offset: int, per_message: int) -> str:
+def _session_text(session: dict[str, Any], page: dict[str, Any], offset: int, per_message: int) -> str:
     stat = session.get("diff_stat") or {}
     files = ", ".join(str(f) for f in (session.get("files_touched") or [])[:30]) or "-"
     body = [
@@ -201,7 +201,7 @@ def _session_text(session: dict, page: dict, offset: int, per_message: int) -> s
     return quoted("One session, its summary and messages.", "\n".join(body), after)
 
 
-def _message_text(message: dict, limit: int) -> str:
+def _message_text(message: dict[str, Any], limit: int) -> str:
     content = str(message.get("content") or "")
     if len(content) > limit:
         content = content[:limit] + f" […{len(content) - limit} more characters]"
