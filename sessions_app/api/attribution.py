@@ -28,7 +28,7 @@ from sessions_app.attribution import explain, selectors, services
 from sessions_app.audit import access_record
 from sessions_app.selectors import commit_prefix
 from sessions_app.serializers import ErrorSerializer
-from sessions_app.throttles import QueryThrottle
+from sessions_app.throttles import QueryThrottle, WriteThrottle
 
 MAX_MATCH_FILES = 500
 MAX_MATCH_LINES = 100_000
@@ -120,7 +120,7 @@ class CommitAttributionView(ProjectAPIView):
 class CommitAttributionMatchView(ProjectAPIView):
     required_roles = {**READ_ONLY, "POST": Role.VIEWER}
     read_methods = frozenset({"POST"})
-    throttle_classes = [QueryThrottle]
+    throttle_classes = [QueryThrottle, WriteThrottle]
     parser_classes = [JSONParser]
 
     @extend_schema(request=MatchQuery, responses={200: RECORD})
@@ -138,7 +138,7 @@ class CommitAttributionMatchView(ProjectAPIView):
 class CommitWhyView(ProjectAPIView):
     required_roles = {**READ_ONLY, "POST": Role.VIEWER}
     read_methods = frozenset({"POST"})
-    throttle_classes = [QueryThrottle]
+    throttle_classes = [QueryThrottle, WriteThrottle]
     parser_classes = [JSONParser]
 
     @extend_schema(request=WhyQuery, responses={200: OpenApiTypes.OBJECT})
