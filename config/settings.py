@@ -124,6 +124,8 @@ SESSIONLEDGER_DEVICE_CODE_RATE = env.rate("SESSIONLEDGER_DEVICE_CODE_RATE", "10/
 # A CLI polls every 2 s (30/min); several logins from behind one address fit.
 SESSIONLEDGER_DEVICE_POLL_RATE = env.rate("SESSIONLEDGER_DEVICE_POLL_RATE", "120/min")
 SESSIONLEDGER_INVITE_RATE = env.rate("SESSIONLEDGER_INVITE_RATE", "60/hour")
+# Views of one share link (anonymous readers; its pages come from the page cache).
+SESSIONLEDGER_SHARE_VIEW_RATE = env.rate("SESSIONLEDGER_SHARE_VIEW_RATE", "60/min")
 SESSIONLEDGER_DEVICE_TOKEN_DAYS = env.integer("SESSIONLEDGER_DEVICE_TOKEN_DAYS", 90)
 ACCOUNT_ADAPTER = "projects.adapters.AccountAdapter"
 LOGIN_REDIRECT_URL = "/"
