@@ -189,3 +189,21 @@ def test_a_branch_stored_with_a_newline_no_longer_breaks_its_sessions_page(world
     assert (session.feature_branch, session.task_id) == ("feat/x foo", "SL-1 2")
     client.force_login(world.member)
     assert client.get(f"/p/{world.project.slug}/s/{session.pk}").status_code == 200
+
+
+def test_json_nested_32_levels_is_read_and_33_is_refused_as_unparseable(world, api_as, stored) -> None:
+    url = f"/api/v1/projects/{world.project.slug}/commits/{stored.commit_hash}/why"
+
+    def why_with_trivial_nested(levels: int) -> dict:  # root, "added", the line: 3 levels before the value
+        body = '{"path": "a", "line": 1, "added": [[1, "0123456789abcdef", ' + _nested(levels - 3, "true") + "]]}"
+        return api_as(world.viewer).post(url, body, content_type="application/json").json()["error"]
+
+    assert why_with_trivial_nested(32)["code"] == "invalid"  # parsed; the line's third value is not a bool
+    refused = why_with_trivial_nested(33)
+    assert refused["code"] == "parse_error" and "32 levels" in refused["message"]
+
+
+def test_a_lone_surrogate_is_refused_and_the_refusal_is_text(world, api_as) -> None:
+    response = api_as(None).post("/api/v1/auth/device", '{"scopes": ["\\udc00"]}', content_type="application/json")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "parse_error"
+    response.content.decode("utf-8")  # the whole answer is UTF-8
