@@ -16,6 +16,8 @@ tenant scope, blob read, filtering, grouping, Markdown, templates) in-process.
   ``rendered`` is what a reader pays who asks for a page nobody has rendered (page cache off);
   ``cached`` every later reader of it. ``first_reader`` is the first request for page 1 of a session
   just processed by the worker (a fresh session each time), which renders that page as it finishes.
+- share: GET /share/{token} by an anonymous reader, the first page of a share link to the same session,
+  every view after the first (the link's budget raised out of the way).
 - list: GET /p/{project}/ (50 rows) and with a branch filter.
 
 Prints one JSON object (best and median of N); the project and its blobs are deleted after.
@@ -168,6 +170,20 @@ def first_reader(client, project, user, raw: bytes, repeat: int, floor_ms: float
     }
 
 
+def share_figures(project, user, session, repeat: int) -> dict[str, Any]:
+    from django.test import Client
+
+    from projects.scoping import project_scope
+    from sessions_app import shares
+
+    with project_scope(project):
+        made = shares.share_create(session=session, user=user, days=1)
+    reader, url = Client(), f"/share/{made.token}"
+    first = reader.get(url)
+    assert first.status_code == 200, first.status_code
+    return {**timed(repeat, lambda: reader.get(url)), "html_bytes": len(first.content)}
+
+
 def settings_override(**values: Any):
     from django.test import override_settings
 
@@ -217,6 +233,7 @@ def main(argv: list[str] | None = None) -> None:
     from sessions_app.models import Session
 
     settings.ALLOWED_HOSTS = ["*"]
+    settings.SESSIONLEDGER_SHARE_VIEW_RATE = "1000000/min"  # the cost of a view, not the budget
     tag = uuid.uuid4().hex[:8]
     user = User.objects.create_user(f"bench-page-{tag}@example.com")
     project = Project.objects.create(slug=f"bench-page-{tag}", name="Bench page")
@@ -231,6 +248,7 @@ def main(argv: list[str] | None = None) -> None:
         floor = figures["session"]["fetch_decode"]["median_ms"]
         raw = transcript(args.turns, args.output_lines)
         figures["session"]["first_reader"] = first_reader(client, project, user, raw, args.repeat, floor)
+        figures["session"]["share"] = share_figures(project, user, session, args.repeat)
         seed_rows(project, user, args.list_rows)
         figures["list"] = {"rows": args.list_rows + 1, **list_figures(client, project, args.repeat)}
     finally:

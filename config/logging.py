@@ -78,6 +78,32 @@ class ContextFilter(logging.Filter):
         return True
 
 
+# A URL's secrets: share-link and invitation tokens in the path, ``?token=`` (/metrics) in the query.
+# Each run of secret characters is bounded, so the scan stays linear in the line.
+_SECRET_IN_URL = re.compile(r"(/share/|/invitations/|[?&]token=)[^\s/?&#\"']{1,512}")
+REDACTED = "[redacted]"
+
+
+def without_secrets(text: str) -> str:
+    return _SECRET_IN_URL.sub(lambda m: m.group(1) + REDACTED, text)
+
+
+class SecretFilter(logging.Filter):
+    """Takes URL secrets out of every line the console handler writes: Django's 404 and request lines,
+    gunicorn's access log. Only their hash is kept anywhere else (docs/security.md), so a log that
+    printed them would be the one place a revoked-looking link could be read back from."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a record whose arguments do not fit its format: logging reports it itself
+            return True
+        cleaned = without_secrets(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
 JSON_FIELDS = "%(levelname)s %(name)s %(message)s %(request_id)s"  # plus any `extra=` fields of the call
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 
@@ -102,10 +128,13 @@ def logging_config(*, level: str, fmt: str) -> dict[str, Any]:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"context": {"()": "config.logging.ContextFilter"}},
+        "filters": {
+            "context": {"()": "config.logging.ContextFilter"},
+            "secrets": {"()": "config.logging.SecretFilter"},
+        },
         "formatters": {fmt: formatters[fmt]},
         "handlers": {
-            "console": {"class": "logging.StreamHandler", "formatter": fmt, "filters": ["context"]},
+            "console": {"class": "logging.StreamHandler", "formatter": fmt, "filters": ["context", "secrets"]},
         },
         "root": {"handlers": ["console"], "level": level},
         "loggers": {

@@ -121,6 +121,11 @@ ACCOUNT_ALLOW_SIGNUPS = env.boolean("ACCOUNT_ALLOW_SIGNUPS", True)
 SESSIONLEDGER_TOKEN_MINT_RATE = env.rate("SESSIONLEDGER_TOKEN_MINT_RATE", "20/hour")
 SESSIONLEDGER_DEVICE_START_RATE = env.rate("SESSIONLEDGER_DEVICE_START_RATE", "30/min")
 SESSIONLEDGER_DEVICE_CODE_RATE = env.rate("SESSIONLEDGER_DEVICE_CODE_RATE", "10/min")
+# A CLI polls every 2 s (30/min); several logins from behind one address fit.
+SESSIONLEDGER_DEVICE_POLL_RATE = env.rate("SESSIONLEDGER_DEVICE_POLL_RATE", "120/min")
+SESSIONLEDGER_INVITE_RATE = env.rate("SESSIONLEDGER_INVITE_RATE", "60/hour")
+# Views of one share link (anonymous readers; its pages come from the page cache).
+SESSIONLEDGER_SHARE_VIEW_RATE = env.rate("SESSIONLEDGER_SHARE_VIEW_RATE", "60/min")
 SESSIONLEDGER_DEVICE_TOKEN_DAYS = env.integer("SESSIONLEDGER_DEVICE_TOKEN_DAYS", 90)
 ACCOUNT_ADAPTER = "projects.adapters.AccountAdapter"
 LOGIN_REDIRECT_URL = "/"
@@ -249,12 +254,21 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # JSON bodies: bounded nesting, no lone surrogates (config/parsers.py)
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "EXCEPTION_HANDLER": "projects.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "NUM_PROXIES": env.integer("SESSIONLEDGER_PROXY_COUNT", 0),
+    # Per token (or user): uploads; GETs; every other POST, PATCH or DELETE of sessions_app (why,
+    # attribution/match, attribution records, share links, relinks): sessions_app/throttles.py.
     "DEFAULT_THROTTLE_RATES": {
-        "ingest": env.string("SESSIONLEDGER_INGEST_RATE", "120/min"),
-        "query": env.string("SESSIONLEDGER_QUERY_RATE", "600/min"),
+        "ingest": env.rate("SESSIONLEDGER_INGEST_RATE", "120/min"),
+        "query": env.rate("SESSIONLEDGER_QUERY_RATE", "600/min"),
+        "write": env.rate("SESSIONLEDGER_WRITE_RATE", "120/min"),
     },
 }
 SPECTACULAR_SETTINGS = {

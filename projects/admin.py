@@ -66,4 +66,4 @@ class InvitationAdmin(UnscopedAdmin):
 class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ["name", "prefix", "user", "project", "scopes", "expires_at", "last_used_at", "revoked_at"]
     search_fields = ["name", "prefix", "user__email"]
-    readonly_fields = ["prefix", "secret_hash", "last_used_at"]
+    readonly_fields = ["prefix", "secret_hash", "last_used_at", "parent"]

@@ -77,6 +77,7 @@ class MemberListView(ProjectAPIView):
         ),
     )
     def post(self, request: Request, project: str) -> Response:
+        _spend_invitation(request)
         data = _validated(MembershipCreateSerializer, request)
         invitation = services.invitation_create(
             project=self.project, email=data["email"], role=data["role"], invited_by=acting_user(request)
@@ -107,6 +108,10 @@ class MemberDetailView(ProjectAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+def _spend_invitation(request: Request) -> None:
+    limits.spend(scope="invite", rate_setting="SESSIONLEDGER_INVITE_RATE", idents=[f"user:{request.user.pk}"])
+
+
 class InvitationListView(ProjectAPIView):
     required_roles = ADMIN_ONLY
 
@@ -116,6 +121,7 @@ class InvitationListView(ProjectAPIView):
 
     @extend_schema(request=InvitationCreateSerializer, responses={201: InvitationSerializer})
     def post(self, request: Request, project: str) -> Response:
+        _spend_invitation(request)
         data = _validated(InvitationCreateSerializer, request)
         invitation = services.invitation_create(
             project=self.project, email=data["email"], role=data["role"], invited_by=acting_user(request)
@@ -263,5 +269,7 @@ class DeviceTokenView(APIView):
         responses={200: inline_serializer("DeviceTokenResponse", {"token": serializers.CharField()})},
     )
     def post(self, request: Request) -> Response:
+        address = limits.client_address(request)
+        limits.spend(scope="device-poll", rate_setting="SESSIONLEDGER_DEVICE_POLL_RATE", idents=[f"ip:{address}"])
         code = _validated(DeviceTokenRequest, request)["device_code"]
         return Response({"token": device.device_poll(device_code=code)})

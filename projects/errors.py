@@ -30,8 +30,15 @@ class ApiError(exceptions.APIException):
         self.extra = extra or {}
 
 
+def encodable(text: str) -> str:
+    """``text`` as UTF-8 can write it: a lone surrogate a message echoes from the request becomes ``?``
+    (else the response could not be encoded, and a 400 became a 500)."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def error_body(code: str, message: str, field: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "field": field, **extra}}
+    field = encodable(field) if field is not None else None
+    return {"error": {"code": encodable(code), "message": encodable(message), "field": field, **extra}}
 
 
 def _first_validation_error(detail: Any, path: str | None = None) -> tuple[str | None, str, str]:

@@ -136,6 +136,14 @@ class ApiToken(models.Model):
     secret_hash = models.CharField(max_length=64, unique=True)
     project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     scopes = models.JSONField(default=list)
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="children",
+        help_text="the token this one was created with through the API; revoking it revokes this one",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)

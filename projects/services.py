@@ -185,6 +185,7 @@ def token_create(
     scopes: Iterable[str] = DEFAULT_SCOPES,
     expires_days: int | None = None,
     expires_at: datetime | None = None,
+    parent: ApiToken | None = None,
 ) -> tuple[ApiToken, str]:
     """Create a token; returns it with its secret, which is never stored or shown again."""
     scope_list = _scope_list(scopes)
@@ -199,6 +200,7 @@ def token_create(
         project=project,
         scopes=scope_list,
         expires_at=expires_at,
+        parent=parent,
     )
     return token, secret
 
@@ -249,10 +251,20 @@ def token_mint(
         project=project,
         scopes=_child_scopes(parent, scopes),
         expires_at=_child_expiry(parent, expires_days),
+        parent=parent,
     )
 
 
+@transaction.atomic
 def token_revoke(*, token: ApiToken) -> None:
+    """Revoke the token and every token created with it, and with those, down the line: a leaked token
+    revoked must not leave working the tokens its holder minted with it."""
+    now = timezone.now()
     if token.revoked_at is None:
-        token.revoked_at = timezone.now()
+        token.revoked_at = now
         token.save(update_fields=["revoked_at"])
+    generation = [token.pk]
+    while generation:  # one query per generation; a token is created after its parent, so no cycle
+        children = ApiToken.objects.filter(parent_id__in=generation)
+        generation = list(children.values_list("pk", flat=True))
+        children.filter(revoked_at__isnull=True).update(revoked_at=now)

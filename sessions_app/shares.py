@@ -1,7 +1,9 @@
 """Share links: a read-only view of one session for someone without an account.
 
 A member creates one with a lifetime of at most ``MAX_DAYS`` days; members can list and revoke
-them, and an admin can switch sharing off for the project (every link then stops working). The
+them. A link lives no longer than the intent behind it: switching sharing off for the project
+revokes every link (switching it on again revives none), and a member who leaves the project takes
+their links with them (``revoke_links_of_leaving_member``, on every removal of a membership). The
 token is shown once; only its SHA-256 is stored. An expired, revoked or disabled link resolves
 exactly like a token that never existed: ``share_resolve`` returns None and the page is the
 site's ordinary 404 (docs/attribution.md "Share links").
@@ -16,11 +18,12 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from projects.errors import DomainError
-from projects.models import Project, User
+from projects.models import Membership, Project, User
 from projects.scoping import unscoped
 from sessions_app.models import Session, ShareLink
 
@@ -66,6 +69,27 @@ def share_revoke(*, link: ShareLink) -> None:
     if link.revoked_at is None:
         link.revoked_at = timezone.now()
         link.save(update_fields=["revoked_at"])
+
+
+def _revoke_live(links: QuerySet[ShareLink]) -> int:
+    return links.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def sharing_set(*, project: Project, enabled: bool) -> None:
+    """Switch sharing on or off; off revokes every link of the project, so on again revives none."""
+    with transaction.atomic():
+        project.sharing_enabled = enabled
+        project.save(update_fields=["sharing_enabled"])
+        if not enabled:
+            _revoke_live(ShareLink.objects.filter(project=project))
+
+
+def revoke_links_of_leaving_member(sender: type[Membership], instance: Membership, **_: Any) -> None:
+    """``pre_delete`` of a membership (removed by an admin, or with its user or project): the links
+    its user made in that project are revoked. ``pre_delete``, because deleting the user sets the
+    links' ``created_by`` to NULL before any ``post_delete`` is sent."""
+    with unscoped():  # removal runs in the project's scope, a deleted user's cascade in none
+        _revoke_live(ShareLink.objects.filter(project_id=instance.project_id, created_by_id=instance.user_id))
 
 
 def share_list(*, project: Project, session: Session | None = None) -> QuerySet[ShareLink]:

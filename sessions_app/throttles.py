@@ -15,6 +15,7 @@ from typing import Any
 from django.core.cache import cache as default_cache
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
@@ -88,3 +89,14 @@ class QueryThrottle(_PerCaller):
 
     def allow_request(self, request: Request, view: APIView) -> bool:
         return request.method == "POST" or super().allow_request(request, view)
+
+
+class WriteThrottle(_PerCaller):
+    """POST, PATCH and DELETE besides uploads: the reads sent as POST (``why``, ``attribution/match``,
+    each decompressing up to a few content documents) and the writes (attribution records, share links,
+    relinks, deletions). The query budget counts only GETs, so without this one they were unbounded."""
+
+    scope = "write"
+
+    def allow_request(self, request: Request, view: APIView) -> bool:
+        return request.method in SAFE_METHODS or super().allow_request(request, view)

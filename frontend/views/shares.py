@@ -67,8 +67,7 @@ class ProjectSharesView(ProjectPageMixin, TemplateView):
             shares.share_revoke(link=link)
             messages.success(request, "The link is revoked.")
         elif action == "sharing" and self.membership.role == Role.ADMIN:
-            self.project.sharing_enabled = request.POST.get("enabled") == "1"
-            self.project.save(update_fields=["sharing_enabled"])
+            shares.sharing_set(project=self.project, enabled=request.POST.get("enabled") == "1")
             messages.success(request, f"Sharing is {'on' if self.project.sharing_enabled else 'off'}.")
         else:
             return HttpResponse("Unknown action.", status=400)

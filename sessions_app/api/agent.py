@@ -22,7 +22,7 @@ from sessions_app.serializers import (
     ErrorSerializer,
     SessionSerializer,
 )
-from sessions_app.throttles import QueryThrottle
+from sessions_app.throttles import QueryThrottle, WriteThrottle
 
 
 def _gap_list(chain: stitch.Chain) -> list[dict[str, Any]]:
@@ -187,7 +187,7 @@ class RelinkRequest(serializers.Serializer):
 class RelinkView(ProjectAPIView):
     """Record that rebased/squashed commits carry older commits' sessions (pairs matched by the client)."""
 
-    throttle_classes = [QueryThrottle]
+    throttle_classes = [QueryThrottle, WriteThrottle]
 
     @extend_schema(
         request=RelinkRequest,

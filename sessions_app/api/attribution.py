@@ -15,10 +15,10 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from config.parsers import BoundedJSONParser
 from projects.access import READ_ONLY, ProjectAPIView
 from projects.errors import DomainError
 from projects.models import Role
@@ -28,7 +28,7 @@ from sessions_app.attribution import explain, selectors, services
 from sessions_app.audit import access_record
 from sessions_app.selectors import commit_prefix
 from sessions_app.serializers import ErrorSerializer
-from sessions_app.throttles import QueryThrottle
+from sessions_app.throttles import QueryThrottle, WriteThrottle
 
 MAX_MATCH_FILES = 500
 MAX_MATCH_LINES = 100_000
@@ -74,7 +74,7 @@ def _lines(rows: list[list[Any]], field: str) -> list[attribution.Line]:
 
 class SessionAttributionView(SessionObjectView):
     required_roles = {**READ_ONLY, "POST": Role.MEMBER}
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
 
     @extend_schema(responses={200: RECORD})
     def get(self, request: Request, project: str, session_id: str) -> Response:
@@ -120,8 +120,8 @@ class CommitAttributionView(ProjectAPIView):
 class CommitAttributionMatchView(ProjectAPIView):
     required_roles = {**READ_ONLY, "POST": Role.VIEWER}
     read_methods = frozenset({"POST"})
-    throttle_classes = [QueryThrottle]
-    parser_classes = [JSONParser]
+    throttle_classes = [QueryThrottle, WriteThrottle]
+    parser_classes = [BoundedJSONParser]
 
     @extend_schema(request=MatchQuery, responses={200: RECORD})
     def post(self, request: Request, project: str, sha: str) -> Response:
@@ -138,8 +138,8 @@ class CommitAttributionMatchView(ProjectAPIView):
 class CommitWhyView(ProjectAPIView):
     required_roles = {**READ_ONLY, "POST": Role.VIEWER}
     read_methods = frozenset({"POST"})
-    throttle_classes = [QueryThrottle]
-    parser_classes = [JSONParser]
+    throttle_classes = [QueryThrottle, WriteThrottle]
+    parser_classes = [BoundedJSONParser]
 
     @extend_schema(request=WhyQuery, responses={200: OpenApiTypes.OBJECT})
     def post(self, request: Request, project: str, sha: str) -> Response:

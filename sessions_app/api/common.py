@@ -22,7 +22,7 @@ from sessions_app.serializers import (
     ErrorSerializer,
     session_representation,
 )
-from sessions_app.throttles import QueryThrottle
+from sessions_app.throttles import QueryThrottle, WriteThrottle
 
 # Errors every endpoint may return are added to the schema by config.schema; these are ingest's own.
 INGEST_ERRORS = {
@@ -99,7 +99,7 @@ def session_list_items(sessions: QuerySet[Session], project: Project, limit: int
 
 class SessionObjectView(ProjectAPIView):
     required_roles = READ_ONLY
-    throttle_classes = [QueryThrottle]
+    throttle_classes = [QueryThrottle, WriteThrottle]
 
     def get_session(self, session_id: object) -> Session:
         session = selectors.session_get(project=self.project, session_id=session_id)

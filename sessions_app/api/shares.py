@@ -7,10 +7,10 @@ from typing import Any
 from django.http import Http404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from config.parsers import BoundedJSONParser
 from projects.access import READ_ONLY, acting_user
 from projects.models import Role
 from sessions_app import shares
@@ -55,7 +55,7 @@ def share_representation(link: ShareLink) -> dict[str, Any]:
 
 class SessionSharesView(SessionObjectView):
     required_roles = {**READ_ONLY, "POST": Role.MEMBER}
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
 
     @extend_schema(responses={200: inline_serializer("ShareLinkList", {"results": ShareLinkSerializer(many=True)})})
     def get(self, request: Request, project: str, session_id: str) -> Response:

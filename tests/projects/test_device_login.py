@@ -177,6 +177,16 @@ def test_a_forged_forwarded_for_does_not_buy_fresh_budgets(db, settings) -> None
     assert statuses == [201, 201, 429]
 
 
+def test_polls_from_one_address_are_throttled(db, settings) -> None:
+    settings.SESSIONLEDGER_DEVICE_POLL_RATE = "3/min"
+    api = APIClient()
+    statuses = [
+        api.post("/api/v1/auth/device/token", {"device_code": "x"}, format="json", REMOTE_ADDR="192.0.2.3").status_code
+        for _ in "1234"
+    ]
+    assert statuses == [400, 400, 400, 429]
+
+
 # --- purge -----------------------------------------------------------------------------------------
 
 

@@ -194,6 +194,18 @@ def test_inviting_an_existing_member_is_a_conflict(world, api_as) -> None:
     assert response.json()["error"]["code"] == "exists"
 
 
+def test_a_flood_of_invitations_is_a_429(world, api_as, settings) -> None:
+    settings.SESSIONLEDGER_INVITE_RATE = "2/hour"
+    admin = api_as(world.admin)
+    members_url = f"/api/v1/projects/{world.project.slug}/members"
+    codes = [
+        admin.post(_invitations_url(world), {"email": "a@example.com"}, format="json").status_code,
+        admin.post(members_url, {"email": "b@example.com"}, format="json").status_code,
+        admin.post(_invitations_url(world), {"email": "c@example.com"}, format="json").status_code,
+    ]
+    assert codes == [201, 202, 429]
+
+
 def test_an_admin_revokes_an_invitation(world, api_as) -> None:
     created = _invite(world, api_as)
     assert api_as(world.admin).delete(_invitations_url(world, created["id"])).status_code == 204

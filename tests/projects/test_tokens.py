@@ -304,3 +304,30 @@ def test_a_throttled_token_cannot_mint_fresh_tokens_to_dodge_its_limit(world, ap
     assert int(refused[1]["Retry-After"]) > 0
     assert ApiToken.objects.filter(user=world.member).count() == 4
     assert _mint(api_as(world.admin)).status_code == 201  # another user has their own budget
+
+
+# --- revoking a token revokes what was minted with it ---------------------------------------------
+
+
+def test_revoking_a_leaked_token_revokes_the_tokens_minted_with_it_and_theirs(world, api_as) -> None:
+    leaked = api_as(world.member)
+    child = _mint(leaked).json()
+    grandchild = _mint(_bearer(child["secret"])).json()
+    unrelated = _mint(api_as(world.member)).json()  # minted with another token of the same user
+    leaked_id = ApiToken.objects.get(pk=child["id"]).parent_id
+    assert ApiToken.objects.get(pk=grandchild["id"]).parent_id == child["id"]
+
+    assert api_as(world.admin).delete(f"/api/v1/tokens/{leaked_id}").status_code == 404  # not theirs
+    assert leaked.delete(f"/api/v1/tokens/{leaked_id}").status_code == 204
+
+    for secret in (child["secret"], grandchild["secret"]):
+        _assert_refused_with_401(_bearer(secret).get("/api/v1/projects"), "revoked")
+    assert _bearer(unrelated["secret"]).get("/api/v1/projects").status_code == 200
+
+
+def test_revoking_a_child_leaves_its_parent_working(world, api_as) -> None:
+    parent = api_as(world.member)
+    child = _mint(parent).json()
+    assert parent.delete(f"/api/v1/tokens/{child['id']}").status_code == 204
+    assert parent.get("/api/v1/projects").status_code == 200
+    _assert_refused_with_401(_bearer(child["secret"]).get("/api/v1/projects"), "revoked")

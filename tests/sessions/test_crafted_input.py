@@ -33,10 +33,15 @@ class Attack:
     headers: dict[str, str] = field(default_factory=dict)
     page: bool = False  # a browser page (HTML) rather than the API
     anonymous: bool = False
+    body: str | None = None  # POSTed to url as application/json, exactly as written
 
 
 def _with(**fields: Any) -> Callable[[dict[str, Any]], str]:
     return lambda meta: json.dumps({**meta, **fields})
+
+
+def _nested(depth: int, inner: str = "1") -> str:
+    return "[" * depth + inner + "]" * depth
 
 
 def _raw_json(fragment: str) -> Callable[[dict[str, Any]], str]:
@@ -65,6 +70,35 @@ ATTACKS = [
     Attack("metadata_of_100000_brackets", metadata=lambda meta: "[" * 100_000),
     Attack("newline_in_branch", metadata=_with(feature_branch="feat/x\nfoo")),
     Attack("newline_in_task_id", metadata=_with(kind="task", task_id="SL-1\n2", status="complete")),
+    Attack("why_of_100000_brackets", f"{P}/commits/{{sha}}/why", body=_nested(100_000)),
+    Attack(
+        "why_line_of_100000_brackets",
+        f"{P}/commits/{{sha}}/why",
+        body='{"path": "a", "line": ' + _nested(100_000) + "}",
+    ),
+    Attack(
+        "why_added_nested_900_deep",  # parses, then broke whatever walked it deeper in the stack
+        f"{P}/commits/{{sha}}/why",
+        body='{"path": "a", "line": 1, "added": [[1, "0123456789abcdef", ' + _nested(900, "true") + "]]}",
+    ),
+    Attack(
+        "match_of_100000_braces", f"{P}/commits/{{sha}}/attribution/match", body='{"a":' * 100_000 + "1" + "}" * 100_000
+    ),
+    Attack("share_of_100000_brackets", f"{P}/sessions/{{session}}/shares", body=_nested(100_000)),
+    Attack("token_of_100000_brackets", "/api/v1/tokens", body=_nested(100_000)),
+    Attack("members_of_100000_brackets", f"{P}/members", body=_nested(100_000)),
+    Attack("device_start_of_100000_brackets", "/api/v1/auth/device", body=_nested(100_000), anonymous=True),
+    Attack("device_poll_of_100000_brackets", "/api/v1/auth/device/token", body=_nested(100_000), anonymous=True),
+    Attack(
+        "lone_surrogate_scope_in_device_start", "/api/v1/auth/device", body='{"scopes": ["\\ud800"]}', anonymous=True
+    ),
+    Attack("lone_surrogate_client_name", "/api/v1/auth/device", body='{"client_name": "\\udfff"}', anonymous=True),
+    Attack(
+        "lone_surrogate_device_code", "/api/v1/auth/device/token", body='{"device_code": "\\ud800"}', anonymous=True
+    ),
+    Attack("lone_surrogate_token_scope", "/api/v1/tokens", body='{"name": "x", "scopes": ["\\ud800"]}'),
+    Attack("lone_surrogate_member_role", f"{P}/members", body='{"email": "a@example.com", "role": "\\ud800"}'),
+    Attack("lone_surrogate_key_in_match", f"{P}/commits/{{sha}}/attribution/match", body='{"\\ud800": 1}'),
     Attack("nul_in_invitation_token", "/invitations/abc%00def/", page=True, anonymous=True),
     Attack("nul_in_device_code", "/device?code=ABCD%00", page=True),
     Attack("nul_in_task_page", "/p/{project_slug}/t/SL-1%00", page=True),
@@ -100,14 +134,20 @@ def _send(world, api_as, stored: Session, attack: Attack) -> Any:
         if not attack.anonymous:
             client.force_login(world.member)
     else:
-        client = api_as(world.member)
+        client = api_as(None if attack.anonymous else world.admin)
         client.raise_request_exception = False
     if attack.metadata is not None:
         text = attack.metadata(metadata_for(RAW))
         return upload(client, world.project.slug, RAW, metadata_text=text, **attack.headers)
     url = attack.url.format(
-        project=world.project.slug, project_slug=world.project.slug, agent=stored.agent_session_id, session=stored.pk
+        project=world.project.slug,
+        project_slug=world.project.slug,
+        agent=stored.agent_session_id,
+        session=stored.pk,
+        sha=stored.commit_hash,
     )
+    if attack.body is not None:
+        return client.post(url, attack.body, content_type="application/json", **headers)
     return client.get(url, **headers)
 
 
@@ -149,3 +189,21 @@ def test_a_branch_stored_with_a_newline_no_longer_breaks_its_sessions_page(world
     assert (session.feature_branch, session.task_id) == ("feat/x foo", "SL-1 2")
     client.force_login(world.member)
     assert client.get(f"/p/{world.project.slug}/s/{session.pk}").status_code == 200
+
+
+def test_json_nested_32_levels_is_read_and_33_is_refused_as_unparseable(world, api_as, stored) -> None:
+    url = f"/api/v1/projects/{world.project.slug}/commits/{stored.commit_hash}/why"
+
+    def why_with_trivial_nested(levels: int) -> dict:  # root, "added", the line: 3 levels before the value
+        body = '{"path": "a", "line": 1, "added": [[1, "0123456789abcdef", ' + _nested(levels - 3, "true") + "]]}"
+        return api_as(world.viewer).post(url, body, content_type="application/json").json()["error"]
+
+    assert why_with_trivial_nested(32)["code"] == "invalid"  # parsed; the line's third value is not a bool
+    refused = why_with_trivial_nested(33)
+    assert refused["code"] == "parse_error" and "32 levels" in refused["message"]
+
+
+def test_a_lone_surrogate_is_refused_and_the_refusal_is_text(world, api_as) -> None:
+    response = api_as(None).post("/api/v1/auth/device", '{"scopes": ["\\udc00"]}', content_type="application/json")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "parse_error"
+    response.content.decode("utf-8")  # the whole answer is UTF-8
