@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from django_scopes import scope, scopes_disabled
 
@@ -25,6 +26,6 @@ def project_scope(project: Project, *, durable: bool = True) -> Iterator[Project
         yield project
 
 
-def unscoped():
+def unscoped() -> Any:  # django-scopes has no type hints: a context manager
     """Deliberately query across tenants (sweeps, retention, site admin)."""
     return scopes_disabled()
