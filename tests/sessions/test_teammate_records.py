@@ -1,0 +1,120 @@
+"""A teammate's attribution record never acts on the reader: tried as a member of the project
+attacking a colleague's commit and session (docs/security.md "Records and links a teammate
+cannot forge")."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django_scopes import scopes_disabled
+
+from projects.models import Role
+from sessions_app.models import Attribution, Session
+from tests.factories import make_member
+from tests.sessions.test_attribution_api import SHA, _post, _session, record, upload_with
+
+
+@pytest.fixture
+def colleague_commit(world, api_as) -> Session:
+    """The colleague's checkpoint of SHA, with its record: what the attacks aim at."""
+    response = upload_with(api_as(world.member), world.project.slug, record())
+    assert response.json()["attribution"] == {"status": "stored"}
+    with scopes_disabled():
+        return Session.objects.get(pk=response.json()["id"])
+
+
+@pytest.fixture
+def attacker(world):
+    return make_member(world.project, Role.MEMBER, email="eve@example.com")
+
+
+def _nested(depth: int) -> bytes:
+    """A valid record whose metadata also holds ``depth`` nested lists (written out, not encoded)."""
+    bad = record()
+    bad["metadata"]["deep"] = "DEEP"
+    return json.dumps(bad).replace('"DEEP"', "[" * depth + "]" * depth).encode()
+
+
+def _huge_lines() -> dict[str, Any]:
+    """Ranges within their file, past PostgreSQL's integers (a manual session states no diff)."""
+    huge = record()
+    huge["metadata"]["dev.sessionledger"]["line_counts"] = {"src/capture.py": 2**32}
+    huge["files"][0]["conversations"][0]["ranges"][0]["end_line"] = 2**32
+    return huge
+
+
+def _manual_on(client, slug: str, data: Any):
+    """A manual session of the colleague's commit, from another agent session, carrying ``data``."""
+    other = "9e1f2a3b-0000-4000-8000-000000000001"
+    return upload_with(client, slug, data, kind="manual", agent_session_id=other, diff_stat={})
+
+
+def _everyone_reads_the_commit(world, api_as) -> None:
+    base = f"/api/v1/projects/{world.project.slug}/commits/{SHA}"
+    for user in (world.admin, world.member, world.viewer):
+        client = api_as(user)
+        answer = client.get(f"{base}/attribution")
+        assert answer.status_code == 200, answer.content
+        assert [r["metadata"]["dev.sessionledger"]["line_counts"] for r in answer.json()["records"]] == [
+            {"src/capture.py": 10}
+        ]
+        why = client.post(f"{base}/why", {"path": "src/capture.py", "line": 1}, format="json")
+        assert why.status_code == 200 and why.json()["found"] is True, why.content
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        # Past what a deep copy recurses through, short of the JSON decoder's limit (~900 behind a
+        # server whose stack is shallower than the test client's)
+        (_nested(800), "metadata.deep" + "[0]" * 15),
+        (_nested(17), "metadata.deep" + "[0]" * 15),
+        (_huge_lines(), "metadata.dev.sessionledger.line_counts.src/capture.py"),
+    ],
+)
+def test_a_poisoned_record_on_a_colleagues_commit_is_refused_alone(
+    world, api_as, colleague_commit, attacker, data, field
+) -> None:
+    """Stored, it once made the commit's attribution, `why`, `blame` and the PR AI share answer 500
+    for everyone; an integer past int4 made the whole upload answer 500 and store nothing."""
+    response = _manual_on(api_as(attacker), world.project.slug, data)
+    assert response.status_code == 202, response.content
+    refused = response.json()["attribution"]
+    assert refused["status"] == "refused" and refused["error"]["code"] == "invalid_attribution"
+    assert refused["error"]["field"] == field
+    with scopes_disabled():
+        kept = Session.objects.get(pk=response.json()["id"])
+        assert kept.kind == "manual" and Attribution.objects.get(session=kept).record is None
+    _everyone_reads_the_commit(world, api_as)
+
+
+def test_line_numbers_beyond_postgres_integers_are_refused_naming_the_range(world, api_as, attacker) -> None:
+    """Ranges within a declared line count past 2³¹ once answered 500 and stored nothing."""
+    session = _session(world, api_as)
+    huge = record()
+    huge["metadata"]["dev.sessionledger"]["line_counts"] = {"src/capture.py": 2**31}
+    huge["files"][0]["conversations"][0]["ranges"][0]["end_line"] = 2**31
+    response = _post(api_as(world.member), session, huge)
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["field"] == "metadata.dev.sessionledger.line_counts.src/capture.py"
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("a\u0000b", "NUL, which jsonb refuses"),
+        ("\ud800", "a lone surrogate, which jsonb refuses"),
+        ("x" * 5000, "a string over the bound"),
+        (float("inf"), "a number JSON cannot carry"),
+    ],
+)
+def test_a_value_out_of_bounds_or_unstorable_is_refused_not_a_500(world, api_as, value, why) -> None:
+    session = _session(world, api_as)
+    bad = record()
+    bad["metadata"]["note"] = value
+    body = json.dumps(bad).encode("utf-8", "surrogatepass")
+    response = _post(api_as(world.member), session, body)
+    assert response.status_code == 400, (why, response.content)
+    assert response.json()["error"]["field"] in ("metadata.note", "attribution")
