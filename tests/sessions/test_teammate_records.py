@@ -118,3 +118,25 @@ def test_a_value_out_of_bounds_or_unstorable_is_refused_not_a_500(world, api_as,
     response = _post(api_as(world.member), session, body)
     assert response.status_code == 400, (why, response.content)
     assert response.json()["error"]["field"] in ("metadata.note", "attribution")
+
+
+def test_a_member_cannot_replace_a_colleagues_attribution(world, api_as, colleague_commit, attacker) -> None:
+    forged = record()
+    forged["files"][0]["conversations"][0]["contributor"] = {"type": "human"}
+    response = _post(api_as(attacker), colleague_commit, forged)
+    assert response.status_code == 403 and response.json()["error"]["code"] == "forbidden"
+    with scopes_disabled():
+        assert Attribution.objects.get(session=colleague_commit).ai_lines == 3
+    assert _post(api_as(world.admin), colleague_commit, forged).status_code == 201
+    assert _post(api_as(world.member), colleague_commit, record()).status_code == 201
+
+
+def test_repeating_a_colleagues_upload_leaves_their_record_alone(world, api_as, colleague_commit, attacker) -> None:
+    """The same bytes of the same segment are the colleague's session again (a repeat): its record
+    is not the repeater's to replace, nor to flag as refused."""
+    response = upload_with(api_as(attacker), world.project.slug, b"{not json")
+    assert response.status_code == 200 and response.json()["id"] == str(colleague_commit.pk)
+    assert response.json()["attribution"]["error"]["code"] == "forbidden"
+    with scopes_disabled():
+        found = Attribution.objects.get(session=colleague_commit)
+    assert found.record is not None and found.error == {}
