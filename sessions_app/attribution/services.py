@@ -43,6 +43,7 @@ def attribution_store(*, session: Session, data: bytes) -> Attribution:
     validation.validate(record, session)
     # Each step's URL is this server's permalink of its message, whatever address the client used.
     record = attribution.with_urls(record, settings.SITE_URL, session.project.slug)
+    record = validation.only_permalinks(record, session.project)  # no other site, no javascript:
     added, ai = validation.line_totals(record)
     found, _ = Attribution.objects.update_or_create(
         session=session,

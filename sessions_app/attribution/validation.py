@@ -17,12 +17,13 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 
 from projects.errors import DomainError
+from projects.models import Project
 from sessionledger.core.attribution import VENDOR
+from sessions_app.links import is_message_web_url
 from sessions_app.models import Session
 
 SCHEMA_FILE = Path(__file__).with_name("trace-record.schema.json")
@@ -107,7 +108,6 @@ def validate(record: dict[str, Any], session: Session) -> None:
         raise refuse("only a checkpoint's commit has an attribution.", "vcs.revision")
     if record.get("vcs", {}).get("revision") != session.commit_hash:
         raise refuse(f"the record is not about commit {session.commit_hash}.", "vcs.revision")
-    _check_urls(record)
     _check_files(record, session)
     _check_steps(record)
 
@@ -123,11 +123,16 @@ def _field(path: Any) -> str:
     return text
 
 
-def _check_urls(record: dict[str, Any]) -> None:
-    for where, conversation in _conversations(record):
-        url = conversation.get("url")
-        if url is not None and urlsplit(url).scheme not in ("http", "https"):
-            raise refuse("a conversation URL is http(s).", f"{where}.url")
+def only_permalinks(record: dict[str, Any], project: Project) -> dict[str, Any]:
+    """The record without the addresses that are not this server's message permalinks: a
+    conversation's ``url`` and the entries of its ``related`` list (dropped, not refused)."""
+    for _, conversation in _conversations(record):
+        if "url" in conversation and not is_message_web_url(project, conversation["url"]):
+            del conversation["url"]
+        related = [r for r in conversation.pop("related", []) if is_message_web_url(project, r.get("url"))]
+        if related:
+            conversation["related"] = related
+    return record
 
 
 def _conversations(record: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:

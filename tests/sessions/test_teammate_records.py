@@ -15,6 +15,8 @@ from sessions_app.models import Attribution, Session
 from tests.factories import make_member
 from tests.sessions.test_attribution_api import SHA, _post, _session, record, upload_with
 
+STEP = "3f2c0b7e-5d1a-4c8e-9b7f-0a1b2c3d4e5f"
+
 
 @pytest.fixture
 def colleague_commit(world, api_as) -> Session:
@@ -140,3 +142,26 @@ def test_repeating_a_colleagues_upload_leaves_their_record_alone(world, api_as, 
     with scopes_disabled():
         found = Attribution.objects.get(session=colleague_commit)
     assert found.record is not None and found.error == {}
+
+
+def _conversation_urls(data: dict[str, Any]) -> list[Any]:
+    conversations = [c for entry in data["files"] for c in entry["conversations"]]
+    return [(c.get("url"), [r["url"] for r in c.get("related", [])]) for c in conversations]
+
+
+def test_links_in_a_record_to_another_site_are_dropped_on_input(world, api_as) -> None:
+    session = _session(world, api_as)
+    hostile = record()
+    ai, human = hostile["files"][0]["conversations"]
+    hostile["metadata"]["dev.sessionledger"]["steps"][STEP].pop("prompt", None)
+    permalink = f"http://testserver/p/{world.project.slug}/m/{STEP}"
+    ai["related"] = [
+        {"type": "prompt", "url": "javascript:alert(document.cookie)"},
+        {"type": "doc", "url": "https://evil.example/p/acme-api/m/" + STEP},
+        {"type": "doc", "url": f"http://testserver/p/{world.other_project.slug}/m/{STEP}"},
+        {"type": "step", "url": permalink},
+    ]
+    human["url"] = "https://evil.example/login"
+    assert _post(api_as(world.member), session, hostile).status_code == 201
+    served = api_as(world.viewer).get(f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}/attribution")
+    assert _conversation_urls(served.json()) == [(permalink, [permalink]), (None, [])]
