@@ -1,5 +1,6 @@
-"""Links a teammate cannot forge: the Files view links a range only to this server's message
-permalinks (docs/security.md "Records and links a teammate cannot forge")."""
+"""Links a teammate cannot forge: a message permalink stays with the session that first uploaded
+the message, and the Files view links a range only to this server's message permalinks
+(docs/security.md "Records and links a teammate cannot forge")."""
 
 from __future__ import annotations
 
@@ -8,11 +9,34 @@ import json
 import pytest
 from django_scopes import scopes_disabled
 
+from projects.models import Role
 from sessions_app.models import Attribution
+from tests.client.transcript_builder import TranscriptBuilder
+from tests.factories import make_member
 from tests.frontend.test_session_files import PATH, transcript
 from tests.sessions.test_attribution_api import record
 
 pytestmark = pytest.mark.django_db
+
+
+def test_a_teammate_backdating_a_copy_cannot_take_over_a_message_permalink(client, world, make_session) -> None:
+    builder = TranscriptBuilder().prompt("Decide the retry policy")
+    message = builder.last_uuid
+    raw = builder.assistant_text("Three tries.").turn_end().build()
+    original = make_session(world.project, world.member, raw, seed="original")
+    attacker = make_member(world.project, Role.MEMBER, email="eve@example.com")
+    make_session(
+        world.project,
+        attacker,
+        raw,
+        seed="copy",
+        agent_session_id="9e1f2a3b-0000-4000-8000-000000000002",
+        captured_at="2001-01-01T00:00:00Z",
+    )
+    client.force_login(world.viewer)
+    response = client.get(f"/p/{world.project.slug}/m/{message}")
+    assert response.status_code == 302
+    assert response["Location"] == f"/p/{world.project.slug}/s/{original.pk}?at={message}#m-{message}"
 
 
 def test_the_files_view_links_no_range_to_another_site(world, ingest, api_as, client) -> None:
