@@ -5,12 +5,15 @@ cannot forge")."""
 from __future__ import annotations
 
 import json
+from importlib import import_module
 from typing import Any
 
 import pytest
+from django.db import connection
 from django_scopes import scopes_disabled
 
 from projects.models import Role
+from sessions_app.attribution import validation
 from sessions_app.models import Attribution, Session
 from tests.factories import make_member
 from tests.sessions.test_attribution_api import SHA, _post, _session, record, upload_with
@@ -165,3 +168,28 @@ def test_links_in_a_record_to_another_site_are_dropped_on_input(world, api_as) -
     assert _post(api_as(world.member), session, hostile).status_code == 201
     served = api_as(world.viewer).get(f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}/attribution")
     assert _conversation_urls(served.json()) == [(permalink, [permalink]), (None, [])]
+
+
+def test_a_too_deep_record_stored_before_the_bound_is_refused_by_the_migration(
+    world, api_as, colleague_commit, attacker
+) -> None:
+    """What the old code stored (written here as it was, past the input check) stops breaking the
+    commit's reads once migration 0020 has run."""
+    response = _manual_on(api_as(attacker), world.project.slug, record())
+    with scopes_disabled():
+        poisoned = Attribution.objects.get(session_id=response.json()["id"])
+    shallow = record()
+    shallow["metadata"]["deep"] = json.loads("[" * 15 + "]" * 15)  # at the bound: kept, as on input
+    assert validation.parse(json.dumps(shallow).encode()) == shallow
+    with scopes_disabled():
+        Attribution.objects.filter(session=colleague_commit).update(record=shallow)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE sessions_app_attribution SET record = %s::jsonb WHERE id = %s", [_nested(800).decode(), poisoned.pk]
+        )
+        cursor.execute(import_module("sessions_app.migrations.0020_attribution_refuse_too_deep").REFUSE_TOO_DEEP)
+    with scopes_disabled():
+        poisoned.refresh_from_db()
+        assert poisoned.record is None and poisoned.error["message"].endswith("nested deeper than 16 levels.")
+        assert Attribution.objects.get(session=colleague_commit).record == shallow
+    _everyone_reads_the_commit(world, api_as)
