@@ -230,10 +230,11 @@ def rows_at(project: Any, user: Any, size: int, repeat: int) -> dict[str, Any]:
         f"SELECT id, digest FROM {TABLE} WHERE project_id = %s AND {useful} ORDER BY captured_at DESC, id DESC LIMIT 20"
     )
     floor_context = timed(repeat, lambda: (owner_sql(context_floor, [pid, branch])(), owner_sql(recent_floor, [pid])()))
-    digest = lambda: context_digest(project=project, branch=branch)  # noqa: E731
+    # The full digest (with prompts), as measured before the short one became the default
+    digest = lambda: context_digest(project=project, branch=branch, prompts=True)  # noqa: E731
     statement_context = in_one_scope(project, repeat, digest)
     db_context = timed(repeat, scoped(project, digest))
-    api_context = timed(repeat, api(client, f"/api/v1/projects/{SLUG}/context", {"branch": branch}))
+    api_context = timed(repeat, api(client, f"/api/v1/projects/{SLUG}/context", {"branch": branch, "prompts": "1"}))
     out["context_by_branch"] = _row(floor_context, statement_context, db_context, api_context)
     return out
 

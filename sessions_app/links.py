@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 
 from projects.models import Project
 from sessions_app.models import Session
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")  # the route's converter
 
 
 def _absolute(path: str) -> str:
@@ -34,3 +38,10 @@ def commit_web_url(project: Project, commit_hash: str) -> str:
 def message_web_url(project: Project, uuid: str) -> str:
     """The short message permalink ``/p/{project}/m/{uuid}``: it redirects to the page holding the message."""
     return _absolute(f"/p/{project.slug}/m/{uuid}")
+
+
+def is_message_web_url(project: Project, url: object) -> bool:
+    """Whether ``url`` is one of ``message_web_url``'s: the only address an attribution record may
+    hold (docs/security.md "Records and links a teammate cannot forge")."""
+    prefix = _absolute(f"/p/{project.slug}/m/")
+    return isinstance(url, str) and url.startswith(prefix) and _UUID.fullmatch(url[len(prefix) :]) is not None

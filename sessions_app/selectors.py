@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from projects.errors import DomainError
 from projects.models import Project
@@ -231,8 +231,11 @@ def session_branches(*, project: Project, limit: int = 200, recent: int = 2000) 
 
 
 def session_for_message(*, project: Project, message_uuid: Any) -> Any:
-    """The id of the session that holds message ``message_uuid`` (the first captured, when a resumed
-    conversation repeats it), or None. One indexed query (GIN on ``message_uuids``)."""
+    """The id of the session that holds message ``message_uuid`` (the first uploaded, when a resumed
+    conversation repeats it), or None. One indexed query (GIN on ``message_uuids``).
+
+    Upload order, the server's clock: ``captured_at`` is the client's word, and a teammate who
+    re-uploads the message with an earlier date must not take the permalink over."""
     rows = Session.objects.filter(project=project, message_uuids__contains=[message_uuid])
-    rows = rows.order_by(F("captured_at").asc(nulls_last=True), "created_at")
+    rows = rows.order_by("created_at", "id")
     return rows.values_list("pk", flat=True).first()

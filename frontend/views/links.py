@@ -81,7 +81,7 @@ class MessageLinkView(ProjectPageMixin, View):
 
     Redirects to ``/p/{project}/s/{id}?at={uuid}#m-{uuid}``: the session page serves the lazy page
     the message is on. When several sessions hold it (a resumed or forked conversation repeats
-    earlier lines), the one that captured it first wins.
+    earlier lines), the one uploaded first wins (never a date the client chose).
     """
 
     required_roles = PAGE_READ

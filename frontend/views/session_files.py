@@ -17,6 +17,7 @@ from frontend.views.sessions import SessionObjectMixin, _document
 from sessionledger.core.attribution import VENDOR, step_of
 from sessions_app.attribution import selectors
 from sessions_app.attribution.selectors import MAX_EARLIER_SEGMENTS
+from sessions_app.attribution.validation import only_permalinks
 from sessions_app.audit import access_record
 from sessions_app.models import Attribution
 
@@ -108,7 +109,8 @@ class SessionFilesView(SessionObjectMixin, TemplateView):
         record = found.record if found is not None else None
         rows = []
         if record:
-            rows = file_rows(record, _prompts(session, record))
+            # Records stored before links were checked on input may hold any address: the same check.
+            rows = file_rows(only_permalinks(record, session.project), _prompts(session, record))
             access_record(session=session, request=self.request, via="web")
         return super().get_context_data(
             session=session,

@@ -2,9 +2,9 @@
 
 ``GET …/sessions/{id}/attribution`` and ``GET …/commits/{sha}/attribution`` return Agent Trace
 v0.1.0 records (agent-trace.dev). ``POST …/sessions/{id}/attribution`` stores one (400 naming
-the field when it is refused). ``POST …/commits/{sha}/why`` and ``…/attribution/match`` only
-read — the client sends line hashes too many for a query string — so a read-only token may call
-them (docs/attribution.md).
+the field when it is refused; 403 to anyone but the session's author or a project admin).
+``POST …/commits/{sha}/why`` and ``…/attribution/match`` only read — the client sends line
+hashes too many for a query string — so a read-only token may call them (docs/attribution.md).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.parsers import BoundedJSONParser
-from projects.access import READ_ONLY, ProjectAPIView
+from projects.access import READ_ONLY, ProjectAPIView, acting_user
 from projects.errors import DomainError
 from projects.models import Role
 from sessionledger.core import attribution
@@ -85,10 +85,15 @@ class SessionAttributionView(SessionObjectView):
 
     @extend_schema(
         request=OpenApiTypes.OBJECT,
-        responses={201: RECORD, 400: OpenApiResponse(ErrorSerializer, description="refused; error.field names it")},
+        responses={
+            201: RECORD,
+            400: OpenApiResponse(ErrorSerializer, description="refused; error.field names it"),
+            403: OpenApiResponse(ErrorSerializer, description="not the session's author nor a project admin"),
+        },
     )
     def post(self, request: Request, project: str, session_id: str) -> Response:
         session = self.get_session(session_id)
+        services.check_author(session=session, user_id=acting_user(request).pk, role=self.membership.role)
         found = services.attribution_store(session=session, data=request.body)
         found.session = session
         return Response(selectors.with_session(found), status=status.HTTP_201_CREATED)

@@ -19,7 +19,9 @@ class ContextQuery(serializers.Serializer):
         required=False, min_value=200, max_value=context.MAX_BUDGET, default=context.DEFAULT_BUDGET
     )
     prompts = serializers.BooleanField(
-        required=False, default=True, help_text="false: the short digest (titles, commits, files; no prompts)"
+        required=False,
+        default=False,
+        help_text="true: the full digest, with teammates' prompts; false (the default): titles, commits, files",
     )
 
 

@@ -106,7 +106,9 @@ class SessionsView(ProjectAPIView):
         }
         if (part := request.FILES.get("attribution")) is not None:
             data = part.read(settings.SESSIONLEDGER_MAX_ATTRIBUTION_BYTES + 1)
-            body["attribution"] = attribution_from_ingest(session=result.session, data=data)
+            body["attribution"] = attribution_from_ingest(
+                session=result.session, data=data, user_id=acting_user(request).pk, role=self.membership.role
+            )
         return Response(body, status=status.HTTP_202_ACCEPTED if result.created else status.HTTP_200_OK)
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Any:

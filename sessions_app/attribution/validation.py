@@ -1,31 +1,41 @@
 """An uploaded Agent Trace record is checked before it is stored; a refusal names the field.
 
-Three walls: the published JSON schema (Agent Trace v0.1.0, vendored next to this module), the
-commit (the record's revision is the session's commit, every path is one of the commit's files),
-and the file (every range lies within the line count the record declares for the file at the
-commit, and the attributed lines are no more than the commit added).
+First the shape every reader can afford (docs/security.md "Records and links a teammate cannot
+forge"): nesting, strings and integers bounded, only values PostgreSQL's jsonb stores as they are.
+Then three walls: the published JSON schema (Agent Trace v0.1.0, vendored next to this module),
+the commit (the record's revision is the session's commit, every path is one of the commit's
+files), and the file (every range lies within the line count the record declares for the file at
+the commit, and the attributed lines are no more than the commit added).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 
 from projects.errors import DomainError
+from projects.models import Project
 from sessionledger.core.attribution import VENDOR
+from sessions_app.links import is_message_web_url
 from sessions_app.models import Session
 
 SCHEMA_FILE = Path(__file__).with_name("trace-record.schema.json")
 STEP_KEY = f"{VENDOR}.step"
 _ID = re.compile(r"[A-Za-z0-9_.:-]{1,100}")  # a message uuid (or another agent's line id)
 CODE = "invalid_attribution"
+# A record the client builds nests 7 deep and holds line numbers and counts; the bounds leave room
+# for other tools while keeping every reader (a deep copy, the JSON encoder, jsonb) far from its limits.
+MAX_DEPTH = 16
+MAX_STRING = 4096  # characters of a key or a string (a path's limit in the API)
+MAX_INTEGER = 2**31 - 1  # PostgreSQL's integer: the line totals are stored in one
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")  # NUL and lone surrogates: jsonb refuses them
 
 
 def refuse(message: str, field: str) -> DomainError:
@@ -56,7 +66,37 @@ def parse(data: bytes) -> dict[str, Any]:
         raise refuse("not valid JSON.", "attribution") from None
     if not isinstance(record, dict):
         raise refuse("a record is a JSON object.", "attribution")
+    _check_shape(record)
     return record
+
+
+def _check_shape(record: dict[str, Any]) -> None:
+    """Refuse, naming the place, a value nested too deep, a string too long or unstorable, an
+    integer beyond PostgreSQL's or a non-finite number. One pass over the values, no recursion."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(record, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_DEPTH and isinstance(value, (dict, list)):
+            raise refuse(f"nested deeper than {MAX_DEPTH} levels.", _place(path))
+        if isinstance(value, dict):
+            for key, item in value.items():
+                _check_scalar(key, path)
+                stack.append((item, (*path, key)))
+        elif isinstance(value, list):
+            stack.extend((item, (*path, index)) for index, item in enumerate(value))
+        else:
+            _check_scalar(value, path)
+
+
+def _check_scalar(value: Any, path: tuple[str | int, ...]) -> None:
+    if isinstance(value, str) and (len(value) > MAX_STRING or _UNSTORABLE.search(value)):
+        raise refuse(f"a string is over {MAX_STRING} characters or holds NUL or a lone surrogate.", _place(path))
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, int) and not -MAX_INTEGER <= value <= MAX_INTEGER:
+        raise refuse(f"a number is beyond ±{MAX_INTEGER}.", _place(path))
+    if isinstance(value, float) and not math.isfinite(value):
+        raise refuse("a number is not finite.", _place(path))
 
 
 def validate(record: dict[str, Any], session: Session) -> None:
@@ -68,9 +108,12 @@ def validate(record: dict[str, Any], session: Session) -> None:
         raise refuse("only a checkpoint's commit has an attribution.", "vcs.revision")
     if record.get("vcs", {}).get("revision") != session.commit_hash:
         raise refuse(f"the record is not about commit {session.commit_hash}.", "vcs.revision")
-    _check_urls(record)
     _check_files(record, session)
     _check_steps(record)
+
+
+def _place(path: tuple[str | int, ...]) -> str:
+    return _field(path)[:300] or "attribution"
 
 
 def _field(path: Any) -> str:
@@ -80,11 +123,16 @@ def _field(path: Any) -> str:
     return text
 
 
-def _check_urls(record: dict[str, Any]) -> None:
-    for where, conversation in _conversations(record):
-        url = conversation.get("url")
-        if url is not None and urlsplit(url).scheme not in ("http", "https"):
-            raise refuse("a conversation URL is http(s).", f"{where}.url")
+def only_permalinks(record: dict[str, Any], project: Project) -> dict[str, Any]:
+    """The record without the addresses that are not this server's message permalinks: a
+    conversation's ``url`` and the entries of its ``related`` list (dropped, not refused)."""
+    for _, conversation in _conversations(record):
+        if "url" in conversation and not is_message_web_url(project, conversation["url"]):
+            del conversation["url"]
+        related = [r for r in conversation.pop("related", []) if is_message_web_url(project, r.get("url"))]
+        if related:
+            conversation["related"] = related
+    return record
 
 
 def _conversations(record: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -110,6 +158,8 @@ def _check_files(record: dict[str, Any], session: Session) -> None:
         if not isinstance(lines, int) or lines < 0:
             raise refuse("the file's line count is missing.", f"metadata.{VENDOR}.line_counts")
         attributed += _check_ranges(entry, i, lines)
+    if attributed > MAX_INTEGER:
+        raise refuse(f"over {MAX_INTEGER} lines attributed.", "files")
     added = (session.diff_stat or {}).get("insertions")
     if isinstance(added, int) and attributed > added:
         raise refuse(f"{attributed} lines attributed, the commit adds {added}.", "files")

@@ -128,13 +128,14 @@ def test_session_start_through_the_installed_hook_gives_the_digest_once(ledger, 
 
 
 @pytest.mark.usefixtures("history")
-def test_the_context_api_gives_the_short_digest_on_request_and_refuses_a_bad_flag(ledger) -> None:
+def test_the_context_api_gives_the_short_digest_by_default_and_refuses_a_bad_flag(ledger) -> None:
     base = f"/api/v1/projects/{ledger.slug}/context"
     short = ledger.api.get(base, {"prompts": "0"})
-    full = ledger.api.get(base)
+    full = ledger.api.get(base, {"prompts": "1"})
     bad = ledger.api.get(base, {"prompts": "sometimes"})
 
     assert short.status_code == full.status_code == 200
     assert "\n- " not in short.json()["text"] and "\n- " in full.json()["text"]
+    assert ledger.api.get(base).json()["text"] == short.json()["text"]  # teammates' prompts only on request
     assert len(short.json()["sessions"]) == len(full.json()["sessions"]) == 3
     assert bad.status_code == 400 and bad.json()["error"]["field"] == "prompts"
