@@ -45,7 +45,7 @@ def fetch(
     branch: str = "",
     files: list[str] | None = None,
     budget: int = 8000,
-    prompts: bool = True,
+    prompts: bool = False,
 ) -> dict:
     """`GET …/context`: {"text", "length", "budget", "sessions": [{id, reason, commit_hash, …}]}.
 
@@ -56,7 +56,7 @@ def fetch(
     return reply if isinstance(reply, dict) else {"text": "", "sessions": []}
 
 
-def for_directory(api: Client, slug: str, cwd: str | None = None, *, budget: int = 8000, prompts: bool = True) -> dict:
+def for_directory(api: Client, slug: str, cwd: str | None = None, *, budget: int = 8000, prompts: bool = False) -> dict:
     """The digest for the working tree around `cwd`: its branch and its files in play."""
     cwd = cwd or os.getcwd()
     return fetch(api, slug, branch=current_branch(cwd), files=files_in_play(cwd), budget=budget, prompts=prompts)
