@@ -1,5 +1,7 @@
-"""The one way Python writes HTML in the UI: an escaping element builder.
+"""An escaping element builder, for the renderers not yet moved to Jinja2 macros.
 
+The UI's markup is moving to autoescaped Jinja2 templates (``frontend/templating.py``; the
+session page's cards are there). Until each renderer has moved, this builder writes the rest.
 Transcripts and metadata are hostile (docs/security.md), so markup is never assembled by
 string formatting. Python code builds elements with ``h``; Django templates print the result
 as is (a ``Markup`` has ``__html__``: never add ``|safe``)::
@@ -31,8 +33,7 @@ The rules, which make an unescaped interpolation impossible to write by accident
 - **Children:** ``None``, ``False`` and ``""`` are nothing; numbers are text; lists, tuples and
   generators are flattened, so a comprehension can be passed directly.
 
-It is built on MarkupSafe (C speedups): building a card costs about what the f-strings it
-replaced did (bench/bench_session_page.py).
+It escapes with MarkupSafe's public ``escape`` (C speedups).
 """
 
 from __future__ import annotations
@@ -42,14 +43,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from markupsafe import Markup, escape
-
-try:  # MarkupSafe's C escaper without its Markup wrapper: the builder wraps once per element
-    from markupsafe._speedups import _escape_inner as _escape_text
-except ImportError:  # pragma: no cover - the pure-Python MarkupSafe
-
-    def _escape_text(s: str, /) -> str:
-        return str(escape(s))
-
 
 __all__ = ["Markup", "attributes", "h", "join", "text"]
 
@@ -61,8 +54,8 @@ Child = Any  # str | Markup | int | float | None | bool | Iterable[Child]
 
 
 def _markup(html: str) -> Markup:
-    """Wrap builder output, already escaped piece by piece (``Markup()`` would re-check it)."""
-    return str.__new__(Markup, html)
+    """Wrap builder output, already escaped piece by piece."""
+    return Markup(html)
 
 
 def _name(name: str) -> str:
@@ -81,10 +74,10 @@ def text(value: Any) -> Markup:
 def _attribute_value(value: Any) -> str:
     kind = type(value)
     if kind is str:
-        return _escape_text(value)
+        return escape(value)
     if kind is list or kind is tuple:
-        return _escape_text(" ".join(str(item) for item in value if item))
-    return _escape_text(str(value))
+        return escape(" ".join(str(item) for item in value if item))
+    return escape(str(value))
 
 
 def _start_tag(tag: str, attrs: Mapping[str, Any] | None) -> list[str]:
@@ -116,7 +109,7 @@ def _children(children: Iterable[Child], out: list[str]) -> None:
         kind = type(child)
         if kind is str:
             if child:
-                out.append(_escape_text(child))
+                out.append(escape(child))
         elif kind is Markup:
             out.append(child)
         elif child is None or kind is bool:
@@ -126,7 +119,7 @@ def _children(children: Iterable[Child], out: list[str]) -> None:
         elif hasattr(child, "__html__"):
             out.append(child.__html__())
         elif isinstance(child, str):
-            out.append(_escape_text(child))
+            out.append(escape(child))
         else:
             _children(child, out)
 
