@@ -81,10 +81,10 @@ TEMPLATES = [
             ],
         },
     },
-    {  # the UI's markup written from Python (frontend/templating.py): macros in frontend/jinja2/
+    {  # the markup Python renderers write: macros in frontend/jinja2/ (frontend/templating.py)
         "BACKEND": "django.template.backends.jinja2.Jinja2",
         "APP_DIRS": True,
-        "OPTIONS": {"environment": "frontend.templating.environment", "undefined": jinja2.StrictUndefined},
+        "OPTIONS": {"environment": "frontend.jinja_environment.environment", "undefined": jinja2.StrictUndefined},
     },
 ]
 
