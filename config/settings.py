@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+import jinja2
 
 from config import env
 from config.logging import logging_config, sentry_init
@@ -79,6 +80,11 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
             ],
         },
+    },
+    {  # the markup Python renderers write: macros in frontend/jinja2/ (frontend/templating.py)
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "APP_DIRS": True,
+        "OPTIONS": {"environment": "frontend.jinja_environment.environment", "undefined": jinja2.StrictUndefined},
     },
 ]
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
+from markupsafe import Markup
+
 from frontend import charts
-from frontend.charts import fit, number, percent, rect, text
-from frontend.html import Markup, join
+from frontend.charts import fit, join, number, percent, rect, text
 from frontend.insight_charts import MAX_AUTHORS, Card, week_axis
 from sessions_app.insights import Period
 

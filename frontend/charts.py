@@ -4,14 +4,19 @@ A chart reads the same in greyscale, on paper or to a screen reader (each SVG ha
 description; the page repeats the numbers in a table). Colour only echoes what the text says.
 No ``style`` attribute anywhere (the CSP forbids inline styles): classes styled by app.css, and
 presentation attributes (``fill="url(#…)"``) for patterns, whose ids carry the chart's name so
-several charts share a page. Built with ``frontend.html`` (every text escaped); returns ``Markup``.
+several charts share a page. Python lays the shapes out; ``frontend/jinja2/frontend/charts.html``
+writes them (every text escaped); returns ``Markup``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from frontend.html import Markup, h, join
+from markupsafe import Markup
+
+from frontend.templating import macros
 
 CHAR_W = 7.2  # px per character of the 12px chart font, to fit labels without measuring text
 FILLS = ("solid", "hatch", "dots")
@@ -36,39 +41,13 @@ def percent(rate: float) -> str:
     return f"{rate * 100:.1f}%" if 0 < rate < 0.1 else f"{rate * 100:.0f}%"
 
 
-_SQUARE = {"width": 6, "height": 6}
-
-
-def _patterns(name: str) -> Markup:
-    """Hatched and dotted fills, for parts of bars that must differ without colour."""
-    background = h("rect", {**_SQUARE, "class": "pat-bg"})
-    hatch = h(
-        "pattern",
-        {"id": f"{name}-hatch", **_SQUARE, "patternUnits": "userSpaceOnUse", "patternTransform": "rotate(45)"},
-        background,
-        h("line", {"x1": 0, "y1": 0, "x2": 0, "y2": 6, "class": "pat-line"}),
-    )
-    dots = h(
-        "pattern",
-        {"id": f"{name}-dots", **_SQUARE, "patternUnits": "userSpaceOnUse"},
-        background,
-        h("circle", {"cx": 3, "cy": 3, "r": 1.4, "class": "pat-dot"}),
-    )
-    return h("defs", None, hatch, dots)
+def join(parts: Iterable[Markup | None]) -> Markup:
+    """The shapes one after the other (a ``None`` is no shape)."""
+    return Markup("").join(part for part in parts if part)
 
 
 def svg(name: str, width: int, height: int, *, title: str, desc: str, body: Markup) -> Markup:
-    attrs = {
-        "class": f"chart chart-{name}",
-        "xmlns": "http://www.w3.org/2000/svg",
-        "viewBox": f"0 0 {width} {height}",
-        "width": width,
-        "height": height,
-        "role": "img",
-        "aria-labelledby": f"{name}-title {name}-desc",
-    }
-    heading = (h("title", {"id": f"{name}-title"}, title), h("desc", {"id": f"{name}-desc"}, desc))
-    return h("svg", attrs, heading, _patterns(name), body)
+    return _macros().svg(name, width, height, title, desc, body)
 
 
 def _px(value: float) -> str:
@@ -77,18 +56,15 @@ def _px(value: float) -> str:
 
 def text(x: float, y: float, content: str, *, cls: str = "", anchor: str = "start", tip: str = "") -> Markup:
     """A text element; ``tip`` (e.g. the unshortened label) becomes its tooltip."""
-    title = h("title", None, tip) if tip and tip != content else None
-    attrs = {"x": _px(x), "y": _px(y), "text-anchor": anchor, "class": cls or None}
-    return h("text", attrs, title, content)
+    return _macros().text(_px(x), _px(y), content, cls, anchor, tip)
 
 
 def rect(x: float, y: float, w: float, height: float, *, cls: str, fill: str = "") -> Markup:
-    attrs = {"x": _px(x), "y": _px(y), "width": _px(max(w, 0)), "height": _px(height), "class": cls}
-    return h("rect", {**attrs, "fill": fill or None})
+    return _macros().rect(_px(x), _px(y), _px(max(w, 0)), _px(height), cls, fill)
 
 
 def link(href: str, inner: Markup) -> Markup:
-    return h("a", {"href": href}, inner) if href else inner
+    return _macros().link(href, inner) if href else inner
 
 
 def _fill(name: str, kind: str) -> str:
@@ -137,7 +113,7 @@ def columns(name: str, cols: list[Column], *, title: str, desc: str, width: int 
     """Vertical bars over categories, each value printed on top and its label (and ``sub``) below."""
     slot = width / max(len(cols), 1)
     top = max((c.value for c in cols), default=0) or 1
-    body = [h("line", {"x1": 0, "y1": plot_h + 24, "x2": width, "y2": plot_h + 24, "class": "axis"})]
+    body = [_macros().axis(plot_h + 24, width)]
     for i, col in enumerate(cols):
         body.append(_column(i * slot, slot, col, plot_h * col.value / top, plot_h))
     return svg(name, width, plot_h + 66, title=title, desc=desc, body=join(body))
@@ -220,3 +196,7 @@ def _cell(x: float, y: float, col_w: int, n: int, second: int, peak: int, m: Mat
             text(x + col_w / 2, y + 30, number(second), cls="cell-m", anchor="middle"),
         ]
     )
+
+
+def _macros() -> Any:
+    return macros("frontend/charts.html")

@@ -1,8 +1,8 @@
 """Small formatting helpers shared by templates (``ledger`` tags) and the card renderer.
 
 Text helpers return plain ``str`` (escaped wherever they are printed); ``icon`` returns
-``Markup`` from the builder. Times are shown in UTC everywhere, so the times on a page match
-the time-range filter, which is in UTC too.
+``Markup`` (``frontend/jinja2/frontend/icon.html``). Times are shown in UTC everywhere, so the
+times on a page match the time-range filter, which is in UTC too.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.http import QueryDict
+from markupsafe import Markup
 
-from frontend.html import Markup, h
 from frontend.icons import ICON_PATHS
+from frontend.templating import macros
 
 USAGE_LABELS = (
     ("input_tokens", "input"),
@@ -26,25 +27,10 @@ USAGE_LABELS = (
 )
 
 
-_SVG = {
-    "viewBox": "0 0 24 24",
-    "width": 16,
-    "height": 16,
-    "fill": "none",
-    "stroke": "currentColor",
-    "stroke-width": 2,
-    "stroke-linecap": "round",
-    "stroke-linejoin": "round",
-    "focusable": "false",
-}
-
-
 @lru_cache(maxsize=128)
 def icon(name: str, label: str = "") -> Markup:
     """An inline SVG icon (emoji fonts are often missing); decorative unless given a label."""
-    body = ICON_PATHS.get(name, ICON_PATHS["dot"])
-    aria = {"role": "img", "aria-label": label} if label else {"aria-hidden": "true"}
-    return h("svg", {"class": f"icon icon-{name}", **_SVG, **aria}, body)
+    return macros("frontend/icon.html").icon(name, ICON_PATHS.get(name, ICON_PATHS["dot"]), label)
 
 
 def moment(value: Any) -> datetime | None:

@@ -12,11 +12,11 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.template.defaultfilters import filesizeformat
+from markupsafe import Markup
 
 from frontend import charts
 from frontend import format as fmt
 from frontend.charts import Bar, Column, Matrix, counted, number, percent
-from frontend.html import Markup
 from sessions_app.insights import Period
 
 MAX_WEEKS, MAX_AUTHORS = 26, 20

@@ -6,8 +6,8 @@ accepts only http/https/mailto link targets (anything else stays visible as text
 images (they become links), and marks every link ``nofollow noopener noreferrer``. The CSP
 forbids inline script as a second line of defence.
 
-This module is one of the three producers of ``Markup`` (see ``frontend.html``): what
-markdown-it and Pygments return is trusted because both escape every text they emit.
+Besides the templates, this module is the one producer of ``Markup``: what markdown-it and
+Pygments return is trusted because both escape every text they emit.
 
 Cost is bounded as well as safety (docs/security.md). markdown-it and the Pygments lexers
 are linear but slow on hostile text (a run of ``[`` costs ~40 µs a character), so a page
@@ -38,8 +38,6 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
-
-from frontend.html import h, join
 
 SAFE_SCHEMES = ("http:", "https:", "mailto:")
 LINK_REL = "nofollow noopener noreferrer"
@@ -160,7 +158,10 @@ def _render_image(self: RendererHTML, tokens: list[Token], idx: int, options: Op
     token = tokens[idx]
     label = self.renderInlineAsText(token.children or [], options, env) or "image"
     src = str(token.attrGet("src") or "")
-    return h("a", {"class": "md-image", "href": src, "rel": LINK_REL}, "[image: ", label, "]")
+    return _IMAGE_LINK.format(src, LINK_REL, label)
+
+
+_IMAGE_LINK = Markup('<a class="md-image" href="{}" rel="{}">[image: {}]</a>')  # format() escapes each
 
 
 def _build() -> MarkdownIt:
@@ -210,7 +211,7 @@ def _is_plain(text: str) -> bool:
     return not _MARKUP_CHARS.search(text) and not _BLOCK_START.search(text)
 
 
-_BR = Markup("<br />\n")
+_BR, _P, _P_END = Markup("<br />\n"), Markup("<p>"), Markup("</p>")
 
 
 def _plain_paragraphs(text: str) -> Markup:
@@ -219,8 +220,8 @@ def _plain_paragraphs(text: str) -> Markup:
     for block in _BLANK_LINES.split(text):
         lines = [line.strip() for line in block.split("\n") if line.strip()]
         if lines:
-            out.append(h("p", None, join(lines, _BR)))
-    return join(out, "\n") + "\n" if out else Markup("")
+            out.append(_P + _BR.join(lines) + _P_END)  # Markup's join and + escape the text
+    return Markup("\n").join(out) + "\n" if out else Markup("")
 
 
 def render_plain(text: str) -> Markup:

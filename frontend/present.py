@@ -1,7 +1,7 @@
 """Safe HTML for the cards of one page (Markdown, tool layouts, search marks), computed once.
 
-Every ``*html`` field is ``Markup`` from the builder or the Markdown renderer; the rest is
-plain text that ``frontend.render`` escapes. The Markdown and highlighting of one page share
+Every ``*html`` field is ``Markup`` from a template or the Markdown renderer; the rest is
+plain text that the cards template escapes. The Markdown and highlighting of one page share
 one cost budget (``frontend.markdown.render_budget``), so a page of hostile texts stays cheap.
 """
 
@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from markupsafe import Markup
+
 from frontend import tools
 from frontend.conversation import Card, Item
-from frontend.html import Markup
 from frontend.markdown import mark_matches, plain_block, render_budget, render_markdown, render_plain
 from sessionledger.core.formats import injected_context
 

@@ -12,7 +12,8 @@ narrowed to what a reviewer jumps between:
   reading and searching between them keep the run going, anything else (a test run) ends it.
 
 Main conversation only (sub-agent work sits under its call). Linear in the document; labels are
-plain text, escaped by the builder like every other transcript string.
+plain text, escaped by the template (``frontend/jinja2/frontend/steps.html``) like every other
+transcript string.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from frontend.html import Markup, h, join
+from markupsafe import Markup
+
+from frontend.templating import macros
 from sessionledger.core.formats.steps import call_summary
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
@@ -138,45 +141,33 @@ KIND_LABELS = {"prompt": "Prompt", "commit": "Commit", "error": "Error", "edit":
 
 def outline_html(steps: list[Step]) -> Markup:
     """The outline's list items: kind, label and a link to the page and card of each step."""
-    return join(_step_item(step) for step in steps[:STEPS_SHOWN])
-
-
-def _step_item(step: Step) -> Markup:
-    kind = h("span", {"class": f"step-kind k-{step.kind}"}, KIND_LABELS[step.kind])
-    label = h("span", {"class": "step-label", "title": ", ".join(step.files) or None}, step.label)
-    if step.href is None:
-        return h("li", {"class": "step-off", "title": "Hidden by the filters"}, kind, label)
-    link = h(
-        "a",
-        {"href": step.href, "data-kind": step.kind, "data-page": step.page, "data-anchor": step.anchor},
-        kind,
-        label,
-    )
-    return h("li", None, link)
+    return _macros().outline(steps[:STEPS_SHOWN])
 
 
 MINIMAP_HEIGHT = 1000
 
 
+@dataclass(frozen=True, slots=True)
+class Tick:
+    y: float  # in a viewBox MINIMAP_HEIGHT high
+    height: int
+    kind: str
+    href: str | None
+
+
 def minimap_html(steps: list[Step], total: int) -> Markup:
     """A thin SVG bar: one tick per step at its place in the session, coloured and patterned by
-    class (app.css), each a link. No inline style (the CSP forbids it): positions are attributes."""
+    class (app.css), each a link (labels: the outline beside it)."""
     if not steps or total <= 0:
         return Markup("")
-    ticks = []
-    for step in steps:
-        y = round(step.index * MINIMAP_HEIGHT / total, 1)
-        height = 14 if step.kind in ("prompt", "commit") else 8
-        rect = h("rect", {"y": y, "width": 10, "height": height, "class": f"tick k-{step.kind}"})
-        ticks.append(h("a", {"href": step.href}, rect) if step.href else rect)  # labels: the list beside
-    return h(
-        "svg",
-        {
-            "class": "minimap",
-            "viewBox": f"0 0 10 {MINIMAP_HEIGHT + 14}",
-            "preserveAspectRatio": "none",
-            "role": "img",
-            "aria-label": "Where the prompts, commits, errors and edits are in the session",
-        },
-        ticks,
-    )
+    ticks = [_tick(step, total) for step in steps]
+    return _macros().minimap(ticks, MINIMAP_HEIGHT)
+
+
+def _tick(step: Step, total: int) -> Tick:
+    height = 14 if step.kind in ("prompt", "commit") else 8
+    return Tick(round(step.index * MINIMAP_HEIGHT / total, 1), height, step.kind, step.href)
+
+
+def _macros() -> Any:
+    return macros("frontend/steps.html", {"kind_labels": KIND_LABELS})

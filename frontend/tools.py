@@ -13,8 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from frontend.html import Markup, h, join, text
+from markupsafe import Markup, escape
+
 from frontend.markdown import afford, highlight_code, render_markdown
+from frontend.templating import macros
 from sessionledger.core.formats.subagents import split_usage_trailer
 
 RESULT_LIMIT = 20_000  # characters of a tool result shown inline; the rest via the message page
@@ -72,7 +74,7 @@ def _more_characters(text: str, limit: int) -> str:
 
 def _code(code: str, *, language: str = "", filename: str = "") -> Markup:
     highlighted = highlight_code(code[:INPUT_LIMIT], language=language, filename=filename)
-    return h("pre", {"class": "hl"}, highlighted, _more_characters(code, INPUT_LIMIT))
+    return _macros().code(highlighted, _more_characters(code, INPUT_LIMIT))
 
 
 # difflib compares every line with every other in the worst case (~0.1 s for 500 × 500 lines
@@ -90,22 +92,21 @@ def _diff(old: str, new: str) -> Markup:
         lines = [f"-{line}" for line in old_lines] + [f"+{line}" for line in new_lines]
     else:
         lines = list(difflib.unified_diff(old_lines, new_lines, lineterm="", n=3))[2:]
-    spans = [h("span", {"class": _DIFF_CLASSES.get(line[:1], "")}, line) for line in lines[: INPUT_LIMIT // 40]]
-    return h("pre", {"class": "hl diff"}, Markup("\n").join(spans) or "(no change)")
+    return _macros().diff([(_DIFF_CLASSES.get(line[:1], ""), line) for line in lines[: INPUT_LIMIT // 40]])
 
 
 _DIFF_CLASSES = {"+": "gi", "-": "gd", "@": "gu"}
 
 
 def _plain(text: str) -> Markup:
-    return h("pre", {"class": "plain"}, text)
+    return _macros().plain(text)
 
 
 def _bash(data: dict[str, Any]) -> list[Section]:
     command = _text(data.get("command"))
     sections = [Section("Command", _plain(command[:INPUT_LIMIT]))]
     if _text(data.get("description")):
-        sections.insert(0, Section("Why", text(data["description"])))
+        sections.insert(0, Section("Why", escape(data["description"])))
     return sections
 
 
@@ -128,12 +129,12 @@ def _write(data: dict[str, Any]) -> list[Section]:
 def _task(data: dict[str, Any]) -> list[Section]:
     sections = [Section("Prompt", _markdown(_text(data.get("prompt"))))]
     if _text(data.get("subagent_type")):
-        sections.insert(0, Section("Agent", text(data["subagent_type"])))
+        sections.insert(0, Section("Agent", escape(data["subagent_type"])))
     return sections
 
 
 def _markdown(text: str) -> Markup:
-    return h("div", {"class": "md"}, render_markdown(text))
+    return _macros().markdown(render_markdown(text))
 
 
 _TODO_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
@@ -142,13 +143,13 @@ _TODO_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 def _todos(data: dict[str, Any]) -> list[Section]:
     todos = [t for t in data.get("todos") or [] if isinstance(t, dict)]
     rows = [_todo(_text(t.get("status")), _text(t.get("content"))) for t in todos]
-    return [Section("Todos", h("ul", {"class": "todos"}, rows))]
+    return [Section("Todos", _macros().todos(rows))]
 
 
-def _todo(status: str, content: str) -> Markup:
+def _todo(status: str, content: str) -> tuple[str, str]:
     """A known status names the row's class; any other is shown as pending (it is text, not a class)."""
     known = status if status in _TODO_MARKS else "pending"
-    return h("li", {"class": f"todo-{known}"}, f"{_TODO_MARKS[known]} {content}")
+    return known, f"{_TODO_MARKS[known]} {content}"
 
 
 def _just_summary(data: dict[str, Any]) -> list[Section]:
@@ -255,12 +256,9 @@ def numbered_lines(text: str) -> Numbered | None:
 def code_view(code: str, *, numbers: list[str] | None = None, filename: str = "", rest: str = "") -> Markup:
     """Code with a line-number gutter (real numbers where known) and highlighting by file name.
 
-    Two ``<pre>`` side by side, lines aligned (no wrapping): copying the code never copies numbers."""
+    Two ``<pre>`` side by side (``frontend/jinja2/frontend/tools.html``): copying never copies numbers."""
     numbers = numbers or [str(n) for n in range(1, code.count("\n") + 2)]
-    gutter = h("pre", {"class": "ln", "aria-hidden": "true"}, "\n".join(numbers))
-    body = h("pre", {"class": "hl"}, highlight_code(code, filename=filename))
-    note = _plain(rest) if rest else None
-    return join((h("div", {"class": "code-view"}, gutter, body), note))
+    return _macros().code_view("\n".join(numbers), highlight_code(code, filename=filename), rest)
 
 
 def result_html(content: str, *, name: str | None, filename: str = "") -> tuple[Markup, int]:
@@ -290,3 +288,7 @@ def result_label(name: object, tool_input: Any, content: str, *, limit: int | No
     command = _text(data.get("command") or data.get("pattern") or data.get("url") or data.get("query"))
     first = command.strip().split("\n", 1)[0]
     return first if len(first) <= 80 else first[:79] + "…"
+
+
+def _macros() -> Any:
+    return macros("frontend/tools.html")

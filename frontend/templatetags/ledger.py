@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from markupsafe import Markup
 
 from frontend import format as fmt
-from frontend.html import Markup, h, join
+from frontend.templating import macros
 from projects import selectors as project_selectors
 from sessions_app.selectors import HEADLINE_START, HEADLINE_STOP, matching_sentence
 
@@ -27,20 +28,20 @@ for _name in ("clock", "stamp", "iso", "local_input", "short_number", "tokens", 
 def snippet(value: Any) -> Markup:
     """A ``ts_headline`` snippet cut to the matching sentence: transcript text with its match
     markers as ``<mark>`` (text escaped)."""
-    return join(_snippet_parts(matching_sentence(str(value or ""))))
+    return macros("frontend/snippet.html").snippet(_snippet_parts(matching_sentence(str(value or ""))))
 
 
-def _snippet_parts(text: str) -> list[Any]:
-    """Text and ``<mark>`` pieces, by a linear scan; a stray marker is dropped."""
-    parts: list[Any] = []
+def _snippet_parts(text: str) -> list[tuple[str, bool]]:
+    """Text and matched pieces, by a linear scan; a stray marker is dropped."""
+    parts: list[tuple[str, bool]] = []
     start = 0
     while (open_at := text.find(HEADLINE_START, start)) >= 0:
         close_at = text.find(HEADLINE_STOP, open_at)
         if close_at < 0:
             break
-        parts += [_unmarked(text[start:open_at]), h("mark", None, _unmarked(text[open_at:close_at]))]
+        parts += [(_unmarked(text[start:open_at]), False), (_unmarked(text[open_at:close_at]), True)]
         start = close_at + 1
-    parts.append(_unmarked(text[start:]))
+    parts.append((_unmarked(text[start:]), False))
     return parts
 
 

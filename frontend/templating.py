@@ -1,0 +1,24 @@
+"""How Python writes markup: it calls the macros of a Jinja2 template in ``frontend/jinja2/``.
+
+Python builds no HTML: renderers gather what a page shows and a template writes it, autoescaped
+(``docs/security.md``: every transcript string is hostile). A macro returns ``Markup``, which a
+Django template prints as is. The environment is ``frontend.jinja_environment``'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.template import engines
+from django.template.backends.jinja2 import Jinja2
+
+
+def macros(name: str, helpers: dict[str, Any] | None = None) -> Any:  # a jinja2 TemplateModule
+    """The macros of template ``name`` (under ``frontend/jinja2/``), with ``helpers`` in scope.
+
+    Without helpers the module is Jinja2's own, made once per template: a renderer called for
+    every block of a page (``frontend.tools``) pays no set-up per call."""
+    engine = engines["jinja2"]
+    assert isinstance(engine, Jinja2)
+    template = engine.get_template(name).template
+    return template.make_module(helpers) if helpers else template.module
