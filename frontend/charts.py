@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from markupsafe import Markup
 
-from frontend.templating import macros
+from frontend.templating import Macros, macros
 
 CHAR_W = 7.2  # px per character of the 12px chart font, to fit labels without measuring text
 FILLS = ("solid", "hatch", "dots")
@@ -198,5 +197,5 @@ def _cell(x: float, y: float, col_w: int, n: int, second: int, peak: int, m: Mat
     )
 
 
-def _macros() -> Any:
+def _macros() -> Macros:
     return macros("frontend/charts.html")

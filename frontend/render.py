@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from frontend import format as fmt
 from frontend.conversation import Card, Item, card_kind
-from frontend.templating import macros
+from frontend.templating import Macros, macros
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def cards_html(cards: list[Card], where: Where) -> Markup:
     return _macros().cards(cards, where)
 
 
-def turns_html(turns: list) -> Markup:  # list[frontend.reading.TurnLink]
+def turns_html(turns: list[Any]) -> Markup:  # list[frontend.reading.TurnLink]
     """The turn navigation's items: a link to the page and card where each turn starts."""
     return _macros().turns(turns)
 
@@ -118,5 +118,5 @@ _HELPERS = {
 }
 
 
-def _macros() -> Any:
+def _macros() -> Macros:
     return macros("frontend/cards.html", _HELPERS)

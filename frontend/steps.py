@@ -23,7 +23,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from frontend.templating import macros
+from frontend.templating import Macros, macros
 from sessionledger.core.formats.steps import call_summary
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
@@ -169,5 +169,5 @@ def _tick(step: Step, total: int) -> Tick:
     return Tick(round(step.index * MINIMAP_HEIGHT / total, 1), height, step.kind, step.href)
 
 
-def _macros() -> Any:
+def _macros() -> Macros:
     return macros("frontend/steps.html", {"kind_labels": KIND_LABELS})

@@ -7,13 +7,21 @@ Django template prints as is. The environment is ``frontend.jinja_environment``'
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol, cast
 
 from django.template import engines
 from django.template.backends.jinja2 import Jinja2
+from markupsafe import Markup
 
 
-def macros(name: str, helpers: dict[str, Any] | None = None) -> Any:  # a jinja2 TemplateModule
+class Macros(Protocol):
+    """A template's macros by name (a Jinja2 ``TemplateModule``); each returns ``Markup``."""
+
+    def __getattr__(self, name: str) -> Callable[..., Markup]: ...
+
+
+def macros(name: str, helpers: dict[str, Any] | None = None) -> Macros:
     """The macros of template ``name`` (under ``frontend/jinja2/``), with ``helpers`` in scope.
 
     Without helpers the module is Jinja2's own, made once per template: a renderer called for
@@ -21,4 +29,4 @@ def macros(name: str, helpers: dict[str, Any] | None = None) -> Any:  # a jinja2
     engine = engines["jinja2"]
     assert isinstance(engine, Jinja2)
     template = engine.get_template(name).template
-    return template.make_module(helpers) if helpers else template.module
+    return cast(Macros, template.make_module(helpers) if helpers else template.module)

@@ -16,7 +16,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from frontend.markdown import afford, highlight_code, render_markdown
-from frontend.templating import macros
+from frontend.templating import Macros, macros
 from sessionledger.core.formats.subagents import split_usage_trailer
 
 RESULT_LIMIT = 20_000  # characters of a tool result shown inline; the rest via the message page
@@ -290,5 +290,5 @@ def result_label(name: object, tool_input: Any, content: str, *, limit: int | No
     return first if len(first) <= 80 else first[:79] + "…"
 
 
-def _macros() -> Any:
+def _macros() -> Macros:
     return macros("frontend/tools.html")
