@@ -64,12 +64,17 @@ _PLACEHOLDER_WHOLE_RE = re.compile(
 # Masks and fillers: `xxxxxxxx`, `********`, `sk_live_XXXXXXXX…`, `........`, `00000000`. Only
 # filler characters count: base64 and base62 keys hold runs of `A` (every OpenSSH key body does).
 _FILLER_RE = re.compile(r"([xX*.#?•_-])\1{5}|0{8}")
+# Keyboard fillers: eight letters or digits in sequence (`AIzaSyabcdefghijklmnop…`, `sk_…12345678`),
+# which a random key practically never holds (26**-7 per position).
+_SEQUENCES = tuple(
+    run[i : i + 8] for run in ("abcdefghijklmnopqrstuvwxyz", "0123456789", "qwertyuiop") for i in range(len(run) - 7)
+)
 # The documented AWS example keys (AWS docs end every example key in `EXAMPLE`/`EXAMPLEKEY`).
 _AWS_EXAMPLE_RE = re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{9}EXAMPLE|[A-Za-z0-9/+]{30}EXAMPLEKEY")
 # Whole-value templates: `${VAR}`, `$VAR`, `{{ var }}`, `$(cmd)`, `%(name)s`, `%VAR%`, `<value>`,
 # `<%= x %>`, `{% x %}`, `@VAR@`, `{0}`, `%s`; a password holding `$`, `{` or `}` elsewhere is no template.
 _TEMPLATE_RE = re.compile(
-    r"\$\{[^{}]{1,128}\}[^{}$]{0,16}|\{\{[^{}]{0,128}\}\}|\$\([^()]{1,128}\)"
+    r"\$\{[^{}]{1,128}\}[^{}$]{0,16}|\{\{[^{}]{0,128}\}\}|\$\(.{0,256}|`.{0,256}"
     r"|%\([A-Za-z0-9_]{1,64}\)[sd]|%[A-Za-z_][A-Za-z0-9_]{0,63}%|<[^<>]{1,128}>|<%.{0,256}%>|\{%.{0,256}%\}"
     r"|@[A-Za-z_][A-Za-z0-9_]{0,63}@|\{[0-9A-Za-z_]{0,64}\}|%s|\*{1,}|#{1,}|\[REDACTED[^\]]{0,80}\]",
     re.S,
@@ -184,13 +189,17 @@ def placeholder(value: str) -> bool:
     low = value.lower()
     if low in _DUMMIES or _PLACEHOLDER_WHOLE_RE.fullmatch(value) or _FILLER_RE.search(value) is not None:
         return True
+    if any(run in low for run in _SEQUENCES):
+        return True
     return _masked(value)
 
 
 def _masked(value: str) -> bool:
-    """Mostly filler: `xxxx1234`, `sk_live_****abcd`, `ghp_XXXX…` (a masked key shown by a console)."""
+    """Mostly filler: `xxxx1234`, `sk_live_****abcd`, `EAAAAAAA…` (a masked or dummy key)."""
+    if not value:
+        return True
     filler = sum(1 for c in value if c in "xX*.•")
-    return filler * 2 >= len(value)
+    return filler * 2 >= len(value) or Counter(value).most_common(1)[0][1] * 2 >= len(value)
 
 
 def _literal(value: str, minimum: int = MIN_SECRET_LENGTH) -> bool:
