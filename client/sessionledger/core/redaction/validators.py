@@ -64,10 +64,11 @@ _PLACEHOLDER_WHOLE_RE = re.compile(
 # Masks and fillers: `xxxxxxxx`, `********`, `sk_live_XXXXXXXX…`, `........`, `00000000`. Only
 # filler characters count: base64 and base62 keys hold runs of `A` (every OpenSSH key body does).
 _FILLER_RE = re.compile(r"([xX*.#?•_-])\1{5}|0{8}")
-# Keyboard fillers: eight letters or digits in sequence (`AIzaSyabcdefghijklmnop…`, `sk_…12345678`),
+# Keyboard fillers: eight letters or all ten digits in sequence (`AIzaSyabcdefghijklmnop…`, `…0123456789`),
 # which a random key practically never holds (26**-7 per position).
-_SEQUENCES = tuple(
-    run[i : i + 8] for run in ("abcdefghijklmnopqrstuvwxyz", "0123456789", "qwertyuiop") for i in range(len(run) - 7)
+_SEQUENCES = (
+    "0123456789",
+    *(run[i : i + 8] for run in ("abcdefghijklmnopqrstuvwxyz", "qwertyuiop") for i in range(len(run) - 7)),
 )
 # The documented AWS example keys (AWS docs end every example key in `EXAMPLE`/`EXAMPLEKEY`).
 _AWS_EXAMPLE_RE = re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{9}EXAMPLE|[A-Za-z0-9/+]{30}EXAMPLEKEY")
@@ -394,7 +395,34 @@ def social_token(value: str) -> bool:
     return not placeholder(value.lstrip("A")) and shannon_entropy(value.lstrip("A")) >= 3.5
 
 
+def header_token(value: str) -> bool:
+    """A token in an auth header: random, hex ones of 12 characters and more included (a header
+    names its value a credential, so a short hex token there is one)."""
+    if not _literal(value, 12) or identifier(value) or _name_like(value):
+        return False
+    return shannon_entropy(value) >= 3.0
+
+
+def azure_devops_pat(value: str) -> bool:
+    """52 characters of lower-case base32 (a digit among them) or 84 with `AZDO`: not a word run."""
+    return not placeholder(value) and any(c.isdigit() for c in value) and shannon_entropy(value) >= 3.5
+
+
+def k8s_data_value(value: str) -> bool:
+    """A Secret's `data` value is base64 of its content: decodable, and no plain word (`frontend`)."""
+    if placeholder(value) or (value.isalpha() and wordy(value)) or identifier(value):
+        return False
+    try:
+        decoded = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return len(decoded) >= 4
+
+
 VALIDATORS: dict[str, Callable[[str], bool]] = {
+    "header_token": header_token,
+    "azure_devops_pat": azure_devops_pat,
+    "k8s_data_value": k8s_data_value,
     "b64_private_key": b64_private_key,
     "discord_bot": discord_bot,
     "social_token": social_token,
