@@ -14,7 +14,7 @@ import string
 import pytest
 
 from sessionledger.core.redaction.examples import random_chars
-from tests.client.test_redact_leaks import assert_gone, read_result, redact
+from tests.client.test_redact_leaks import assert_gone, bash, prompt, read_result, redact
 
 RNG = random.Random(41)
 ALNUM = string.ascii_letters + string.digits
@@ -72,3 +72,85 @@ def test_password_holding_a_placeholder_word_is_redacted(secret: object) -> None
 def test_whole_placeholder_is_left_alone(line: str) -> None:
     data = read_result(f"# settings\n{line}\n")
     assert redact(data).data == data
+
+
+# --- equivalent encodings --------------------------------------------------------------------------
+
+
+def test_password_in_json_unicode_escapes_is_redacted() -> None:
+    plain = rand(24)
+    escaped = "".join(f"\\u{ord(c):04x}" if i % 3 == 0 else c for i, c in enumerate(plain))
+    result = assert_gone(bash("cat config.json", f'{{"api_token": "{escaped}"}}'), escaped)
+    assert plain[1:3] + "\\\\u" not in result.data.decode()
+    assert b"cat config.json" in result.data
+
+
+def test_slack_webhook_with_escaped_slashes_is_redacted() -> None:
+    secret = rand(24)
+    hook = f"T{rand(10, string.ascii_uppercase + string.digits)}\\/B{rand(10)}\\/{secret}"
+    output = f'{{"ok":true,"url":"https:\\/\\/hooks.slack.com\\/services\\/{hook}"}}'
+    result = assert_gone(bash("gh api repos/acme/app/hooks", output), secret, kind="slack_webhook")
+    assert b"hooks.slack.com" in result.data
+
+
+def test_percent_encoded_url_password_is_redacted() -> None:
+    secret = rand(8) + "%40" + rand(8)
+    assert_gone(prompt(f"DATABASE_URL=postgres://app:{secret}@db.internal:5432/app"), secret, kind="url_password")
+
+
+def test_html_entity_in_a_password_is_redacted() -> None:
+    secret = rand(10) + "&amp;" + rand(6)
+    assert_gone(prompt(f'<input type="password" name="password" value="{secret}">'), secret)
+
+
+def test_escape_without_a_secret_leaves_the_line_alone() -> None:
+    data = bash("curl 'https://x.io/a%20b?q=caf%C3%A9'", '{"path":"a\\/b","name":"\\u0041lice"}')
+    assert redact(data).data == data
+
+
+# --- provider formats and contexts ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (
+            lambda: f"curl https://api.telegram.org/bot{{}}/getMe|{RNG.randrange(10**8, 10**10)}:AA{rand(33)}",
+            "telegram",
+        ),
+        (lambda: "AZURE_DEVOPS_EXT_PAT={}|" + rand(45, string.ascii_lowercase) + "2345672", "azure_devops"),
+        (lambda: "vault login {}|s." + rand(24), "vault"),
+        (lambda: "BUNDLE_GEMS__CONTRIBSYS__COM=user:{}|" + rand(24), "registry"),
+        (lambda: "token {}|ya29." + rand(30, string.ascii_lowercase + string.digits) + rand(80), "google_oauth"),
+        (lambda: "sqlcmd -S db -U sa -P {} -Q 'select 1'|" + rand(12) + "!", "password"),
+        (lambda: "redis-cli -h cache -a {} ping|" + rand(12) + "!", "password"),
+        (lambda: "mysqlsh --uri root:{}@db.internal:3306|" + rand(12) + "!", "password"),
+        (lambda: "curl -H 'X-Auth-Token: {}' https://api.internal|" + rand(16, "0123456789abcdef"), "generic_secret"),
+        (lambda: "set SESSION_SECRET to {} in staging|" + rand(24), "generic_secret"),
+    ],
+    ids=[
+        "telegram-url",
+        "azure-devops",
+        "vault-legacy",
+        "bundler",
+        "ya29-late-caps",
+        "sqlcmd",
+        "redis-cli",
+        "mysqlsh-uri",
+        "hex-auth-header",
+        "prose-set-to",
+    ],
+)
+def test_provider_format_or_context_is_redacted(make: object, kind: str) -> None:
+    template, secret = make().split("|")  # type: ignore[operator]
+    assert_gone(bash(template.format(secret)), secret, kind=kind)
+
+
+def test_kubernetes_secret_data_values_are_redacted() -> None:
+    values = [base64.b64encode(rand(24).encode()).decode() for _ in range(3)]
+    manifest = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\n  namespace: production\ntype: Opaque\ndata:\n"
+        f"  api-token: {values[0]}\n  webhook: {values[1]}\n  .dockerconfigjson: {values[2]}\n"
+    )
+    result = assert_gone(read_result(manifest), *values, kind="k8s_secret")
+    assert b"namespace: production" in result.data

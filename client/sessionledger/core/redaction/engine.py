@@ -33,6 +33,7 @@ from typing import Any
 
 from .compiled import Compiled, compile_rule, rule_from_mapping, substitute
 from .copies import duplicate_copies
+from .decoding import Decoded, encoded_lines
 from .rules import Rule
 from .scans import Haystack, build_groups, scan, self_anchored
 from .spans import (
@@ -129,6 +130,8 @@ class Redactor:
         edits = self._anchored_edits(data, counts, jsonl=True)
         data = splice(data, edits)
         changed = {number for number, *_ in edits}
+        data, numbers = self._redact_encoded(data, counts, jsonl=True)
+        changed.update(numbers)
         if self._textual:
             data, numbers = self._redact_textual(data, counts)
             changed.update(numbers)
@@ -146,6 +149,8 @@ class Redactor:
             first = data.count(b"\n", 0, span.start)
             changed.update(range(first, first + data.count(b"\n", span.start, span.end) + 1))
         data = apply_spans(data, spans, counts)
+        data, numbers = self._redact_encoded(data, counts, jsonl=False)
+        changed.update(numbers)
         if self._textual:
             text, numbers = self._redact_textual_plain(data.decode("utf-8", "surrogateescape"), counts)
             data = text.encode("utf-8", "surrogateescape")
@@ -299,6 +304,23 @@ class Redactor:
             if new is not None:
                 edits.append((number, start, end, new))
         return edits
+
+    def _redact_encoded(self, data: bytes, counts: dict[str, int], *, jsonl: bool) -> tuple[bytes, list[int]]:
+        """Secrets visible only once escapes are decoded (decoding.py): (new data, changed lines)."""
+        edits: list[Edit[bytes]] = []
+        number, counted_to = 0, 0
+        for start, end in encoded_lines(data):
+            line = data[start:end]
+            decoded = Decoded(line)
+            spans = self._find_spans(decoded.data, jsonl=jsonl) if decoded.changed else []
+            if not spans:
+                continue
+            number += data.count(b"\n", counted_to, start)
+            counted_to = start
+            new = self._rewrite_line(line, [(*decoded.origin(s.start, s.end), s.kind) for s in spans], counts)
+            if new is not None:
+                edits.append((number, start, end, new))
+        return splice(data, edits), [number for number, *_ in edits]
 
     def _rewrite_line(self, line: bytes, spans: list[tuple[int, int, str]], counts: dict[str, int]) -> bytes | None:
         pieces: list[Any] = []
