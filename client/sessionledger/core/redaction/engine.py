@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from .compiled import Compiled, compile_rule, rule_from_mapping, substitute
 from .copies import duplicate_copies
-from .decoding import Decoded, encoded_lines
+from .decoding import Decoded, encoded_windows
 from .rules import Rule
 from .scans import Haystack, build_groups, scan, self_anchored
 from .spans import (
@@ -306,18 +308,29 @@ class Redactor:
         return edits
 
     def _redact_encoded(self, data: bytes, counts: dict[str, int], *, jsonl: bool) -> tuple[bytes, list[int]]:
-        """Secrets visible only once escapes are decoded (decoding.py): (new data, changed lines)."""
+        """Secrets visible only once escapes are decoded (decoding.py): (new data, changed lines).
+
+        Only spans that hold an escape count: the others were seen (or not) undecoded already."""
+        windows = [(start, Decoded(data[start:end])) for start, end in encoded_windows(data)]
+        windows = [(start, decoded) for start, decoded in windows if decoded.changed]
+        if not windows:
+            return data, []
+        # one search over every decoded window, one per line: a search has a fixed cost
+        offsets = list(accumulate((len(decoded.data) + 1 for _, decoded in windows), initial=0))
+        found: list[Span] = []
+        for span in self._find_spans(b"\n".join(decoded.data for _, decoded in windows), jsonl=jsonl):
+            i = bisect_right(offsets, span.start) - 1
+            start, decoded = windows[i]
+            lo, hi = decoded.origin(span.start - offsets[i], min(span.end - offsets[i], len(decoded.data)))
+            if hi - lo != span.end - span.start:
+                found.append(Span(start + lo, start + hi, span.kind))
         edits: list[Edit[bytes]] = []
         number, counted_to = 0, 0
-        for start, end in encoded_lines(data):
-            line = data[start:end]
-            decoded = Decoded(line)
-            spans = self._find_spans(decoded.data, jsonl=jsonl) if decoded.changed else []
-            if not spans:
-                continue
+        for start, end, spans in group_by_line(data, sorted(found)):
             number += data.count(b"\n", counted_to, start)
             counted_to = start
-            new = self._rewrite_line(line, [(*decoded.origin(s.start, s.end), s.kind) for s in spans], counts)
+            relative = [(s.start - start, s.end - start, s.kind) for s in spans]
+            new = self._rewrite_line(data[start:end], relative, counts)
             if new is not None:
                 edits.append((number, start, end, new))
         return splice(data, edits), [number for number, *_ in edits]

@@ -950,7 +950,7 @@ source = "Azure DevOps docs: use personal access tokens"
 anchors = ['''AZDO''']
 lead = "A-Za-z0-9"
 lead_max = 76
-context = ["devops", "dev.azure.com", "visualstudio.com", "ado_pat", "azdo"]
+context = ["zure_devops", "zure-devops", "zure devops", "zure.com"]
 window = 2
 regex = '''(?<![A-Za-z0-9_+-])(?P<secret>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}|[a-z2-7]{52})(?![A-Za-z0-9_+/-])'''
 validator = "azure_devops_pat"
@@ -976,7 +976,7 @@ kind = "registry"
 category = "registry"
 description = "Bundler gem source credentials: BUNDLE_<HOST>=user:password or a token"
 source = "Bundler docs: bundle config (credentials for gem sources)"
-anchors = ['''BUNDLE_''']
+prefixes = ["BUNDLE_"]
 regex = '''(?<![A-Za-z0-9_])BUNDLE_(?:[A-Z0-9-]{1,64}__){1,8}[A-Z0-9-]{1,64}<<SEP>>(?:[^\s:"'\\]{1,128}:)?(?P<secret>[^\s"'\\`]{6,512})'''
 validator = "cli_password"
 tp = ["BUNDLE_GEMS__CONTRIBSYS__COM=user:«{alnum:24}»", "export BUNDLE_RUBYGEMS__PKG__GITHUB__COM=«{alnum:40}»"]
@@ -988,7 +988,7 @@ kind = "k8s_secret"
 category = "generic"
 description = "A value under a Kubernetes Secret's `data:` (base64 of anything: a secret by definition)"
 source = "Kubernetes docs: Secrets (data and stringData fields)"
-context = ["kind: secret", "kind: \"secret\"", "\"kind\": \"secret\"", "\"kind\":\"secret\"", ".dockerconfigjson", ".dockercfg"]
+context = ["ind: secret", "ind: \"secret\"", "ind:\"secret\"", 'ind\": \"secret', 'ind\":\"secret']
 window = 40
 regex = '''<<LINE_START>>[ \t]{1,16}<<Q>>(?P<name>[A-Za-z0-9_.-]{1,253})<<Q>>[ \t]{0,4}:[ \t]{1,8}<<Q>>(?P<secret>(?:[A-Za-z0-9+/]{4}){2,4096}+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=_.-])'''
 validator = "k8s_data_value"
@@ -1001,7 +1001,8 @@ kind = "k8s_secret"
 category = "generic"
 description = "The first value under a Kubernetes Secret's `stringData:` (plain text, a secret by definition)"
 source = "Kubernetes docs: Secrets (data and stringData fields)"
-lower_anchors = ['''stringdata:''']
+context = ["ind: secret", "ind: \"secret\"", "ind:\"secret\"", 'ind\": \"secret', 'ind\":\"secret']
+window = 40
 regex = '''stringData:[ \t]{0,8}<<BREAK>>[ \t]{1,16}<<Q>>[A-Za-z0-9_.-]{1,253}<<Q>>[ \t]{0,4}:[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{6,4096})'''
 validator = "cli_password"
 tp = ["kind: Secret\nstringData:\n  connection: «{alnum:20}»"]
@@ -1055,12 +1056,12 @@ kind = "generic_secret"
 category = "generic"
 description = "A token in an X-Auth-Token / X-Access-Token / X-API-Key / DD-APPLICATION-KEY style header, hex tokens included"
 source = "HTTP API docs: token headers (OpenStack X-Auth-Token, Datadog DD-API-KEY and DD-APPLICATION-KEY)"
-lower_anchors = ['''-token''', '''-key''']
+lower_anchors = ['''oken\\{0,8}["']?[ \t]{0,4}:''']
 lead = "A-Za-z-"
 lead_max = 24
 regex = '''(?<![A-Za-z0-9_-])(?i:(?:x-)?(?:auth|access|api|session|dd-api|dd-application|application|private)-(?:token|key))\\{0,8}["']?[ \t]{0,4}:[ \t]{0,8}\\{0,8}["']?[ \t]{0,4}(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
 validator = "header_token"
-tp = ["curl -H 'X-Auth-Token: «{hex:16}»' https://api.internal/v1/me", '''curl -H "DD-APPLICATION-KEY: «{hex:40}»" https://api.datadoghq.com''']
+tp = ["curl -H 'X-Auth-Token: «{hex:16}»' https://api.internal/v1/me", '''{{"X-Access-Token": "«{hex:12}»"}}''']
 fp = ["X-Auth-Token: $OS_TOKEN", "x-api-key: required"]
 
 [[rule]]
@@ -1172,7 +1173,7 @@ kind = "password"
 category = "password"
 description = "mysqlsh --uri user:password@host (a URI without a scheme)"
 source = "MySQL Shell docs: connecting using URI-like strings"
-lower_anchors = ['''--uri''']
+prefixes = ["--uri"]
 regex = '''--uri(?:[ \t]{1,8}|=)<<Q>>[^\s:@"'\\/]{1,128}:(?P<secret>[^\s"'\\`]{1,256})@(?=[A-Za-z0-9\[])'''
 validator = "url_password"
 tp = ["mysqlsh --uri root:«{password}»@db.internal:3306"]
@@ -1450,7 +1451,7 @@ kind = "generic_secret"
 category = "generic"
 description = "A secret-named variable set in prose: 'set SESSION_SECRET to …', 'change DB_PASSWORD to …'"
 source = "prose in chat transcripts (instructions to set a variable)"
-lower_anchors = ['''cret to ''', '''ssword to ''', '''oken to ''', '''key to ''']
+lower_anchors = ['''cret to ''', '''pass(?:wor)?d to ''', '''oken to ''', '''key to ''']
 lead = "A-Za-z0-9_. \t-"
 lead_max = 80
 regex = '''(?<![A-Za-z0-9_-])(?i:set|change|update|rotate|export)[ \t]{1,4}<<Q>><<NAME>><<Q>>[ \t]{1,4}(?i:to|=)[ \t]{1,4}<<Q>>(?P<secret>[^\s"'\\`]{8,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
