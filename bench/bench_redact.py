@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import redaction_corpus as corpus
-from redaction_heldout import HELD_OUT
+from redaction_heldout import HELD_OUT, HeldOut
 
 from sessionledger.core.redaction import RULE_SPECS, Redactor
 
@@ -299,19 +299,20 @@ def _cited_by_kind() -> dict[str, str]:
     return {kind: " ".join(sources) for kind, sources in cited.items()}
 
 
-def _held_out_cases(seed: int = 20261126) -> Iterator[tuple[str, str, Any, bytes]]:
-    """(bucket, placement, example, data) for every held-out sample in every placement."""
+def _held_out_cases(seed: int = 20261126) -> Iterator[tuple[HeldOut, str, Any, bytes]]:
+    """(sample, placement, example, data) for every held-out sample in every placement."""
     rng = random.Random(seed)
     for sample in HELD_OUT:
         example = sample.make(rng)
         for name in corpus.PLACEMENTS:
-            yield sample.category, name, example, corpus.dump(corpus.placement(name, example.text, rng))
+            yield sample, name, example, corpus.dump(corpus.placement(name, example.text, rng))
 
 
 def generalisation(redactor: Redactor, misses_shown: int) -> dict[str, Any]:
     """Recall on own-source samples (a rule of the sample's kind cites the material the sample was
-    derived from) against held-out ones (no rule of its kind cites it, plus redaction_heldout.py),
-    by bucket: private keys, provider tokens, generic (passwords, assignments, URLs, headers)."""
+    derived from) against held-out ones (no rule of its kind cites it), over the corpus and
+    redaction_heldout.py, by bucket: private keys, provider tokens, generic (passwords, assignments,
+    URLs, headers). A held-out sample whose source a rule now cites counts as own-source."""
     cited = _cited_by_kind()
     tally: dict[str, dict[str, list[int]]] = {
         "own_source": defaultdict(lambda: [0, 0]),
@@ -334,8 +335,9 @@ def generalisation(redactor: Redactor, misses_shown: int) -> dict[str, Any]:
         split = "own_source" if _source_key(sample.source) in cited.get(sample.kind, "") else "held_out"
         bucket = BUCKETS.get(sample.category, "provider")
         score(split, bucket, case.example, case.data, sample.kind, case.placement)
-    for bucket, placement, example, data in _held_out_cases():
-        score("held_out", bucket, example, data, bucket, placement)
+    for sample, placement, example, data in _held_out_cases():
+        split = "own_source" if _source_key(sample.source) in cited.get(sample.kind, "") else "held_out"
+        score(split, sample.category, example, data, sample.kind, placement)
     out: dict[str, Any] = {
         split: {key: {"recall_percent": _ratio(*v), "secrets": v[1]} for key, v in sorted(t.items())}
         for split, t in tally.items()
