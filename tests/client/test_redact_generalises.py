@@ -154,3 +154,8 @@ def test_kubernetes_secret_data_values_are_redacted() -> None:
     )
     result = assert_gone(read_result(manifest), *values, kind="k8s_secret")
     assert b"namespace: production" in result.data
+
+
+def test_quoted_password_holding_braces_is_redacted() -> None:
+    secret = rand(5) + "{" + rand(4) + "}" + rand(5)
+    assert_gone(read_result(f'APP=shop\nDB_PASSWORD="{secret}"\n'), secret, kind="password")
