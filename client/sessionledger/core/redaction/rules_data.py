@@ -952,7 +952,7 @@ lead = "A-Za-z0-9"
 lead_max = 76
 context = ["zure_devops", "zure-devops", "zure devops", "zure.com"]
 window = 2
-regex = '''(?<![A-Za-z0-9_+-])(?P<secret>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}|[a-z2-7]{52})(?![A-Za-z0-9_+/-])'''
+regex = '''(?:(?<![A-Za-z0-9_+-])|(?<=\\[nrtbf]))(?P<secret>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}|[a-z2-7]{52})(?![A-Za-z0-9_+/-])'''
 validator = "azure_devops_pat"
 tp = ["AZURE_DEVOPS_EXT_PAT=«{lower:20}7{lower:15}3{lower:13}52»", "git clone https://«{lower:20}4{lower:15}6{lower:13}27»@dev.azure.com/acme/app/_git/app"]
 fp = ["az devops configure --defaults organization=https://dev.azure.com/acme project=abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"]
@@ -977,7 +977,7 @@ category = "registry"
 description = "Bundler gem source credentials: BUNDLE_<HOST>=user:password or a token"
 source = "Bundler docs: bundle config (credentials for gem sources)"
 prefixes = ["BUNDLE_"]
-regex = '''(?<![A-Za-z0-9_])BUNDLE_(?:[A-Z0-9-]{1,64}__){1,8}[A-Z0-9-]{1,64}<<SEP>>(?:[^\s:"'\\]{1,128}:)?(?P<secret>[^\s"'\\`]{6,512})'''
+regex = '''<<NAME_START>>BUNDLE_(?:[A-Z0-9-]{1,64}__){1,8}[A-Z0-9-]{1,64}<<SEP>>(?:[^\s:"'\\]{1,128}:)?(?P<secret>[^\s"'\\`]{6,512})'''
 validator = "cli_password"
 tp = ["BUNDLE_GEMS__CONTRIBSYS__COM=user:«{alnum:24}»", "export BUNDLE_RUBYGEMS__PKG__GITHUB__COM=«{alnum:40}»"]
 fp = ["BUNDLE_GEMS__CONTRIBSYS__COM=$SIDEKIQ_CREDENTIALS", "BUNDLE_PATH=vendor/bundle"]
@@ -1056,12 +1056,12 @@ kind = "generic_secret"
 category = "generic"
 description = "A token in an X-Auth-Token / X-Access-Token / X-API-Key / DD-APPLICATION-KEY style header, hex tokens included"
 source = "HTTP API docs: token headers (OpenStack X-Auth-Token, Datadog DD-API-KEY and DD-APPLICATION-KEY)"
-lower_anchors = ['''oken\\{0,8}["']?[ \t]{0,4}:''']
+lower_anchors = ['''oken\\{0,8}["']?[ \t]{0,4}:''', '''key\\{0,8}["']?[ \t]{0,4}:''']
 lead = "A-Za-z-"
 lead_max = 24
-regex = '''(?<![A-Za-z0-9_-])(?i:(?:x-)?(?:auth|access|api|session|dd-api|dd-application|application|private)-(?:token|key))\\{0,8}["']?[ \t]{0,4}:[ \t]{0,8}\\{0,8}["']?[ \t]{0,4}(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
+regex = '''<<NAME_START>>(?i:(?:x-)?(?:auth|access|api|session|dd-api|dd-application|application|private)-(?:token|key))\\{0,8}["']?[ \t]{0,4}:[ \t]{0,8}\\{0,8}["']?[ \t]{0,4}(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
 validator = "header_token"
-tp = ["curl -H 'X-Auth-Token: «{hex:16}»' https://api.internal/v1/me", '''{{"X-Access-Token": "«{hex:12}»"}}''']
+tp = ["curl -H 'X-Auth-Token: «{hex:16}»' https://api.internal/v1/me", '''{{"X-Access-Token": "«{hex:12}»"}}''', "DD-APPLICATION-KEY: «{hex:40}»"]
 fp = ["X-Auth-Token: $OS_TOKEN", "x-api-key: required"]
 
 [[rule]]
@@ -1454,7 +1454,7 @@ source = "prose in chat transcripts (instructions to set a variable)"
 lower_anchors = ['''cret to ''', '''pass(?:wor)?d to ''', '''oken to ''', '''key to ''']
 lead = "A-Za-z0-9_. \t-"
 lead_max = 80
-regex = '''(?<![A-Za-z0-9_-])(?i:set|change|update|rotate|export)[ \t]{1,4}<<Q>><<NAME>><<Q>>[ \t]{1,4}(?i:to|=)[ \t]{1,4}<<Q>>(?P<secret>[^\s"'\\`]{8,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+regex = '''<<NAME_START>>(?i:set|change|update|rotate|export)[ \t]{1,4}<<Q>><<NAME>><<Q>>[ \t]{1,4}(?i:to|=)[ \t]{1,4}<<Q>>(?P<secret>[^\s"'\\`]{8,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
 name = '''<<SECRET_NAME>>|<<PW_NAME>>'''
 validator = "secret"
 tp = ["set SESSION_SECRET to «{alnum:24}» in the staging environment", "change DB_PASSWORD to «{alnum:16}9» and restart"]
