@@ -977,6 +977,7 @@ category = "registry"
 description = "Bundler gem source credentials: BUNDLE_<HOST>=user:password or a token"
 source = "Bundler docs: bundle config (credentials for gem sources)"
 prefixes = ["BUNDLE_"]
+follow = '''[A-Z0-9-]{1,64}__'''
 regex = '''<<NAME_START>>BUNDLE_(?:[A-Z0-9-]{1,64}__){1,8}[A-Z0-9-]{1,64}<<SEP>>(?:[^\s:"'\\]{1,128}:)?(?P<secret>[^\s"'\\`]{6,512})'''
 validator = "cli_password"
 tp = ["BUNDLE_GEMS__CONTRIBSYS__COM=user:«{alnum:24}»", "export BUNDLE_RUBYGEMS__PKG__GITHUB__COM=«{alnum:40}»"]
@@ -988,7 +989,7 @@ kind = "k8s_secret"
 category = "generic"
 description = "A value under a Kubernetes Secret's `data:` (base64 of anything: a secret by definition)"
 source = "Kubernetes docs: Secrets (data and stringData fields)"
-context = ["ind: secret", "ind: \"secret\"", "ind:\"secret\"", 'ind\": \"secret', 'ind\":\"secret']
+context = ["ind: secret", "ind: \"secret\"", "ind:\"secret\"", "ind: 'secret'"]
 window = 40
 regex = '''<<LINE_START>>[ \t]{1,16}<<Q>>(?P<name>[A-Za-z0-9_.-]{1,253})<<Q>>[ \t]{0,4}:[ \t]{1,8}<<Q>>(?P<secret>(?:[A-Za-z0-9+/]{4}){2,4096}+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=_.-])'''
 validator = "k8s_data_value"
@@ -1001,7 +1002,7 @@ kind = "k8s_secret"
 category = "generic"
 description = "The first value under a Kubernetes Secret's `stringData:` (plain text, a secret by definition)"
 source = "Kubernetes docs: Secrets (data and stringData fields)"
-context = ["ind: secret", "ind: \"secret\"", "ind:\"secret\"", 'ind\": \"secret', 'ind\":\"secret']
+context = ["ind: secret", "ind: \"secret\"", "ind:\"secret\"", "ind: 'secret'"]
 window = 40
 regex = '''stringData:[ \t]{0,8}<<BREAK>>[ \t]{1,16}<<Q>>[A-Za-z0-9_.-]{1,253}<<Q>>[ \t]{0,4}:[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{6,4096})'''
 validator = "cli_password"
