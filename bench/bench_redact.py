@@ -39,10 +39,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import redaction_corpus as corpus
+from redaction_heldout import HELD_OUT, HeldOut
 
-from sessionledger.core.redaction import Redactor
+from sessionledger.core.redaction import RULE_SPECS, Redactor
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "transcripts"
+_DEFAULT_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "transcripts"
+FIXTURES = Path(os.environ.get("SESSIONLEDGER_FIXTURES") or _DEFAULT_FIXTURES)
+# corpus categories by report bucket; every other category is a provider token
+BUCKETS = {
+    "private_key": "private_key",
+    "generic": "generic",
+    "password": "generic",
+    "url": "generic",
+    "auth": "generic",
+}
 
 SESSION = "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"
 PROSE = (
@@ -273,6 +283,69 @@ def recall(redactor: Redactor, misses_shown: int) -> dict[str, Any]:
     }
 
 
+def _source_key(source: str) -> str:
+    """The material a sample was derived from: a scanner's test suite, or one document."""
+    material = source.split("; context:")[0]
+    for scanner in ("gitleaks", "detect-secrets"):
+        if scanner in material:
+            return scanner
+    return material.split(":")[0].strip().lower()
+
+
+def _cited_by_kind() -> dict[str, str]:
+    cited: dict[str, list[str]] = defaultdict(list)
+    for spec in RULE_SPECS:
+        cited[spec.rule.kind].append(spec.source.lower())
+    return {kind: " ".join(sources) for kind, sources in cited.items()}
+
+
+def _held_out_cases(seed: int = 20261126) -> Iterator[tuple[HeldOut, str, Any, bytes]]:
+    """(sample, placement, example, data) for every held-out sample in every placement."""
+    rng = random.Random(seed)
+    for sample in HELD_OUT:
+        example = sample.make(rng)
+        for name in corpus.PLACEMENTS:
+            yield sample, name, example, corpus.dump(corpus.placement(name, example.text, rng))
+
+
+def generalisation(redactor: Redactor, misses_shown: int) -> dict[str, Any]:
+    """Recall on own-source samples (a rule of the sample's kind cites the material the sample was
+    derived from) against held-out ones (no rule of its kind cites it), over the corpus and
+    redaction_heldout.py, by bucket: private keys, provider tokens, generic (passwords, assignments,
+    URLs, headers). A held-out sample whose source a rule now cites counts as own-source."""
+    cited = _cited_by_kind()
+    tally: dict[str, dict[str, list[int]]] = {
+        "own_source": defaultdict(lambda: [0, 0]),
+        "held_out": defaultdict(lambda: [0, 0]),
+    }
+    misses: list[dict[str, str]] = []
+
+    def score(split: str, bucket: str, example: Any, data: bytes, kind: str, placement: str) -> None:
+        output = "\n".join(corpus.strings(redactor.redact_bytes(data).data))
+        for secret in example.secrets:
+            ok = not corpus.leaked(secret, output, example.text)
+            for key in (bucket, "all"):
+                tally[split][key][0] += ok
+                tally[split][key][1] += 1
+            if not ok and split == "held_out" and len(misses) < misses_shown:
+                misses.append({"kind": kind, "placement": placement, "text": example.text[:160]})
+
+    for case in corpus.cases():
+        sample = case.sample
+        split = "own_source" if _source_key(sample.source) in cited.get(sample.kind, "") else "held_out"
+        bucket = BUCKETS.get(sample.category, "provider")
+        score(split, bucket, case.example, case.data, sample.kind, case.placement)
+    for sample, placement, example, data in _held_out_cases():
+        split = "own_source" if _source_key(sample.source) in cited.get(sample.kind, "") else "held_out"
+        score(split, sample.category, example, data, sample.kind, placement)
+    out: dict[str, Any] = {
+        split: {key: {"recall_percent": _ratio(*v), "secrets": v[1]} for key, v in sorted(t.items())}
+        for split, t in tally.items()
+    }
+    out["held_out_misses"] = misses
+    return out
+
+
 _CELLS: dict[tuple[str, str], list[int]] = {}
 
 
@@ -365,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         measured = recall(redactor, args.misses)
         corpus_data = measured.pop("corpus_bytes")
         report["corpus"] = measured
+        report["generalisation"] = generalisation(redactor, args.misses)
         report["corpus_throughput"] = {
             k: v for k, v in throughput(redactor, corpus_data, max(1, args.repeat // 2)).items() if k != "by_kind"
         }

@@ -28,6 +28,16 @@ def session_queryset(*, project: Project) -> QuerySet[Session]:
     return Session.objects.filter(project=project).select_related("author", "project").defer(*HEAVY_COLUMNS)
 
 
+def server_redaction_totals(*, project: Project) -> tuple[int, int]:
+    """(sessions, secrets) the server's second wall caught that the uploading client had missed.
+
+    Reads what the worker recorded (``Session.server_redaction``); only sessions with a catch are
+    read, and only that column."""
+    caught = Session.objects.filter(project=project).exclude(server_redaction={}).exclude(server_redaction=None)
+    counts = list(caught.values_list("server_redaction", flat=True))
+    return len(counts), sum(int(n) for found in counts for n in found.values())
+
+
 def session_list_queryset(*, project: Project) -> QuerySet[Session]:
     """Sessions for a list page: without the columns only one session's page shows (up to 10,000
     paths and a 4,000-character summary each; a page of 200 sessions once weighed 96 MB)."""

@@ -24,6 +24,7 @@ from projects import selectors, services
 from projects.access import acting_user
 from projects.errors import DomainError
 from projects.models import ApiToken, Invitation, Membership, Project, Role
+from sessions_app import selectors as session_selectors
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ class ProjectSettingsView(ProjectPageMixin, TemplateView):
             roles=Role.choices,
             invitations=[(i, invitation_link(i)) for i in invitations],
             tokens=project_tokens(self.project),
+            server_redaction=session_selectors.server_redaction_totals(project=self.project),
             **kwargs,
         )
 

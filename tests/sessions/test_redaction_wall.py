@@ -152,3 +152,14 @@ def test_a_persisted_tool_output_is_redacted_before_it_joins_the_document(world,
     document = json.dumps(blobs.load_json_gz(session.content_storage_key))
     assert token not in document and "GITHUB_TOKEN=[REDACTED:github]" in document
     assert session.server_redaction == {"github": 1}
+
+
+def test_admins_see_how_many_secrets_the_server_caught(world, ingest, client) -> None:
+    _unredacted_upload(world, ingest, _token(), _password())
+
+    client.force_login(world.admin)
+    html = client.get(f"/p/{world.project.slug}/settings/").content.decode()
+    assert "The server redacted <strong>4 secrets</strong> in 1 session" in html
+    client.force_login(world.other_admin)
+    html = client.get(f"/p/{world.other_project.slug}/settings/").content.decode()
+    assert "The server has found no secret that a client missed." in html

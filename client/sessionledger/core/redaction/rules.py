@@ -379,7 +379,8 @@ FRAGMENTS: dict[str, str] = {
     "B62": r"(?=[a-z0-9_-]{0,24}+[A-Z])(?=[A-Z0-9_-]{0,24}+[a-z])[A-Za-z0-9_-]{16}",
     "B64M": r"(?=[a-z0-9+/_=-]{0,24}+[A-Z])(?=[A-Z0-9+/_=-]{0,24}+[a-z])[A-Za-z0-9+/_=-]{16}",
     # after an anchor's separator: at least 8 characters of a value, no template (`$X`, `${X}`, `<x>`)
-    "VALA": r"""[ \t]{0,8}(?:\\{0,8}["'`])?(?![$%{<*])[^\s"'`\\<>{}()\[\],;|&]{8}""",
+    # (a quoted value may hold braces and brackets: `"S9n9a{v9SJ}jAA3L"`)
+    "VALA": r"""[ \t]{0,8}(?:\\{0,8}["'`](?![%{<*])[^\s"'`\\]{8}|(?![%{<*])[^\s"'`\\<>{}()\[\],;|&]{8})""",
     # anchor tails: an optional quote, then `:`, `=` or `!` (`key=`, `"token":`, `secret !=`)
     "SEPA": r"""(?:\\{0,8}["'`])?(?:[ \t]{1,4}str(?:ing)?)?[ \t]{0,8}(?:[:=!?.]{1,3}>?|,)""",
 }

@@ -173,10 +173,10 @@ category = "cloud"
 description = "Google OAuth 2.0 access token"
 source = "Google Identity docs: OAuth 2.0 access tokens (ya29.)"
 prefixes = ["ya29."]
-follow = '''<<B62>>'''
+follow = '''[A-Za-z0-9_-]{16}'''
 regex = '''<<START>>ya29\.[A-Za-z0-9_-]{30,2048}<<END>>'''
 validator = "token"
-tp = ["Authorization: Bearer «ya29.a0{token:150}»"]
+tp = ["Authorization: Bearer «ya29.a0{token:150}»", "token «ya29.{lowalnum:30}{token:80}»"]
 fp = ["tokens start with ya29."]
 
 [[rule]]
@@ -738,9 +738,9 @@ source = "Telegram Bot API docs; gitleaks telegram-bot-api-token (MIT)"
 anchors = ['''A(?<=:A)A[A-Za-z0-9_-]{33}''']
 lead = "0-9:"
 lead_max = 12
-regex = '''(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}<<END>>'''
+regex = '''(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_+-])'''
 validator = "token"
-tp = ["TELEGRAM_BOT_TOKEN=«{digits:10}:AA{token:33}»"]
+tp = ["TELEGRAM_BOT_TOKEN=«{digits:10}:AA{token:33}»", "curl https://api.telegram.org/bot«{digits:10}:AA{token:33}»/getMe"]
 fp = ["time 12345678:AAbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"]
 
 [[rule]]
@@ -942,6 +942,74 @@ fp = ["eyJhbGciOiJIUzI1NiJ9 is only a header"]
 # ============================================================================ URLs with credentials
 
 [[rule]]
+id = "azure-devops-pat"
+kind = "azure_devops"
+category = "vcs"
+description = "Azure DevOps personal access token: 52 lower-case base32 characters (legacy) or 84 with AZDO"
+source = "Azure DevOps docs: use personal access tokens"
+anchors = ['''AZDO''']
+lead = "A-Za-z0-9"
+lead_max = 76
+context = ["zure_devops", "zure-devops", "zure devops", "zure.com"]
+window = 2
+regex = '''(?:(?<![A-Za-z0-9_+-])|(?<=\\[nrtbf]))(?P<secret>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}|[a-z2-7]{52})(?![A-Za-z0-9_+/-])'''
+validator = "azure_devops_pat"
+tp = ["AZURE_DEVOPS_EXT_PAT=«{lower:20}7{lower:15}3{lower:13}52»", "git clone https://«{lower:20}4{lower:15}6{lower:13}27»@dev.azure.com/acme/app/_git/app"]
+fp = ["az devops configure --defaults organization=https://dev.azure.com/acme project=abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"]
+
+[[rule]]
+id = "vault-legacy-token"
+kind = "vault"
+category = "cloud"
+description = "HashiCorp Vault service token in the format before 1.10: s. and 24 base62 characters"
+source = "Vault docs: tokens (token prefixes before Vault 1.10)"
+prefixes = ["s."]
+follow = '''<<B62>>'''
+regex = '''<<START>>s\.[A-Za-z0-9]{24}(?![A-Za-z0-9_.+/-])'''
+validator = "random_token"
+tp = ["vault login «s.{alnum:24}»", "export VAULT_TOKEN=«s.{alnum:24}»"]
+fp = ["s.ReadFromJsonFileAndParse", "this.s.getElementsByTagName"]
+
+[[rule]]
+id = "bundler-credentials"
+kind = "registry"
+category = "registry"
+description = "Bundler gem source credentials: BUNDLE_<HOST>=user:password or a token"
+source = "Bundler docs: bundle config (credentials for gem sources)"
+prefixes = ["BUNDLE_"]
+follow = '''[A-Z0-9-]{1,64}__'''
+regex = '''<<NAME_START>>BUNDLE_(?:[A-Z0-9-]{1,64}__){1,8}[A-Z0-9-]{1,64}<<SEP>>(?:[^\s:"'\\]{1,128}:)?(?P<secret>[^\s"'\\`]{6,512})'''
+validator = "cli_password"
+tp = ["BUNDLE_GEMS__CONTRIBSYS__COM=user:«{alnum:24}»", "export BUNDLE_RUBYGEMS__PKG__GITHUB__COM=«{alnum:40}»"]
+fp = ["BUNDLE_GEMS__CONTRIBSYS__COM=$SIDEKIQ_CREDENTIALS", "BUNDLE_PATH=vendor/bundle"]
+
+[[rule]]
+id = "kubernetes-secret-data"
+kind = "k8s_secret"
+category = "generic"
+description = "A value under a Kubernetes Secret's `data:` (base64 of anything: a secret by definition)"
+source = "Kubernetes docs: Secrets (data and stringData fields)"
+context = ["ind: secret", "ind: \"secret\"", "ind:\"secret\"", "ind: 'secret'"]
+window = 40
+regex = '''<<LINE_START>>[ \t]{1,16}<<Q>>(?P<name>[A-Za-z0-9_.-]{1,253})<<Q>>[ \t]{0,4}:[ \t]{1,8}<<Q>>(?P<secret>(?:[A-Za-z0-9+/]{4}){2,4096}+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=_.-])'''
+validator = "k8s_data_value"
+tp = ["apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\ndata:\n  api-token: «{basic:ci}»\n  webhook: «{basic:hook}»"]
+fp = ["apiVersion: v1\nkind: Secret\nmetadata:\n  name: frontend\n  namespace: production\ntype: Opaque"]
+
+[[rule]]
+id = "kubernetes-secret-string-data"
+kind = "k8s_secret"
+category = "generic"
+description = "The first value under a Kubernetes Secret's `stringData:` (plain text, a secret by definition)"
+source = "Kubernetes docs: Secrets (data and stringData fields)"
+context = ["ind: secret", "ind: \"secret\"", "ind:\"secret\"", "ind: 'secret'"]
+window = 40
+regex = '''stringData:[ \t]{0,8}<<BREAK>>[ \t]{1,16}<<Q>>[A-Za-z0-9_.-]{1,253}<<Q>>[ \t]{0,4}:[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{6,4096})'''
+validator = "cli_password"
+tp = ["kind: Secret\nstringData:\n  connection: «{alnum:20}»"]
+fp = ["stringData:\n  password: ${DB_PASSWORD}"]
+
+[[rule]]
 id = "url-password"
 kind = "url_password"
 category = "url"
@@ -975,13 +1043,27 @@ description = "Authorization header with a Bearer/Token/JWT credential"
 source = "RFC 6750; gitleaks curl-auth-header (MIT)"
 lower_anchors = ['''authorization''']
 regex = '''(?i:authorization)<<SEP>>(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
-validator = "secret"
+validator = "header_token"
 tp = [
   '''curl -H "Authorization: Bearer «{token:40}»" https://api.example.com/v1/me''',
   '''headers = {{"Authorization": "Bearer «{alnum:32}»"}}''',
   "Authorization: token «{alnum:40}»",
 ]
 fp = ["Authorization: Bearer $TOKEN\nAuthorization: Bearer ${GITHUB_TOKEN}", '''headers={{"Authorization": f"Bearer {{token}}"}}''']
+
+[[rule]]
+id = "token-header"
+kind = "generic_secret"
+category = "generic"
+description = "A token in an X-Auth-Token / X-Access-Token / X-API-Key / DD-APPLICATION-KEY style header, hex tokens included"
+source = "HTTP API docs: token headers (OpenStack X-Auth-Token, Datadog DD-API-KEY and DD-APPLICATION-KEY)"
+lower_anchors = ['''oken\\{0,8}["']?[ \t]{0,4}:''', '''key\\{0,8}["']?[ \t]{0,4}:''']
+lead = "A-Za-z-"
+lead_max = 24
+regex = '''<<NAME_START>>(?i:(?:x-)?(?:auth|access|api|session|dd-api|dd-application|application|private)-(?:token|key))\\{0,8}["']?[ \t]{0,4}:[ \t]{0,8}\\{0,8}["']?[ \t]{0,4}(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
+validator = "header_token"
+tp = ["curl -H 'X-Auth-Token: «{hex:16}»' https://api.internal/v1/me", '''{{"X-Access-Token": "«{hex:12}»"}}''', "DD-APPLICATION-KEY: «{hex:40}»"]
+fp = ["X-Auth-Token: $OS_TOKEN", "x-api-key: required"]
 
 [[rule]]
 id = "authorization-basic"
@@ -1059,6 +1141,44 @@ regex = '''(?<=-)[A-Za-z]{0,12}(?i:pass(?:word|wd)?|pwd)(?:[ \t]{1,8}|=)<<Q>>(?P
 validator = "password"
 tp = ["--password «{password}»", "./manage.py createsuperuser --username admin --password=«{password}»", "keytool -storepass «{password}» -keystore k.jks"]
 fp = ["docker login --password-stdin", "--password $DB_PASSWORD", "--password '<your password>'"]
+
+[[rule]]
+id = "sqlcmd-password-flag"
+kind = "password"
+category = "password"
+description = "sqlcmd/bcp/osql -P PASSWORD"
+source = "sqlcmd utility docs: -P password"
+anchors = ['''-(?<=[ \t]-)P[ \t]''']
+near = ["sqlcmd", "bcp", "osql"]
+regex = '''(?<![A-Za-z0-9_-])-P[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+validator = "cli_password"
+tp = ["sqlcmd -S db.internal -U sa -P «{password}» -Q 'select 1'"]
+fp = ["sqlcmd -S db -U sa -P $SA_PASSWORD -Q 'select 1'"]
+
+[[rule]]
+id = "redis-cli-password-flag"
+kind = "password"
+category = "password"
+description = "redis-cli / valkey-cli -a PASSWORD"
+source = "redis-cli docs: -a password"
+anchors = ['''-(?<=[ \t]-)a[ \t]''']
+near = ["redis-cli", "valkey-cli", "redis-benchmark", "keydb-cli"]
+regex = '''(?<![A-Za-z0-9_-])-a[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+validator = "cli_password"
+tp = ["redis-cli -h cache.internal -a «{password}» ping"]
+fp = ["redis-cli -h cache -a \"$REDIS_PASSWORD\" ping"]
+
+[[rule]]
+id = "uri-flag-password"
+kind = "password"
+category = "password"
+description = "mysqlsh --uri user:password@host (a URI without a scheme)"
+source = "MySQL Shell docs: connecting using URI-like strings"
+prefixes = ["--uri"]
+regex = '''--uri(?:[ \t]{1,8}|=)<<Q>>[^\s:@"'\\/]{1,128}:(?P<secret>[^\s"'\\`]{1,256})@(?=[A-Za-z0-9\[])'''
+validator = "url_password"
+tp = ["mysqlsh --uri root:«{password}»@db.internal:3306"]
+fp = ["mysqlsh --uri root@db.internal:3306"]
 
 [[rule]]
 id = "openssl-pass-arg"
@@ -1325,6 +1445,21 @@ regex = '''(?<![A-Za-z0-9_-])--?(?:[A-Za-z0-9]{1,24}-){0,3}(?i:token|key|secret)
 validator = "secret"
 tp = ["vercel deploy --token «{alnum:24}» --prod", "my-cli --api-key «{alnum:32}» sync", "az ad sp create --client-secret «{token:40}»"]
 fp = ["git log --pretty=format --key value", "ssh-keygen -t ed25519 --key-type rsa", "gh auth login --with-token < token.txt", "To decipher the auto-key ciphertext, use the key", "commandline --current-token --cut-at-cursor)"]
+
+[[rule]]
+id = "set-secret-to-prose"
+kind = "generic_secret"
+category = "generic"
+description = "A secret-named variable set in prose: 'set SESSION_SECRET to …', 'change DB_PASSWORD to …'"
+source = "prose in chat transcripts (instructions to set a variable)"
+lower_anchors = ['''cret to ''', '''pass(?:wor)?d to ''', '''oken to ''', '''key to ''']
+lead = "A-Za-z0-9_. \t-"
+lead_max = 80
+regex = '''<<NAME_START>>(?i:set|change|update|rotate|export)[ \t]{1,4}<<Q>><<NAME>><<Q>>[ \t]{1,4}(?i:to|=)[ \t]{1,4}<<Q>>(?P<secret>[^\s"'\\`]{8,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+name = '''<<SECRET_NAME>>|<<PW_NAME>>'''
+validator = "secret"
+tp = ["set SESSION_SECRET to «{alnum:24}» in the staging environment", "change DB_PASSWORD to «{alnum:16}9» and restart"]
+fp = ["set API_KEY to the value from the vault", "set the token to expire in an hour", "set SESSION_SECRET to $SESSION_SECRET"]
 
 [[rule]]
 id = "generic-secret-prose"

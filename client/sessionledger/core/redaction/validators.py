@@ -50,50 +50,47 @@ _DUMMIES = frozenset(
         "00000000",
     }
 )
-# Substrings that mark documentation values: `your_api_key_here`, `sk_test_EXAMPLE`, `<token>`
-# (checked on the lowercased value with `in`: one C search each, whatever the value's length).
-_PLACEHOLDER_WORDS = (
-    "example",
-    "placeholder",
-    "your_api",
-    "your-api",
-    "yourapi",
-    "your_secret",
-    "your-secret",
-    "your_access",
-    "your_own",
-    "your_key",
-    "your-key",
-    "yourkey",
-    "your_token",
-    "your-token",
-    "yourtoken",
-    "your_pass",
-    "your-pass",
-    "dummy",
-    "fake",
-    "sample",
-    "redacted",
-    "replace_me",
-    "replace-me",
-    "replaceme",
-    "insert_your",
-    "insert-your",
-    "insert_key",
-    "insert_token",
-    "changeme",
-    "notreal",
-    "not_real",
-    "not-real",
-    "xxxx",
-    "****",
-    "....",
-    "abcdefgh",
-    "0123456789",
+# A whole value that is documentation rather than a credential: `your_api_key_here`, `<token>`,
+# `insert-your-token`, `changeme`, `fake_password`. Only the *whole* value counts: a real password
+# may hold any word (`SampleTeam#2024`, `example3wSS…`), so a word inside a value vetoes nothing.
+_PLACEHOLDER_WHOLE_RE = re.compile(
+    r"(?i)(?:(?:your|my|insert|replace|enter|put|add|set|the|an?|with|me|own|real|some|here|is)[_ .-]?){0,4}"
+    r"(?:(?:api|access|secret|auth|bot|app|client|private|db|database|admin|user|service|personal)[_ .-]?){0,3}"
+    r"(?:key|token|secret|password|passwd|pass|pwd|id|value|example|placeholder|dummy|fake|sample|test"
+    r"|redacted|changeme|changeit|notreal|not[_ .-]?real|string|credentials?|here)"
+    r"(?:[_ .-]?(?:key|token|secret|password|here|goes|value|example|placeholder|only|dummy|fake|sample"
+    r"|test|[0-9]{1,4})){0,4}"
 )
-_REPEAT_RE = re.compile(r"(.)\1{5}")  # `aaaaaa`, `000000`: a dummy, not a key
-_PLACEHOLDER_PREFIXES = ("$", "%", "{", "<", "#", "[REDACTED", "@", "&", "*")
-_TEMPLATE_PARTS = ("${", "{{", "$(", "%s", "{0}", "<%", "}}", "{%", "%}")
+# Masks and fillers: `xxxxxxxx`, `********`, `sk_live_XXXXXXXX…`, `........`, `00000000`. Only
+# filler characters count: base64 and base62 keys hold runs of `A` (every OpenSSH key body does).
+_FILLER_RE = re.compile(r"([xX*.#?•_-])\1{5}|0{8}")
+# Keyboard fillers: eight letters or all ten digits in sequence (`AIzaSyabcdefghijklmnop…`, `…0123456789`),
+# which a random key practically never holds (26**-7 per position).
+_SEQUENCES = (
+    "0123456789",
+    *(run[i : i + 8] for run in ("abcdefghijklmnopqrstuvwxyz", "qwertyuiop") for i in range(len(run) - 7)),
+)
+_SEQUENCE_RE = re.compile("|".join(_SEQUENCES))
+# The documented AWS example keys (AWS docs end every example key in `EXAMPLE`/`EXAMPLEKEY`).
+_AWS_EXAMPLE_RE = re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{9}EXAMPLE|[A-Za-z0-9/+]{30}EXAMPLEKEY")
+# Whole-value templates: `${VAR}`, `$VAR`, `{{ var }}`, `$(cmd)`, `%(name)s`, `%VAR%`, `<value>`,
+# `<%= x %>`, `{% x %}`, `@VAR@`, `{0}`, `%s`; a password holding `$`, `{` or `}` elsewhere is no template.
+_TEMPLATE_RE = re.compile(
+    r"\$\{[^{}]{1,128}\}[^{}$]{0,16}|\{\{[^{}]{0,128}\}\}|\$\(.{0,256}|`.{0,256}"
+    r"|%\([A-Za-z0-9_]{1,64}\)[sd]|%[A-Za-z_][A-Za-z0-9_]{0,63}%|<[^<>]{1,128}>|<%.{0,256}%>|\{%.{0,256}%\}"
+    r"|@[A-Za-z_][A-Za-z0-9_]{0,63}@|\{[0-9A-Za-z_]{0,64}\}|%s|\*{1,}|#{1,}|\[REDACTED[^\]]{0,80}\]",
+    re.S,
+)
+# A shell or PHP variable: `$DB_PASSWORD`, `$db_pass`, `$dbPassword`, `$1`; `$xluWx2Mq…` (mixed case
+# and digits at random) is a password that starts with `$`.
+_VARIABLE_RE = re.compile(
+    r"\$(?:[A-Z_][A-Z0-9_]{0,127}|[a-z_][a-z0-9_]{0,127}|[a-z]{1,32}(?:[A-Z][a-z]{1,32}){1,8}|[0-9])"
+)
+# Interpolation inside a value (`postgres://${DB_USER}:${DB_PASS}@…`, `Bearer {{token}}`): a
+# `${NAME}` or `{{ name }}` names a variable, whereas a password's `{` rarely opens an identifier.
+_INTERPOLATION_RE = re.compile(
+    r"\$\{[A-Za-z_][A-Za-z0-9_.:-]{0,127}\}|\{\{[ \t]{0,4}[A-Za-z_.][A-Za-z0-9_.]{0,127}[ \t]{0,4}\}\}"
+)
 # values that are data, not secrets: dates, times, versions, IP addresses
 _NOT_A_SECRET_RE = re.compile(
     r"\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]{5,15}(?:Z|[+-]\d{2}:?\d{2})?)?"  # a date, a timestamp
@@ -185,14 +182,29 @@ def shannon_entropy(text: str) -> float:
 
 
 def placeholder(value: str) -> bool:
-    """A template, dummy, documented example, masked value, marker left by an earlier pass, or a
-    value that is plain data (a date, a version, an IP address, `password2`)."""
-    if value.startswith(_PLACEHOLDER_PREFIXES) or any(part in value for part in _TEMPLATE_PARTS):
+    """The whole value is a template, dummy, documented example, mask, marker left by an earlier
+    pass, or plain data (a date, a version, an IP address, `password2`)."""
+    if _TEMPLATE_RE.fullmatch(value) or _INTERPOLATION_RE.search(value) or _AWS_EXAMPLE_RE.fullmatch(value):
         return True
-    if _NOT_A_SECRET_RE.fullmatch(value) or _PASSWORD_WORD_RE.fullmatch(value):
+    if _NOT_A_SECRET_RE.fullmatch(value) or _PASSWORD_WORD_RE.fullmatch(value) or _VARIABLE_RE.fullmatch(value):
         return True
     low = value.lower()
-    return low in _DUMMIES or any(word in low for word in _PLACEHOLDER_WORDS) or _REPEAT_RE.search(value) is not None
+    if low in _DUMMIES or _PLACEHOLDER_WHOLE_RE.fullmatch(value) or _FILLER_RE.search(value) is not None:
+        return True
+    if _SEQUENCE_RE.search(low) is not None:
+        return True
+    return _masked(value)
+
+
+def _masked(value: str) -> bool:
+    """Mostly filler: `xxxx1234`, `sk_live_****abcd`, `EAAAAAAA…` (a masked or dummy key)."""
+    if not value:
+        return True
+    if sum(value.count(c) for c in "xX*.•") * 2 >= len(value):
+        return True
+    # a character filling half the value shows at its start, a third, the middle or its end
+    samples = {value[0], value[len(value) // 3], value[len(value) // 2], value[-1]}
+    return any(value.count(c) * 2 >= len(value) for c in samples)
 
 
 def _literal(value: str, minimum: int = MIN_SECRET_LENGTH) -> bool:
@@ -328,13 +340,13 @@ _URL_DUMMIES = frozenset(
 
 def url_password(value: str) -> bool:
     """`postgres://u:${DB_PASSWORD}@h`, `:%(pw)s@`, `:****@`, `user:pass@` are examples."""
-    if value.startswith(_PLACEHOLDER_PREFIXES) or any(part in value for part in _TEMPLATE_PARTS):
+    if placeholder(value):
         return False
     if value.lower() in _DUMMIES or value.lower() in _URL_DUMMIES:
         return False
     if re.fullmatch(r"[A-Z]+(?:_[A-Z0-9]+)*|\d{1,5}", value):  # `user:DB_PASSWORD@`, a port
         return False
-    return value.strip("*xX.") != "" and not placeholder(value.lstrip("$%{<#@&*"))
+    return value.strip("*xX.") != ""
 
 
 def pem_body(value: str) -> bool:
@@ -387,7 +399,34 @@ def social_token(value: str) -> bool:
     return not placeholder(value.lstrip("A")) and shannon_entropy(value.lstrip("A")) >= 3.5
 
 
+def header_token(value: str) -> bool:
+    """A token in an auth header: random, hex ones of 12 characters and more included (a header
+    names its value a credential, so a short hex token there is one)."""
+    if not _literal(value, 12) or identifier(value) or _name_like(value):
+        return False
+    return shannon_entropy(value) >= 3.0
+
+
+def azure_devops_pat(value: str) -> bool:
+    """52 characters of lower-case base32 (a digit among them) or 84 with `AZDO`: not a word run."""
+    return not placeholder(value) and any(c.isdigit() for c in value) and shannon_entropy(value) >= 3.5
+
+
+def k8s_data_value(value: str) -> bool:
+    """A Secret's `data` value is base64 of its content: decodable, and no plain word (`frontend`)."""
+    if placeholder(value) or (value.isalpha() and wordy(value)) or identifier(value):
+        return False
+    try:
+        decoded = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return len(decoded) >= 4
+
+
 VALIDATORS: dict[str, Callable[[str], bool]] = {
+    "header_token": header_token,
+    "azure_devops_pat": azure_devops_pat,
+    "k8s_data_value": k8s_data_value,
     "b64_private_key": b64_private_key,
     "discord_bot": discord_bot,
     "social_token": social_token,

@@ -1,0 +1,118 @@
+"""A rule compiled for the engine: its regex on text and on bytes, its replacement and checks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from .rules import Rule
+from .validators import looks_secret
+
+_KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A rule with its patterns compiled; `index` is its rank (earlier rules win overlaps)."""
+
+    index: int
+    rule: Rule
+    text: re.Pattern[str]  # for redact_text's textual rules and decoded lines
+    raw: re.Pattern[bytes] | None  # for the anchored bytes path; None: searched on decoded text
+    lead: bytes
+    replacement: bytes
+    name: re.Pattern[str] | None = None  # the `name` group must fullmatch this
+
+    def names(self, match: re.Match[Any]) -> bool:
+        """The match's `name` group names a secret (always true for rules without a name check)."""
+        if self.name is None:
+            return True
+        name = match.group("name")
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "surrogateescape")
+        return name is not None and self.name.fullmatch(name) is not None
+
+    def accepts(self, match: re.Match[Any], secret: str) -> bool:
+        """The rule's name check (when it has one) and validator both pass."""
+        return self.names(match) and _accept(self.rule, secret)
+
+
+def _accept(rule: Rule, secret: str) -> bool:
+    return rule.validator is None or rule.validator(secret)
+
+
+def compile_rule(index: int, rule: Rule) -> Compiled:
+    """Compile a rule, turning every problem into a ValueError that names it."""
+    if not isinstance(rule.kind, str) or not _KIND_RE.fullmatch(rule.kind):
+        raise ValueError(f"redaction rule {rule.kind!r}: kind must match [A-Za-z0-9_.-]{{1,64}}")
+    try:
+        text = re.compile(rule.pattern)
+        raw = _raw_pattern(rule)
+        for anchor in (*rule.anchors, *rule.lower_anchors):
+            re.compile(anchor)
+    except (re.error, TypeError, UnicodeEncodeError) as exc:
+        raise ValueError(f"redaction rule {rule.kind!r}: invalid pattern: {exc}") from exc
+    group = rule.group
+    if (isinstance(group, int) and not 0 <= group <= text.groups) or (
+        isinstance(group, str) and group not in text.groupindex
+    ):
+        raise ValueError(f"redaction rule {rule.kind!r}: pattern has no group {group!r}")
+    lead = bytes(b for b in range(128) if re.fullmatch(f"[{rule.lead}]", chr(b))) if rule.lead else b""
+    try:
+        name = re.compile(rule.name_pattern) if rule.name_pattern else None
+    except re.error as exc:
+        raise ValueError(f"redaction rule {rule.kind!r}: invalid name pattern: {exc}") from exc
+    if name is not None and "name" not in text.groupindex:
+        raise ValueError(f"redaction rule {rule.kind!r}: a name pattern needs a (?P<name>…) group")
+    return Compiled(index, rule, text, raw, lead, b"[REDACTED:" + rule.kind.encode() + b"]", name)
+
+
+def _raw_pattern(rule: Rule) -> re.Pattern[bytes] | None:
+    if rule.prefixes or rule.anchors or rule.lower_anchors or rule.context:
+        return re.compile(rule.pattern.encode("utf-8"))
+    if _bytes_safe(rule.pattern):
+        return re.compile(rule.pattern.encode("ascii"))
+    return None
+
+
+_UNICODE_SENSITIVE = re.compile(r"\\[wWdDsSbBuUNx]|\(\?[a-zA-Z]*i|\[\^|\.")
+
+
+def _bytes_safe(pattern: str) -> bool:
+    """Whether a pattern matches the same on UTF-8 bytes as on text (so it can be its own anchor).
+
+    True for ASCII literals and positive classes; `.`, `[^…]`, `\\w`, `\\s`, `\\d`, `\\b`,
+    escapes and IGNORECASE match differently (per byte, or ASCII only). Conservative: an escaped
+    `\\.` also counts as unsafe.
+    """
+    return pattern.isascii() and not _UNICODE_SENSITIVE.search(pattern)
+
+
+def rule_from_mapping(index: int, spec: Any) -> Rule:
+    if not isinstance(spec, Mapping) or not isinstance(spec.get("pattern"), str):
+        raise ValueError(f"redaction config: extra rule #{index} needs a 'kind' and a 'pattern'")
+    kind = spec.get("kind", f"extra_{index}")
+    threshold = spec.get("min_entropy")
+    validator = partial(looks_secret, threshold=float(threshold)) if threshold is not None else None
+    rule = Rule(str(kind), spec["pattern"], spec.get("group", 0), validator)
+    compile_rule(0, rule)  # fail early, naming the rule
+    return rule
+
+
+def substitute(compiled: Compiled, text: str, counts: dict[str, int]) -> str:
+    """One rule over `text`, replacing only the secret group of accepted matches."""
+    rule, replacement = compiled.rule, compiled.replacement.decode()
+
+    def replace(match: re.Match[str]) -> str:
+        secret = match.group(rule.group)
+        if not secret or not compiled.accepts(match, secret):
+            return match.group(0)
+        counts[rule.kind] = counts.get(rule.kind, 0) + 1
+        whole, base = match.group(0), match.start()
+        start, end = match.span(rule.group)
+        return whole[: start - base] + replacement + whole[end - base :]
+
+    return compiled.text.sub(replace, text)

@@ -1,0 +1,102 @@
+"""Equivalent encodings of a secret: match on the decoded form, redact the original bytes.
+
+A secret reaches a transcript escaped as often as plain: a JSON document printed by a tool holds
+`\\u0041` escapes and `\\/` slashes (a Slack webhook in `gh api` output), an HTML page holds
+`&amp;`, a URL holds `%40` in its password. A line holding any of them is decoded once more,
+with a map from each decoded byte back to the bytes it came from, so a span found in the decoded
+line redacts exactly the original bytes it covers. Only characters that cannot change the JSON
+structure of the line are decoded (never a quote, a backslash or a control character). Only a
+window around each escape is decoded and searched; bytes without an escape nearby are not.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+_WINDOW = 512  # bytes decoded on each side of an escape (a token and the name before it)
+# \u00XX (JSON; one or two backslashes: a JSON text inside a JSON string), \/ (JSON's escaped
+# solidus), HTML character references, %XX (URL percent-encoding)
+_ESCAPE = re.compile(
+    rb"\\{1,2}u00([2-7][0-9a-fA-F])|\\{1,2}/|&(amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});|%([2-7][0-9a-fA-F])"
+)
+_ENTITIES = {b"amp": b"&", b"lt": b"<", b"gt": b">", b"apos": b"'"}
+_UNSAFE = frozenset(b'"\\\x7f')
+
+
+class Decoded:
+    """Bytes decoded once, and the way back: `origin(start, end)` is where a decoded range came from.
+
+    The map is sparse: after each escape the offset between decoded and original bytes grows.
+    """
+
+    def __init__(self, line: bytes) -> None:
+        pieces: list[bytes] = []
+        self._points: list[int] = [0]  # decoded index from which `_shifts` applies
+        self._shifts: list[int] = [0]  # original index minus decoded index
+        done = size = 0
+        for match in _ESCAPE.finditer(line):
+            char = _decode(match)
+            if char is None:
+                continue
+            pieces += (line[done : match.start()], char)
+            size += match.start() - done + 1
+            self._points.append(size)
+            self._shifts.append(match.end() - size)
+            done = match.end()
+        pieces.append(line[done:])
+        self.data = b"".join(pieces)
+        self.changed = done > 0
+
+    def origin(self, start: int, end: int) -> tuple[int, int]:
+        """The original byte range of decoded bytes [start, end)."""
+        return start + self._shift(start), end + self._shift(end)
+
+    def _shift(self, index: int) -> int:
+        return self._shifts[bisect_right(self._points, index) - 1]
+
+
+def _decode(match: re.Match[bytes]) -> bytes | None:
+    hex_code = match.group(1) or match.group(3)
+    if hex_code is not None:
+        char = bytes((int(hex_code, 16),))
+        return None if char[0] in _UNSAFE else char
+    entity = match.group(2)
+    if entity is None:
+        return b"/"
+    if entity in _ENTITIES:
+        return _ENTITIES[entity]
+    code = int(entity[2:], 16) if entity[1:2] in (b"x", b"X") else int(entity[1:])
+    return bytes((code,)) if 0x20 <= code < 0x7F and code not in _UNSAFE else None
+
+
+# One pass per trigger, each starting with a literal (sre then finds candidates at memory speed;
+# a single alternation starting with `\\`, `&` or `%` would test every byte).
+_TRIGGERS = tuple(
+    re.compile(pattern)
+    for pattern in (
+        rb"\\u00[2-7][0-9a-fA-F]",
+        rb"\\/",
+        rb"&(?:amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});",
+        rb"%[2-7][0-9a-fA-F]",
+    )
+)
+
+
+def encoded_windows(data: bytes) -> list[tuple[int, int]]:
+    """Byte ranges around every escape worth decoding, merged, each inside one line: a secret
+    holding an escape lies within _WINDOW bytes of it (longer lines cost no more than short ones)."""
+    windows: list[tuple[int, int]] = []
+    for trigger in _TRIGGERS:
+        for match in trigger.finditer(data):
+            line_start = data.rfind(b"\n", max(0, match.start() - _WINDOW), match.start()) + 1
+            line_end = data.find(b"\n", match.end(), match.end() + _WINDOW)
+            start = max(line_start, match.start() - _WINDOW)
+            windows.append((start, min(match.end() + _WINDOW, len(data)) if line_end < 0 else line_end))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(windows):
+        if merged and start <= merged[-1][1] and data.find(b"\n", merged[-1][1], start) < 0:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged

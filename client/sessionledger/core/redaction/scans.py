@@ -1,0 +1,400 @@
+"""The merged scans: every rule's anchors grouped by leading literal, one regex per group.
+
+See engine.py for why: a scan finds its literal at memory speed and tests cheap gates and a
+lookahead there, so a rule's full regex runs only at the rare positions where it can match.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .compiled import Compiled
+from .rules import FRAGMENTS, Rule
+
+_TOKEN_START = FRAGMENTS["START"]
+_NEAR_BACK = 512  # how far before an anchor a `near` word may be
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    rule: int  # index into Redactor._rules
+    head: bytes  # exact bytes before the scanned literal (provider prefixes), compared on the haystack
+    rest: re.Pattern[bytes] | None  # what must follow the group's literal
+    near: tuple[bytes, ...]
+    context: bool  # a context word: marks lines for the rule instead of a match position
+    boundary: bool = False  # the literal starts a token: not preceded by a token character
+
+
+@dataclass
+class _Group:
+    """One scan: a literal and the anchors that start with it."""
+
+    key: bytes
+    lowered: bool
+    literals: list[tuple[str, str, _Anchor | None]] = field(default_factory=list)  # (literal, rest, proto)
+    free: list[_Anchor] = field(default_factory=list)
+    by_head: dict[int, dict[bytes, list[_Anchor]]] = field(default_factory=dict)
+    scan: re.Pattern[bytes] | None = None
+
+
+class Haystack:
+    """The raw bytes and, made once when first needed, their ASCII-lowercased copy."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._lower: bytes | None = None
+
+    @property
+    def lower(self) -> bytes:
+        if self._lower is None:
+            self._lower = self.data.lower()  # ASCII-only, so offsets are unchanged
+        return self._lower
+
+
+def build_groups(rules: tuple[Compiled, ...]) -> tuple[_Group, ...]:
+    """Merge every rule's anchors into groups by leading literal; compile one scan per group."""
+    groups: dict[tuple[str, bool], _Group] = {}
+    for compiled in rules:
+        if compiled.raw is None:
+            continue
+        rule = compiled.rule
+        near = tuple(w.encode() for w in rule.near)
+        for lowered, regexes in ((False, rule.anchors), (True, rule.lower_anchors)):
+            for regex in regexes:
+                _add_literal(groups, regex, lowered, _Anchor(compiled.index, b"", None, near, False))
+        for word in rule.context:
+            _add_literal(groups, re.escape(word), True, _Anchor(compiled.index, b"", None, (), True))
+    keys = {k: _common_prefix([lit for lit, _, _ in g.literals]) for k, g in groups.items()}
+    for compiled in rules:
+        if compiled.raw is None:
+            continue
+        for prefix in compiled.rule.prefixes:
+            _add_prefix(groups, keys, compiled, prefix)
+    for group in groups.values():
+        _compile_group(group)
+    return tuple(groups.values())
+
+
+def _add_literal(groups: dict[tuple[str, bool], _Group], regex: str, lowered: bool, proto: _Anchor) -> None:
+    literal, rest = _literal_prefix(regex)
+    if not literal:
+        raise ValueError(f"anchor {regex!r} must start with a literal")
+    group = groups.setdefault((literal[0], lowered), _Group(b"", lowered))
+    group.literals.append((literal, rest, proto))
+
+
+def _add_prefix(
+    groups: dict[tuple[str, bool], _Group], keys: dict[tuple[str, bool], str], compiled: Compiled, prefix: str
+) -> None:
+    """Anchor a provider prefix on the cheapest scan: a separator, `A`, an existing lowercase scan,
+    or (last resort) the prefix itself."""
+    follow = compiled.rule.follow
+    for i, char in enumerate(prefix):
+        if char in "_-.~":
+            return _add_pivot(groups, compiled, prefix, i, char, False, follow)
+    if "A" in prefix:
+        return _add_pivot(groups, compiled, prefix, prefix.index("A"), "A", False, follow)
+    lower = prefix.lower()
+    for (_first, lowered), key in keys.items():
+        if lowered and key in lower:
+            return _add_pivot(groups, compiled, prefix, lower.index(key), key, True, follow)
+    return _add_pivot(groups, compiled, prefix, 0, prefix, False, follow)
+
+
+def _add_pivot(
+    groups: dict[tuple[str, bool], _Group],
+    compiled: Compiled,
+    prefix: str,
+    at: int,
+    key: str,
+    lowered: bool,
+    follow: str,
+) -> None:
+    head = prefix[:at]
+    tail = prefix[at + len(key) :]
+    rest = re.escape(tail.lower() if lowered else tail)
+    if len(tail) < 2 and follow:  # a longer literal tail is selective enough on its own
+        rest += f"(?i:{follow})" if lowered else follow
+    boundary = not head and compiled.rule.pattern.startswith(_TOKEN_START)
+    anchor = _Anchor(compiled.index, (head.lower() if lowered else head).encode(), None, (), False, boundary)
+    group = groups.setdefault((key[0], lowered), _Group(b"", lowered))
+    group.literals.append((key, rest, anchor))
+
+
+def _compile_group(group: _Group) -> None:
+    """One regex per group: the literal, then either a head just before it (checked with cheap
+    lookbehinds: a class per character, then the exact suffixes) followed by one of the headed
+    anchors' rests, or one of the other anchors' rests (behind a one-character class gate)."""
+    key = _common_prefix([lit for lit, _, _ in group.literals])
+    group.key = key.encode()
+    headed: dict[str, set[str]] = {}  # rest -> heads
+    free: list[str] = []
+    bounded: list[str] = []  # rests of token prefixes that must start a token (`AKIA`, not `…AAAAKIA`)
+    for literal, rest, proto in group.literals:
+        assert proto is not None
+        full = re.escape(literal[len(key) :]) + rest
+        anchor = _Anchor(proto.rule, proto.head, re.compile(full.encode()) if full else None, proto.near, proto.context)
+        if anchor.head:
+            group.by_head.setdefault(len(anchor.head), {}).setdefault(anchor.head, []).append(anchor)
+            headed.setdefault(full, set()).add(proto.head.decode())
+        else:
+            group.free.append(anchor)
+            (bounded if proto.boundary and full else free).append(full)
+    group.free = _merge_by_rule(group.free)
+    branches = []
+    if headed:
+        suffixes = sorted({h for heads in headed.values() for h in heads})
+        branches.append(_behind(suffixes, key) + _ahead(_flatten(list(headed))))
+    if bounded:
+        k = re.escape(key)
+        start = rf"(?:(?<![A-Za-z0-9_+/-]{k})|(?<=\\[nrtbf]{k})|(?<=\\u[0-9a-fA-F]{{4}}{k})|(?<=[0-9]m{k}))"
+        branches.append(start + _ahead(_flatten(bounded)))
+    if free:
+        branches.append(_ahead(_flatten(free)))
+    look = "" if "" in free else "(?:" + "|".join(branches) + ")"
+    group.scan = re.compile(re.escape(key).encode() + look.encode())
+
+
+def _merge_by_rule(anchors: list[_Anchor]) -> list[_Anchor]:
+    """One anchor per (rule, near, context): their rests joined, so a hit tests each rule once."""
+    merged: dict[tuple[int, tuple[bytes, ...], bool], list[_Anchor]] = {}
+    for anchor in anchors:
+        merged.setdefault((anchor.rule, anchor.near, anchor.context), []).append(anchor)
+    out = []
+    for (rule, near, context), same in merged.items():
+        if any(a.rest is None for a in same):
+            rest = None
+        else:
+            rests = list(dict.fromkeys(a.rest.pattern for a in same if a.rest is not None))
+            rest = re.compile(rests[0] if len(rests) == 1 else b"|".join(b"(?:" + r + b")" for r in rests))
+        out.append(_Anchor(rule, b"", rest, near, context))
+    return out
+
+
+def _behind(heads: list[str], key: str) -> str:
+    """Lookbehinds for `head + key`, checking the head's last one or two characters: a class per
+    character first (cheap: most `_` of a source file fail it), then the exact suffixes."""
+    tail = re.escape(key)
+    suffixes = sorted({h[-2:] for h in heads})
+    parts = []
+    for width in (2, 1):
+        chosen = [s for s in suffixes if len(s) == width]
+        if not chosen:
+            continue
+        gate = "".join("[" + "".join(re.escape(c) for c in sorted({s[i] for s in chosen})) + "]" for i in range(width))
+        exact = "|".join(re.escape(s) for s in chosen)
+        parts.append(f"(?<={gate}{tail})(?<=(?:{exact}){tail})")
+    return "(?:" + "|".join(parts) + ")"
+
+
+def _flatten(rests: list[str]) -> list[str]:
+    """Alternatives of the rests, a rest `(?:a|b)` split into `a` and `b`, duplicates dropped."""
+    out: list[str] = []
+    for rest in rests:
+        if rest.startswith("(?:") and _closing_paren(rest, 0) == len(rest) - 1:
+            out.extend(_flatten(_split_alternatives(rest[3:-1])))
+        else:
+            out.append(rest)
+    return list(dict.fromkeys(out))
+
+
+def _ahead(rests: list[str]) -> str:
+    """A lookahead for any of `rests`, behind a one-character class when their first characters are known."""
+    if "" in rests:
+        return ""
+    firsts: set[str] = set()
+    for rest in rests:
+        chars = _first_chars(rest)
+        if chars is None:
+            firsts = set()
+            break
+        firsts |= chars
+    gate = "(?=[" + "".join(re.escape(c) for c in sorted(firsts)) + "])" if firsts else ""
+    return gate + "(?=" + "|".join(f"(?:{r})" for r in rests) + ")"
+
+
+def _first_chars(regex: str) -> set[str] | None:
+    """The characters a match of `regex` can start with, or None when that is not simple to tell.
+
+    Used to put a one-character class in front of a scan's lookahead alternation: most hits of a
+    common literal (`p`, `-`, `_`) then fail on one class test instead of on every alternative.
+    """
+    if not regex:
+        return None
+    if regex.startswith(("(?<=", "(?<!")):  # zero width: what follows it comes first
+        close = _closing_paren(regex, 0)
+        return None if close is None else _first_chars(regex[close + 1 :])
+    if regex.startswith(("(?:", "(?=")):
+        return _group_first_chars(regex)
+    if regex.startswith("["):
+        return _class_first_chars(regex)
+    literal, _ = _literal_prefix(regex)
+    if literal:
+        return {literal[0]}
+    if len(regex) >= 2 and regex[1] in "?*" and regex[0] not in "\\.[(":
+        found = _first_chars(regex[2:])
+        return None if found is None else found | {regex[0]}
+    return None
+
+
+def _group_first_chars(regex: str) -> set[str] | None:
+    close = _closing_paren(regex, 0)
+    if close is None:
+        return None
+    inner, after = regex[3:close], regex[close + 1 :]
+    if regex.startswith("(?="):
+        return _first_chars(inner)
+    optional = after[:1] in ("?", "*") or after.startswith("{0")
+    if optional:
+        after = after[1:] if after[:1] in "?*" else after[after.index("}") + 1 :]
+    chars: set[str] = set()
+    for alternative in [*_split_alternatives(inner), *([""] if optional else [])]:
+        found = _first_chars(alternative + after)
+        if found is None:
+            return None
+        chars |= found
+    return chars
+
+
+def _class_first_chars(regex: str) -> set[str] | None:
+    chars = _class_chars(regex)
+    end = regex.find("]", 2) + 1
+    quantifier = regex[end : end + 2]
+    if chars is not None and (quantifier[:1] in ("?", "*") or quantifier == "{0"):
+        after = regex[end + 1 :] if quantifier[:1] in "?*" else regex[regex.index("}", end) + 1 :]
+        found = _first_chars(after)
+        return None if found is None else chars | found
+    return chars
+
+
+def _closing_paren(regex: str, start: int) -> int | None:
+    depth, i = 0, start
+    while i < len(regex):
+        char = regex[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":
+            end = regex.find("]", i + 2)
+            if end < 0:
+                return None
+            i = end + 1
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _split_alternatives(inner: str) -> list[str]:
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(inner):
+        char = inner[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":
+            end = inner.find("]", i + 2)
+            i = (end if end >= 0 else len(inner)) + 1
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            parts.append(inner[start:i])
+            start = i + 1
+        i += 1
+    parts.append(inner[start:])
+    return parts
+
+
+def _class_chars(regex: str) -> set[str] | None:
+    """The members of a leading positive class like `[A-Za-z0-9_-]`, or None."""
+    end = regex.find("]", 2)
+    body = regex[1:end]
+    if end < 0 or body.startswith("^") or "\\" in body.replace("\\\\", "").replace("\\-", "").replace("\\.", ""):
+        return None
+    body = body.replace("\\-", "-").replace("\\.", ".").replace("\\\\", "\\")
+    chars: set[str] = set()
+    i = 0
+    while i < len(body):
+        if i + 2 < len(body) and body[i + 1] == "-":
+            chars.update(chr(c) for c in range(ord(body[i]), ord(body[i + 2]) + 1))
+            i += 3
+        else:
+            chars.add(body[i])
+            i += 1
+    return chars
+
+
+def _literal_prefix(regex: str) -> tuple[str, str]:
+    """(literal, rest): the literal characters a regex starts with, and the remaining regex."""
+    out: list[str] = []
+    i = 0
+    while i < len(regex):
+        char = regex[i]
+        if char == "\\":
+            if i + 1 >= len(regex) or regex[i + 1].isalnum():
+                break  # \d, \s, \n …: a class, not a literal
+            literal, step = regex[i + 1], 2
+        elif char in ".^$*+?{}[]|()":
+            break
+        else:
+            literal, step = char, 1
+        following = regex[i + step : i + step + 1]
+        if following and following in "*+?{":
+            break
+        out.append(literal)
+        i += step
+    return "".join(out), regex[i:]
+
+
+def _common_prefix(words: list[str]) -> str:
+    first, last = min(words), max(words)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
+def self_anchored(rule: Rule) -> bool:
+    return not (rule.prefixes or rule.anchors or rule.lower_anchors or rule.context)
+
+
+def scan(groups: tuple[_Group, ...], hay: Haystack) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+    """Run every group's scan over `hay`; (rule → candidate start positions, rule → context line starts)."""
+    candidates: dict[int, list[int]] = {}
+    context: dict[int, list[int]] = {}
+    for group in groups:
+        buf = hay.lower if group.lowered else hay.data
+        assert group.scan is not None
+        width = len(group.key)
+        headed = group.by_head.items()
+        for match in group.scan.finditer(buf):
+            pos = match.start()
+            anchors = group.free
+            if headed:
+                anchors = [*anchors, *(a for w, h in headed if pos >= w for a in h.get(buf[pos - w : pos], ()))]
+            for anchor in anchors:
+                if anchor.rest is not None and anchor.rest.match(buf, pos + width) is None:
+                    continue
+                if anchor.near and not _near(hay.lower, pos, anchor.near):
+                    continue
+                if anchor.context:
+                    context.setdefault(anchor.rule, []).append(pos)
+                else:
+                    candidates.setdefault(anchor.rule, []).append(pos - len(anchor.head))
+    return candidates, context
+
+
+def _near(lower: bytes, pos: int, words: tuple[bytes, ...]) -> bool:
+    """One of `words` occurs before `pos` on the same line, within _NEAR_BACK bytes."""
+    start = max(0, pos - _NEAR_BACK, lower.rfind(b"\n", max(0, pos - _NEAR_BACK), pos) + 1)
+    window = lower[start:pos]
+    return any(w in window for w in words)

@@ -1,0 +1,260 @@
+"""Spans of secrets in a buffer: matching a rule at a candidate, merging, replacing, splicing lines."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any, TypeVar
+
+from .compiled import Compiled
+from .copies import Copy
+
+_STRING_BREAK = re.compile(rb'(\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"[+ -]?)')
+_ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_NEAR_LINES = 3  # copies of a value are searched in its line and this many lines before and after it
+_NEAR_BYTES = 1 << 20  # … but never more than this far away
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    start: int
+    end: int
+    kind: str
+
+
+Buf = TypeVar("Buf", bytes, str)
+Edit = tuple[int, int, int, Buf]  # (0-based line number, start, end, replacement line)
+
+
+class Compact:
+    """`data` without the duplicate copies, for the scans, and the way back to `data` offsets."""
+
+    def __init__(self, data: bytes, duplicates: list[Copy]) -> None:
+        self._starts: list[int] = [0]  # compact offset where each kept piece starts
+        self._shifts: list[int] = [0]  # what to add to a compact offset inside that piece
+        if not duplicates:
+            self.data = data
+            return
+        pieces, done, removed = [], 0, 0
+        for copy in duplicates:
+            pieces.append(data[done : copy.start])
+            removed += copy.end - copy.start
+            self._starts.append(copy.end - removed)  # the next piece starts where this copy ended
+            self._shifts.append(removed)
+            done = copy.end
+        pieces.append(data[done:])
+        self.data = b"".join(pieces)
+
+    def original(self, positions: list[int]) -> list[int]:
+        if len(self._starts) == 1:
+            return positions
+        return [p + self._shifts[bisect.bisect_right(self._starts, p) - 1] for p in positions]
+
+
+def into_duplicates(data: bytes, spans: list[Span], duplicates: list[Copy]) -> list[Span]:
+    """The spans found in a tool_result content, mapped into its skipped structured copy (copies.py):
+    at the same line and column (a numbered span drops its line numbers), or else wherever its value is."""
+    out: list[Span] = []
+    i = 0
+    for copy in duplicates:  # both sorted by position
+        while i < len(spans) and spans[i].end <= copy.source:
+            i += 1
+        j = i
+        while j < len(spans) and spans[j].start < copy.source_end:
+            span = spans[j]
+            value = data[span.start : span.end]
+            mapped = copy.translate(data, span.start, span.end)
+            if mapped is not None and (copy.numbered or data[mapped[0] : mapped[1]] == value):
+                out.append(Span(mapped[0], mapped[1], span.kind))
+            else:
+                at = data.find(value, copy.start, copy.end)
+                while at >= 0:
+                    out.append(Span(at, at + len(value), span.kind))
+                    at = data.find(value, at + len(value), copy.end)
+            j += 1
+    return out
+
+
+# --- matching helpers ----------------------------------------------------------------------------
+
+
+def match_at(compiled: Compiled, data: bytes, pos: int, floor: int, end: int) -> re.Match[bytes] | None:
+    """The leftmost match starting between the `lead` run before `pos` and `pos` itself, ending by `end`.
+
+    Anchored `match` calls cost the length of a match, whereas a `search` from the anchor would
+    scan the rest of a (possibly 100 KB) line whenever the rule fails at this anchor. In JSONL a
+    match never crosses a line (`end` is the line's end); in plain text a multi-line secret may.
+    """
+    assert compiled.raw is not None
+    if not compiled.lead:
+        return compiled.raw.match(data, pos, end)
+    before = data[max(floor, pos - compiled.rule.lead_max) : pos]
+    lo = pos - (len(before) - len(before.rstrip(compiled.lead)))
+    # A match starts at a word start: the run's first byte or just after a non-alphanumeric
+    # byte inside it (`.`, `_`, `-`, `"`); trying every byte would cost a regex call each.
+    for start in _word_starts(data, lo, pos):
+        match = compiled.raw.match(data, start, end)
+        if match is not None and compiled.names(match):
+            return match
+    return None
+
+
+# where a token or name can start inside a run: after a JSON escape (`\n`, `\u0007`), an ANSI
+# colour code (`…[32m`), or any other non-alphanumeric byte (which may itself start a match: `<`, `(`)
+_WORD_BREAK = re.compile(rb"\\[nrtbf]|\\u[0-9a-fA-F]{4}|(?<=\[)[0-9;]{1,8}m|[^A-Za-z0-9]")
+
+
+def _word_starts(data: bytes, lo: int, pos: int) -> Iterator[int]:
+    """`lo`, every word break in [lo, pos) and the byte after it, then `pos` itself."""
+    yield lo
+    for m in _WORD_BREAK.finditer(data, max(0, lo - 1), pos):
+        if m.start() > lo:
+            yield m.start()
+        if lo < m.end() < pos:
+            yield m.end()
+    if pos > lo:
+        yield pos
+
+
+def group_span(match: re.Match[bytes], group: int | str) -> tuple[int, int] | None:
+    start, end = match.span(group)
+    return (start, end) if start >= 0 and end > start else None
+
+
+def neighbourhood(data: bytes, at: int) -> tuple[int, int]:
+    """The byte range of the line holding `at` and _NEAR_LINES lines on each side."""
+    lo = hi = at
+    for _ in range(_NEAR_LINES + 1):
+        lo = max(data.rfind(b"\n", max(0, at - _NEAR_BYTES), max(lo - 1, 0)), 0)
+    for _ in range(_NEAR_LINES + 1):
+        found = data.find(b"\n", hi + 1, at + _NEAR_BYTES)
+        hi = found if found >= 0 else min(len(data), at + _NEAR_BYTES)
+    return lo, hi
+
+
+def bounded(data: bytes, start: int, end: int, value: bytes) -> bool:
+    """A copy counts unless it is part of a longer word (`\\n` before it is an escape, no letter)."""
+    escaped = start >= 2 and data[start - 2] == 0x5C  # `\nVALUE`: the `n` belongs to the escape
+    if value[0] in _ALNUM and start > 0 and data[start - 1] in _ALNUM and not escaped:
+        return False
+    return not (value[-1] in _ALNUM and end < len(data) and data[end] in _ALNUM)
+
+
+def accept_all(accepted: list[Span], spans: Iterable[Span]) -> None:
+    """Add the spans that overlap neither an accepted span nor each other (the earlier one wins);
+    `accepted` stays sorted. Bisection on the starts and one merge: a rule may add thousands."""
+    new = sorted(spans, key=_START_KEY)
+    if not new:
+        return
+    starts = [span.start for span in accepted]
+    kept: list[Span] = []
+    last_end = -1
+    for span in new:
+        i = bisect.bisect_left(starts, span.start)
+        if span.start < last_end or (i and accepted[i - 1].end > span.start):
+            continue
+        if i < len(accepted) and accepted[i].start < span.end:
+            continue
+        kept.append(span)
+        last_end = span.end
+    if kept:
+        accepted[:] = sorted(accepted + kept, key=_START_KEY)
+
+
+_START_KEY = attrgetter("start")
+
+
+def apply_spans(data: bytes, spans: list[Span], counts: dict[str, int]) -> bytes:
+    """`data` with every span replaced by its marker (the same object when there is none)."""
+    if not spans:
+        return data
+    pieces: list[Any] = []
+    done = 0
+    for span in spans:
+        pieces += (data[done : span.start], replacement(data[span.start : span.end], span.kind))
+        done = span.end
+        counts[span.kind] = counts.get(span.kind, 0) + 1
+    return b"".join(pieces) + data[done:]
+
+
+def replacement(secret: bytes, kind: str) -> bytes:
+    """The marker; a secret spanning JSON strings (`","+`) gets one marker per string."""
+    marker = b"[REDACTED:" + kind.encode() + b"]"
+    if b'"' not in secret:
+        return marker
+    parts = _STRING_BREAK.split(secret)
+    return b"".join(part if i % 2 else (marker if part else b"") for i, part in enumerate(parts))
+
+
+def group_by_line(buf: Buf, spans: list[Span]) -> Iterator[tuple[int, int, list[Span]]]:
+    """(line start, line end without newline, spans inside) for each line holding sorted spans."""
+    newline = b"\n" if isinstance(buf, bytes) else "\n"
+    i = 0
+    while i < len(spans):
+        start = buf.rfind(newline, 0, spans[i].start) + 1
+        end = buf.find(newline, spans[i].start)
+        end = len(buf) if end < 0 else end
+        j = i
+        while j < len(spans) and spans[j].start < end:
+            j += 1
+        yield start, max(end, spans[j - 1].end), spans[i:j]
+        i = j
+
+
+def splice(buf: Buf, edits: list[tuple[int, int, int, Any]]) -> Any:
+    """`buf` with the (number, start, end, new) edits applied; everything else copied as is."""
+    if not edits:
+        return buf
+    pieces: list[Any] = []
+    done = 0
+    for _, start, end, new in edits:
+        pieces += (buf[done:start], new)
+        done = end
+    pieces.append(buf[done:])
+    return buf[:0].join(pieces)
+
+
+def still_json(before: bytes, after: bytes) -> bool:
+    """False only when redaction broke a line that parsed before (torn lines stay as they are)."""
+    try:
+        json.loads(after)
+        return True
+    except ValueError:
+        try:
+            json.loads(before)
+        except ValueError:
+            return True
+        return False
+
+
+def map_strings(node: Any, fn: Callable[[str], str]) -> Any:
+    """Apply `fn` to every string value of a decoded JSON document (keys are left alone)."""
+    if isinstance(node, str):
+        return fn(node)
+    stack: list[Any] = [node] if isinstance(node, (dict, list)) else []
+    while stack:
+        current = stack.pop()
+        items = current.items() if isinstance(current, dict) else enumerate(current)
+        for key, value in list(items):
+            if isinstance(value, str):
+                current[key] = fn(value)
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+    return node
+
+
+def dump_json(obj: Any) -> bytes:
+    """Compact JSON the way Claude Code writes it; lone surrogates stay \\u-escaped."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:
+        return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def merge_counts(into: dict[str, int], counts: Mapping[str, int]) -> None:
+    for kind, n in counts.items():
+        into[kind] = into.get(kind, 0) + n

@@ -1,0 +1,161 @@
+"""Secrets in shapes nobody tuned the rules to: default OpenSSH keys, passwords holding words or
+shell characters, provider tokens in URLs and CLI flags, structured files (Kubernetes Secrets).
+
+Like test_redact_leaks.py, each test plants a generated secret the way it reaches a transcript and
+checks that no copy survives, that every line is still JSON, and that placeholders stay as they are.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import string
+
+import pytest
+
+from sessionledger.core.redaction.examples import random_chars
+from tests.client.test_redact_leaks import assert_gone, bash, prompt, read_result, redact
+
+RNG = random.Random(41)
+ALNUM = string.ascii_letters + string.digits
+
+
+def rand(n: int, alphabet: str = ALNUM) -> str:
+    return random_chars(RNG, alphabet, n)
+
+
+def openssh_key() -> str:
+    """What `ssh-keygen -t ed25519 -N ''` writes: the unencrypted header is full of `AAAA` runs."""
+    header = b"openssh-key-v1\0\0\0\0\x04none\0\0\0\x04none\0\0\0\0\0\0\0\x01\0\0\0\x33\0\0\0\x0bssh-ed25519\0\0\0 "
+    body = base64.b64encode(header + RNG.randbytes(300)).decode()
+    lines = [body[i : i + 70] for i in range(0, len(body), 70)]
+    return "\n".join(["-----BEGIN OPENSSH PRIVATE KEY-----", *lines, "-----END OPENSSH PRIVATE KEY-----"])
+
+
+# --- vetoes apply to whole placeholders only ---------------------------------------------------
+
+
+def test_unencrypted_openssh_key_is_redacted() -> None:
+    key = openssh_key()
+    assert_gone(read_result(f"# id_ed25519\n{key}\n"), key, kind="private_key")
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        lambda: "SampleTeam#2024",
+        lambda: "example" + rand(20),
+        lambda: "FakeNews" + rand(6) + "!",
+        lambda: "$" + rand(20),
+    ],
+    ids=["sample", "example-prefix", "fake", "dollar-start"],
+)
+def test_password_holding_a_placeholder_word_is_redacted(secret: object) -> None:
+    value = secret()  # type: ignore[operator]
+    assert_gone(read_result(f"APP=shop\nDB_PASSWORD={value}\nLOG_LEVEL=info"), value, kind="password")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "DB_PASSWORD=<your-password>",
+        "API_TOKEN=${API_TOKEN}",
+        "DB_PASSWORD=$DB_PASSWORD",
+        "DB_PASSWORD=changeme",
+        "API_TOKEN=xxxxxxxxxxxxxxxxxxxx",
+        "API_TOKEN=your_api_token_here",
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "url = postgres://app:${DB_PASSWORD}@db:5432/app",
+    ],
+)
+def test_whole_placeholder_is_left_alone(line: str) -> None:
+    data = read_result(f"# settings\n{line}\n")
+    assert redact(data).data == data
+
+
+# --- equivalent encodings --------------------------------------------------------------------------
+
+
+def test_password_in_json_unicode_escapes_is_redacted() -> None:
+    plain = rand(24)
+    escaped = "".join(f"\\u{ord(c):04x}" if i % 3 == 0 else c for i, c in enumerate(plain))
+    result = assert_gone(bash("cat config.json", f'{{"api_token": "{escaped}"}}'), escaped)
+    assert plain[1:3] + "\\\\u" not in result.data.decode()
+    assert b"cat config.json" in result.data
+
+
+def test_slack_webhook_with_escaped_slashes_is_redacted() -> None:
+    secret = rand(24)
+    hook = f"T{rand(10, string.ascii_uppercase + string.digits)}\\/B{rand(10)}\\/{secret}"
+    output = f'{{"ok":true,"url":"https:\\/\\/hooks.slack.com\\/services\\/{hook}"}}'
+    result = assert_gone(bash("gh api repos/acme/app/hooks", output), secret, kind="slack_webhook")
+    assert b"hooks.slack.com" in result.data
+
+
+def test_percent_encoded_url_password_is_redacted() -> None:
+    secret = rand(8) + "%40" + rand(8)
+    assert_gone(prompt(f"DATABASE_URL=postgres://app:{secret}@db.internal:5432/app"), secret, kind="url_password")
+
+
+def test_html_entity_in_a_password_is_redacted() -> None:
+    secret = rand(10) + "&amp;" + rand(6)
+    assert_gone(prompt(f'<input type="password" name="password" value="{secret}">'), secret)
+
+
+def test_escape_without_a_secret_leaves_the_line_alone() -> None:
+    data = bash("curl 'https://x.io/a%20b?q=caf%C3%A9'", '{"path":"a\\/b","name":"\\u0041lice"}')
+    assert redact(data).data == data
+
+
+# --- provider formats and contexts ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (
+            lambda: f"curl https://api.telegram.org/bot{{}}/getMe|{RNG.randrange(10**8, 10**10)}:AA{rand(33)}",
+            "telegram",
+        ),
+        (lambda: "AZURE_DEVOPS_EXT_PAT={}|" + rand(45, string.ascii_lowercase) + "2345672", "azure_devops"),
+        (lambda: "vault login {}|s." + rand(24), "vault"),
+        (lambda: "BUNDLE_GEMS__CONTRIBSYS__COM=user:{}|" + rand(24), "registry"),
+        (lambda: "token {}|ya29." + rand(30, string.ascii_lowercase + string.digits) + rand(80), "google_oauth"),
+        (lambda: "sqlcmd -S db -U sa -P {} -Q 'select 1'|" + rand(12) + "!", "password"),
+        (lambda: "redis-cli -h cache -a {} ping|" + rand(12) + "!", "password"),
+        (lambda: "mysqlsh --uri root:{}@db.internal:3306|" + rand(12) + "!", "password"),
+        (lambda: "curl -H 'X-Auth-Token: {}' https://api.internal|" + rand(16, "0123456789abcdef"), "generic_secret"),
+        (lambda: "set SESSION_SECRET to {} in staging|" + rand(24), "generic_secret"),
+    ],
+    ids=[
+        "telegram-url",
+        "azure-devops",
+        "vault-legacy",
+        "bundler",
+        "ya29-late-caps",
+        "sqlcmd",
+        "redis-cli",
+        "mysqlsh-uri",
+        "hex-auth-header",
+        "prose-set-to",
+    ],
+)
+def test_provider_format_or_context_is_redacted(make: object, kind: str) -> None:
+    template, secret = make().split("|")  # type: ignore[operator]
+    assert_gone(bash(template.format(secret)), secret, kind=kind)
+
+
+def test_kubernetes_secret_data_values_are_redacted() -> None:
+    values = [base64.b64encode(rand(24).encode()).decode() for _ in range(3)]
+    manifest = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\n  namespace: production\ntype: Opaque\ndata:\n"
+        f"  api-token: {values[0]}\n  webhook: {values[1]}\n  .dockerconfigjson: {values[2]}\n"
+    )
+    result = assert_gone(read_result(manifest), *values, kind="k8s_secret")
+    assert b"namespace: production" in result.data
+
+
+def test_quoted_password_holding_braces_is_redacted() -> None:
+    secret = rand(5) + "{" + rand(4) + "}" + rand(5)
+    assert_gone(read_result(f'APP=shop\nDB_PASSWORD="{secret}"\n'), secret, kind="password")
