@@ -14,7 +14,7 @@ from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
 from frontend.pagination import keyset_page
 from frontend.present import full_message_html, viewer_title
-from frontend.reading import gc_paused, read
+from frontend.reading import read
 from projects import selectors as project_selectors
 from projects.models import Role
 from sessions_app import blobs, selectors
@@ -104,12 +104,10 @@ class SessionView(SessionObjectMixin, TemplateView):
         key = page_cache.page_key(session, form, where)  # after the permission checks (frontend/page_cache.py)
         reading = page_cache.cached(key)
         if reading is None:
-            with gc_paused():
-                document, unavailable = _document(session)
-                if document is None:
-                    return None, unavailable
-                reading = read(document, form, where=where, params=params)
-                del document  # freed before the collector is back: it never has to walk 100k messages
+            document, unavailable = _document(session)
+            if document is None:
+                return None, unavailable
+            reading = read(document, form, where=where, params=params)
             page_cache.keep(key, reading)
         access_record(session=session, request=self.request, via="web")
         return reading, False
