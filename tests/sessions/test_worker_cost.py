@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from django.contrib.postgres.search import SearchVector
 from django.db import connection
@@ -13,7 +11,6 @@ from django.test.utils import CaptureQueriesContext
 from django_scopes import scopes_disabled
 
 from projects.scoping import project_scope
-from projects.tasking import RowLoader
 from sessions_app.models import Session, Status
 from sessions_app.processing import _search_vector_sql
 from sessions_app.tasks import process_session
@@ -91,24 +88,6 @@ def test_only_the_workers_transaction_skips_the_wal_flush_wait(world) -> None:
     assert default != "off"
     assert synchronous_commit(durable=False) == "off"
     assert synchronous_commit() == default  # transaction-local: the next transaction is durable again
-
-
-def test_the_row_loader_builds_the_same_session_with_its_project_and_author_in_one_query(world, api_as) -> None:
-    """``RowLoader`` keeps the compiled statement between tasks (docs/scaling.md): what it builds must be
-    what the ORM builds, for the first load and every later one."""
-    loader = RowLoader(Session, ("project", "author"))
-    for prompt in ("First", "Second"):
-        session = _uploaded(world, api_as, prompt)
-        with CaptureQueriesContext(connection) as queries:
-            loaded = loader.load(str(session.pk))
-            header = (loaded.project.slug, loaded.author.email)  # no query: loaded with the row
-        assert len(queries.captured_queries) == 1
-        assert header == (world.project.slug, world.member.email)
-        with scopes_disabled():
-            expected = Session.objects.get(pk=session.pk)
-        for field in Session._meta.concrete_fields:
-            assert getattr(loaded, field.attname) == getattr(expected, field.attname), field.name
-    assert loader.load(str(uuid.uuid4())) is None
 
 
 def test_the_search_vector_expression_is_the_vector_the_orm_expression_gave() -> None:
