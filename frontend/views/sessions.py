@@ -12,7 +12,7 @@ from django.views.generic import TemplateView
 from frontend import page_cache
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
-from frontend.pagination import keyset_page
+from frontend.pagination import SessionListPagination, keyset_page
 from frontend.present import full_message_html, viewer_title
 from frontend.reading import read
 from projects import selectors as project_selectors
@@ -24,7 +24,6 @@ from sessions_app.links import commit_web_url, session_web_url
 from sessions_app.models import AccessLog, Kind, Session, Status
 
 logger = logging.getLogger(__name__)
-LIST_PAGE_SIZE = 50
 
 
 class SessionListView(ProjectPageMixin, TemplateView):
@@ -37,8 +36,7 @@ class SessionListView(ProjectPageMixin, TemplateView):
         authors = [m.user.email for m in project_selectors.membership_list(project=self.project)]
         form = SessionListForm(self.request.GET, authors=authors)
         form.is_valid()
-        limit = form.cleaned_data.get("limit") or LIST_PAGE_SIZE
-        page = keyset_page(self._rows(form), form.cleaned_data.get("cursor"), limit)
+        page = keyset_page(SessionListPagination(), self._rows(form), self.request)
         return super().get_context_data(
             form=form,
             page=page,
