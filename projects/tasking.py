@@ -42,13 +42,10 @@ def project_task(
     max_retries: int = 5,
     gate: Callable[[Any], AbstractContextManager[bool]] | None = None,
     related: tuple[str, ...] = ("project",),
-    durable: bool = True,
 ) -> Callable[[Callable[[Any], Any]], Any]:
     """``gate(obj)``, if given, is entered before the project scope, outside any transaction (so
     what it writes is committed at once), and yields whether the body runs now. ``related`` are
-    loaded with the object (in the same query); ``durable=False`` lets the body's transaction
-    commit without waiting for the WAL flush, for bodies whose result can be derived again
-    (``projects.rls.tenant_transaction``)."""
+    loaded with the object (in the same query)."""
 
     def decorate(body: Callable[[Any], Any]) -> Any:
         @shared_task(
@@ -72,7 +69,7 @@ def project_task(
             with gate(obj) if gate else nullcontext(True) as admitted:
                 if not admitted:
                     return None
-                with project_scope(obj.project, durable=durable):
+                with project_scope(obj.project):
                     return body(obj)
 
         return task
