@@ -9,8 +9,7 @@ Timings are server-side: Django's test client runs the whole request (middleware
 tenant scope, blob read, filtering, grouping, Markdown, templates) in-process.
 
 - decode: gunzip + json.loads of the content blob (bytes already in memory) — the floor of any
-  page that shows the document; ``decode_gc_paused`` is the same with the cyclic GC held, as the
-  page does it; ``fetch_decode`` adds reading the blob from storage.
+  page that shows the document; ``fetch_decode`` adds reading the blob from storage.
 - page: GET /p/{project}/s/{id} (first page), a later page, and two filtered views; rendered
   Markdown is memoised per process, so ``page_first_cold`` clears that memo before each request.
   ``rendered`` is what a reader pays who asks for a page nobody has rendered (page cache off);
@@ -100,24 +99,17 @@ def timed(repeat: int, work: Callable[[], object]) -> dict[str, float]:
 
 def page_figures(client, project, session, tiny, repeat: int) -> dict[str, Any]:
     from frontend.markdown import _render_memo
-    from frontend.reading import gc_paused
     from sessions_app import blobs
 
     blob = blobs.get(session.content_storage_key)
 
-    def decode_paused() -> None:
-        with gc_paused():
-            json.loads(gzip.decompress(blob))
-
     decode = timed(repeat, lambda: json.loads(gzip.decompress(blob)))
-    paused = timed(repeat, decode_paused)
     figures: dict[str, Any] = {
         "messages": session.message_count,
         "turns": session.turn_count,
         "raw_bytes": session.raw_size_bytes,
         "content_gzip_bytes": len(blob),
         "decode": decode,
-        "decode_gc_paused": paused,
         "fetch_decode": timed(repeat, lambda: blobs.load_json_gz(session.content_storage_key)),
     }
     # The same page for a one-turn session: what every project page costs (auth, membership, tenant
@@ -144,7 +136,6 @@ def page_figures(client, project, session, tiny, repeat: int) -> dict[str, Any]:
         cached = timed(repeat, lambda q=query: client.get(base + q))
         page["ratio_to_decode"] = round(page["median_ms"] / decode["median_ms"], 2)
         page["ratio_to_decode_best"] = round(page["best_ms"] / decode["best_ms"], 2)
-        page["ratio_to_gc_paused_decode"] = round(page["median_ms"] / paused["median_ms"], 2)
         page["ratio_beyond_fixed_to_decode"] = round((page["median_ms"] - fixed) / decode["median_ms"], 2)
         page["ratio_to_read_decode"] = round(page["median_ms"] / floor["median_ms"], 2)
         page["cached"] = {**cached, "ratio_to_read_decode": round(cached["median_ms"] / floor["median_ms"], 2)}

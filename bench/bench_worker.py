@@ -22,7 +22,10 @@ round by round:
 - ``io_floor`` (``IoFloor``): what any worker must do at the least, by hand with the same storage
   backend and database: read the session's raw blob (``blobs.get``), gunzip + parse it, write a content
   blob of the task's size (``blobs.put``), and commit one UPDATE of the row's columns to their final
-  values in one transaction (a plain connection, ``synchronous_commit=off`` as the task's own result).
+  values in one transaction (a plain connection with ``synchronous_commit=off``: the cheapest commit).
+
+``commit_wait`` (with ``--small``): a small UPDATE of a session's row committed waiting for the WAL flush
+and without (``projects.rls.lazy_commit``, which the task's two commits use), medians of 60 interleaved.
 
 The io floor is the fair one for the task: a worker that skipped none of its irreducible steps —
 it must read the blob, write the document and commit the row, each a round trip the parse floor
@@ -110,7 +113,7 @@ class IoFloor:
     """The irreducible I/O of one session, by hand: read its raw blob, gunzip + parse, write a content
     blob of the task's size, and one UPDATE of the row's columns (the task's own values, the search
     vector as the tsvector it computed) committed in one transaction on a plain connection as the
-    table's owner (no ORM, no tenant settings), ``synchronous_commit=off`` like the task's final write.
+    table's owner (no ORM, no tenant settings), with ``synchronous_commit=off``: the cheapest commit.
     The row is a freshly ingested ``processing`` one, so the insights trigger and the indexes do the
     same work as for the task's UPDATE."""
 
@@ -221,6 +224,27 @@ def _small_figures(project, user, name: str, raw: bytes, count: int) -> dict:
     }
 
 
+def _commit_wait(session_id: object, repeat: int = 60) -> dict[str, float]:
+    """One small committed UPDATE of a session's row, waiting for the WAL flush and not (``lazy_commit``),
+    interleaved: what the task's two commits save by not waiting."""
+    from django.db import transaction
+
+    from projects.rls import lazy_commit
+    from projects.scoping import unscoped
+    from sessions_app.models import Session
+
+    timings: dict[str, list[float]] = {"durable_ms": [], "lazy_ms": []}
+    for _ in range(repeat):
+        for name in timings:
+            started = time.perf_counter()
+            with unscoped(), transaction.atomic():
+                if name == "lazy_ms":
+                    lazy_commit()
+                Session.objects.filter(pk=session_id).update(processing_attempts=0)
+            timings[name].append(time.perf_counter() - started)
+    return {name: round(statistics.median(values) * 1000, 3) for name, values in timings.items()}
+
+
 def _row_bytes(ids: list) -> int:
     """Average stored size of these sessions' rows (TOASTed summary, digest and search vector included)."""
     from django.db import connection
@@ -264,6 +288,9 @@ def main() -> None:
                 name: _small_figures(project, user, name, raw, max(args.count, 15))
                 for name, raw in _small_transcripts().items()
             }
+            with unscoped():
+                row = Session.objects.filter(project=project).values_list("pk", flat=True).first()
+            report["commit_wait"] = _commit_wait(row)
         if not args.small_only:
             report.update({f"{kb}kb": _figures(project, user, kb, args.count) for kb in args.sizes_kb})
     finally:

@@ -113,7 +113,15 @@ def _worker_rows(report: dict[str, Any]) -> Iterator[Row]:
             _p50_p95(figures.get("task_ms"), figures.get("task_p95_ms")),
             _times(figures.get("ratio_task_io"), "io floor"),
         )
-    for figures in (f for name, f in worker.items() if name != "small"):
+    commit = worker.get("commit_wait", {})
+    if commit:
+        yield (
+            "worker",
+            "a small commit waiting for the WAL flush, and with `lazy_commit`",
+            f"{_unit(commit.get('durable_ms'), 'ms')} / {_unit(commit.get('lazy_ms'), 'ms')}",
+            DASH,
+        )
+    for figures in (f for name, f in worker.items() if name not in ("small", "commit_wait")):
         yield (
             "worker",
             f"`process_session`, {_mb(figures.get('raw_bytes'))} MB session",

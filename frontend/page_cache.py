@@ -44,7 +44,7 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from frontend.forms import ALL_ROLES, MessageFilterForm
-from frontend.reading import gc_paused, read
+from frontend.reading import read
 from frontend.render import Where
 from sessions_app.models import Session
 
@@ -138,6 +138,5 @@ def warm(session: Session, document: dict[str, Any]) -> None:
     key = page_key(session, form, where)
     if key is None:
         return
-    with gc_paused():
-        reading = read(document, form, where=where, params={})
+    reading = read(document, form, where=where, params={})
     keep(key, reading)

@@ -1,21 +1,25 @@
-"""Keyset pagination of session lists on (captured_at, id), newest first; one query per page.
+"""The pages' keyset pagination: the API's (``sessions_app.api.common.KeysetPagination``), one query per page.
 
-The cursor is opaque to users (URL-safe base64) but carries its direction, so both "older" and
-"newer" links are keyset queries — no OFFSET, no COUNT, stable while new sessions arrive.
+Its cursors carry their direction, so both "older" and "newer" links are keyset queries — no OFFSET
+past the position, no COUNT, stable while new rows arrive. A page differs from the API in two ways
+only: it needs the cursors rather than whole links (its templates build the links, keeping the
+filters), and a cursor that does not decode means the first page rather than a 400.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import uuid
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from rest_framework import serializers
+from rest_framework.pagination import Cursor
+from rest_framework.request import Request
 
-OLDER, NEWER = "o", "n"
+from sessions_app.api.common import KeysetPagination, SessionCursorPagination
+from sessions_app.models import AccessLog
 
 
 @dataclass
@@ -25,44 +29,28 @@ class KeysetPage:
     newer: str | None  # cursor of the previous (newer) page
 
 
-def encode_cursor(direction: str, row: Any) -> str:
-    text = f"{direction}|{row.captured_at.isoformat()}|{row.pk}"
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+class PageKeysetPagination(KeysetPagination):
+    def decode_cursor(self, request: Request) -> Cursor | None:
+        try:
+            return super().decode_cursor(request)
+        except serializers.ValidationError:
+            return None  # a tampered or outdated cursor: the newest page
 
 
-def decode_cursor(cursor: str) -> tuple[str, datetime, uuid.UUID] | None:
-    """(direction, captured_at, id), or None for a missing or tampered cursor (→ first page)."""
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        direction, stamp, pk = text.split("|")
-        position = (direction, datetime.fromisoformat(stamp), uuid.UUID(pk))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        return None
-    return position if direction in (OLDER, NEWER) and position[1].tzinfo else None
+class SessionListPagination(PageKeysetPagination):
+    ordering = SessionCursorPagination.ordering
 
 
-def keyset_page(queryset: QuerySet, cursor: str | None, limit: int) -> KeysetPage:
-    position = decode_cursor(cursor) if cursor else None
-    if position is None:
-        rows = list(queryset.order_by("-captured_at", "-id")[: limit + 1])
-        return KeysetPage(rows[:limit], _cursor(OLDER, rows, limit), None)
-    direction, stamp, pk = position
-    if direction == OLDER:
-        after = Q(captured_at__lt=stamp) | Q(captured_at=stamp, id__lt=pk)
-        rows = list(queryset.filter(after).order_by("-captured_at", "-id")[: limit + 1])
-        return KeysetPage(rows[:limit], _cursor(OLDER, rows, limit), _first(rows))
-    before = Q(captured_at__gt=stamp) | Q(captured_at=stamp, id__gt=pk)
-    rows = list(queryset.filter(before).order_by("captured_at", "id")[: limit + 1])
-    more_newer = len(rows) > limit
-    rows = rows[:limit][::-1]
-    return KeysetPage(
-        rows, encode_cursor(OLDER, rows[-1]) if rows else None, encode_cursor(NEWER, rows[0]) if more_newer else None
-    )
+class AccessLogPagination(PageKeysetPagination):
+    model = AccessLog
+    ordering = ("-at", "-id")  # the accesslog_project_recent index
 
 
-def _cursor(direction: str, rows: list[Any], limit: int) -> str | None:
-    return encode_cursor(direction, rows[limit - 1]) if len(rows) > limit else None
+def keyset_page(pagination: KeysetPagination, queryset: QuerySet, request: HttpRequest) -> KeysetPage:
+    """The page of ``queryset`` that the request's ``cursor`` (and ``limit``) ask for."""
+    items = pagination.paginate_queryset(queryset, Request(request)) or []
+    return KeysetPage(items, _cursor(pagination.get_next_link()), _cursor(pagination.get_previous_link()))
 
 
-def _first(rows: list[Any]) -> str | None:
-    return encode_cursor(NEWER, rows[0]) if rows else None
+def _cursor(link: str | None) -> str | None:
+    return parse_qs(urlsplit(link).query).get(KeysetPagination.cursor_query_param, [None])[0] if link else None

@@ -6,9 +6,6 @@ page's. Only the cards of the requested page are turned into HTML.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -162,20 +159,3 @@ def token_totals(messages: list[dict[str, Any]]) -> dict[str, int]:
 def _count(value: Any) -> int:
     """A token count as the document holds it: anything but a number (a hostile document) is 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Hold the cyclic garbage collector while a document is decoded and read.
-
-    Decoding a 2,000-message document allocates ~100k objects, which would trigger several
-    collections that each walk the whole (now larger) heap; none of these objects form cycles,
-    so reference counting frees them anyway. Worth a third of the page's time on long sessions.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

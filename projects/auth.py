@@ -14,10 +14,6 @@ from rest_framework.request import Request
 from projects.models import ApiToken
 from projects.tokens import hash_secret
 
-# Where ProjectAPIView leaves the (secret hash, token or None) it read along with the project and the
-# membership, so that authentication does not read the token a second time.
-PREFETCHED = "_sessionledger_prefetched_token"
-
 # Writing last_used_at on every request would turn each read into a write; a minute is plenty.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -35,11 +31,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         if not secret:
             raise exceptions.AuthenticationFailed("The Authorization header has no token.")
         secret_hash = hash_secret(secret)
-        found = getattr(request, PREFETCHED, None)
-        if found is not None and found[0] == secret_hash:
-            token = found[1]  # read with the project in one statement (projects.access.ProjectAPIView)
-        else:
-            token = ApiToken.objects.select_related("user").filter(secret_hash=secret_hash).first()
+        token = ApiToken.objects.select_related("user").filter(secret_hash=secret_hash).first()
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid token.")
         if token.revoked_at is not None:

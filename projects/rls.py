@@ -33,22 +33,16 @@ SETTING = "sessionledger.project"
 
 
 @contextmanager
-def tenant_transaction(project_id: object, *, durable: bool = True) -> Iterator[None]:
-    """A transaction (or savepoint) in which only ``project_id``'s tenant rows exist.
-
-    ``durable=False`` commits without waiting for the WAL flush (``synchronous_commit=off``, local to
-    the transaction), for work whose result can be derived again: a crash of PostgreSQL in the next
-    fraction of a second may lose it, never corrupt it (the worker's result: the session then stays
-    ``processing`` and the sweep queues it again)."""
+def tenant_transaction(project_id: object) -> Iterator[None]:
+    """A transaction (or savepoint) in which only ``project_id``'s tenant rows exist."""
     if not settings.SESSIONLEDGER_RLS:
         yield
         return
     outermost = connection.get_autocommit() and not connection.in_atomic_block
-    lazy_commit = "" if durable else ", set_config('synchronous_commit', 'off', true)"
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT set_config(%s, %s, true), set_config('role', %s, true){lazy_commit}",
+                "SELECT set_config(%s, %s, true), set_config('role', %s, true)",
                 [SETTING, str(project_id), settings.DATABASE_WEB_ROLE],
             )
         try:
@@ -56,6 +50,15 @@ def tenant_transaction(project_id: object, *, durable: bool = True) -> Iterator[
         finally:
             if not outermost:
                 _reset()
+
+
+def lazy_commit() -> None:
+    """Let the current transaction commit without waiting for the WAL flush (``SET LOCAL``: this
+    transaction only), for writes that may be lost in a crash of PostgreSQL itself but never half
+    made. Waiting for the flush is most of a small write's time when the disk is shared
+    (``bench_worker.py``: ``commit_wait``)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
 def _reset() -> None:

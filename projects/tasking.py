@@ -13,8 +13,8 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from celery import shared_task
-from django.db import connections, models
-from django.db.models.query import get_related_populators
+from django.core.exceptions import ObjectDoesNotExist
+from django.db import models
 
 from projects.scoping import project_scope, unscoped
 
@@ -25,47 +25,13 @@ class TransientError(Exception):
     """Worth retrying later (storage hiccup, lock timeout)."""
 
 
-class RowLoader:
-    """One row by primary key with its ``related`` rows (across tenants), its SQL compiled once per process.
-
-    The ORM compiles a ``select_related`` query on every call, and for a worker's small session that cost
-    more than running it (docs/scaling.md, worker). So the first load keeps the compiler — statement,
-    column layout, converters — and later loads change only the primary key; rows are built as the ORM's
-    ``ModelIterable`` builds them (``from_db``, then the related populators). A statement of another shape
-    than expected (one parameter, the key) is simply compiled every time.
-    """
-
-    def __init__(self, model: type[models.Model], related: tuple[str, ...]) -> None:
-        self.model, self.related = model, related
-        self.compiled: tuple[Any, str] | None = None
-
-    def load(self, object_id: object) -> Any:
-        pk_field = self.model._meta.pk
-        assert pk_field is not None
-        connection = connections[self.model.objects.db]  # type: ignore[attr-defined]
-        key = pk_field.get_db_prep_value(pk_field.to_python(object_id), connection)
-        if self.compiled is None:
-            with unscoped():  # by primary key, unordered: the default ordering would only cost compiling
-                queryset = self.model.objects.select_related(*self.related).filter(pk=object_id).order_by()[:1]  # type: ignore[attr-defined]
-                compiler = queryset.query.get_compiler(using=queryset.db)
-                sql, params = compiler.as_sql()
-                if list(params) != [key]:
-                    return next(iter(queryset), None)
-            self.compiled = (compiler, sql)
-        compiler, sql = self.compiled
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [key])
-            row = cursor.fetchone()
-        if row is None:
+def load_row(model: type[models.Model], related: tuple[str, ...], object_id: object) -> Any:
+    """The row of ``object_id`` with its ``related`` rows (one query), across tenants: a task is not a request."""
+    with unscoped():
+        try:
+            return model._default_manager.select_related(*related).get(pk=object_id)
+        except ObjectDoesNotExist:
             return None
-        row = next(iter(compiler.results_iter([[row]])))
-        info = compiler.klass_info
-        first, last = info["select_fields"][0], info["select_fields"][-1] + 1
-        names = [column[0].target.attname for column in compiler.select[first:last]]
-        obj = info["model"].from_db(connection.alias, names, row[first:last])
-        for populator in get_related_populators(info, compiler.select, connection.alias):  # type: ignore[call-arg]
-            populator.populate(row, obj)
-        return obj
 
 
 def project_task(
@@ -76,15 +42,10 @@ def project_task(
     max_retries: int = 5,
     gate: Callable[[Any], AbstractContextManager[bool]] | None = None,
     related: tuple[str, ...] = ("project",),
-    durable: bool = True,
 ) -> Callable[[Callable[[Any], Any]], Any]:
     """``gate(obj)``, if given, is entered before the project scope, outside any transaction (so
     what it writes is committed at once), and yields whether the body runs now. ``related`` are
-    loaded with the object (in the same query); ``durable=False`` lets the body's transaction
-    commit without waiting for the WAL flush, for bodies whose result can be derived again
-    (``projects.rls.tenant_transaction``)."""
-
-    loader = RowLoader(model, related)
+    loaded with the object (in the same query)."""
 
     def decorate(body: Callable[[Any], Any]) -> Any:
         @shared_task(
@@ -101,14 +62,14 @@ def project_task(
             retry_jitter=True,
         )
         def task(self: Any, object_id: str) -> Any:
-            obj = loader.load(object_id)
+            obj = load_row(model, related, object_id)
             if obj is None:
                 logger.warning("%s: %s %s no longer exists; nothing to do", name, model.__name__, object_id)
                 return None
             with gate(obj) if gate else nullcontext(True) as admitted:
                 if not admitted:
                     return None
-                with project_scope(obj.project, durable=durable):
+                with project_scope(obj.project):
                     return body(obj)
 
         return task

@@ -8,15 +8,16 @@ part of the UPDATE's WHERE), so two workers racing on a redelivered task cannot 
 from __future__ import annotations
 
 import logging
+import operator
 import uuid
 from dataclasses import dataclass
+from functools import reduce
 from typing import Any
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchVectorField
-from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import Field
-from django.db.models.expressions import RawSQL
+from django.contrib.postgres.search import SearchVector
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import Value
 from django.utils import timezone
 
 from sessionledger.core.formats import parse_transcript
@@ -42,8 +43,7 @@ PROMPT_CAP, PROMPTS_KEPT, LAST_TEXT_CAP, SUMMARY_CAP = 600, 30, 2_000, 4_000
 FILES_KEPT, PATH_CAP, TOOLS_KEPT, TOOL_NAME_CAP = 10_000, 1024, 50, 64
 MESSAGE_UUIDS_KEPT = 20_000
 OUTAGES = (blobs.StorageUnavailable, OperationalError, InterfaceError)
-SEARCH_WEIGHTS = ("A", "B", "C", "D")  # literals in the vector's SQL: only these ever reach it
-RESULT_SAVEPOINT = "session_result"  # what a refused final write is rolled back to
+SEARCH_WEIGHTS = ("A", "B", "C", "D")  # the weights PostgreSQL knows: no other reaches the vector
 
 
 @dataclass
@@ -117,47 +117,17 @@ def session_reprocess(*, session: Session) -> None:
 
 
 def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[str, str] | None = None) -> bool:
-    """The one write of a final status, whether this call wrote it: a single UPDATE, sent with the
-    savepoint before it in one round trip.
+    """The one write of a final status, whether this call wrote it.
 
-    A refused write is rolled back to that savepoint and leaves the task's transaction usable for
-    ``session_fail``; a written one leaves the savepoint to the transaction's COMMIT, which releases it.
-    The SQL is put together here rather than by the ORM, whose compiling cost the worker more than the
-    statement itself on a small session (docs/scaling.md, worker): the same columns and values (each
-    field's own ``get_db_prep_save``), scoped by ``project_id`` in the WHERE and by row-level security.
+    Inside the task's transaction it is a savepoint of its own: a refused write is rolled back to it
+    and leaves the transaction usable for ``session_fail``.
     """
     session.processed_at = timezone.now()
     values = {"status": status, "processed_at": session.processed_at, **pg_safe(fields)}
-    columns = [_column(name) for name in values]
-    assignments = [f"{connection.ops.quote_name(str(field.column))} = %s" for field in columns]
-    params = [field.get_db_prep_save(value, connection) for field, value in zip(columns, values.values(), strict=True)]
     if search:
-        vector, vector_params = _search_vector_sql(pg_safe(search))
-        assignments.append(f"search_vector = {vector}")
-        params += vector_params
-    update = (
-        f"UPDATE {Session._meta.db_table} SET {', '.join(assignments)}"
-        " WHERE id = %s AND project_id = %s AND status = %s"
-    )
-    params += [session.pk, session.project_id, Status.PROCESSING]
-    in_transaction = connection.in_atomic_block  # else the UPDATE is its own transaction
-    with connection.cursor() as cursor:
-        try:
-            cursor.execute(f"SAVEPOINT {RESULT_SAVEPOINT}; {update}" if in_transaction else update, params)
-        except Exception:
-            if in_transaction:
-                cursor.execute(f"ROLLBACK TO SAVEPOINT {RESULT_SAVEPOINT}")
-            raise
-        if in_transaction:
-            cursor.nextset()  # the UPDATE's result, after the SAVEPOINT's
-        return cursor.rowcount > 0
-
-
-def _column(name: str) -> Field:
-    field = Session._meta.get_field(name)
-    if not isinstance(field, Field):
-        raise TypeError(f"{name} is not a column of the session")
-    return field
+        values["search_vector"] = _search_vector(pg_safe(search))
+    with transaction.atomic():
+        return Session.objects.filter(pk=session.pk, status=Status.PROCESSING).update(**values) > 0
 
 
 def _announce(session: Session, derived: Derived) -> None:
@@ -345,14 +315,10 @@ def _snippet_text(session: Session, parsed: Any) -> str:
 
 
 def _search_vector(parts: dict[str, str]) -> Any:
-    """The vector as an expression for the ORM (``session_reprocess``)."""
-    sql, params = _search_vector_sql(parts)
-    return RawSQL(sql, params, output_field=SearchVectorField())
-
-
-def _search_vector_sql(parts: dict[str, str]) -> tuple[str, list[str]]:
-    """``setweight(to_tsvector('english', text), weight) || …`` over the parts: the same vector
-    ``SearchVector(Value(text), weight=…) + …`` gives, without compiling an expression tree per part."""
-    weights = [weight for weight in parts if weight in SEARCH_WEIGHTS]
-    sql = " || ".join(f"setweight(to_tsvector('english'::regconfig, %s), '{weight}')" for weight in weights)
-    return sql, [parts[weight] for weight in weights]
+    """The weighted vector of the parts (weight → text), as one expression of the row's UPDATE."""
+    vectors = [
+        SearchVector(Value(text), weight=weight, config="english")
+        for weight, text in parts.items()
+        if weight in SEARCH_WEIGHTS
+    ]
+    return reduce(operator.add, vectors)

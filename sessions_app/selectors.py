@@ -8,6 +8,7 @@ from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.contrib.postgres.search import SearchQuery
+from django.core.exceptions import ValidationError
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from projects.errors import DomainError
@@ -88,11 +89,13 @@ def session_page_get(*, project: Project, session_id: Any) -> Session | None:
 
 
 def _one(queryset: QuerySet[Session], session_id: Any) -> Session | None:
-    """The session of that id, or None (also for an id that is no UUID)."""
+    """The session of that id, or None (also for an id that is no UUID). Only a malformed id is
+    "no such session": a database that fails the lookup reaches the caller (a 503, not a 404)."""
     try:
-        return queryset.filter(pk=session_id).first()
-    except Exception:
+        key = Session._meta.get_field("id").to_python(session_id)
+    except ValidationError:
         return None
+    return queryset.filter(pk=key).first()
 
 
 def session_document(*, session: Session) -> dict[str, Any] | None:

@@ -10,10 +10,11 @@ from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
-from django.db import connection
+from django.db import transaction
 from django.utils import timezone
 
 from config import metrics
+from projects.rls import lazy_commit
 from projects.scoping import unscoped
 from projects.tasking import TransientError, project_task
 from sessions_app import blobs, fairness
@@ -50,22 +51,22 @@ def processing_gate(session: Session) -> Iterator[bool]:
 
 
 def _count_attempt(session: Session, step: int) -> int | None:
-    """The session's attempts after adding ``step``, in one statement; None once it is no longer processing.
+    """The session's attempts after adding ``step`` (kept on ``session``); None once it is no longer
+    processing, or when another delivery of its task counted since ``session`` was loaded.
 
-    Committed at once but without waiting for the WAL flush (``synchronous_commit=off``, set within the
-    statement's own transaction): what the count guards against is a worker killed mid-task, and that
-    cannot undo a commit PostgreSQL has made; only a crash of PostgreSQL itself could lose the count,
-    and then the session is merely tried once more (docs/scaling.md, worker)."""
-    table = Session._meta.db_table
-    with unscoped(), connection.cursor() as cursor:
-        cursor.execute(
-            "WITH lazy_commit AS (SELECT set_config('synchronous_commit', 'off', true))"
-            f" UPDATE {table} SET processing_attempts = processing_attempts + %s FROM lazy_commit"
-            " WHERE id = %s AND status = %s RETURNING processing_attempts",
-            [step, session.pk, Status.PROCESSING],
-        )
-        row = cursor.fetchone()
-    return None if row is None else row[0]
+    Committed at once: what the count guards against is a worker killed mid-task, and that cannot undo
+    a commit PostgreSQL has made; only a crash of PostgreSQL could lose it (``lazy_commit``), and the
+    session is then tried once more."""
+    attempts = session.processing_attempts + step
+    with unscoped(), transaction.atomic():
+        lazy_commit()
+        counted = Session.objects.filter(
+            pk=session.pk, status=Status.PROCESSING, processing_attempts=session.processing_attempts
+        ).update(processing_attempts=attempts)
+    if not counted:
+        return None
+    session.processing_attempts = attempts
+    return attempts
 
 
 def _give_up(session_ids: list[object]) -> int:
@@ -79,9 +80,9 @@ def _give_up(session_ids: list[object]) -> int:
     time_limit=settings.SESSIONLEDGER_PROCESS_TIME_LIMIT,
     gate=processing_gate,
     related=("project", "author"),  # the content document's header names the author
-    durable=False,  # the result is re-derivable: a lost commit leaves it processing, and the sweep re-queues it
 )
 def process_session(session: Session) -> None:
+    lazy_commit()  # the result is re-derivable: a lost commit leaves it processing, and the sweep re-queues it
     if settings.SESSIONLEDGER_FAULT_PROCESS_DELAY:
         time.sleep(settings.SESSIONLEDGER_FAULT_PROCESS_DELAY)
     try:

@@ -10,21 +10,18 @@ outlives the session, since a log row keeps only the session's id.
 
 from __future__ import annotations
 
-import base64
-import binascii
-from dataclasses import dataclass
-from datetime import datetime
 from functools import cached_property
 from typing import Any
 
 from django.contrib import messages
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.generic import TemplateView
 
 from frontend.access import ProjectPageMixin
 from frontend.forms import AccessLogForm
+from frontend.pagination import AccessLogPagination, KeysetPage, keyset_page
 from frontend.views.sessions import SessionObjectMixin
 from projects import selectors as project_selectors
 from projects.access import acting_user
@@ -35,44 +32,6 @@ from sessions_app.services import session_delete
 
 ADMIN_READ: dict[str, str] = {"GET": Role.ADMIN, "HEAD": Role.ADMIN}
 ADMIN_WRITE: dict[str, str] = {**ADMIN_READ, "POST": Role.ADMIN}
-PAGE_SIZE = 50
-OLDER, NEWER = "o", "n"
-
-
-@dataclass
-class LogPage:
-    items: list[AccessLog]
-    older: str | None
-    newer: str | None
-
-
-def encode_cursor(direction: str, entry: AccessLog) -> str:
-    return base64.urlsafe_b64encode(f"{direction}|{entry.at.isoformat()}|{entry.pk}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[str, datetime, int] | None:
-    """(direction, at, id), or None for a missing or tampered cursor (→ the newest page)."""
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        direction, stamp, pk = text.split("|")
-        position = (direction, datetime.fromisoformat(stamp), int(pk))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        return None
-    return position if direction in (OLDER, NEWER) and position[1].tzinfo else None
-
-
-def log_page(entries: QuerySet[AccessLog], cursor: str, limit: int = PAGE_SIZE) -> LogPage:
-    position = decode_cursor(cursor) if cursor else None
-    if position is None or position[0] == OLDER:
-        after = Q(at__lt=position[1]) | Q(at=position[1], id__lt=position[2]) if position else Q()
-        rows = list(entries.filter(after).order_by("-at", "-id")[: limit + 1])
-        older = encode_cursor(OLDER, rows[limit - 1]) if len(rows) > limit else None
-        return LogPage(rows[:limit], older, encode_cursor(NEWER, rows[0]) if position and rows else None)
-    before = Q(at__gt=position[1]) | Q(at=position[1], id__gt=position[2])
-    rows = list(entries.filter(before).order_by("at", "id")[: limit + 1])
-    newer = encode_cursor(NEWER, rows[limit - 1]) if len(rows) > limit else None
-    rows = rows[:limit][::-1]
-    return LogPage(rows, encode_cursor(OLDER, rows[-1]) if rows else None, newer)
 
 
 class AccessLogMixin(ProjectPageMixin):
@@ -80,8 +39,8 @@ class AccessLogMixin(ProjectPageMixin):
     nav = "access"
     template_name: str | None = "frontend/access_log.html"
 
-    def page(self, entries: QuerySet[AccessLog]) -> LogPage:
-        return log_page(self.filtered(entries).select_related("user"), self.request.GET.get("cursor", ""))
+    def page(self, entries: QuerySet[AccessLog]) -> KeysetPage:
+        return keyset_page(AccessLogPagination(), self.filtered(entries).select_related("user"), self.request)
 
     @cached_property
     def form(self) -> AccessLogForm:
@@ -115,7 +74,7 @@ class ProjectAccessLogView(AccessLogMixin, TemplateView):
         )
         found = {s.pk: s for s in sessions}
         for entry in page.items:
-            entry.target = found.get(entry.session_id)  # type: ignore[attr-defined]  # None once deleted
+            entry.target = found.get(entry.session_id)  # None once deleted
         return super().get_context_data(page=page, **kwargs)
 
 

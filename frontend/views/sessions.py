@@ -12,9 +12,9 @@ from django.views.generic import TemplateView
 from frontend import page_cache
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
-from frontend.pagination import keyset_page
+from frontend.pagination import SessionListPagination, keyset_page
 from frontend.present import full_message_html, viewer_title
-from frontend.reading import gc_paused, read
+from frontend.reading import read
 from projects import selectors as project_selectors
 from projects.models import Role
 from sessions_app import blobs, selectors
@@ -24,7 +24,6 @@ from sessions_app.links import commit_web_url, session_web_url
 from sessions_app.models import AccessLog, Kind, Session, Status
 
 logger = logging.getLogger(__name__)
-LIST_PAGE_SIZE = 50
 
 
 class SessionListView(ProjectPageMixin, TemplateView):
@@ -37,8 +36,7 @@ class SessionListView(ProjectPageMixin, TemplateView):
         authors = [m.user.email for m in project_selectors.membership_list(project=self.project)]
         form = SessionListForm(self.request.GET, authors=authors)
         form.is_valid()
-        limit = form.cleaned_data.get("limit") or LIST_PAGE_SIZE
-        page = keyset_page(self._rows(form), form.cleaned_data.get("cursor"), limit)
+        page = keyset_page(SessionListPagination(), self._rows(form), self.request)
         return super().get_context_data(
             form=form,
             page=page,
@@ -104,12 +102,10 @@ class SessionView(SessionObjectMixin, TemplateView):
         key = page_cache.page_key(session, form, where)  # after the permission checks (frontend/page_cache.py)
         reading = page_cache.cached(key)
         if reading is None:
-            with gc_paused():
-                document, unavailable = _document(session)
-                if document is None:
-                    return None, unavailable
-                reading = read(document, form, where=where, params=params)
-                del document  # freed before the collector is back: it never has to walk 100k messages
+            document, unavailable = _document(session)
+            if document is None:
+                return None, unavailable
+            reading = read(document, form, where=where, params=params)
             page_cache.keep(key, reading)
         access_record(session=session, request=self.request, via="web")
         return reading, False

@@ -19,7 +19,7 @@ from django.views import View
 from frontend import page_cache
 from frontend.forms import MessageFilterForm
 from frontend.present import full_message_html
-from frontend.reading import gc_paused, read
+from frontend.reading import read
 from frontend.render import Where
 from frontend.views.sessions import _document
 from projects import limits
@@ -85,8 +85,7 @@ def _reading(request: HttpRequest, session: Session, token: str) -> tuple[Any, b
     document, unavailable = _document(session)
     if document is None:
         return None, unavailable
-    with gc_paused():
-        reading = read(document, page, where=where, params={})
+    reading = read(document, page, where=where, params={})
     page_cache.keep(key, reading)
     return reading, False
 

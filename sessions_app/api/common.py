@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db.models import Field, QuerySet
+from django.db.models import Field, Model, QuerySet
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
@@ -64,8 +64,10 @@ def result_list(name: str, item: serializers.Serializer) -> serializers.Serializ
     return inline_serializer(name, {"results": item})
 
 
-class SessionCursorPagination(CursorPagination):
-    ordering = ("-captured_at", "-id")  # the session's date (docs/scaling.md "Dates")
+class KeysetPagination(CursorPagination):
+    """Keyset pages of ``model`` in ``ordering``: no OFFSET past the cursor's position, no COUNT."""
+
+    model: type[Model] = Session
     page_size = 50
     page_size_query_param = "limit"
     max_page_size = 200
@@ -76,14 +78,18 @@ class SessionCursorPagination(CursorPagination):
         try:
             cursor = super().decode_cursor(request)
             if cursor and cursor.position is not None:
-                _ordering_field(self.ordering).to_python(cursor.position)
+                self.ordering_field().to_python(cursor.position)
         except (NotFound, DjangoValidationError):
             raise serializers.ValidationError({"cursor": "This cursor is not valid; start again without it."}) from None
         return cursor
 
+    def ordering_field(self) -> Field:
+        ordering = (self.ordering,) if isinstance(self.ordering, str) else self.ordering
+        return cast(Field, self.model._meta.get_field(ordering[0].lstrip("-")))
 
-def _ordering_field(ordering: tuple[str, ...]) -> Field:
-    return cast(Field, Session._meta.get_field(ordering[0].lstrip("-")))
+
+class SessionCursorPagination(KeysetPagination):
+    ordering = ("-captured_at", "-id")  # the session's date (docs/scaling.md "Dates")
 
 
 class OffsetPagination(LimitOffsetPagination):

@@ -1,8 +1,8 @@
 """The fixed cost of an API request — SQL statements and cache round trips — counted, so it cannot creep back.
 
-A list request with a token costs five statements: one reading the project, the token (with its user)
-and the caller's membership together, then BEGIN, the transaction-local tenant settings, the query and
-COMMIT (which drops the settings: no RESET). Its rate limit costs one Redis round trip.
+A list request with a token costs seven statements: the project, then BEGIN, the transaction-local tenant
+settings, the token (with its user), the caller's membership, the query and COMMIT (which drops the
+settings: no RESET). Its rate limit costs one Redis round trip.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from projects.models import ApiToken
 pytestmark = pytest.mark.django_db(transaction=True)  # the request's own transaction, as in production
 
 
-def test_a_list_request_costs_five_statements_and_one_redis_round_trip(world, api_as, redis_commands) -> None:
+def test_a_list_request_costs_seven_statements_and_one_redis_round_trip(world, api_as, redis_commands) -> None:
     client = api_as(world.viewer)
     url = f"/api/v1/projects/{world.project.slug}/sessions"
     assert client.get(url).status_code == 200  # the first use of a token records last_used_at
@@ -26,7 +26,7 @@ def test_a_list_request_costs_five_statements_and_one_redis_round_trip(world, ap
         response = client.get(url)
     assert response.status_code == 200
     statements = [q["sql"] for q in queries.captured_queries]
-    assert len(statements) == 5, statements
+    assert len(statements) == 7, statements
     assert statements[1] == "BEGIN" and statements[-1] == "COMMIT"
     assert not any("RESET" in sql for sql in statements)
     assert redis_commands == ["EVAL"]
@@ -41,7 +41,7 @@ def test_after_a_request_the_pooled_connection_holds_no_tenant(world, api_as) ->
     assert tenant in (None, "") and user == session_user
 
 
-def test_the_one_statement_lookup_keeps_every_refusal(world, api_as) -> None:
+def test_the_project_and_caller_lookup_keeps_every_refusal(world, api_as) -> None:
     """Bad token → 401 whatever the project; outsider or token restricted elsewhere → 404; revoked → 401."""
     slug, other = world.project.slug, world.other_project.slug
     assert api_as(None).get(f"/api/v1/projects/{slug}/sessions").status_code == 401

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
-from django.contrib.postgres.search import SearchVector
 from django.db import connection
-from django.db.models import Value
-from django.db.models.sql import Query
 from django.test.utils import CaptureQueriesContext
 from django_scopes import scopes_disabled
 
+from projects.rls import lazy_commit
 from projects.scoping import project_scope
-from projects.tasking import RowLoader
 from sessions_app.models import Session, Status
-from sessions_app.processing import _search_vector_sql
 from sessions_app.tasks import process_session
 from tests.conftest import conversation
 from tests.uploads import commit_hash, metadata_for, upload
@@ -31,7 +25,7 @@ def _uploaded(world, api_as, prompt: str) -> Session:
         return Session.objects.get(pk=response.json()["id"])
 
 
-def test_processing_a_small_session_costs_six_round_trips_to_postgresql_and_two_to_redis(
+def test_processing_a_small_session_costs_twelve_statements_and_two_redis_round_trips(
     world, api_as, redis_commands
 ) -> None:
     process_session(str(_uploaded(world, api_as, "warm up").pk))  # caches, prepared plans, loaded scripts
@@ -40,11 +34,13 @@ def test_processing_a_small_session_costs_six_round_trips_to_postgresql_and_two_
     with CaptureQueriesContext(connection) as queries:
         process_session(str(session.pk))
     statements = [q["sql"] for q in queries.captured_queries]
-    # load (with project and author), count the attempt, BEGIN, settings, SAVEPOINT + UPDATE (sent
-    # together), COMMIT — which also releases the savepoint (docs/scaling.md)
-    assert len(statements) == 6, statements
-    assert "RETURNING" in statements[1] and "synchronous_commit" in statements[1]  # no WAL flush wait
-    assert statements[-2].startswith("SAVEPOINT session_result; UPDATE sessions_app_session SET")
+    # load (with project and author); the attempt: BEGIN, SET LOCAL, UPDATE, COMMIT; the result: BEGIN,
+    # tenant settings, SET LOCAL, SAVEPOINT, UPDATE, RELEASE, COMMIT (docs/scaling.md)
+    assert len(statements) == 12, statements
+    assert '"projects_project"' in statements[0] and '"projects_user"' in statements[0]
+    assert statements[2] == statements[7] == "SET LOCAL synchronous_commit TO OFF"  # no WAL flush wait
+    assert statements[3].startswith('UPDATE "sessions_app_session" SET "processing_attempts" = 1 ')
+    assert statements[9].startswith('UPDATE "sessions_app_session" SET "status" = ')
     # the project's fairness slot taken (one script), the slot handed on (one script); the first page of
     # a session this small is rendered by its first reader, not kept by the worker (frontend/page_cache.py)
     assert redis_commands == ["EVALSHA", "EVALSHA"]
@@ -71,58 +67,25 @@ def test_a_refused_final_write_still_ends_the_session_failed_in_the_same_transac
         with connection.cursor() as cursor:
             cursor.execute("DROP TRIGGER refuse_complete ON sessions_app_session; DROP FUNCTION pg_temp.refuse()")
     statements = [q["sql"] for q in queries.captured_queries]
-    assert "ROLLBACK TO SAVEPOINT session_result" in statements, statements
+    assert any(sql.startswith("ROLLBACK TO SAVEPOINT") for sql in statements), statements
     assert statements[-1] == "COMMIT"
     with scopes_disabled():
         failed = Session.objects.get(pk=session.pk)
     assert failed.status == Status.FAILED and "refused by the test" in failed.error
 
 
-def test_only_the_workers_transaction_skips_the_wal_flush_wait(world) -> None:
-    """Its result is re-derivable (a lost commit leaves the session processing, and the sweep re-queues it);
-    a request's transaction — an upload, a deletion — still waits for durability."""
+def test_only_the_transaction_that_asks_skips_the_wal_flush_wait(world) -> None:
+    """The worker's (its result is re-derivable: a lost commit leaves the session processing, and the sweep
+    re-queues it); a request's transaction — an upload, a deletion — still waits for durability."""
 
-    def synchronous_commit(**options) -> str:
-        with project_scope(world.project, **options), connection.cursor() as cursor:
+    def synchronous_commit(*, lazy: bool) -> str:
+        with project_scope(world.project), connection.cursor() as cursor:
+            if lazy:
+                lazy_commit()
             cursor.execute("SHOW synchronous_commit")
             return cursor.fetchone()[0]
 
-    default = synchronous_commit()
+    default = synchronous_commit(lazy=False)
     assert default != "off"
-    assert synchronous_commit(durable=False) == "off"
-    assert synchronous_commit() == default  # transaction-local: the next transaction is durable again
-
-
-def test_the_row_loader_builds_the_same_session_with_its_project_and_author_in_one_query(world, api_as) -> None:
-    """``RowLoader`` keeps the compiled statement between tasks (docs/scaling.md): what it builds must be
-    what the ORM builds, for the first load and every later one."""
-    loader = RowLoader(Session, ("project", "author"))
-    for prompt in ("First", "Second"):
-        session = _uploaded(world, api_as, prompt)
-        with CaptureQueriesContext(connection) as queries:
-            loaded = loader.load(str(session.pk))
-            header = (loaded.project.slug, loaded.author.email)  # no query: loaded with the row
-        assert len(queries.captured_queries) == 1
-        assert header == (world.project.slug, world.member.email)
-        with scopes_disabled():
-            expected = Session.objects.get(pk=session.pk)
-        for field in Session._meta.concrete_fields:
-            assert getattr(loaded, field.attname) == getattr(expected, field.attname), field.name
-    assert loader.load(str(uuid.uuid4())) is None
-
-
-def test_the_search_vector_expression_is_the_vector_the_orm_expression_gave() -> None:
-    """The worker writes the vector as one SQL expression (docs/scaling.md): it must equal what
-    ``SearchVector(Value(text), weight=…) + …`` gave, or search would rank old and new rows differently."""
-    parts = {"A": "Fix the parser", "B": "why does pytest fail?", "C": "Looking at it.", "D": "pytest -q\n2 failed"}
-    vectors = [SearchVector(Value(text), weight=weight, config="english") for weight, text in parts.items()]
-    combined = vectors[0] + vectors[1] + vectors[2] + vectors[3]
-    query = Query(None)
-    orm_sql, orm_params = combined.resolve_expression(query).as_sql(
-        query.get_compiler(connection=connection), connection
-    )
-    sql, params = _search_vector_sql(parts)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT ({orm_sql})::text, ({sql})::text", [*orm_params, *params])
-        orm_vector, vector = cursor.fetchone()
-    assert vector == orm_vector and "'pytest':" in vector
+    assert synchronous_commit(lazy=True) == "off"
+    assert synchronous_commit(lazy=False) == default  # transaction-local: the next transaction is durable again
