@@ -84,11 +84,11 @@ SEED_SQL = """
 INSERT INTO sessions_app_session (id, project_id, kind, feature_branch, commit_hash, author_id, status,
   requested_status, agent, agent_version, agent_session_id, raw_storage_key, content_storage_key, subagents,
   size_bytes, raw_size_bytes, message_count, turn_count, title, summary, digest, files_touched, commit_message,
-  patch_id, diff_stat, redaction, created_at, error)
+  patch_id, diff_stat, redaction, server_redaction, raw_sha256, processing_attempts, created_at, error)
 SELECT gen_random_uuid(), %(project)s, 'checkpoint', 'branch-' || (g %% 500),
   md5(g::text || 'c') || substr(md5(g::text), 1, 8),
   %(author)s, 'complete', 'complete', 'claude-code', '2.1.39', md5(g::text), 'k', 'k', '[]', 1000, 5000, 40, 4,
-  'Session ' || g, '', '{}', '[]', 'commit ' || g, '', '{}', '{}',
+  'Session ' || g, '', '{}', '[]', 'commit ' || g, '', '{}', '{}', '{}', '', 0,
   now() - (g || ' seconds')::interval, ''
 FROM generate_series(%(start)s, %(stop)s) AS g
 """

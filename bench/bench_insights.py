@@ -36,7 +36,8 @@ SEED_SQL = """
 INSERT INTO sessions_app_session (id, project_id, kind, feature_branch, commit_hash, task_id, author_id, status,
   requested_status, agent, agent_version, agent_session_id, raw_storage_key, content_storage_key, subagents,
   size_bytes, raw_size_bytes, message_count, turn_count, title, summary, digest, files_touched, commit_message,
-  patch_id, diff_stat, redaction, created_at, captured_at, processed_at, error)
+  patch_id, diff_stat, redaction, server_redaction, raw_sha256, processing_attempts, created_at, captured_at,
+  processed_at, error)
 SELECT gen_random_uuid(), %(project)s, s.kind,
   CASE WHEN g %% 7 = 0 THEN 'main' ELSE 'feat/branch-' || (g * 7919 %% 60) END,
   md5(g::text || 'insights') || substr(md5(g::text), 1, 8),
@@ -61,7 +62,7 @@ SELECT gen_random_uuid(), %(project)s, s.kind,
               ELSE '{}'::jsonb END,
     'first_timestamp', now(), 'last_timestamp', now(), 'skipped_lines', 0),
   '["src/app.py", "tests/test_app.py"]', 'commit ' || g, '', '{"files": 2, "insertions": 10, "deletions": 3}',
-  '{}', now() - (g * 5 || ' minutes')::interval, now() - (g * 5 || ' minutes')::interval, now(), ''
+  '{}', '{}', '', 0, now() - (g * 5 || ' minutes')::interval, now() - (g * 5 || ' minutes')::interval, now(), ''
 FROM generate_series(%(start)s, %(stop)s) AS g,
 LATERAL (SELECT
   CASE WHEN g %% 10 = 0 THEN 'task' WHEN g %% 20 = 1 THEN 'end' ELSE 'checkpoint' END AS kind,
