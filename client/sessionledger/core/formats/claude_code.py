@@ -2,6 +2,54 @@
 
 The parse pipeline: scan lines -> dedupe by uuid -> chain order -> messages per block ->
 weave sub-agents in -> number messages and turns -> derived facts.
+
+The record format (docs/claude-code.md §1.2-§1.4; the bracketed source tags are listed in its §0). Every
+line is one JSON object with a string `type`:
+
+- `user` (uuid, parentUuid): a typed prompt; tool results (`tool_result` blocks); meta or command text; the
+  compaction summary.
+- `assistant` (uuid): one content block of one API response (§1.5).
+- `system` (uuid): `subtype` `compact_boundary`; `stop_hook_summary` {hookCount, hookInfos[], hookErrors[],
+  preventedContinuation, stopReason, hasOutput}; `local_command`; `turn_duration` {durationMs}; `api_error`;
+  `informational`; `away_summary`. CLI 1.0.89 wrote system lines without subtype ("Running
+  PostToolUse:Bash…") with `level`, `toolUseID` [FH][SP][CCL-msg][TX].
+- `summary` (no uuid; `leafUuid`): a resume-picker title; `leafUuid` must name a real line, or resume
+  reports the session missing [CCL-msg][TX].
+- `file-history-snapshot` (`messageId`): {messageId, snapshot, isSnapshotUpdate}, for checkpoints and rewind.
+- `queue-operation`: {operation: enqueue/dequeue/remove, timestamp, sessionId, content?}: messages typed
+  while Claude works, task notifications [SP][CCL-msg].
+- `progress` (uuid): {data: {type: hook_progress/agent_progress/bash_progress/waiting_for_task, …},
+  toolUseID, parentToolUseID}; not written since 2.1.85 (anthropics/claude-code#35024).
+- `attachment` (uuid): {attachment: {type, …}}: `hook_additional_context` {hookName, hookEvent, content},
+  `queued_command` (~2.1.101+), `hook_success`, deferred-tool deltas [CCL-dag][CCL-msg].
+- `custom-title`, `agent-name`, `ai-title`, `last-prompt`, `mode`, `pr-link`, `file-history-delta`,
+  `agent-setting`: bookkeeping; a `pr-link` line can be a file's first (#62851).
+
+Envelope fields. Every line: `uuid`, `parentUuid` (null at a root), `sessionId`, `timestamp` (ISO 8601
+UTC), `cwd`, `gitBranch` (empty outside a repository), `version`, `userType`, `isSidechain`, `slug`
+(2.0.7x+). Assistant lines: `requestId`, `message.{id, model, usage, content, stop_reason}` (2.1.x usage adds
+`cache_creation`, `service_tier`, `inference_geo`). Prompt lines: `thinkingMetadata`, `todos`,
+`permissionMode`, `imagePasteIds`. Tool-result lines: `toolUseResult`, the tool's structured output (Bash
+`{stdout, stderr, interrupted, isImage}`, Read `{type: "text", file: {filePath, content, numLines, startLine,
+totalLines}}`, Task `{status, prompt, agentId, content, totalDurationMs, totalTokens, totalToolUseCount,
+usage}`), a plain string for some errors and an array for MCP tools; 2.1.38+ adds
+`sourceToolAssistantUUID`, a persisted output `persistedOutputPath`. Flags: `isMeta` (text the user did not
+type), `isCompactSummary` with `isVisibleInTranscriptOnly`, `logicalParentUuid` and `compactMetadata` on
+`compact_boundary`, `agentId` in sub-agent files, `toolUseID` and `level` on system lines,
+`isApiErrorMessage`. A `promptId` on user lines is reported only by unattributed parser comments; unused.
+
+`message.content` is a string or a list of blocks: `text` {text}; `image` {source: {type: "base64",
+media_type, data}}, also nested in `tool_result.content`; `tool_result` {tool_use_id, content: a string or
+text/image blocks, is_error?} (user lines only); `thinking` {thinking, signature}, `redacted_thinking`
+{data}; `tool_use` {id, name, input} (MCP tools `mcp__<server>__<tool>`; also `server_tool_use`,
+`mcp_tool_use`). Markup inside text: `<command-name>`, `<command-message>`, `<command-args>`,
+`<local-command-stdout>`, `<local-command-caveat>`, `<bash-input>`, `<bash-stdout>`, `<system-reminder>`,
+`<task-notification>`, `[Request interrupted by user]`.
+
+What the parser reads and how each becomes messages: `messages.py` (one message per block, images as
+placeholders, `redacted_thinking` as `[redacted thinking]`, slash commands as `/name args`, `<bash-input>`
+as `!command`); what it drops is counted in `stats.ignored_lines` (`system/turn_duration` always,
+`system/stop_hook_summary` unless a hook failed or stopped the turn).
 """
 
 from __future__ import annotations

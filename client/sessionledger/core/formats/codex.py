@@ -1,16 +1,68 @@
-"""OpenAI Codex CLI rollouts (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`).
+"""OpenAI Codex CLI rollouts (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<thread id>.jsonl`).
 
-Every line is `{"timestamp", "type", "payload"}` with `type` one of `session_meta`,
-`turn_context`, `response_item` (what the model saw and said: messages, reasoning, tool calls and
-their outputs, paired by `call_id`), `event_msg` (what the UI showed: `user_message`,
-`token_count`, `turn_aborted`…) and `compacted`. Rollouts written before the envelope (mid 2025)
-have bare response items after a bare session line; both read the same. The record types, the
-prompt rule and the tool mapping are documented in docs/agents.md ("Codex CLI").
+Where the files are, resume and hooks: docs/agents.md ("Codex CLI"). This docstring holds the record
+format the parser needs. Facts are from openai/codex `codex-rs/core/src/rollout/recorder.rs` and
+`policy.rs` (commits and sources listed in docs/agents.md "Sources").
 
-A prompt is a `user_message` event: the user's input as the UI showed it. The user
-`response_item` with the same text is where the prompt sits in the file (the event follows it);
-other user response items are context Codex wrote for the model (`<environment_context>`,
-AGENTS.md, IDE context). Files without any `user_message` event fall back to that wrapper test.
+Every line is `{"timestamp": ISO-8601 UTC, "type": T, "payload": {…}}`:
+
+- `session_meta`: `id` (thread id), `timestamp`, `cwd`, `originator` (`codex_cli_rs`, `codex-tui`,
+  `codex_vscode`, `codex_exec`…), `cli_version`, `source`, `model_provider`, `instructions` or
+  `base_instructions.text` (the system prompt), `git` {commit_hash, branch, repository_url},
+  `forked_from_id`. Gives `agent_session_id` (first line), `agent_version` (last line) and
+  `stats.session` {cwd, originator, source, git}; no message.
+- `turn_context`: `turn_id` (newer), `cwd`, `model`, `effort`, `approval_policy`, `sandbox_policy`…
+  (once per model request in 0.40, once per turn in 0.125); sets `model` on the following assistant
+  messages.
+- `response_item`: what the model saw or produced (below) → messages.
+- `event_msg`: what the UI showed: `user_message` {message, images} marks prompts; `turn_aborted`,
+  `error`, `warning` become system messages; `agent_message`, `agent_reasoning`, `token_count`,
+  `task_started`/`task_complete`, `exec_command_end`, `patch_apply_end`, `web_search_end` are copies
+  of response items or bookkeeping (counted in `stats.ignored_lines`). Late-2025 builds persist only
+  `user_message`, `agent_message`, `agent_reasoning`, `token_count`, `turn_aborted`, compaction and
+  review events; newer ones keep more.
+- `compacted`: `message` (the summary replacing the history), `replacement_history` →
+  `role: system, kind: summary, compact_summary: true`.
+
+`response_item.payload.type`:
+
+- `message`: `role` user/assistant/developer/system, `content` [{type input_text/output_text/
+  input_image, text/image_url}], `phase` (newer assistant messages: `commentary`, `final_answer`).
+  Assistant → `text` (with `model`, `phase`); user → prompt or context (below); developer/system →
+  `kind: system, meta: true, subtype: instructions`.
+- `reasoning`: `summary` [{summary_text}], `content` (usually null), `encrypted_content` → `thinking`
+  with the summary; encrypted-only reasoning is counted as ignored.
+- `function_call` {name, arguments (a JSON *string*), call_id}, `custom_tool_call` {name (`apply_patch`),
+  input (free text), call_id, status}, `local_shell_call` {call_id, action {type: exec, command: argv,
+  working_directory}} → `tool_use` with `tool.id = call_id`.
+- `function_call_output` / `custom_tool_call_output` {call_id, output}: a string (a JSON string
+  `{"output", "metadata": {"exit_code", "duration_seconds"}}` for `shell` and `apply_patch`; a text with
+  a `Process exited with code N` header for `exec_command`), or `{content, success}`, or content items
+  → `tool_result`, `is_error` from the exit code or `success: false`.
+- `web_search_call` {status, action {query}}, no output item → `tool_use` (WebSearch) without a result.
+- `ghost_snapshot`, `compaction`: ignored. Unknown types (later builds add some) are counted in
+  `stats.ignored_lines`, never fatal.
+
+Pre-envelope rollouts (mid 2025 and older) have a bare first line `{"id", "timestamp",
+"instructions"}`, bare response items and `{"record_type": "state"}` lines; both read the same. Codex
+tolerates extra top-level keys, which lets `slim` add `sessionledger_line_id` (removed by `restore`).
+
+A prompt is a `user_message` event: the user's input as the UI showed it. User `response_item`s are
+both typed text and context Codex writes for the model (`<environment_context>`, `# AGENTS.md
+instructions for …` / `<user_instructions>`, `<permissions instructions>`, `<turn_aborted>`,
+`<user_shell_command>`, `<skill>`, IDE context `# Context from my IDE setup: … ## My request for Codex:`,
+`# Files mentioned by the user:`). The prompt is placed at the latest user item since the previous prompt
+with the same text (or containing it), else at the event; every other user item is context
+(`kind: system, meta: true, subtype: environment|instructions|permissions|interrupt|shell_command|skill|context`).
+Files without any `user_message` event fall back to the wrapper test. A prompt wrapped in IDE or
+file-mention context shows its request part (`ide_context: true`).
+
+A turn starts at its prompt's line, moved back over what Codex writes for the turn before it
+(`task_started`, `turn_context`, developer/system messages, context user items).
+
+Tokens: `token_count.info.total_token_usage` is cumulative and repeated; a segment's usage is its last
+total minus the total before its first request. OpenAI counts cached input inside `input_tokens`:
+`input_tokens` here is the uncached part, `cache_read_input_tokens` the cached part.
 """
 
 from __future__ import annotations

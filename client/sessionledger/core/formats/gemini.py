@@ -1,16 +1,50 @@
-"""Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl`).
+"""Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-<YYYY-MM-DDThh-mm>-<id8>.json[l]`).
 
-Since v0.39 a recording is JSONL that Gemini CLI replays on load: a metadata line
-(`sessionId`, `projectHash`, `startTime`…), message records keyed by `id` (a later line with the
-same `id` replaces the message in place: tool calls gain results, tokens arrive), `{"$set": …}`
-metadata updates (`$set.messages` replaces the whole conversation) and `{"$rewindTo": id}`
-(drops that message and everything after it). Before v0.39 the same conversation was one
-pretty-printed JSON document (`session-….json`), rewritten on every change; it parses the same.
-Formats, versions and the tool mapping are documented in docs/agents.md ("Gemini CLI").
+Where the files are, resume and hooks: docs/agents.md ("Gemini CLI"). This docstring holds the format the
+parser needs, from google-gemini/gemini-cli `chatRecordingService.ts` and `chatRecordingTypes.ts`
+(commits and sources listed in docs/agents.md "Sources").
 
-A gemini message carries its tool calls *and* their results (`toolCalls[].result`), so a call and
-its output can only be split across lines when an early copy of the message was written before
-the call finished; cuts never fall there.
+Versions: v0.2–v0.3 introduced the recording; v0.4–v0.38 write `session-….json`, one pretty-printed
+document {sessionId, projectHash, startTime, lastUpdated, messages[], summary?, directories?, kind?},
+rewritten whole on every change (captured as snapshots); v0.39+ write append-only `session-….jsonl`
+(a `.json` is migrated when resumed). JSONL records, replayed in order as `loadConversationRecord` does:
+
+- metadata `{sessionId, projectHash, startTime, lastUpdated, kind?, directories?}` (first line);
+- a message: any object with a string `id`, `{id, timestamp, type, content, displayContent?}` plus, for
+  `type: "gemini"`, `toolCalls[]`, `thoughts[]`, `tokens`, `model`. A later line with the same `id`
+  replaces the message in place (tool calls gain `status`/`result`, tokens arrive);
+- `{"$set": {…}}`: metadata update; `$set.messages` replaces the whole conversation (history sync after
+  compression or masking);
+- `{"$rewindTo": "<id>"}` (`/rewind`): drops that message and all later ones; an unknown id drops all.
+
+Message types: `user` (`displayContent` is what the user typed when it differs, e.g. `@file` expanded),
+`gemini` (the model), `info`/`error`/`warning` (shown, not sent). `content` is a `PartListUnion`: a
+string, a Part or a list of `{text}` (`thought: true` for thinking), `{inlineData: {mimeType, data}}`,
+`{fileData}`, `{functionCall}`, `{functionResponse: {id, name, response: {output | error}}}`.
+`toolCalls[]`: `{id, name, args, result (parts), status (scheduled/executing/success/error/cancelled…),
+timestamp, displayName, description, resultDisplay, agentId?}`: a call and its result live in the same
+record. Newer versions also record each tool response as a synthetic `user` message of
+`functionResponse` parts. `thoughts[]`: `{subject, description, timestamp}`. `tokens`: `{input, output,
+cached, thoughts, tool, total}` per request. No Gemini version is recorded in the file.
+
+Mapping of the loaded conversation: `user` → `prompt`, unless Gemini itself ignores it for resume
+(`isIgnoredUserContent`: empty, starting with `/` or `?`, `<session_context>`, `<hook_context>`) →
+`kind: system, meta: true, subtype: command|session_context|hook_context`; `functionResponse`-only user
+messages → `tool_result`s for calls not already answered; `gemini` → one `thinking` per thought
+(the subject in bold, a blank line, the description), `thinking` for thought parts, `text`, then per
+call a `tool_use` and, once finished, its `tool_result` (`is_error` for `error` and `cancelled`); `info/error/warning` →
+`kind: system` with that subtype. Tokens: input = `input - cached`, cache read = `cached`, output =
+`output + thoughts`.
+
+Turns: in JSONL a turn starts at the line that first records a prompt (a later copy is not a new turn);
+after a `/rewind` the rewound prompt's line still counts, like Claude Code's abandoned branches. In a
+legacy document, `turn_starts` gives each prompt object's byte offset.
+
+Cuts: JSONL is cut as a line prefix before turn n+1's prompt, moved past any turn whose lines complete a
+call begun earlier. A legacy document cannot be cut as a prefix: `cut_after_turn` returns the first n
+turns in the JSONL form Gemini writes when it migrates a file, which Gemini resumes. Slimming replaces
+only `inlineData` payloads over the threshold (`"[slimmed]"`, `slimmed`, `original_size`); superseded
+copies of a message are kept, since a later segment may need them.
 """
 
 from __future__ import annotations

@@ -1,10 +1,33 @@
 """Codex CLI and Gemini CLI tool calls in the shape the session page renders richly.
 
-The session page knows Claude Code's tools (`Bash` shows `input.command`, `Edit` shows a diff of
-`old_string`/`new_string` or of every entry in `input.edits`, `Write` shows `content`, `TodoWrite`
-shows `todos`…). A call of another agent keeps all of its own arguments and gains those keys, and
-its message keeps the agent's own tool name in `tool.agent_name`. The mapping table is in
-docs/agents.md ("Tool mapping").
+The session page knows Claude Code's tools (`frontend/tools.py`: `Bash` shows `input.command`, `Edit`
+diffs `old_string`/`new_string` or each entry of `input.edits`, `Write` shows `content`, `TodoWrite`
+shows `todos`). A call of another agent keeps all its own arguments, gains those keys, and keeps the
+agent's own tool name in `tool.agent_name`:
+
+Agent tool {its input} → shown as: added input keys.
+
+- Codex `shell`, `container.exec` {command: argv, workdir}, `local_shell_call` {action.command} → Bash:
+  `command` (the script of `bash -lc <script>`, else the argv joined), `argv`.
+- Codex `exec_command` {cmd, workdir, tty, yield_time_ms}, `shell_command` → Bash: `command`.
+- Codex `apply_patch` (custom tool input, `{"input"/"patch"}` arguments, `["apply_patch", patch]` argv,
+  or `apply_patch <<'EOF'` in a shell command) → Edit: `file_path` (first file), `files` (all), `edits`
+  (one {file_path, old_string, new_string} per hunk; Add File: old empty; Delete File: `deleted: true`),
+  `patch`.
+- Codex `update_plan` {plan: [{step, status}]} → TodoWrite: `todos` [{content, status}].
+- Codex `view_image` {path} → Read: `file_path`. Codex `web_search_call` {action.query} → WebSearch: `query`.
+- Gemini `run_shell_command` {command, description, dir_path} → Bash: `command`.
+- Gemini `read_file` {absolute_path or file_path} → Read: `file_path`.
+- Gemini `write_file` {file_path, content} → Write: `file_path`, `content`.
+- Gemini `replace` / `edit` {file_path, old_string, new_string} → Edit: `file_path`.
+- Gemini `search_file_content` / `grep_search`, `glob`, `list_directory` {pattern, path/dir_path} →
+  Grep, Glob, LS: `path`.
+- Gemini `google_web_search`, `web_fetch` → WebSearch, WebFetch.
+- Gemini `write_todos` {todos: [{description, status}]} → TodoWrite: `todos` [{content, status}].
+- Anything else (Codex `write_stdin`, `spawn_agent`; Gemini `read_many_files`, `save_memory`,
+  `delegate_to_agent`; MCP tools) keeps its own name.
+
+`files_touched` counts Edit/Write `file_path` plus every file of a multi-file patch.
 """
 
 from __future__ import annotations
