@@ -12,6 +12,7 @@ import time
 import pytest
 import requests
 from django.conf import settings as django_settings
+from django.db import connection
 from django_scopes import scopes_disabled
 
 from config.celery import app
@@ -65,10 +66,13 @@ def test_a_flood_is_refused_at_the_bound_and_another_projects_upload_goes_throug
             statuses.append(_send(flood_url, secret, f"flood {n} {m}").status_code)
 
     def sampler() -> None:
-        while flooding.is_set():
-            waiting.append(fairness.waiting_total(django_settings.CELERY_TASK_DEFAULT_QUEUE) or 0)
-            with scopes_disabled():
-                project_waiting.append(backpressure.project_backlog(world.project))
+        try:
+            while flooding.is_set():
+                waiting.append(fairness.waiting_total(django_settings.CELERY_TASK_DEFAULT_QUEUE) or 0)
+                with scopes_disabled():
+                    project_waiting.append(backpressure.project_backlog(world.project))
+        finally:
+            connection.close()  # this thread's own connection, or the test database cannot be dropped
 
     threads = [threading.Thread(target=uploader, args=(n,)) for n in range(UPLOADERS)]
     watcher = threading.Thread(target=sampler)
