@@ -3,10 +3,15 @@
 - processing: the worker's derive step (gunzip + parse + content document + gzip) on a ~3 MB
   realistic transcript, against the floor of gunzip + json.loads of the same bytes;
 - ingest: request latency of a 10 MiB upload through the real view (Django test client);
+- ingest_floor: an upload of a real-sized segment (30 KB, 150 KB) through the real view against its
+  floor in the same run: a minimal DRF view, defined here and routed only in this process, that
+  authenticates the token, checks the membership, stores the blob and inserts the row. Both go through
+  the same middleware and test client; ``uploads_per_s_per_core`` is one client on one process
+  (1 ÷ the median);
 - list: the session list endpoint over 1,000,000 sessions (seeded once with INSERT … SELECT
   generate_series) against the bare SQL of the same filter.
 
-    .venv/bin/python bench/bench_ingest.py [--sessions 1000000] [--repeat 5]
+    .venv/bin/python bench/bench_ingest.py [--sessions 1000000] [--repeat 5] [--only ingest_floor]
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import sys
 import time
+import uuid
 
 from bench_parse import best_of, floor, synthetic
 from djangobench import percentile, setup
@@ -78,6 +85,111 @@ def ingest_figures(project, secret: str, repeat: int) -> dict:
         "p50_s": round(percentile(timings, 0.5), 3),
         "best_s": round(min(timings), 3),
     }
+
+
+def _floor_view():
+    """The floor of an upload: what any ingest must do, written as plainly as DRF allows."""
+    from rest_framework.parsers import MultiPartParser
+    from rest_framework.response import Response
+    from rest_framework.views import APIView
+
+    from projects.access import membership_for
+    from projects.auth import BearerTokenAuthentication
+    from projects.models import Project
+    from projects.scoping import project_scope
+    from sessions_app import blobs
+    from sessions_app.models import Session
+
+    class FloorIngest(APIView):
+        authentication_classes = [BearerTokenAuthentication]
+        parser_classes = [MultiPartParser]
+
+        def post(self, request, project):
+            project = Project.objects.get(slug=project)
+            with project_scope(project):
+                if membership_for(project=project, user=request.user, token=request.auth) is None:
+                    return Response(status=404)
+                session_id = uuid.uuid4()
+                key = blobs.raw_key(project.pk, session_id)
+                part = request.FILES["transcript"]
+                blobs.put(key, part)
+                metadata = json.loads(request.data["metadata"])
+                session = Session.objects.create(
+                    id=session_id,
+                    project=project,
+                    author=request.user,
+                    kind=metadata["kind"],
+                    commit_hash=metadata["commit_hash"],
+                    agent_session_id=metadata["agent_session_id"],
+                    raw_storage_key=key,
+                    size_bytes=part.size,
+                )
+            return Response({"id": str(session.pk), "status": session.status}, status=202)
+
+    return FloorIngest.as_view()
+
+
+def _route_floor() -> None:
+    """This module becomes the URLconf: the product's routes plus the floor's (nothing in the product)."""
+    from django.conf import settings
+    from django.urls import clear_url_caches, include, path
+
+    module = sys.modules[__name__]
+    module.urlpatterns = [path("floor/<slug:project>/sessions", _floor_view()), path("", include("config.urls"))]
+    settings.ROOT_URLCONF = module
+    clear_url_caches()
+
+
+def ingest_floor_figures(secret: str, repeat: int, sizes_kb: list[int]) -> dict:
+    """The real ingest view against its floor, alternating, on one fresh project per run."""
+    from django.conf import settings
+    from rest_framework.test import APIClient
+
+    from config.celery import app
+    from projects.models import Membership, Project, Role, User
+    from tests.uploads import commit_hash, gz_file, metadata_for
+
+    settings.ALLOWED_HOSTS = ["*"]
+    _route_floor()
+    app.control.purge()  # nothing consumes the bench's queue: backpressure counts only this run's tasks
+    project = Project.objects.create(slug=f"bench-ingest-{uuid.uuid4().hex[:8]}", name="Bench ingest")
+    Membership.objects.create(project=project, user=User.objects.get(email="bench@example.com"), role=Role.ADMIN)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    figures = {}
+    try:
+        for size_kb in sizes_kb:
+            raw = synthetic(size_kb * 1024)
+            raw = raw[: raw.rfind(b"\n", 0, size_kb * 1024) + 1]
+            part = gz_file(raw, "transcript.jsonl.gz")
+            timings: dict[str, list[float]] = {"api": [], "floor": []}
+            for n in range(repeat + 1):
+                for name, url in (("api", "/api/v1/projects"), ("floor", "/floor")):
+                    meta = metadata_for(raw, commit_hash=commit_hash(f"floor-{uuid.uuid4()}"))
+                    meta["agent_session_id"] = str(uuid.uuid4())
+                    part.seek(0)
+                    started = time.perf_counter()
+                    response = client.post(
+                        f"{url}/{project.slug}/sessions",
+                        {"metadata": json.dumps(meta), "transcript": part},
+                        format="multipart",
+                    )
+                    if n:  # the first of each is a warm-up
+                        timings[name].append(time.perf_counter() - started)
+                    assert response.status_code == 202, response.content
+                app.control.purge()
+            api, floor_ = percentile(timings["api"], 0.5), percentile(timings["floor"], 0.5)
+            figures[f"{size_kb}kb"] = {
+                "gzip_bytes": len(part.getvalue()),
+                "api_p50_ms": round(api * 1000, 2),
+                "floor_p50_ms": round(floor_ * 1000, 2),
+                "ratio": round(api / floor_, 2),
+                "uploads_per_s_per_core": round(1 / api, 1),
+                "floor_uploads_per_s_per_core": round(1 / floor_, 1),
+            }
+    finally:
+        project.delete()
+    return figures
 
 
 SEED_SQL = """
@@ -154,14 +266,25 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--floor-sizes-kb", type=int, nargs="+", default=[30, 150])
+    parser.add_argument("--only", nargs="+", choices=["processing", "ingest", "ingest_floor", "list"])
     args = parser.parse_args()
     setup()
     from projects.scoping import unscoped
 
     with unscoped():
         project, user, secret = _bench_world()
-        report = {"processing": processing_figures(5), "ingest_10mib": ingest_figures(project, secret, 3)}
-        report["list"] = {"sessions": seed(project, user, args.sessions), **list_figures(project, secret, args.repeat)}
+        wanted = set(args.only or ["processing", "ingest", "ingest_floor", "list"])
+        report: dict = {}
+        if "processing" in wanted:
+            report["processing"] = processing_figures(5)
+        if "ingest" in wanted:
+            report["ingest_10mib"] = ingest_figures(project, secret, 3)
+        if "ingest_floor" in wanted:
+            report["ingest_floor"] = ingest_floor_figures(secret, max(args.repeat, 20), args.floor_sizes_kb)
+        if "list" in wanted:
+            sessions = seed(project, user, args.sessions)
+            report["list"] = {"sessions": sessions, **list_figures(project, secret, args.repeat)}
     print(json.dumps(report, indent=2))
 
 

@@ -4,11 +4,15 @@ Starts gunicorn (config.wsgi) and a Celery worker on the benchmark database, run
 then waits for every accepted session to complete. Prints one JSON object: accepted/s, latency
 p50/p95, status counts (only 2xx/429/503 are acceptable), how many accepted sessions completed, how
 long the backlog took to drain after the load stopped, and the worker's throughput (completed per
-second from the first upload to the last completion). ``--max-queue-depth`` sets the backpressure
-bound (sessions_app/backpressure.py; 0 = off) of the servers it starts.
+second from the first upload to the last completion). ``--max-queue-depth`` and
+``--max-project-queue-depth`` set the backpressure bounds (sessions_app/backpressure.py; 0 = off) of the
+servers it starts. While the load runs it samples what waits — queued + parked sessions, and the
+flooding project's unprocessed sessions — and prints the largest of each next to its bound (they may
+exceed it by at most the uploads in flight); halfway through, another project uploads one session and
+the time until it is processed is printed as ``other_project_s``.
 
     .venv/bin/python bench/bench_load.py [--uploaders 8] [--seconds 20] [--ingest-rate 100000/min]
-        [--max-queue-depth 1000] [--worker-concurrency 2]
+        [--max-queue-depth 1000] [--max-project-queue-depth 250] [--worker-concurrency 2]
 """
 
 from __future__ import annotations
@@ -37,10 +41,11 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _start_services(port: int, rate: str, depth: int, concurrency: int) -> list[subprocess.Popen]:
+def _start_services(port: int, rate: str, depth: int, project_depth: int, concurrency: int) -> list[subprocess.Popen]:
     env = {
         **os.environ,
         "SESSIONLEDGER_MAX_QUEUE_DEPTH": str(depth),
+        "SESSIONLEDGER_MAX_PROJECT_QUEUE_DEPTH": str(project_depth),
         "SESSIONLEDGER_INGEST_RATE": rate,
         "SESSIONLEDGER_QUERY_RATE": "100000/min",
         "ALLOWED_HOSTS": "127.0.0.1",
@@ -117,6 +122,46 @@ def _wait_complete(ids: list[str], seconds: float) -> int:
         time.sleep(0.5)
 
 
+def _sample(project, until: float, samples: dict[str, list[int]]) -> None:
+    """What waits, as often as it can be asked, until ``until``."""
+    from django.conf import settings
+
+    from projects.scoping import unscoped
+    from sessions_app import backpressure, fairness
+
+    while time.monotonic() < until:
+        samples["waiting"].append(fairness.waiting_total(settings.CELERY_TASK_DEFAULT_QUEUE) or 0)
+        with unscoped():
+            samples["project"].append(backpressure.project_backlog(project))
+        time.sleep(0.05)
+
+
+def _other_project_upload(url: str, secret: str, body: bytes, at: float, result: dict) -> None:
+    """One upload of another project during the flood; how long until it is processed."""
+    time.sleep(max(0.0, at - time.monotonic()))
+    sent = time.monotonic()
+    metadata = {"kind": "checkpoint", "commit_hash": uuid.uuid4().hex + "0" * 8, "agent_session_id": "other"}
+    response = requests.post(
+        url,
+        headers={"Authorization": f"Bearer {secret}"},
+        data={"metadata": json.dumps({**metadata, "start_offset": 0, "end_offset": len(body)})},
+        files={"transcript": ("t.jsonl.gz", body)},
+        timeout=60,
+    )
+    result["status"] = response.status_code
+    if response.status_code == 202 and _wait_complete([response.json()["id"]], 120):
+        result["seconds"] = round(time.monotonic() - sent, 1)
+
+
+def _other_world(user):
+    from projects.models import Membership, Project, Role
+    from projects.services import token_create
+
+    project, _ = Project.objects.get_or_create(slug="bench-other", defaults={"name": "Bench other"})
+    Membership.objects.get_or_create(project=project, user=user, defaults={"role": Role.ADMIN})
+    return project, token_create(user=user, name="bench-other")[1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--uploaders", type=int, default=8)
@@ -124,6 +169,7 @@ def main() -> None:
     parser.add_argument("--ingest-rate", default="100000/min")
     parser.add_argument("--transcript-kb", type=int, default=200)
     parser.add_argument("--max-queue-depth", type=int, default=1000)
+    parser.add_argument("--max-project-queue-depth", type=int, default=250)
     parser.add_argument("--worker-concurrency", type=int, default=2)
     args = parser.parse_args()
     setup()
@@ -132,9 +178,12 @@ def main() -> None:
     from projects.scoping import unscoped
 
     with unscoped():
-        project, _, secret = _bench_world()
+        project, user, secret = _bench_world()
+        other, other_secret = _other_world(user)
     port = _free_port()
-    processes = _start_services(port, args.ingest_rate, args.max_queue_depth, args.worker_concurrency)
+    processes = _start_services(
+        port, args.ingest_rate, args.max_queue_depth, args.max_project_queue_depth, args.worker_concurrency
+    )
     try:
         body = gzip.compress(synthetic(args.transcript_kb * 1024))
         url = f"http://127.0.0.1:{port}/api/v1/projects/{project.slug}/sessions"
@@ -143,6 +192,14 @@ def main() -> None:
         threads = [
             threading.Thread(target=_uploader, args=(url, secret, body, until, results)) for _ in range(args.uploaders)
         ]
+        samples: dict[str, list[int]] = {"waiting": [], "project": []}
+        threads.append(threading.Thread(target=_sample, args=(project, until, samples)))
+        other_url = f"http://127.0.0.1:{port}/api/v1/projects/{other.slug}/sessions"
+        other_result: dict = {}
+        halfway = time.monotonic() + args.seconds / 2
+        threads.append(
+            threading.Thread(target=_other_project_upload, args=(other_url, other_secret, body, halfway, other_result))
+        )
         started = time.monotonic()
         for thread in threads:
             thread.start()
@@ -170,6 +227,11 @@ def main() -> None:
                 "accepted": len(accepted),
                 "completed": completed,
                 "refused_behind_503": statuses.get(503, 0),
+                "max_waiting": max(samples["waiting"], default=0),
+                "max_queue_depth": args.max_queue_depth,
+                "max_project_waiting": max(samples["project"], default=0),
+                "max_project_queue_depth": args.max_project_queue_depth,
+                "other_project_s": other_result.get("seconds"),
                 "drain_after_load_s": round(drained - load_ended, 1),
                 "worker_processes": args.worker_concurrency,
                 "processed_per_s": round(completed / max(drained - started, 0.001), 1),

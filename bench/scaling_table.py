@@ -149,6 +149,23 @@ def _web_rows(report: dict[str, Any]) -> Iterator[Row]:
         _p50_p95(api.get("api_list_newest", {}).get("median_ms"), api.get("api_list_newest", {}).get("p95_ms")),
         _times(api.get("ratio_p95"), "its bare SQL, p95"),
     )
+    for name in ("newest", "branch", "commit"):
+        lookup = api.get(name, {})
+        if lookup:
+            yield (
+                "api_overhead",
+                f"API lookup `{name}`, {_count(api.get('rows'))} rows",
+                _p50_p95(lookup.get("api", {}).get("median_ms"), lookup.get("api", {}).get("p95_ms")),
+                _times(lookup.get("ratio_to_floor_median"), "framework floor, p50"),
+            )
+    for size, figures in _result(report, "ingest").get("ingest_floor", {}).items():
+        rate = _unit(figures.get("uploads_per_s_per_core"), "uploads/s")
+        yield (
+            "ingest",
+            f"upload of a {size} segment (in-process), p50",
+            f"{_unit(figures.get('api_p50_ms'), 'ms')}; {rate} per core",
+            _times(figures.get("ratio"), "ingest floor"),
+        )
     page = _result(report, "session_page").get("session", {})
     first, cached = page.get("page_first", {}), page.get("page_first", {}).get("cached", {})
     for what, figures in (

@@ -202,8 +202,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # An unacknowledged task (its worker died) is redelivered after the visibility timeout. Workers look for
 # such tasks every `unacked_restore_interval` seconds (every one of their looks, not one in ten as kombu
-# does by default: a dead worker's task waited up to ~100 s beyond the timeout).
-BROKER_VISIBILITY_TIMEOUT = env.integer("SESSIONLEDGER_BROKER_VISIBILITY_TIMEOUT", 3600)
+# does by default: a dead worker's task waited up to ~100 s beyond the timeout). A processing task does not
+# wait for it: its fairness lease runs out in seconds and the reaper queues it again (docs/scaling.md). The
+# timeout must outlast a task's hard time limit and the longest retry countdown (600 s; the worker holds a
+# retried message unacknowledged until its countdown ends), or a live task would be delivered twice.
+BROKER_VISIBILITY_TIMEOUT = env.integer("SESSIONLEDGER_BROKER_VISIBILITY_TIMEOUT", 900)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
     "unacked_restore_interval": max(1, min(10, BROKER_VISIBILITY_TIMEOUT // 2)),
@@ -217,8 +220,15 @@ CELERY_TASK_ALWAYS_EAGER = env.boolean("CELERY_TASK_ALWAYS_EAGER", False)
 # Fault injection for the end-to-end fault tests only: a pause before each processing task.
 SESSIONLEDGER_FAULT_PROCESS_DELAY = float(env.string("SESSIONLEDGER_FAULT_PROCESS_DELAY", "0"))
 SESSIONLEDGER_SWEEP_AFTER_SECONDS = env.integer("SESSIONLEDGER_SWEEP_AFTER_SECONDS", 300)
+SESSIONLEDGER_REAP_EVERY = env.integer("SESSIONLEDGER_REAP_EVERY", 5)
 CELERY_BEAT_SCHEDULE = {
     "sweep-processing": {"task": "sessions.sweep_processing", "schedule": env.integer("SESSIONLEDGER_SWEEP_EVERY", 60)},
+    # Dead fairness holders freed and parked sessions queued for free slots (sessions_app/fairness.py).
+    "reap-slots": {
+        "task": "sessions.reap_slots",
+        "schedule": SESSIONLEDGER_REAP_EVERY,
+        "options": {"expires": SESSIONLEDGER_REAP_EVERY},  # a reap stuck behind a backlog is dropped, not piled up
+    },
     "apply-retention": {"task": "sessions.apply_retention", "schedule": 3600},
 }
 # Rendered pages of the session page, per session, content generation, filters and page (frontend/page_cache.py);
@@ -247,10 +257,14 @@ SESSIONLEDGER_PROCESS_MAX_ATTEMPTS = env.integer("SESSIONLEDGER_PROCESS_MAX_ATTE
 # Backpressure (sessions_app/backpressure.py): uploads are answered 503 + Retry-After while more than this many
 # tasks wait in the Celery queue; 0 turns it off. docs/scaling.md: choosing it and the number of workers.
 SESSIONLEDGER_MAX_QUEUE_DEPTH = env.integer("SESSIONLEDGER_MAX_QUEUE_DEPTH", 1000)
+# The same bound for one project's unprocessed sessions, so one project's flood is refused before it delays others.
+SESSIONLEDGER_MAX_PROJECT_QUEUE_DEPTH = env.integer("SESSIONLEDGER_MAX_PROJECT_QUEUE_DEPTH", 250)
 SESSIONLEDGER_BACKPRESSURE_RETRY_AFTER = env.integer("SESSIONLEDGER_BACKPRESSURE_RETRY_AFTER", 30)
 # Sessions of one project processed at once, across all workers; 0 = no limit. The default leaves one of
 # a default worker's processes (one per core) to the other projects (docs/scaling.md).
 SESSIONLEDGER_PROJECT_CONCURRENCY = env.integer("SESSIONLEDGER_PROJECT_CONCURRENCY", max(1, (os.cpu_count() or 2) - 1))
+# A slot's lease, renewed by the task's heartbeat every third of it: a dead worker's slot frees within it.
+SESSIONLEDGER_SLOT_LEASE_SECONDS = env.integer("SESSIONLEDGER_SLOT_LEASE_SECONDS", 15)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

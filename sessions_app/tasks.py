@@ -123,6 +123,12 @@ def sweep_processing() -> int:
     return len(retried)
 
 
+@shared_task(name="sessions.reap_slots", ignore_result=True)
+def reap_slots() -> int:
+    """Free the fairness slots of dead workers and queue parked sessions for free slots (every few seconds)."""
+    return fairness.reap(enqueue_processing)
+
+
 @shared_task(name="sessions.apply_retention", acks_late=True, ignore_result=True)
 def apply_retention() -> dict[str, int]:
     return retention_apply_all()

@@ -60,6 +60,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         # Nothing consumes that queue (tests process in-process), so its length says nothing about a backlog:
         # backpressure is off unless a test turns it on (tests/client/test_backpressure.py).
         SESSIONLEDGER_MAX_QUEUE_DEPTH="0",
+        SESSIONLEDGER_MAX_PROJECT_QUEUE_DEPTH="0",
         # Rate-limit counters are keyed by token id, which repeats across test databases and runs.
         SESSIONLEDGER_CACHE_PREFIX=f"tests-{uuid.uuid4().hex[:8]}",
         SESSIONLEDGER_DATA_DIR=os.environ.get("SESSIONLEDGER_DATA_DIR", str(early_config.rootpath / ".data")),

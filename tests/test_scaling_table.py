@@ -88,3 +88,18 @@ def test_figures_keep_two_or_three_significant_figures() -> None:
     api = {"rows": 10000, "api_list_newest": {"median_ms": 25.153, "p95_ms": 1095.4}, "ratio_p95": 0.5283}
     row = next(line for line in scaling_table.table(_report(api_overhead=api)).splitlines() if "API list" in line)
     assert row == "| api_overhead | API list, 10,000 rows | 25.2 / 1,095 ms p50 / p95 | 0.53× its bare SQL, p95 |"
+
+
+def test_lookups_and_uploads_are_shown_against_their_floors() -> None:
+    lookup = {"api": {"median_ms": 12.04, "p95_ms": 15.0}, "ratio_to_floor_median": 1.31}
+    ingest = {"ingest_floor": {"30kb": {"api_p50_ms": 21.0, "uploads_per_s_per_core": 47.6, "ratio": 1.62}}}
+    text = scaling_table.table(_report(api_overhead={"rows": 10000, "branch": lookup}, ingest=ingest))
+    rows = text.splitlines()
+    assert (
+        "| api_overhead | API lookup `branch`, 10,000 rows | 12 / 15 ms p50 / p95 | 1.31× framework floor, p50 |"
+        in rows
+    )
+    assert (
+        "| ingest | upload of a 30kb segment (in-process), p50 | 21 ms; 47.6 uploads/s per core | 1.62× ingest floor |"
+        in rows
+    )

@@ -19,8 +19,9 @@ from sessions_app import backpressure, parts, selectors
 from sessions_app.api.common import INGEST_ERRORS, SessionCursorPagination, keyset_page
 from sessions_app.attribution.services import attribution_from_ingest
 from sessions_app.filters import SessionFilter
-from sessions_app.ingest import Upload, session_ingest
+from sessions_app.ingest import session_ingest
 from sessions_app.links import session_api_url, session_web_url
+from sessions_app.parts import Upload
 from sessions_app.serializers import (
     ROW_COLUMNS,
     IngestAcceptedSerializer,
@@ -84,7 +85,7 @@ class SessionsView(ProjectAPIView):
     )
     def post(self, request: Request, project: str) -> Response:
         _refuse_oversized_body(request)
-        backpressure.refuse_when_behind()  # before the body is read or anything stored
+        backpressure.refuse_when_behind(self.project)  # before the body is read or anything stored
         metadata = _metadata(request)
         transcript = request.FILES.get("transcript")
         if transcript is None:

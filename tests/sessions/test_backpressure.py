@@ -10,6 +10,7 @@ import redis
 from django.conf import settings as django_settings
 from django_scopes import scopes_disabled
 
+from sessions_app import fairness
 from sessions_app.models import Session
 from tests.conftest import conversation
 from tests.uploads import commit_hash, metadata_for, upload
@@ -22,6 +23,7 @@ def backlog(settings) -> Iterator[redis.Redis]:
     settings.SESSIONLEDGER_MAX_QUEUE_DEPTH = 3
     settings.SESSIONLEDGER_BACKPRESSURE_RETRY_AFTER = 12
     client = redis.Redis.from_url(django_settings.REDIS_URL)
+    client.delete(fairness.WAITING)  # no project's parked sessions left by another test
     yield client
     client.delete(settings.CELERY_TASK_DEFAULT_QUEUE)
 
@@ -62,3 +64,30 @@ def test_an_unreachable_broker_does_not_refuse_uploads(world, api_as, settings) 
     settings.SESSIONLEDGER_MAX_QUEUE_DEPTH = 1
     settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
     assert _upload(api_as(world.member), world, "no broker").status_code == 202
+
+
+def test_sessions_parked_behind_a_busy_project_count_toward_the_bound(world, api_as, backlog, settings) -> None:
+    settings.SESSIONLEDGER_PROJECT_CONCURRENCY = 1
+    busy = str(uuid.uuid4())
+    for _ in range(4):  # one runs, three are parked: the Celery queue itself is empty
+        fairness.admit(busy, str(uuid.uuid4()))
+    _fill(backlog, 0)
+    assert _upload(api_as(world.member), world, "parked").status_code == 202  # 3 waiting: at the limit
+    fairness.admit(busy, str(uuid.uuid4()))
+    refused = _upload(api_as(world.member), world, "parked more")
+    assert refused.status_code == 503 and refused.json()["error"]["code"] == "overloaded"
+    fairness._client().delete(*fairness._keys(busy)[:2])
+    fairness._client().srem(fairness.WAITING, busy)
+
+
+def test_one_projects_flood_is_refused_while_another_project_still_uploads(world, api_as, backlog, settings) -> None:
+    settings.SESSIONLEDGER_MAX_QUEUE_DEPTH = 100
+    settings.SESSIONLEDGER_MAX_PROJECT_QUEUE_DEPTH = 2
+    flooding = api_as(world.member)
+    accepted = [_upload(flooding, world, f"flood {n}").status_code for n in range(4)]
+    assert accepted == [202, 202, 202, 503]  # nothing processed them: the third was the last one allowed
+    raw = conversation("other project")
+    theirs = upload(
+        api_as(world.other_admin), world.other_project.slug, raw, metadata_for(raw, commit_hash=commit_hash("o"))
+    )
+    assert theirs.status_code == 202
