@@ -1,9 +1,12 @@
 from django.urls import path
 
 from sessions_app import api
+from sessions_app.api import staff
 
 P = "projects/<slug:project>"
 urlpatterns = [
+    path("users/<int:user_id>/deactivate", staff.UserDeactivateView.as_view(), name="api-user-deactivate"),
+    path("users/<int:user_id>/erase", staff.UserEraseView.as_view(), name="api-user-erase"),
     path(f"{P}/sessions", api.SessionsView.as_view(), name="api-sessions"),
     path(f"{P}/sessions/<uuid:session_id>", api.SessionDetailView.as_view(), name="api-session"),
     path(f"{P}/sessions/<uuid:session_id>/messages", api.SessionMessagesView.as_view(), name="api-session-messages"),
