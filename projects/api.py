@@ -47,7 +47,10 @@ class ProjectListView(generics.ListAPIView):
 
 
 class ProjectDetailView(ProjectAPIView):
-    required_roles = {**READ_ONLY, "PATCH": Role.ADMIN}
+    """Read (members), rename and retention (admins); DELETE is added by
+    ``sessions_app.api.projects``, which can reach the sessions' blobs."""
+
+    required_roles = {**READ_ONLY, "PATCH": Role.ADMIN, "DELETE": Role.ADMIN}
 
     @extend_schema(responses=ProjectSerializer)
     def get(self, request: Request, project: str) -> Response:

@@ -2,7 +2,7 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
-from projects.rls import SETTING, role_sql
+from projects.rls import SETTING
 
 TABLE = "projects_auditevent"
 # Append-only for the web role: it may read and add the scoped project's events, never change or
@@ -26,6 +26,9 @@ UNDO = f"""
 class Migration(migrations.Migration):
     dependencies = [
         ("projects", "0005_apitoken_parent"),
+        # After the migration that creates the web role and grants it every table: the REVOKE below must
+        # come after that GRANT.
+        ("sessions_app", "0005_row_level_security"),
     ]
 
     operations = [
@@ -62,7 +65,5 @@ class Migration(migrations.Migration):
                 "indexes": [models.Index(fields=["project_id", "-at"], name="auditevent_project_at")],
             },
         ),
-        # The web role may not exist yet on a fresh database (sessions_app.0005 creates it); idempotent.
-        migrations.RunSQL(role_sql(settings.DATABASE_WEB_ROLE), reverse_sql=migrations.RunSQL.noop),
         migrations.RunSQL(APPEND_ONLY, reverse_sql=UNDO),
     ]
