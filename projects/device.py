@@ -140,8 +140,8 @@ def device_decide(*, grant: DeviceGrant, user: User, approve: bool) -> None:
     audit_trail.record(
         kind="device.approved" if approve else "device.denied",
         project=grant.project,
-        target=f"{user.email}: {grant.user_code}",
-        detail={"scopes": grant.scopes, "requested_ip": grant.requested_ip},
+        target=user.email,
+        detail={"user_code": grant.user_code, "scopes": grant.scopes, "requested_ip": grant.requested_ip},
     )
 
 

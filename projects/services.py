@@ -70,6 +70,15 @@ def project_update(*, project: Project, **changes: Any) -> Project:
     return project
 
 
+def project_archive(*, project: Project, archived: bool) -> Project:
+    """Archive (read-only: uploads are refused) or unarchive a project."""
+    if (project.archived_at is not None) != archived:
+        project.archived_at = timezone.now() if archived else None
+        project.save(update_fields=["archived_at"])
+        audit_trail.record(kind="project.archived", project=project, target=project.slug, detail={"archived": archived})
+    return project
+
+
 def normalise_repo(remote: str) -> str:
     """``git@github.com:acme/api.git`` or ``https://github.com/acme/api`` → ``github.com/acme/api``.
 
@@ -225,8 +234,13 @@ def token_create(
     audit_trail.record(  # the name and the displayed prefix; never the secret or its hash
         kind="token.created",
         project=project,
-        target=f"{user.email}: {name} ({token.prefix}…)",
-        detail={"scopes": scope_list, "expires_at": expires_at.isoformat() if expires_at else None},
+        target=user.email,
+        detail={
+            "name": name,
+            "prefix": token.prefix,
+            "scopes": scope_list,
+            "expires_at": expires_at.isoformat() if expires_at else None,
+        },
     )
     return token, secret
 
@@ -299,6 +313,6 @@ def token_revoke(*, token: ApiToken) -> None:
         audit_trail.record(
             kind="token.revoked",
             project=token.project,
-            target=f"{token.user.email}: {token.name} ({token.prefix}…)",
-            detail={"children_revoked": descendants},
+            target=token.user.email,
+            detail={"name": token.name, "prefix": token.prefix, "children_revoked": descendants},
         )
