@@ -1,12 +1,15 @@
 from django.urls import path
 
 from sessions_app import api
+from sessions_app.api import audit as audit_api
 from sessions_app.api import staff
 from sessions_app.api.projects import ProjectView
 
 P = "projects/<slug:project>"
 urlpatterns = [
     path("projects/<slug:project>", ProjectView.as_view(), name="api-project"),
+    path(f"{P}/audit", audit_api.ProjectAuditView.as_view(), name="api-project-audit"),
+    path("audit", audit_api.AuditView.as_view(), name="api-audit"),
     path("users/<int:user_id>/deactivate", staff.UserDeactivateView.as_view(), name="api-user-deactivate"),
     path("users/<int:user_id>/erase", staff.UserEraseView.as_view(), name="api-user-erase"),
     path(f"{P}/sessions", api.SessionsView.as_view(), name="api-sessions"),
