@@ -8,7 +8,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import HttpResponseBase
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import permissions, serializers
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
@@ -18,7 +19,7 @@ from projects.access import ADMIN_ONLY, ProjectAPIView, TokenScopePermission
 from projects.audit_trail import KINDS
 from projects.models import AuditEvent
 from projects.scoping import unscoped
-from sessions_app.api.common import OffsetPagination
+from sessions_app.api.common import OffsetPagination, offset_page
 from sessions_app.api.staff import IsStaff
 from sessions_app.audit import event_row, events_filtered, export_response
 
@@ -51,8 +52,25 @@ class AuditFilters(serializers.Serializer[Any]):
 
 
 class AuditEventSerializer(serializers.Serializer[Any]):
+    at = serializers.DateTimeField()
+    project_slug = serializers.CharField()
+    actor_email = serializers.CharField(help_text="empty: the system or an anonymous visitor")
+    kind = serializers.ChoiceField(choices=KINDS)
+    target = serializers.CharField()
+    detail = serializers.DictField()
+    via = serializers.CharField()
+    ip = serializers.IPAddressField(allow_null=True)
+    user_agent = serializers.CharField()
+
     def to_representation(self, instance: AuditEvent) -> dict[str, Any]:
         return event_row(instance)
+
+
+AUDIT_RESPONSES = {
+    (200, "application/json"): offset_page("AuditEventPage", AuditEventSerializer(many=True)),
+    (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="?format=csv: the filtered trail"),
+    (200, "application/jsonl"): OpenApiResponse(OpenApiTypes.STR, description="?format=jsonl: one event a line"),
+}
 
 
 FILTER_PARAMETERS = [
@@ -93,7 +111,7 @@ class ProjectAuditView(AuditListMixin, ProjectAPIView):
     required_roles = ADMIN_ONLY
     renderer_classes = RENDERERS
 
-    @extend_schema(parameters=FILTER_PARAMETERS, responses={200: AuditEventSerializer(many=True)})
+    @extend_schema(parameters=FILTER_PARAMETERS, responses=AUDIT_RESPONSES)
     def get(self, request: Request, project: str) -> HttpResponseBase:
         events = AuditEvent.objects.filter(project_id=self.project.pk)
         return self.answer(request, events, f"audit-{self.project.slug}")
@@ -107,7 +125,7 @@ class AuditView(AuditListMixin, APIView):
 
     @extend_schema(
         parameters=[*FILTER_PARAMETERS, OpenApiParameter("project", str)],
-        responses={200: AuditEventSerializer(many=True)},
+        responses=AUDIT_RESPONSES,
     )
     def get(self, request: Request) -> HttpResponseBase:
         with unscoped():

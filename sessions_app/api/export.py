@@ -45,6 +45,12 @@ class ProjectExportView(ProjectAPIView):
     required_roles = ADMIN_ONLY
     renderer_classes = [JSONRenderer, ZipRenderer]
 
+    def get_renderers(self) -> list[BaseRenderer]:
+        """``?format=zip`` is for the download; the POST answers JSON only."""
+        if self.request.method == "GET":
+            return super().get_renderers()
+        return [JSONRenderer()]
+
     @extend_schema(
         request=None,
         responses={202: inline_serializer("ExportStarted", {"url": serializers.URLField()})},
