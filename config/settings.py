@@ -58,6 +58,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "projects.audit_trail.AuditRequestMiddleware",  # who and from where, for the audit trail
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
@@ -235,6 +236,10 @@ CELERY_BEAT_SCHEDULE = {
 # 0 renders every request.
 SESSIONLEDGER_PAGE_CACHE_SECONDS = env.integer("SESSIONLEDGER_PAGE_CACHE_SECONDS", 24 * 3600)
 SESSIONLEDGER_ACCESS_LOG_DAYS = env.integer("SESSIONLEDGER_ACCESS_LOG_DAYS", 365)
+# Administrative events (projects.AuditEvent) older than this are deleted by the hourly retention run.
+SESSIONLEDGER_AUDIT_DAYS = env.integer("SESSIONLEDGER_AUDIT_DAYS", 730)
+# SCIM 2.0 (/scim/v2, sessions_app/scim.py): the identity provider's bearer token; empty turns SCIM off.
+SESSIONLEDGER_SCIM_TOKEN = env.string("SESSIONLEDGER_SCIM_TOKEN", "")
 # Insights' estimated cost: JSON {model prefix: [input, output, cache write, cache read] USD per million
 # tokens}; empty: the defaults of sessions_app/prices.py (see docs/ui.md).
 SESSIONLEDGER_MODEL_PRICES = env.string("SESSIONLEDGER_MODEL_PRICES", "")

@@ -19,6 +19,7 @@ urlpatterns = [
         ),
         name="api-docs",
     ),
+    path("scim/v2/", include("sessions_app.scim_urls")),
     path("api/v1/", include("projects.urls")),
     path("api/v1/", include("sessions_app.urls")),
     path("", include("frontend.urls")),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from frontend.views import access_log, insights, links, pages, session_files, sessions, share, shares
+from frontend.views import access_log, audit_trail, insights, links, pages, session_files, sessions, share, shares
 from frontend.views.settings import ProjectSettingsView
 from projects.pages import device_approve
 
@@ -29,4 +29,5 @@ urlpatterns = [
     path(f"{P}/insights", insights.InsightsView.as_view(), name="insights"),
     path(f"{P}/insights.csv", insights.InsightsCsvView.as_view(), name="insights-csv"),
     path(f"{P}/access-log", access_log.ProjectAccessLogView.as_view(), name="access-log"),
+    path(f"{P}/audit", audit_trail.ProjectAuditView.as_view(), name="audit-trail"),
 ]

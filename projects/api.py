@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import generics, permissions, serializers, status
+from rest_framework import exceptions, generics, permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from projects import device, limits, selectors, services
 from projects.access import ADMIN_ONLY, READ_ONLY, ProjectAPIView, TokenScopePermission, acting_user
 from projects.errors import DomainError
-from projects.models import ApiToken, Invitation, Membership, Project, Role, Scope
+from projects.models import ApiToken, Invitation, Membership, Project, Role, Scope, User
 from projects.serializers import (
     ApiTokenCreatedSerializer,
     ApiTokenCreateSerializer,
@@ -23,6 +23,7 @@ from projects.serializers import (
     MembershipCreateSerializer,
     MembershipSerializer,
     MembershipUpdateSerializer,
+    ProjectCreateSerializer,
     ProjectSerializer,
     ProjectUpdateSerializer,
 )
@@ -35,6 +36,7 @@ def _token(request: Request) -> ApiToken | None:
 class ProjectListView(generics.ListAPIView):
     serializer_class = ProjectSerializer
     pagination_class = None
+    permission_classes = [permissions.IsAuthenticated, TokenScopePermission]
 
     @extend_schema(parameters=[OpenApiParameter("repo", str, description="git remote in any form")])
     def get(self, request: Request, *args: object, **kwargs: object) -> Response:
@@ -45,9 +47,30 @@ class ProjectListView(generics.ListAPIView):
             user=acting_user(self.request), repo=self.request.query_params.get("repo"), token=_token(self.request)
         )
 
+    @extend_schema(
+        request=ProjectCreateSerializer,
+        responses={201: ProjectSerializer},
+        description="Create a project (site staff, with a token not restricted to a project).",
+    )
+    def post(self, request: Request) -> Response:
+        user, token = acting_user(request), _token(request)
+        if not user.is_staff or (token is not None and token.project_id is not None):
+            raise exceptions.PermissionDenied("Creating projects needs a staff account.")
+        data = _validated(ProjectCreateSerializer, request)
+        admin = user
+        if data["admin"]:
+            admin = User.objects.filter(email__iexact=data["admin"]).first()  # type: ignore[assignment]
+            if admin is None:
+                raise DomainError("not_found", f"No user with e-mail {data['admin']}.", field="admin", status_code=404)
+        project = services.project_create(slug=data["slug"], name=data["name"], repo=data["repo"], admin=admin)
+        return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
+
 
 class ProjectDetailView(ProjectAPIView):
-    required_roles = {**READ_ONLY, "PATCH": Role.ADMIN}
+    """Read (members), rename, retention and archive (admins); DELETE is added by
+    ``sessions_app.api.projects``, which can reach the sessions' blobs."""
+
+    required_roles = {**READ_ONLY, "PATCH": Role.ADMIN, "DELETE": Role.ADMIN}
 
     @extend_schema(responses=ProjectSerializer)
     def get(self, request: Request, project: str) -> Response:
@@ -57,7 +80,11 @@ class ProjectDetailView(ProjectAPIView):
     def patch(self, request: Request, project: str) -> Response:
         serializer = ProjectUpdateSerializer(self.project, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        updated = services.project_update(project=self.project, **serializer.validated_data)
+        changes = dict(serializer.validated_data)
+        archived = changes.pop("archived", None)
+        updated = services.project_update(project=self.project, **changes)
+        if archived is not None:
+            updated = services.project_archive(project=updated, archived=archived)
         return Response(ProjectSerializer(updated).data)
 
 

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from projects import limits
+from projects import audit_trail, limits
 from projects.errors import DomainError
 from projects.models import DeviceGrant, Project, User
 from projects.selectors import project_list
@@ -137,6 +137,12 @@ def device_decide(*, grant: DeviceGrant, user: User, approve: bool) -> None:
     else:
         grant.denied_at = timezone.now()
     grant.save(update_fields=["approved_by", "project", "denied_at"])
+    audit_trail.record(
+        kind="device.approved" if approve else "device.denied",
+        project=grant.project,
+        target=user.email,
+        detail={"user_code": grant.user_code, "scopes": grant.scopes, "requested_ip": grant.requested_ip},
+    )
 
 
 def _mint(grant: DeviceGrant) -> str:

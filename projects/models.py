@@ -74,6 +74,9 @@ class Project(models.Model):
         default=True, help_text="members may create read-only share links to single sessions (docs/attribution.md)"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    archived_at = models.DateTimeField(
+        null=True, blank=True, help_text='archived: read-only, uploads refused (docs/security.md "Admin API")'
+    )
 
     class Meta:
         ordering = ["slug"]
@@ -189,3 +192,32 @@ class DeviceGrant(models.Model):
 
     def __str__(self) -> str:
         return f"device login {self.user_code}"
+
+
+class AuditEvent(models.Model):
+    """One administrative event (docs/security.md "Audit trail"): who did what to which target, when
+    and from where. Append-only for the web role (migration ``projects/0006``: row-level security
+    allows SELECT and INSERT of the scoped project's rows, and the role has no UPDATE or DELETE).
+
+    ``project_id`` and ``actor_id`` are plain values, not foreign keys: an event outlives the
+    project and the person it names, and no cascade ever rewrites it. ``detail`` never holds a
+    secret (token secrets, share and invitation tokens are never passed to it)."""
+
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+    project_id = models.UUIDField(null=True, blank=True, db_index=True)
+    project_slug = models.CharField(max_length=64, blank=True, default="")
+    actor_id = models.BigIntegerField(null=True, blank=True)
+    actor_email = models.CharField(max_length=254, blank=True, default="", help_text="empty: the system")
+    kind = models.CharField(max_length=64)
+    target = models.CharField(max_length=300, blank=True, default="")
+    detail = models.JSONField(default=dict, blank=True)
+    via = models.CharField(max_length=16, default="web", help_text="web, api, scim, admin, command, system")
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    user_agent = models.CharField(max_length=300, blank=True, default="")
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["project_id", "-at"], name="auditevent_project_at")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.target} by {self.actor_email or 'system'}"

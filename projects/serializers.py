@@ -16,7 +16,7 @@ class ProjectSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Project
-        fields = ["id", "slug", "name", "repo", "retention_days", "created_at", "web_url"]
+        fields = ["id", "slug", "name", "repo", "retention_days", "created_at", "archived_at", "web_url"]
 
     def get_web_url(self, project: Project) -> str:
         return f"{settings.SITE_URL}/p/{project.slug}/"
@@ -26,10 +26,20 @@ class ProjectUpdateSerializer(serializers.ModelSerializer):
     """What an admin may change: the name and how long sessions are kept (empty = forever)."""
 
     retention_days = serializers.IntegerField(min_value=1, max_value=36500, allow_null=True, required=False)
+    archived = serializers.BooleanField(required=False, help_text="archive (read-only, no uploads) or unarchive")
 
     class Meta:
         model = Project
-        fields = ["name", "retention_days"]
+        fields = ["name", "retention_days", "archived"]
+
+
+class ProjectCreateSerializer(serializers.Serializer[dict[str, object]]):
+    """A new project (staff): its first admin is ``admin`` (an e-mail address), else the caller."""
+
+    slug = serializers.CharField(max_length=64)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    repo = serializers.CharField(max_length=255, required=False, allow_null=True, default=None)
+    admin = serializers.EmailField(required=False, allow_null=True, default=None)
 
 
 class MembershipSerializer(serializers.ModelSerializer):

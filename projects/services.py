@@ -11,6 +11,7 @@ from django.core.validators import slug_re
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from projects import audit_trail
 from projects.addresses import address_verified, address_vouch
 from projects.errors import DomainError
 from projects.models import ApiToken, Invitation, Membership, Project, Role, Scope, User
@@ -43,6 +44,7 @@ def project_create(*, slug: str, name: str = "", repo: str | None = None, admin:
         )
     with transaction.atomic():
         project = Project.objects.create(slug=slug, name=name or slug, repo=repo)
+        audit_trail.record(kind="project.created", project=project, target=project.slug)
         if admin is not None:
             Membership.objects.create(project=project, user=admin, role=Role.ADMIN)
     return project
@@ -59,10 +61,21 @@ def project_update(*, project: Project, **changes: Any) -> Project:
     """
     if unknown := set(changes) - set(PROJECT_EDITABLE):
         raise TypeError(f"not editable: {sorted(unknown)}")
-    for field, value in changes.items():
+    changed = {field: value for field, value in changes.items() if getattr(project, field) != value}
+    for field, value in changed.items():
         setattr(project, field, value)
-    if changes:
-        project.save(update_fields=list(changes))
+    if changed:
+        project.save(update_fields=list(changed))
+        audit_trail.record(kind="project.settings_changed", project=project, target=project.slug, detail=changed)
+    return project
+
+
+def project_archive(*, project: Project, archived: bool) -> Project:
+    """Archive (read-only: uploads are refused) or unarchive a project."""
+    if (project.archived_at is not None) != archived:
+        project.archived_at = timezone.now() if archived else None
+        project.save(update_fields=["archived_at"])
+        audit_trail.record(kind="project.archived", project=project, target=project.slug, detail={"archived": archived})
     return project
 
 
@@ -77,7 +90,9 @@ def normalise_repo(remote: str) -> str:
 def membership_add(*, project: Project, user: User, role: str) -> Membership:
     try:
         with transaction.atomic():
-            return Membership.objects.create(project=project, user=user, role=Role(role))
+            membership = Membership.objects.create(project=project, user=user, role=Role(role))
+            audit_trail.record(kind="membership.added", project=project, target=user.email, detail={"role": role})
+            return membership
     except IntegrityError:
         raise DomainError("exists", f"{user.email} is already a member.", field="email", status_code=409) from None
 
@@ -112,6 +127,13 @@ def membership_change_role(*, membership: Membership, role: str) -> Membership:
     new_role = Role(role)
     if membership.role == Role.ADMIN and new_role != Role.ADMIN:
         _ensure_not_last_admin(membership)
+    if membership.role != new_role:
+        audit_trail.record(
+            kind="membership.role_changed",
+            project=membership.project,
+            target=membership.user.email,
+            detail={"from": membership.role, "to": new_role.value},
+        )
     membership.role = new_role
     membership.save(update_fields=["role"])
     return membership
@@ -122,13 +144,14 @@ def membership_remove(*, membership: Membership) -> None:
     if membership.role == Role.ADMIN:
         _ensure_not_last_admin(membership)
     membership.delete()
+    audit_trail.record(kind="membership.removed", project=membership.project, target=membership.user.email)
 
 
 def invitation_create(*, project: Project, email: str, role: str, invited_by: User | None) -> Invitation:
     email = email.strip().lower()
     if Membership.objects.filter(project=project, user__email__iexact=email).exists():
         raise DomainError("exists", f"{email} is already a member.", field="email", status_code=409)
-    return Invitation.objects.create(
+    invitation = Invitation.objects.create(
         project=project,
         email=email,
         role=Role(role),
@@ -136,12 +159,15 @@ def invitation_create(*, project: Project, email: str, role: str, invited_by: Us
         token=secrets.token_urlsafe(32),
         expires_at=timezone.now() + timedelta(days=INVITATION_DAYS),
     )
+    audit_trail.record(kind="invitation.created", project=project, target=email, detail={"role": role})
+    return invitation
 
 
 def invitation_revoke(*, invitation: Invitation) -> None:
     if invitation.accepted_at is None and invitation.revoked_at is None:
         invitation.revoked_at = timezone.now()
         invitation.save(update_fields=["revoked_at"])
+        audit_trail.record(kind="invitation.revoked", project=invitation.project, target=invitation.email)
 
 
 @transaction.atomic
@@ -164,6 +190,9 @@ def invitation_accept(*, invitation: Invitation, user: User) -> Membership:
     )
     invitation.accepted_at = timezone.now()
     invitation.save(update_fields=["accepted_at"])
+    audit_trail.record(
+        kind="invitation.accepted", project=invitation.project, target=user.email, detail={"role": membership.role}
+    )
     return membership
 
 
@@ -201,6 +230,17 @@ def token_create(
         scopes=scope_list,
         expires_at=expires_at,
         parent=parent,
+    )
+    audit_trail.record(  # the name and the displayed prefix; never the secret or its hash
+        kind="token.created",
+        project=project,
+        target=user.email,
+        detail={
+            "name": name,
+            "prefix": token.prefix,
+            "scopes": scope_list,
+            "expires_at": expires_at.isoformat() if expires_at else None,
+        },
     )
     return token, secret
 
@@ -260,11 +300,19 @@ def token_revoke(*, token: ApiToken) -> None:
     """Revoke the token and every token created with it, and with those, down the line: a leaked token
     revoked must not leave working the tokens its holder minted with it."""
     now = timezone.now()
-    if token.revoked_at is None:
+    live = token.revoked_at is None
+    if live:
         token.revoked_at = now
         token.save(update_fields=["revoked_at"])
-    generation = [token.pk]
+    generation, descendants = [token.pk], 0
     while generation:  # one query per generation; a token is created after its parent, so no cycle
         children = ApiToken.objects.filter(parent_id__in=generation)
         generation = list(children.values_list("pk", flat=True))
-        children.filter(revoked_at__isnull=True).update(revoked_at=now)
+        descendants += children.filter(revoked_at__isnull=True).update(revoked_at=now)
+    if live or descendants:
+        audit_trail.record(
+            kind="token.revoked",
+            project=token.project,
+            target=token.user.email,
+            detail={"name": token.name, "prefix": token.prefix, "children_revoked": descendants},
+        )

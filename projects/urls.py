@@ -4,7 +4,7 @@ from projects import api
 
 urlpatterns = [
     path("projects", api.ProjectListView.as_view(), name="api-projects"),
-    path("projects/<slug:project>", api.ProjectDetailView.as_view(), name="api-project"),
+    # projects/<slug:project> is routed by sessions_app.urls (its view adds DELETE to ProjectDetailView)
     path("projects/<slug:project>/members", api.MemberListView.as_view(), name="api-members"),
     path("projects/<slug:project>/members/<int:member_id>", api.MemberDetailView.as_view(), name="api-member"),
     path("projects/<slug:project>/invitations", api.InvitationListView.as_view(), name="api-invitations"),

@@ -48,6 +48,11 @@ EXAMPLES: dict[str, Any] = {
     "allow_gaps": False,
     "repo": "github.com/acme/api",
     "Idempotency-Key": f"checkpoint-{COMMIT}",
+    "audit:actor": "alice@example.com",
+    "audit:kind": "membership.role_changed",
+    "audit:format": "csv",
+    "audit:project": "acme-api",
+    "export:format": "zip",
 }
 # What the type of a django-filter filter is in the document; anything else is a string.
 FILTER_SCHEMAS: dict[type, dict[str, Any]] = {

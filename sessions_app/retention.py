@@ -12,7 +12,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from projects.models import Project
+from projects.audit_trail import record
+from projects.models import AuditEvent, Project
 from projects.scoping import project_scope, unscoped
 from sessions_app.models import AccessLog, Session
 from sessions_app.services import blob_deletions_retry, session_delete
@@ -32,7 +33,14 @@ def retention_apply(*, project: Project, now: datetime | None = None) -> int:
         cutoff = now - timedelta(days=project.retention_days)
         expired = list(Session.objects.filter(project=project, created_at__lt=cutoff).defer("search_vector"))
         for session in expired:
-            session_delete(session=session, by=f"retention ({project.retention_days} days)")
+            session_delete(session=session, by=f"retention ({project.retention_days} days)", audit=False)
+        if expired:
+            record(
+                kind="retention.run",
+                project=project,
+                target=project.slug,
+                detail={"sessions_deleted": len(expired), "retention_days": project.retention_days},
+            )
     if expired:
         logger.info("retention deleted %d session(s) of project %s", len(expired), project.slug)
     return len(expired)
@@ -43,4 +51,13 @@ def retention_apply_all() -> dict[str, int]:
         projects = list(Project.objects.all())
     deleted = {project.slug: retention_apply(project=project) for project in projects}
     blob_deletions_retry()
+    audit_events_expire()
     return deleted
+
+
+def audit_events_expire(now: datetime | None = None) -> int:
+    """The audit trail's own retention (``SESSIONLEDGER_AUDIT_DAYS``), run by the owner role: the web
+    role cannot delete an event."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.SESSIONLEDGER_AUDIT_DAYS)
+    with unscoped():
+        return AuditEvent.objects.filter(at__lt=cutoff).delete()[0]

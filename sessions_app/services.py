@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.db.models import F
 
+from projects import audit_trail
 from projects.scoping import unscoped
 from sessions_app import blobs
 from sessions_app.audit import deletion_logged
@@ -29,11 +30,14 @@ def session_keys(session: Session) -> list[str]:
     return [key for key in keys if key]
 
 
-def session_delete(*, session: Session, by: str) -> None:
-    """Delete the row (with its search entry) now and its blobs as soon as that is committed."""
+def session_delete(*, session: Session, by: str, audit: bool = True) -> None:
+    """Delete the row (with its search entry) now and its blobs as soon as that is committed.
+    ``audit=False``: the caller records the event (retention records one per run)."""
     keys = session_keys(session)
     with transaction.atomic():
         Session.objects.filter(pk=session.pk).delete()
+        if audit:
+            audit_trail.record(kind="session.deleted", project=session.project, target=f"session {session.pk}")
         BlobDeletion.objects.bulk_create([BlobDeletion(key=key) for key in keys], ignore_conflicts=True)
         transaction.on_commit(lambda: blob_deletions_run(keys))
     deletion_logged(session, by=by)

@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from projects import audit_trail
 from projects.errors import DomainError
 from projects.models import Membership, Project, User
 from projects.scoping import unscoped
@@ -62,13 +63,24 @@ def share_create(*, session: Session, user: User, days: int) -> NewShare:
         created_by=user,
         expires_at=timezone.now() + timedelta(days=days),
     )
+    audit_trail.record(kind="share.created", project=session.project, target=_target(link), detail={"days": days})
     return NewShare(link, token)
+
+
+def _target(link: ShareLink) -> str:
+    return f"share link #{link.pk} to session {link.session_id}"
+
+
+def share_opened(link: ShareLink) -> None:
+    """An anonymous visitor opened the link's session page (each view counts against its rate)."""
+    audit_trail.record(kind="share.opened", project=link.project, target=_target(link), actor=None)
 
 
 def share_revoke(*, link: ShareLink) -> None:
     if link.revoked_at is None:
         link.revoked_at = timezone.now()
         link.save(update_fields=["revoked_at"])
+        audit_trail.record(kind="share.revoked", project=link.project, target=_target(link))
 
 
 def _revoke_live(links: QuerySet[ShareLink]) -> int:
@@ -78,6 +90,13 @@ def _revoke_live(links: QuerySet[ShareLink]) -> int:
 def sharing_set(*, project: Project, enabled: bool) -> None:
     """Switch sharing on or off; off revokes every link of the project, so on again revives none."""
     with transaction.atomic():
+        if project.sharing_enabled != enabled:
+            audit_trail.record(
+                kind="project.settings_changed",
+                project=project,
+                target=project.slug,
+                detail={"sharing_enabled": enabled},
+            )
         project.sharing_enabled = enabled
         project.save(update_fields=["sharing_enabled"])
         if not enabled:

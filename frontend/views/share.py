@@ -64,6 +64,7 @@ class SharedSessionView(View):
             template = "frontend/share/message.html"
         else:
             reading, unavailable = _reading(request, session, token)
+            shares.share_opened(link)
             context.update(reading=reading, params={})
             template = "frontend/share/session.html"
         context["unavailable"] = unavailable

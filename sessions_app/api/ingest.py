@@ -84,6 +84,10 @@ class SessionsView(ProjectAPIView):
         responses={202: IngestAcceptedSerializer, 200: IngestAcceptedSerializer, **INGEST_ERRORS},
     )
     def post(self, request: Request, project: str) -> Response:
+        if self.project.archived_at is not None:
+            raise DomainError(
+                "archived", "This project is archived: it keeps its sessions and takes no new ones.", status_code=403
+            )
         _refuse_oversized_body(request)
         backpressure.refuse_when_behind(self.project)  # before the body is read or anything stored
         metadata = _metadata(request)

@@ -28,6 +28,7 @@ def test_a_project_in_the_list_carries_its_fields_and_page_link(world, api_as) -
         "repo": "github.com/acme/acme-api",
         "retention_days": None,
         "created_at": project["created_at"],
+        "archived_at": None,
         "web_url": "http://testserver/p/acme-api/",
     }
     assert project["created_at"].endswith("Z") or "+" in project["created_at"]

@@ -1,0 +1,70 @@
+"""Deployment staff's endpoints: offboarding and erasing a person (docs/security.md "Offboarding",
+"Erasure"). A caller who is not staff — or holds a token restricted to one project — gets 404, as if
+the endpoint did not exist."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import exceptions, permissions, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from projects.access import TokenScopePermission
+from projects.audit_trail import record
+from projects.models import ApiToken, User
+from projects.scoping import unscoped
+from sessions_app.erasure import user_erase
+from sessions_app.offboarding import user_deactivate
+
+
+class IsStaff(permissions.BasePermission):
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        token = request.auth if isinstance(request.auth, ApiToken) else None
+        if not getattr(request.user, "is_staff", False) or (token is not None and token.project_id is not None):
+            raise exceptions.NotFound()
+        return True
+
+
+class StaffAPIView(APIView):
+    permission_classes = [permissions.IsAuthenticated, IsStaff, TokenScopePermission]
+
+    def target(self, user_id: int) -> User:
+        with unscoped():
+            user = User.objects.filter(pk=user_id).first()
+        if user is None:
+            raise exceptions.NotFound("No such user.")
+        return user
+
+
+class UserDeactivateView(StaffAPIView):
+    @extend_schema(
+        request=None,
+        responses=inline_serializer(
+            "Offboarded",
+            {
+                name: serializers.IntegerField()
+                for name in ("tokens", "device_grants", "share_links", "memberships", "browser_sessions")
+            },
+        ),
+        description="Deactivate the user and end every access they have (staff).",
+    )
+    def post(self, request: Request, user_id: int) -> Response:
+        user = self.target(user_id)
+        done = user_deactivate(user=user)
+        record(request, kind="user.deactivated", target=user.email)
+        return Response(asdict(done))
+
+
+class UserEraseView(StaffAPIView):
+    @extend_schema(
+        request=None,
+        responses=inline_serializer(
+            "Erased", {"sessions": serializers.IntegerField(), "access_log_rows": serializers.IntegerField()}
+        ),
+        description="Erase the person: their sessions, prompts, attribution, tokens, access-log rows, account (staff).",
+    )
+    def post(self, request: Request, user_id: int) -> Response:
+        return Response(asdict(user_erase(user=self.target(user_id))))

@@ -1,0 +1,83 @@
+"""Offboarding: a deactivated user loses every access at once (docs/security.md "Offboarding").
+
+``user_deactivate`` is the one function every path calls — Django admin, the staff API,
+``manage.py deactivate_user`` and SCIM (``sessions_app.scim``). In one transaction it marks the user
+inactive, revokes their API tokens (and the tokens minted with them), denies the device logins
+they approved but the CLI has not collected yet, revokes every share link they created, removes
+their memberships and ends their browser sessions. What they uploaded stays the project's:
+sessions keep their rows and blobs (erasing a person is ``sessions_app.erasure``).
+
+Lives here rather than in ``projects``: share links are a ``sessions_app`` table, and the layers
+(docs/design.md "The layers") let ``sessions_app`` use ``projects``, not the other way round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.sessions.models import Session as BrowserSession
+from django.db import transaction
+from django.utils import timezone
+
+from projects.models import ApiToken, DeviceGrant, Membership, User
+from projects.scoping import unscoped
+from projects.services import token_revoke
+from sessions_app.models import ShareLink
+
+BROWSER_SESSION_BATCH = 2000
+
+
+@dataclass(frozen=True)
+class Offboarded:
+    tokens: int
+    device_grants: int
+    share_links: int
+    memberships: int
+    browser_sessions: int
+
+
+@transaction.atomic
+def user_deactivate(*, user: User) -> Offboarded:
+    """End every access of ``user`` now; idempotent (a second call finds nothing left to end)."""
+    now = timezone.now()
+    with unscoped():
+        User.objects.filter(pk=user.pk).update(is_active=False)
+        user.is_active = False
+        live_tokens = list(ApiToken.objects.filter(user=user, revoked_at__isnull=True))
+        for token in live_tokens:  # a child is revoked with its parent, and recorded with it
+            if ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).exists():
+                token_revoke(token=token)
+        grants = DeviceGrant.objects.filter(approved_by=user, consumed_at__isnull=True, denied_at__isnull=True).update(
+            denied_at=now
+        )
+        links = ShareLink.objects.filter(created_by=user, revoked_at__isnull=True).update(revoked_at=now)
+        memberships = list(Membership.objects.filter(user=user))
+        for membership in memberships:  # one by one: the share-link revocation signal sees each
+            membership.delete()
+    return Offboarded(
+        tokens=len(live_tokens),
+        device_grants=grants,
+        share_links=links,
+        memberships=len(memberships),
+        browser_sessions=browser_sessions_end(user),
+    )
+
+
+def browser_sessions_end(user: User) -> int:
+    """Delete the user's signed-in browser sessions (the database session store holds them encoded,
+    so each live one is decoded; an inactive user is refused by the auth backend anyway)."""
+    ended = 0
+    live = BrowserSession.objects.filter(expire_date__gt=timezone.now()).order_by("pk")
+    last = ""
+    while batch := list(live.filter(pk__gt=last)[:BROWSER_SESSION_BATCH]):
+        mine = [row.pk for row in batch if str(row.get_decoded().get("_auth_user_id")) == str(user.pk)]
+        ended += BrowserSession.objects.filter(pk__in=mine).delete()[0]
+        last = batch[-1].pk
+    return ended
+
+
+def user_reactivate(*, user: User) -> None:
+    """Let the user sign in again (SCIM ``active: true``); nothing offboarding ended comes back."""
+    with unscoped():
+        User.objects.filter(pk=user.pk).update(is_active=True)
+    user.is_active = True

@@ -1,0 +1,11 @@
+"""SCIM 2.0 for identity providers, mounted at ``/scim/v2/`` (sessions_app/scim.py)."""
+
+from django.urls import path
+
+from sessions_app import scim
+
+urlpatterns = [
+    path("Users", scim.ScimUsersView.as_view(), name="scim-users"),
+    path("Users/<str:user_id>", scim.ScimUserView.as_view(), name="scim-user"),
+    path("ServiceProviderConfig", scim.ServiceProviderConfigView.as_view(), name="scim-config"),
+]
