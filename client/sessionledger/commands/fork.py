@@ -221,6 +221,7 @@ def session_file(
                 fetch=agentsessions.fetcher(ctx.api, f"/projects/{ctx.slug}/agent-sessions/{agent.id}"),
                 listing=agent.listing,
                 forked_from=agent.id,
+                recording=agent.raw,
             )
         )
     except CannotResume as exc:
