@@ -4,6 +4,7 @@ writes since it are replayed; what cannot be reproduced is said, and nothing lan
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,36 @@ def test_a_fork_at_the_commit_itself_replays_nothing(ledger, repo, claude, clien
 
     assert git(worktree, "rev-parse", "HEAD") == first and "replayed" not in result.stdout
     assert not (worktree / "helpers").exists()
+
+
+def test_codex_apply_patch_and_notebook_edits_are_replayed_and_checked(tmp_path) -> None:
+    from sessionledger.commands.replay import replay
+    from sessionledger.core.formats.toolmap import patch_input
+
+    tree = tmp_path / "tree"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "old.py").write_text("x = 1\ny = 2\n")
+    (tree / "gone.py").write_text("bye\n")
+    notebook = {"cells": [{"cell_type": "code", "id": "c1", "source": ["a = 1"], "metadata": {}, "outputs": []}]}
+    (tree / "nb.ipynb").write_text(json.dumps(notebook))
+    patch = (
+        "*** Begin Patch\n*** Add File: src/new.py\n+NEW = True\n"
+        "*** Update File: src/old.py\n@@\n x = 1\n-y = 2\n+y = 3\n"
+        "*** Delete File: gone.py\n"
+        "*** Update File: src/old.py\n@@\n-not there\n+never\n*** End Patch"
+    )
+    calls = [
+        ("Edit", patch_input(patch, {"input": patch})),
+        ("NotebookEdit", {"notebook_path": "/recorded/nb.ipynb", "cell_id": "c1", "new_source": "a = 2\nb = 3"}),
+    ]
+    messages = [{"kind": "tool_use", "tool": {"id": str(i), "name": n, "input": a}} for i, (n, a) in enumerate(calls)]
+
+    done = replay(messages, worktree=str(tree), cwd_from="/recorded", cwd=str(tree))
+
+    assert (tree / "src" / "new.py").read_text() == "NEW = True\n"
+    assert (tree / "src" / "old.py").read_text() == "x = 1\ny = 3\n"
+    assert not (tree / "gone.py").exists()
+    assert json.loads((tree / "nb.ipynb").read_text())["cells"][0]["source"] == ["a = 2\n", "b = 3"]
+    assert done.not_reproduced == [
+        "apply_patch src/old.py: old_string not found: the file differs from what the conversation edited"
+    ]
