@@ -44,7 +44,8 @@ SELECT gen_random_uuid(), %(project)s, s.kind,
   ('session:1A fix:2B test:3B u' || g || ':4B b' || (g %% 1000) || ':5C '
     || CASE WHEN g %% 10 = 3 THEN 'deadlock' ELSE 'done' END || ':6C ' || %(filler)s)::tsvector,
   now(), now() - (g * 5 || ' minutes')::interval, now(), '', '', 0, '{}',
-  jsonb_build_array(%(format)s::int, t.full, NULL, t.prompt || t.commit, t.title || t.commit || t.files)
+  jsonb_build_array(%(format)s::int, t.full, NULL, t.prompt || t.commit,
+    t.title || t.commit || E'\\nSummary: Done.' || t.files)
 FROM generate_series(%(start)s::bigint, %(stop)s::bigint) AS g,
 LATERAL (SELECT CASE WHEN g %% 10 = 0 THEN 'task' ELSE 'checkpoint' END AS kind,
                 1 + (g * 37 %% 97) %% 18 AS turns, 20000 + (g * 7907 %% 400000) AS raw, g::text AS n) AS s,

@@ -38,7 +38,7 @@ DETAIL_LEVELS = ((8, 400, 600), (4, 200, 240), (1, 120, 0))
 # The version of the texts the worker stores in ``Session.context_text`` (``context_texts``). Change
 # it with DETAIL_LEVELS or a block's lines: stored texts of another version are rendered anew at read
 # time, as for rows processed before the column existed, until ``reprocess`` renews them.
-CONTEXT_FORMAT = 2
+CONTEXT_FORMAT = 3
 OPEN, CLOSE = "<teammate-record>", "</teammate-record>"
 
 
@@ -54,6 +54,9 @@ class ContextSession(NamedTuple):
     day: date  # of captured_at, in UTC (psycopg decodes a date far more cheaply than a timestamptz)
     author_email: str | None
     texts: list[Any]  # CONTEXT_FORMAT, a block's lines after the first, per DETAIL_LEVELS, then the short block's
+    amends: str = ""
+    agent_session_id: str = ""
+    end_offset: int | None = None
 
 
 @dataclass(frozen=True)
@@ -91,11 +94,18 @@ def context_texts(*, title: str, commit_message: str, files_touched: list[str], 
         text = "".join(lines)
         texts.append(None if text == previous else text)  # as rich as the level before: stored once
         previous = text
-    short = [f"\nTitle: {_quote(title, 120)}" if title else "", commit]
+    subject = commit_message.splitlines()[0] if commit_message else ""
+    short = [f"\nTitle: {_quote(title, 120)}" if title and title != subject else "", commit]
+    if last:
+        short.append(f"\nSummary: {_quote(last, SUMMARY_CHARS)}")  # the closing words: what was done
     if files_touched:
         short.append("\nFiles: " + _quote(", ".join(files_touched), 200))
     texts.append("".join(short))
     return texts
+
+
+SUMMARY_CHARS = 200
+_LEAN_DROPS = ("\nFiles: ", "\nTitle: ")  # what a short block loses first when room is short
 
 
 def context_candidates(*, project: Project, branch: str = "", files: list[str] | None = None) -> list[Candidate]:
@@ -106,11 +116,15 @@ def context_candidates(*, project: Project, branch: str = "", files: list[str] |
         rows = cursor.fetchall()
     seen: set[object] = set()
     chosen: list[tuple[int, ContextSession]] = []
-    for grp, pk, kind, status, commit_hash, task_id, day, email, stored in rows:
+    for grp, pk, kind, status, commit_hash, task_id, day, email, stored, amends, agent_session, end in rows:
         if pk not in seen:
             seen.add(pk)
             texts = json.loads(stored) if isinstance(stored, str) else stored
-            chosen.append((grp, ContextSession(pk, kind, status, commit_hash, task_id, day, email, texts)))
+            found = ContextSession(
+                pk, kind, status, commit_hash, task_id, day, email, texts, amends or "", agent_session or "", end
+            )
+            chosen.append((grp, found))
+    chosen = _one_per_piece_of_work(chosen)
     stale = [session.pk for _, session in chosen if not _current(session.texts)]
     if stale:
         rendered = _render_now(project, stale)
@@ -119,7 +133,38 @@ def context_candidates(*, project: Project, branch: str = "", files: list[str] |
             for grp, session in chosen
             if session.pk in rendered or _current(session.texts)
         ]
-    return [Candidate(session, reasons[grp]) for grp, session in chosen]
+    return [Candidate(session, reasons[grp]) for grp, session in chosen if session.texts[-1]]  # "": nothing to say
+
+
+def _one_per_piece_of_work(chosen: list[tuple[int, ContextSession]]) -> list[tuple[int, ContextSession]]:
+    """One entry per piece of work: a commit that was amended is folded into the amending one
+    (which keeps its place, the newest), and segments holding the same bytes of one conversation
+    (a `/clear` and the checkpoint of the commit made after it) are one entry, the checkpoint's."""
+    replaced = {session.amends for _, session in chosen if session.amends}
+    committed = {_range_key(session) for _, session in chosen if session.kind == "checkpoint"}
+    folded = []
+    for grp, session in chosen:
+        if session.kind == "checkpoint" and session.commit_hash in replaced:
+            continue
+        if session.kind not in ("checkpoint", "task") and _range_key(session) in committed:
+            continue
+        if session.amends:
+            session = session._replace(texts=_with_amended(session.texts, session.amends))
+        folded.append((grp, session))
+    return folded
+
+
+def _range_key(session: ContextSession) -> tuple[str, int | None]:
+    """Which bytes of which conversation a segment holds (where they end)."""
+    return session.agent_session_id, session.end_offset
+
+
+def _with_amended(texts: list[Any], amends: str) -> list[Any]:
+    """The texts of an amending commit's session, saying which commit it replaced."""
+    if not _current(texts):
+        return texts
+    note = f"\nAmends: {_quote(amends[:10], 10)} (folded into this entry)"
+    return [texts[0], *[t + note if isinstance(t, str) else t for t in texts[1:]]]
 
 
 def candidates_statement(
@@ -137,13 +182,14 @@ def candidates_statement(
         # Every group names the project, as row-level security does (a digest is one project's).
         parts.append(
             f"(SELECT {index} AS grp, s.id, s.kind, s.status, s.commit_hash, s.task_id, s.captured_at, s.author_id,"
-            f" s.context_text FROM {Session._meta.db_table} AS s WHERE s.project_id = %s AND s.status = ANY(%s)"
+            " s.context_text, s.amends, s.agent_session_id, s.end_offset"
+            f" FROM {Session._meta.db_table} AS s WHERE s.project_id = %s AND s.status = ANY(%s)"
             f"{f' AND {condition}' if condition else ''} ORDER BY s.captured_at DESC, s.id DESC LIMIT {PER_GROUP})"
         )
         params += [project.pk, [status.value for status in USEFUL_STATUSES], *([value] if condition else [])]
     sql = (
         "SELECT c.grp, c.id, c.kind, c.status, c.commit_hash, c.task_id, (c.captured_at AT TIME ZONE 'UTC')::date,"
-        " u.email, c.context_text"
+        " u.email, c.context_text, c.amends, c.agent_session_id, c.end_offset"
         f" FROM ({' UNION ALL '.join(parts)}) AS c LEFT JOIN {get_user_model()._meta.db_table} AS u"
         " ON u.id = c.author_id ORDER BY c.grp, c.captured_at DESC, c.id DESC"
     )
@@ -184,9 +230,12 @@ def context_digest(
     links = session_web_url_base(project)
     if used > budget:  # no room for the framing: nothing, rather than blocks without it
         return Digest(text="", included=[], budget=budget, links=links)
-    for candidate in context_candidates(project=project, branch=branch, files=files):
-        room = budget - used
-        block = _fitting_block(candidate, room, links) if prompts else _short_block(candidate, room)
+    candidates = context_candidates(project=project, branch=branch, files=files)
+    if not prompts:
+        blocks = _short_blocks(candidates, budget - used)
+        return Digest(text=header + "".join(blocks), included=candidates[: len(blocks)], budget=budget, links=links)
+    for candidate in candidates:
+        block = _fitting_block(candidate, budget - used, links)
         if block is None:
             break
         parts.append(block)
@@ -201,7 +250,7 @@ def _header(project: Project, branch: str) -> str:
 
 
 def _short_header(project: Project, branch: str) -> str:
-    return _framed(f"earlier work in {project.slug}{_where(branch)}", "titles, commits and files")
+    return _framed(f"earlier work in {project.slug}{_where(branch)}", "titles, commits, files and closing summaries")
 
 
 def _where(branch: str) -> str:
@@ -218,13 +267,43 @@ def _framed(where: str, what: str) -> str:
     )
 
 
-def _short_block(candidate: Candidate, room: int) -> str | None:
+def _short_blocks(candidates: list[Candidate], room: int) -> list[str]:
+    """The short digest's blocks: first as many sessions as fit at their leanest (files, then the
+    title, left out), in order, so every piece of work of the branch is named before any detail of
+    one of them; then each, in order, as rich as the room left allows."""
+    variants = [_short_variants(candidate) for candidate in candidates]
+    chosen: list[str] = []
+    used = 0
+    for options in variants:
+        if used + len(options[-1]) > room:
+            break
+        chosen.append(options[-1])
+        used += len(options[-1])
+    for index, options in enumerate(variants[: len(chosen)]):
+        for richer in options:
+            if used - len(chosen[index]) + len(richer) <= room:
+                used += len(richer) - len(chosen[index])
+                chosen[index] = richer
+                break
+    return chosen
+
+
+def _short_variants(candidate: Candidate) -> list[str]:
+    """A session's short block, richest first, then leaner (files, then the title, left out)."""
     session = candidate.session
-    block = (
-        f"\n{OPEN}\n## {_what(session)} · {session.day:%Y-%m-%d} · {candidate.reason}"
-        f"{session.texts[-1]}\nMore: session {session.pk}\n{CLOSE}\n"
-    )
-    return block if len(block) <= room else None
+    first = f"\n{OPEN}\n## {_what(session)} · {session.day:%Y-%m-%d} · {candidate.reason}"
+    last = f"\nMore: session {session.pk}\n{CLOSE}\n"
+    lines = session.texts[-1]
+    variants = [first + lines + last]
+    for drop in _LEAN_DROPS:
+        lines = "".join(line for line in _lines(lines) if not line.startswith(drop))
+        variants.append(first + lines + last)
+    return variants
+
+
+def _lines(text: str) -> list[str]:
+    """A block's lines, each with its leading newline (quoted strings never hold one)."""
+    return ["\n" + line for line in text.split("\n")[1:]]
 
 
 def _fitting_block(candidate: Candidate, room: int, links: str) -> str | None:

@@ -42,6 +42,25 @@ def commit_diff(repo: str, sha: str, *paths: str) -> str:
     )
 
 
+def renames(repo: str, sha: str) -> dict[str, str]:
+    """Files git finds renamed by the commit (against its first parent): new path → old path."""
+    out = gitmeta.git(
+        repo, "diff-tree", "-r", "-M", "--root", "-m", "--first-parent", "--name-status", "-z", "--no-commit-id", sha
+    )
+    fields = out.split("\0")
+    found, index = {}, 0
+    while index < len(fields):
+        status = fields[index]
+        if status[:1] in ("R", "C") and index + 2 < len(fields):
+            found[fields[index + 2]] = fields[index + 1]
+            index += 3
+        elif status:
+            index += 2
+        else:
+            index += 1  # the trailing empty field
+    return found
+
+
 def line_counts(repo: str, sha: str, paths: list[str]) -> dict[str, int]:
     """Each file's number of lines at the commit (one `git cat-file --batch` for all)."""
     if not paths:
@@ -83,7 +102,8 @@ def record_for_commit(
     items = list(transcripts.items())
     parsed = formats.parse_transcript(items[0][1], agent=agent, subagents=dict(items[1:]))
     steps = attribution.steps_from_messages(parsed.messages)
-    owners = attribution.attribute(added, steps, root=_root(repo))
+    moves = attribution.moves_from_messages(parsed.messages)
+    owners = attribution.attribute(added, steps, root=_root(repo), moves=moves, renamed=renames(repo, sha))
     return attribution.build_record(
         revision=sha,
         added=added,

@@ -21,6 +21,9 @@ def on_head_moved(payload: dict, repo: Repo, sha: str, branch: str) -> bool:
         old = observe.seen(repo.git_dir)
         if old == sha:
             return False  # another hook took this move
+        if isinstance(transcript, str) and _after_clear(txn, repo, sha, old, branch, [transcript]):
+            observe.record(repo.git_dir, sha)
+            return True
         outcome = (
             _capture(
                 txn,
@@ -53,6 +56,9 @@ def on_commit(repo: Repo, sha: str, branch: str, sessions: list) -> bool:
         old = observe.seen(repo.git_dir)
         if old == sha:
             return False
+        if _after_clear(txn, repo, sha, old, branch, [transcript for _, transcript in sessions]):
+            observe.record(repo.git_dir, sha)
+            return True
         for agent, transcript in sessions:
             outcomes.append(_capture(txn, transcript, repo, sha, old, branch=branch, cwd=repo.worktree, agent=agent))
         if any(outcome is not EMPTY for outcome in outcomes):
@@ -67,6 +73,15 @@ def on_commit(repo: Repo, sha: str, branch: str, sessions: list) -> bool:
 
 
 QUEUED, SKIPPED, EMPTY = "queued", "skipped", "empty"
+
+
+def _after_clear(txn: state.Transaction, repo: Repo, sha: str, old: str | None, branch: str, others: list[str]) -> bool:
+    """A commit of the work a /clear left uncommitted goes to the conversation that wrote it."""
+    if not isinstance(txn.data.get("cleared"), dict) or not txn.data["cleared"]:
+        return False
+    from sessionledger import clears
+
+    return clears.claim(txn, repo, sha, old, branch, others) is not None
 
 
 def _capture(txn: state.Transaction, transcript: str, repo: Repo, sha: str, old: str | None, **request: Any) -> str:

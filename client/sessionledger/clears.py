@@ -12,6 +12,13 @@ with every other SessionEnd hook, and `git diff` on a large repository can take 
 taken first thing in the detached process the hook starts (`uncommitted.json` in the entry),
 before the uploader waits for its lock; preparing the segment takes it there, or computes it if
 the detached step never ran.
+
+Work committed after a clear and before the next prompt belongs to the conversation before the
+clear, which wrote it (docs/design.md §7 "/clear"). SessionEnd also keeps the clear's segment as
+`cleared` for the working tree; the first commit seen after it (`claim`, called by the git
+post-commit hook and by the tool hook) becomes a checkpoint of that same byte range — an overlay
+like a task's, so the offsets stay as they are and its attribution reads the conversation that
+wrote the code — unless a later conversation here had a prompt before the commit was made.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import time
 from sessionledger import gitrefs, log, paths, queue, state
 
 RECENT_SECONDS = 120.0  # a record older than this belongs to an earlier clear
+CLAIM_SECONDS = 2 * 3600.0  # a commit this long after a clear is not the cleared conversation's
+_MAX_PROMPT_SCAN = 8 * 1024 * 1024  # a later conversation is read this far for its prompts
 _FORGET_SECONDS = 86400.0
 UNCOMMITTED = "uncommitted.json"
 
@@ -44,6 +53,82 @@ def remember(txn: state.Transaction, cwd: str, entry: queue.Entry | None, sessio
     for key in [k for k, r in records.items() if not isinstance(r, dict) or r.get("at", 0) < horizon]:
         del records[key]
     records[place(cwd)] = {"entry": entry.id if entry else None, "session_id": session_id, "at": time.time()}
+    cleared = txn.data.get("cleared")
+    if not isinstance(cleared, dict):
+        cleared = txn.data["cleared"] = {}
+    for key in [k for k, r in cleared.items() if not isinstance(r, dict) or r.get("at", 0) < horizon]:
+        del cleared[key]
+    if entry is not None and entry.intent.get("capture") is None:
+        cleared[place(cwd)] = {"at": time.time(), "intent": entry.intent}
+    else:
+        cleared.pop(place(cwd), None)
+
+
+# --- a commit after the clear -------------------------------------------------------------------
+
+
+def claim(
+    txn: state.Transaction, repo: gitrefs.Repo, sha: str, old: str | None, branch: str, others: list[str]
+) -> queue.Entry | None:
+    """The checkpoint of `sha` for the conversation cleared here, when the commit came after the
+    clear and before any prompt of the conversations `others`; None otherwise (then the commit is
+    judged as usual). A claimed clear is forgotten: the next commit is the next conversation's."""
+    from sessionledger import detect
+
+    cleared = txn.data.get("cleared")
+    if not isinstance(cleared, dict):
+        return None
+    key = os.path.realpath(repo.worktree)
+    record = cleared.get(key)
+    if not isinstance(record, dict) or not isinstance(record.get("intent"), dict):
+        return None
+    at, intent = float(record.get("at") or 0), record["intent"]
+    if time.time() - at > CLAIM_SECONDS or intent.get("commit_hash") == sha:
+        return None
+    if not detect.judge(repo, sha, at).capture:
+        return None
+    made = detect.commit_moment(repo, sha)
+    mine = intent.get("transcript")
+    if made is None or any(prompted_between(path, at, made) for path in others if path != mine):
+        del cleared[key]  # the next conversation started working: the cleared one is done
+        return None
+    del cleared[key]
+    checkpoint = {
+        **intent,
+        "kind": "checkpoint",
+        "commit_hash": sha,
+        "previous_head": old,
+        "feature_branch": branch,
+        "captured_at": time.time(),
+        "after_clear": True,
+    }
+    entry = queue.enqueue(checkpoint)
+    log.info(f"commit {sha[:10]} made after /clear: linked to {intent.get('agent_session_id')} as {entry.id}")
+    return entry
+
+
+def prompted_between(transcript: str, since: float, until: float) -> bool:
+    """Did the conversation `transcript` have a prompt at a time in [since, until]? The `/clear`
+    a conversation after a clear opens with is not one."""
+    from sessionledger import agents, transcripts
+
+    try:
+        end, _ = transcripts.complete_end(transcript, 0)
+        start = max(0, end - _MAX_PROMPT_SCAN)
+        data = transcripts.read_range(transcript, start, end)
+        messages = agents.for_transcript(transcript).format.parse(data).messages
+    except Exception:  # an unreadable conversation has shown no prompt we can see
+        log.exception(f"reading the prompts of {transcript} failed")
+        return False
+    for message in messages:
+        if message.get("kind") != "prompt" or not isinstance(message.get("timestamp"), str):
+            continue
+        if message.get("command") == "/clear":
+            continue
+        when = transcripts.iso_to_epoch(message["timestamp"])
+        if when is not None and since <= when < until + 1:  # `until`: a reflog's whole second
+            return True
+    return False
 
 
 def snapshot_uncommitted(entry_id: str) -> None:

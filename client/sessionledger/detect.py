@@ -39,6 +39,12 @@ def judge(repo: gitrefs.Repo, sha: str, reference: float | None) -> Verdict:
     return Verdict(True, entry.action if entry is not None else "HEAD moved")
 
 
+def commit_moment(repo: gitrefs.Repo, sha: str) -> float | None:
+    """When HEAD moved to `sha` (the reflog), else the commit's own time."""
+    entry = gitrefs.reflog_last(repo, sha)
+    return float(entry.time) if entry is not None else _commit_time(repo, sha)
+
+
 def is_commit_action(action: str, message: str) -> bool:
     """`commit`, `commit (amend)`, `cherry-pick`, a real merge; not checkout/reset/pull/rebase."""
     if action.startswith(_COMMIT_ACTIONS):

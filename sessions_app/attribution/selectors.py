@@ -54,13 +54,15 @@ def matched_record(
     as hashes, and the same matching the client does at capture runs on the content documents.
     """
     steps: list[attribution.Step] = []
+    moves: list[attribution.Move] = []
     owner_session: dict[str, Session] = {}
     for session in with_earlier_segments(sessions[:MAX_MATCH_SESSIONS]):
         document = selectors.session_document(session=session) or {}
         found = attribution.steps_from_messages(document.get("messages") or [])
         steps += found
+        moves += attribution.moves_from_messages(document.get("messages") or [])
         owner_session.update({step.uuid: session for step in found})
-    owners = attribution.attribute(added, steps)
+    owners = attribution.attribute(added, steps, moves=moves)
     counts = {path: max((line.number for line in lines), default=0) for path, lines in added.items()}
     record = attribution.build_record(
         revision=sha, added=added, owners=owners, line_counts=counts, agent=_agent(sessions)

@@ -175,3 +175,97 @@ def test_a_sub_agents_edits_are_attributed_to_its_own_step_and_model(tmp_path) -
     ]
     step = record["metadata"]["dev.sessionledger"]["steps"][attribution.step_of(conversation)]
     assert step["tool"] == "Write"
+
+
+# --- moves and partial-line edits ---------------------------------------------------------------
+
+
+def git_in(repo: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t"}
+    done = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**env, "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin"},
+    )
+    return done.stdout.strip()
+
+
+MODULE = "def load(path):\n    with open(path) as handle:\n        return handle.read()\n"
+
+
+def test_a_file_the_agent_wrote_then_moved_in_a_shell_call_keeps_its_lines(tmp_path) -> None:
+    repo, sha = repo_with(tmp_path, {"lib/loader.py": MODULE, "lib/extra.py": "EXTRA = 'moved too'\n"})
+    b = TranscriptBuilder(cwd=str(repo)).prompt("write a loader, then move it into lib/")
+    b.tool_call("Write", {"file_path": f"{repo}/loader.py", "content": MODULE})
+    b.tool_call("Write", {"file_path": f"{repo}/extra.py", "content": "EXTRA = 'moved too'\n"})
+    b.tool_call("Bash", {"command": f"mkdir -p lib && git mv loader.py lib/loader.py && cd {repo} && mv extra.py lib"})
+
+    record = record_for_commit(str(repo), sha, {"transcript": b.build()}, agent="claude-code")
+
+    steps = record["metadata"]["dev.sessionledger"]["steps"]
+    assert {steps[s]["tool"] for s in owners_of(record, "lib/loader.py").values()} == {"Write"}
+    assert len(owners_of(record, "lib/loader.py")) == 3
+    assert set(owners_of(record, "lib/extra.py").values()) != {"human"}
+    assert record["metadata"]["dev.sessionledger"]["human_lines"] == 0
+
+
+def test_a_move_that_failed_moves_no_attribution(tmp_path) -> None:
+    repo, sha = repo_with(tmp_path, {"lib/loader.py": MODULE})
+    b = TranscriptBuilder(cwd=str(repo)).prompt("write a loader")
+    b.tool_call("Write", {"file_path": f"{repo}/loader.py", "content": MODULE})
+    b.tool_call("Bash", {"command": "mv loader.py lib/loader.py"}, is_error=True, result="No such file")
+
+    record = record_for_commit(str(repo), sha, {"transcript": b.build()}, agent="claude-code")
+
+    assert set(owners_of(record, "lib/loader.py").values()) == {"human"}
+
+
+def test_a_rename_git_detects_keeps_the_lines_of_the_old_name(tmp_path) -> None:
+    """Written and committed under one name; renamed by hand (no call says so) with one line changed."""
+    repo, _ = repo_with(tmp_path, {"loader.py": MODULE + "\n\ndef size(path):\n    return len(load(path))\n"})
+    b = TranscriptBuilder(cwd=str(repo)).prompt("write a loader")
+    b.tool_call("Write", {"file_path": f"{repo}/loader.py", "content": (repo / "loader.py").read_text()})
+    git_in(repo, "mv", "loader.py", "reading.py")
+    text = (repo / "reading.py").read_text().replace("return len(load(path))", "return len(load(path)) or None")
+    (repo / "reading.py").write_text(text)
+    git_in(repo, "commit", "-qam", "rename")
+    sha = git_in(repo, "rev-parse", "HEAD")
+
+    record = record_for_commit(str(repo), sha, {"transcript": b.build()}, agent="claude-code")
+
+    owners = owners_of(record, "reading.py")
+    assert owners[7] == "human"  # the line changed by hand after the rename
+    assert [n for n, who in owners.items() if who == "human"] == [7]
+
+
+def test_a_replace_all_rename_inside_lines_credits_the_edit(tmp_path) -> None:
+    before = "def compute_total(values):\n    return sum(values)\n\nresult = compute_total([1, 2])\n"
+    after = before.replace("compute_total", "compute_sum")
+    repo, sha = repo_with(tmp_path, {"calc.py": after + "print('a human line')\n"})
+    b = TranscriptBuilder(cwd=str(repo)).prompt("rename compute_total to compute_sum")
+    b.tool_call("Write", {"file_path": f"{repo}/calc.py", "content": before})
+    b.tool_call(
+        "Edit",
+        {
+            "file_path": f"{repo}/calc.py",
+            "old_string": "compute_total",
+            "new_string": "compute_sum",
+            "replace_all": True,
+        },
+    )
+
+    record = record_for_commit(str(repo), sha, {"transcript": b.build()}, agent="claude-code")
+
+    owners = owners_of(record, "calc.py")
+    steps = record["metadata"]["dev.sessionledger"]["steps"]
+    assert steps[owners[1]]["tool"] == steps[owners[4]]["tool"] == "Edit"
+    assert steps[owners[2]]["tool"] == "Write" and owners[5] == "human"
+
+
+def test_shell_moves_are_read_as_the_shell_reads_them() -> None:
+    assert attribution.shell_moves("mv -f a.py 'b c.py' && git mv x y/") == [("a.py", "b c.py"), ("x", "y/x")]
+    assert attribution.shell_moves("mv a b dir; echo mv\nmv 'unbalanced") == [("a", "dir/a"), ("b", "dir/b")]
+    assert attribution.shell_moves("git commit -m 'mv a b'") == []

@@ -60,7 +60,8 @@ class ResumeRequest:
     session id and the captured one (`old_id`), the directory it resumes in (`cwd`), the directory its
     recorded paths move out of (`cwd_from`) and into (`cwd_to`, default `cwd`), which lines were changed
     since (`changed`), how to fetch the captured sub-agent files (`fetch`, `listing`), the session it
-    forks (`forked_from`), and whether an existing file of that id may be replaced."""
+    forks (`forked_from`), whether an existing file of that id may be replaced, and the whole recording
+    the bytes were cut from (`recording`: an adapter keeps the form it was recorded in)."""
 
     def __init__(
         self,
@@ -76,10 +77,12 @@ class ResumeRequest:
         cwd_to: str | None = None,
         forked_from: str | None = None,
         replace: bool = True,
+        recording: bytes | None = None,
     ) -> None:
         self.raw, self.session_id, self.old_id, self.cwd = raw, session_id, old_id, cwd
         self.cwd_from, self.changed, self.fetch, self.listing = cwd_from, changed, fetch, listing
         self.cwd_to, self.forked_from, self.replace = cwd_to or cwd, forked_from, replace
+        self.recording = recording
 
 
 class CannotResume(Exception):

@@ -117,7 +117,9 @@ class Gemini(Agent):
         """The recording under a new session id, in the project folder of `cwd`: the one Gemini
         registered for it, else the SHA-256 folder older versions use and newer ones migrate on
         first use. A whole pre-v0.39 document stays a `.json` document (every version resumes
-        it; v0.39+ migrates it); anything else is JSONL (v0.39+ only)."""
+        it; v0.39+ migrates it), and so does a cut of one (a fork), which the format hands back as
+        the JSONL v0.39+ migrates it to: the CLI that recorded it reads only documents. Anything
+        else is JSONL (v0.39+ only)."""
         import time
         from pathlib import Path
 
@@ -128,6 +130,8 @@ class Gemini(Agent):
 
         r = request
         doc = legacy_document(r.raw)
+        if doc is None and r.recording is not None and legacy_document(r.recording) is not None:
+            doc = _document_of(r.raw)
         if doc is not None:
             doc.update(sessionId=r.session_id, projectHash=project_hash(r.cwd))
             data, suffix = json_document(doc), ".json"
@@ -236,3 +240,27 @@ def _as_jsonl(raw: bytes, session_id: str, root_hash: str) -> bytes:
                 target["projectHash"] = root_hash
         out.append(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
     return "".join(out).encode("utf-8", "surrogatepass")
+
+
+def _document_of(raw: bytes) -> dict[str, Any] | None:
+    """A legacy document again from the JSONL a cut of one comes back as (a metadata line, then
+    one line per message: `formats.gemini.cut_after_turn`); None when it is not that shape."""
+    import json
+
+    rows = []
+    for line in raw.splitlines():
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(rec, dict):
+            return None
+        rows.append(rec)
+    if (
+        not rows
+        or "messages" in rows[0]
+        or "sessionId" not in rows[0]
+        or any("$set" in rec or "$rewindTo" in rec for rec in rows)
+    ):
+        return None
+    return {**rows[0], "messages": rows[1:]}

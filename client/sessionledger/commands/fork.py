@@ -10,7 +10,10 @@ working tree are not touched.
 A point is the end of turn N (`--turn N`), or a step (`--at`): a commit captured inside a turn
 (cut right after the call that made it, code at that commit), a prompt or a tool call (its
 message id from `turns --steps`, Claude Code sessions only; cut after it and its results, code
-at the commit captured there or the nearest one before it, never after). Without either: a commit forks at its own
+at the commit captured there or the nearest one before it, never after), then the conversation's
+own file writes since that commit replayed onto the worktree (`replay`), so the tree is the one the
+conversation had at that point; what cannot be reproduced (shell writes, an edit that no longer
+applies) is listed. Without either: a commit forks at its own
 step, a checkpoint session id likewise, another session id at the end of its segment's last
 turn, an agent session id at its last turn.
 """
@@ -60,6 +63,7 @@ class Point:
     cut: bytes
     before_first: bool
     turn: Turn | None = None
+    code: str | None = None  # the commit the code is at, as recorded (before relinks)
 
 
 @dataclass
@@ -76,6 +80,7 @@ class Forked:
     notes: list[str] = field(default_factory=list)
     command: list[str] = field(default_factory=list)
     report: Any = None  # the adapter's ResumeReport: what writing it back changed
+    replayed: Any = None  # replay.Replayed: the conversation's writes since the commit
 
 
 def run(options: argparse.Namespace) -> int:
@@ -104,6 +109,7 @@ def run(options: argparse.Namespace) -> int:
     try:
         written, fork.report = session_file(ctx, agent, cut, fork.session_id, ctx.repo_dir, worktree)
         fork.cwd = confined(written.cwd, worktree, "the session's directory")
+        fork.replayed = replay_writes(agent, point, ctx.repo_dir, worktree, fork.cwd)
     except CommandError:
         remove_worktree(ctx.repo_dir, worktree, branch)
         raise
@@ -141,7 +147,7 @@ def turn_point(agent: AgentSession, turn: Turn, repo_dir: str, relinked: dict[st
     prompt = short(turn.prompt.replace("\n", " "), 60)
     what = f"after turn {turn.number} of {len(agent.turns)} ({prompt!r})"
     cut = agent.agent.format.cut_after_turn(agent.raw, turn.number)
-    return Point(f"turn-{turn.number}", what, commit, cut, turn.before_first, turn)
+    return Point(f"turn-{turn.number}", what, commit, cut, turn.before_first, turn, turn.checkpoint)
 
 
 def step_point(agent: AgentSession, step: agentsessions.Step, repo_dir: str, relinked: dict[str, str]) -> Point:
@@ -149,7 +155,31 @@ def step_point(agent: AgentSession, step: agentsessions.Step, repo_dir: str, rel
     label = short(step.label.replace("\n", " "), 60)
     what = f"at step {step.short} ({step.kind}: {label!r}) in turn {step.turn} of {len(agent.turns)}"
     cut = agent.agent.format.cut_at(agent.raw, step.end)
-    return Point(f"at-{step.short}", what, commit, cut, step.code_is_parent)
+    return Point(f"at-{step.short}", what, commit, cut, step.code_is_parent, code=step.code)
+
+
+def replay_writes(agent: AgentSession, point: Point, repo_dir: str, worktree: str, cwd: str) -> Any:
+    """Write into the worktree what the conversation wrote between the point's commit and the
+    point itself: the commit's checkpoint ends where the replay starts (before the session's first
+    commit: from its start)."""
+    from sessionledger.commands import replay
+
+    since = 0
+    if not point.before_first and point.code:
+        ends = [
+            s.end
+            for s in agent.segments
+            if s.session.get("kind") == "checkpoint" and s.commit == point.code and s.end <= len(point.cut)
+        ]
+        since = max(ends, default=0)
+    if since >= len(point.cut):
+        return replay.Replayed()
+    parse = agent.agent.format.parse
+    before = {m.get("uuid") for m in parse(agent.raw[:since]).messages} if since else set()
+    messages = [m for m in parse(point.cut).messages if m.get("uuid") not in before]
+    root = os.path.realpath(repo_dir)
+    cwd_from = _cwd_from(agent.agent.first_cwd(point.cut) or root, repo_dir)
+    return replay.replay(messages, worktree=worktree, cwd_from=cwd_from, cwd=cwd)
 
 
 def default_turn(agent: AgentSession, target: Target) -> int:
@@ -191,6 +221,7 @@ def session_file(
                 fetch=agentsessions.fetcher(ctx.api, f"/projects/{ctx.slug}/agent-sessions/{agent.id}"),
                 listing=agent.listing,
                 forked_from=agent.id,
+                recording=agent.raw,
             )
         )
     except CannotResume as exc:
@@ -256,6 +287,12 @@ def _print(fork: Forked, repo_dir: str) -> None:
     print(f"  session   {fork.session_id}  ({fork.path})")
     for note in _notes(fork):
         print(f"  note      {terminal_safe(note)}")
+    replayed = fork.replayed
+    if replayed is not None and (replayed.written or replayed.not_reproduced):
+        files = ", ".join(replayed.written) or "none"
+        print(terminal_safe(f"  replayed  {len(replayed.written)} file(s) written since {fork.commit[:10]}: {files}"))
+        for change in replayed.not_reproduced:
+            print(f"  not reproduced  {terminal_safe(change)}")
 
 
 def _notes(fork: Forked) -> list[str]:

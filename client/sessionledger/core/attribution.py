@@ -52,9 +52,20 @@ class Step:
     model: str = ""
     prompt: str = ""
     keys: frozenset[str] = field(default_factory=frozenset)
+    fragments: tuple[str, ...] = ()  # parts of lines an Edit replaced inside a line (a rename)
 
     def __post_init__(self) -> None:
         self.keys = frozenset(key_hash(line_key(line)) for line in self.lines)
+
+
+@dataclass(frozen=True)
+class Move:
+    """A file the conversation moved (`mv`, `git mv` in a shell call): `source` → `target`, as
+    written in the command (relative to the shell's directory, or absolute)."""
+
+    source: str
+    target: str
+    order: int
 
 
 @dataclass(frozen=True)
@@ -108,7 +119,9 @@ def steps_from_messages(messages: Iterable[Mapping[str, Any]]) -> list[Step]:
             continue
         if tool.get("id") and tool.get("id") in failed:
             continue
-        for path, lines in written_lines(str(tool.get("name") or ""), tool["input"]):
+        name = str(tool.get("name") or "")
+        fragments = partial_lines(name, tool["input"])
+        for path, lines in written_lines(name, tool["input"]):
             step = Step(
                 uuid=str(message.get("uuid") or ""),
                 tool=str(tool.get("name") or ""),
@@ -118,9 +131,106 @@ def steps_from_messages(messages: Iterable[Mapping[str, Any]]) -> list[Step]:
                 turn=found if isinstance(found := message.get("turn"), int) else None,
                 model=found if isinstance(found := message.get("model"), str) else "",
                 prompt=prompts.get(message.get("turn"), ""),
+                fragments=tuple(fragments.get(path, ())),
             )
             steps.append(step)
     return steps
+
+
+def moves_from_messages(messages: Iterable[Mapping[str, Any]]) -> list[Move]:
+    """The files the conversation's shell calls moved (`mv`, `git mv`), in transcript order. A
+    call whose result is an error moved nothing."""
+    messages = list(messages)
+    failed = {_tool(m).get("id") for m in messages if m.get("kind") == "tool_result" and _tool(m).get("is_error")}
+    moves: list[Move] = []
+    for message in messages:
+        tool = _tool(message)
+        arguments = tool.get("input")
+        if message.get("kind") != "tool_use" or not isinstance(arguments, dict) or tool.get("id") in failed:
+            continue
+        command = _text(arguments.get("command"))
+        if command and "mv" in command:
+            moves += [Move(source, target, len(moves)) for source, target in shell_moves(command)]
+    return moves
+
+
+MAX_COMMAND = 20_000  # a longer shell command is not read for moves
+
+
+def shell_moves(command: str) -> list[tuple[str, str]]:
+    """(source, target) of each file a command's `mv` or `git mv` moves; a target that is a
+    directory gets the source's name. Best effort: quoting as the shell does, nothing expanded."""
+    import shlex
+
+    if len(command) > MAX_COMMAND:
+        return []
+    found: list[tuple[str, str]] = []
+    for line in command.split("\n"):
+        if "mv" not in line:
+            continue
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
+        lexer.whitespace_split = True
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            continue
+        words: list[str] = []
+        for token in [*tokens, ";"]:
+            if token.strip(";&|()"):
+                words.append(token)
+                continue
+            found += _moves_of(words)
+            words = []
+    return found
+
+
+def _moves_of(words: list[str]) -> list[tuple[str, str]]:
+    if words[:2] == ["git", "mv"]:
+        args = words[2:]
+    elif words[:1] == ["mv"]:
+        args = words[1:]
+    else:
+        return []
+    paths = [word for word in args if not word.startswith("-")]
+    if len(paths) < 2:
+        return []
+    *sources, target = paths
+    into_directory = len(sources) > 1 or target.endswith("/")
+    return [(source, _joined(target, source) if into_directory else target) for source in sources]
+
+
+def _joined(directory: str, source: str) -> str:
+    return directory.rstrip("/") + "/" + source.rstrip("/").rsplit("/", 1)[-1]
+
+
+def partial_lines(name: str, arguments: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Per file, the text an Edit put *inside* a line: a one-line `new_string` replacing a
+    one-line `old_string` (a `replace_all` rename, a changed argument). The line it lands in is
+    not the fragment, so only a line containing it can be matched."""
+    if name not in ("Edit", "MultiEdit"):
+        return {}
+    path = _text(arguments.get("file_path"))
+    pairs = [(path, arguments)]
+    edits = arguments.get("edits")
+    pairs += (
+        [(_text(e.get("file_path")) or path, e) for e in edits if isinstance(e, dict)]
+        if isinstance(edits, list)
+        else []
+    )
+    found: dict[str, list[str]] = {}
+    for where, edit in pairs:
+        old, new = _text(edit.get("old_string")), _text(edit.get("new_string"))
+        fragment = new.strip()
+        if (
+            where
+            and old
+            and "\n" not in old
+            and "\n" not in new
+            and not is_trivial(fragment)
+            and len(fragment) <= MAX_LINE
+        ):
+            found.setdefault(where, []).append(fragment)
+    return found
 
 
 def _tool(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -257,15 +367,77 @@ def path_matches(written: str, repo_path: str, root: str = "") -> bool:
     return written == repo_path or written.endswith("/" + repo_path)
 
 
-def attribute(added: Mapping[str, list[Line]], steps: list[Step], root: str = "") -> dict[str, list[Step | None]]:
-    """For each file, the step that wrote each added line (None: the human)."""
+def attribute(
+    added: Mapping[str, list[Line]],
+    steps: list[Step],
+    root: str = "",
+    moves: Iterable[Move] = (),
+    renamed: Mapping[str, str] | None = None,
+) -> dict[str, list[Step | None]]:
+    """For each file, the step that wrote each added line (None: the human).
+
+    A file's steps include those that wrote it under an earlier name: one a shell call moved to
+    it (`moves`), or one git found renamed to it in the commit (`renamed`: new path → old path).
+    A line no step wrote whole goes to the last step that put a fragment into it (a rename
+    inside the line), when the line's text is known (on the client)."""
+    moves = list(moves)
     result: dict[str, list[Step | None]] = {}
     for path, lines in added.items():
-        candidates = [s for s in steps if path_matches(s.path, path, root)]
+        names = former_names(path, moves, root, renamed or {})
+        candidates = [s for s in steps if any(path_matches(s.path, name, root) for name in names)]
         owners = [None if line.trivial else _last_writer(candidates, line.hash) for line in lines]
+        _fragment_writers(lines, owners, candidates)
         _neighbours(lines, owners)
         result[path] = owners
     return result
+
+
+MAX_MOVES = 1000  # names followed back per file
+
+
+def former_names(path: str, moves: list[Move], root: str, renamed: Mapping[str, str]) -> list[str]:
+    """`path` and every name its file had before moves: a move whose target names one of them
+    adds its source, latest moves first (a chain a → b → c is followed back)."""
+    names = [path]
+    if path in renamed:
+        names.append(renamed[path])
+    for move in reversed(moves[-MAX_MOVES:]):
+        targets = (move.target, _joined(move.target, move.source))  # `mv a.py lib`: lib may be a directory
+        if any(path_matches(t, name, root) or _same_file(t, name) for t in targets for name in names):
+            source = _relative(move.source, root)
+            if source not in names:
+                names.append(source)
+    return names
+
+
+def _same_file(written: str, name: str) -> bool:
+    """A relative path in a shell command names `name` when one is a suffix of the other."""
+    written = written.removeprefix("./")
+    return bool(written) and not written.startswith("/") and (name == written or name.endswith("/" + written))
+
+
+def _relative(path: str, root: str) -> str:
+    root = root.rstrip("/")
+    if root and path.startswith(root + "/"):
+        return path[len(root) + 1 :]
+    return path.removeprefix("./")
+
+
+MAX_FRAGMENTS = 500  # partial edits looked at per file
+
+
+def _fragment_writers(lines: list[Line], owners: list[Step | None], candidates: list[Step]) -> None:
+    partial = [step for step in candidates if step.fragments][-MAX_FRAGMENTS:]
+    if not partial:
+        return
+    for index, line in enumerate(lines):
+        if owners[index] is not None or line.trivial or not line.text:
+            continue
+        text = line.text[:MAX_LINE]
+        for step in reversed(partial):
+            if any(fragment in text for fragment in step.fragments):
+                owners[index] = step
+                break
 
 
 def _match_key(path: str, text: str) -> str:

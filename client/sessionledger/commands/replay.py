@@ -1,0 +1,219 @@
+"""The files a conversation wrote between a commit and a step, written again into a fork's worktree
+(docs/client.md "Steps"): a fork at a step between two commits starts from the earlier commit, and
+the conversation's own file writes since it — Write, Edit, MultiEdit, NotebookEdit, Codex's
+`apply_patch` (an `Edit` with `edits`) — are replayed in order, so the resumed session finds the
+tree its history describes.
+
+Each write is checked before it is applied: an Edit whose `old_string` is not in the file is not
+applied (and said so), a path that leaves the worktree is refused (`confined`: the transcript is a
+teammate's words), and what no tool call records — files written by shell commands — is listed as
+not reproduced, never guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessionledger.commands.common import CommandError, confined
+
+WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+_SHELL_TOOLS = frozenset({"Bash", "run_shell_command", "shell"})
+# A shell command that may change files: a redirect into a file, or a command that writes.
+_SHELL_WRITES = re.compile(
+    r"(?:^|[;&|(]\s*)(?:sudo\s+)?(?:mv|cp|rm|rmdir|touch|mkdir|ln|tee|patch|truncate|install|chmod|dd)\b"
+    r"|(?:^|\s)(?:sed|perl)\s+(?:-\w+\s+)*-i"
+    r"|\bgit\s+(?:mv|rm|checkout|restore|apply|am|stash|reset|merge|rebase|cherry-pick|pull)\b"
+    r"|(?<![0-9&])>>?\s*(?!&|/dev/null)[^\s&|;]"
+)
+MAX_SHELL = 4000  # characters of a shell command examined for writes
+
+
+@dataclass
+class Replayed:
+    """What replaying did: files written, and each change that could not be reproduced."""
+
+    written: list[str] = field(default_factory=list)
+    not_reproduced: list[str] = field(default_factory=list)
+
+
+def replay(messages: Iterable[Mapping[str, Any]], *, worktree: str, cwd_from: str, cwd: str) -> Replayed:
+    """Apply the file writes of `messages` (content-document messages, in order) to `worktree`.
+    A path under `cwd_from` (where the conversation ran) moves under `worktree`; a relative one
+    is taken from `cwd` (the session's directory in the worktree)."""
+    messages = list(messages)
+    failed = {_tool(m).get("id") for m in messages if m.get("kind") == "tool_result" and _tool(m).get("is_error")}
+    done = Replayed()
+    where = _Paths(worktree, cwd_from, cwd)
+    for message in messages:
+        tool = _tool(message)
+        name, arguments = str(tool.get("name") or ""), tool.get("input")
+        if message.get("kind") != "tool_use" or not isinstance(arguments, dict) or tool.get("id") in failed:
+            continue
+        if name in WRITE_TOOLS:
+            _apply(name, arguments, where, done)
+        elif name in _SHELL_TOOLS:
+            command = str(arguments.get("command") or "")
+            if _SHELL_WRITES.search(command[:MAX_SHELL]):
+                done.not_reproduced.append(f"shell command `{_one_line(command)}` (its writes are not recorded)")
+    return done
+
+
+class _Paths:
+    def __init__(self, worktree: str, cwd_from: str, cwd: str) -> None:
+        self.worktree, self.cwd_from, self.cwd = worktree, cwd_from.rstrip(os.sep), cwd
+
+    def local(self, path: str) -> str:
+        """The worktree's file for a path the conversation wrote (CommandError: outside it)."""
+        if path == self.cwd_from or path.startswith(self.cwd_from + os.sep):
+            mapped = self.worktree + path[len(self.cwd_from) :]
+        elif os.path.isabs(path):
+            mapped = path  # elsewhere on the recording machine: refused below
+        else:
+            mapped = os.path.join(self.cwd, path)
+        return confined(mapped, self.worktree, "a file the conversation wrote,")
+
+
+def _apply(name: str, arguments: Mapping[str, Any], where: _Paths, done: Replayed) -> None:
+    path = _text(arguments.get("file_path")) or _text(arguments.get("notebook_path"))
+    edits = arguments.get("edits")
+    if name == "Edit" and isinstance(edits, list) and "patch" in arguments:  # Codex apply_patch
+        for edit in edits:
+            if isinstance(edit, dict):
+                _apply_one("apply_patch", _text(edit.get("file_path")), [edit], where, done)
+        return
+    if name == "Write":
+        _apply_one(name, path, [{"content": arguments.get("content")}], where, done)
+    elif name == "Edit":
+        _apply_one(name, path, [arguments], where, done)
+    elif name == "MultiEdit":
+        _apply_one(
+            name, path, [e for e in edits if isinstance(e, dict)] if isinstance(edits, list) else [], where, done
+        )
+    elif name == "NotebookEdit":
+        _apply_one(name, path, [{"notebook": arguments}], where, done)
+
+
+def _apply_one(tool: str, path: str, edits: list[Mapping[str, Any]], where: _Paths, done: Replayed) -> None:
+    if not path:
+        done.not_reproduced.append(f"{tool} without a file path")
+        return
+    try:
+        local = where.local(path)
+    except CommandError as exc:
+        done.not_reproduced.append(f"{tool} {path}: {exc}")
+        return
+    try:
+        before = _read(local)
+        after = before
+        for edit in edits:
+            after = _edited(after, edit, local)
+    except _Refused as exc:
+        done.not_reproduced.append(f"{tool} {os.path.relpath(local, where.worktree)}: {exc}")
+        return
+    if after is None:
+        if os.path.lexists(local):
+            os.remove(local)
+    else:
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        with open(local, "w", encoding="utf-8", newline="") as handle:
+            handle.write(after)
+    relative = os.path.relpath(local, where.worktree)
+    if relative not in done.written:
+        done.written.append(relative)
+
+
+class _Refused(Exception):
+    pass
+
+
+def _edited(text: str | None, edit: Mapping[str, Any], path: str) -> str | None:
+    """The file's text after one edit (None: deleted); _Refused when it does not apply."""
+    if "content" in edit:
+        if not isinstance(edit["content"], str):
+            raise _Refused("no content")
+        return edit["content"]
+    if "notebook" in edit:
+        return _notebook(text, edit["notebook"])
+    if edit.get("deleted"):
+        return None
+    old, new = _text(edit.get("old_string")), edit.get("new_string")
+    if not isinstance(new, str):
+        raise _Refused("no new_string")
+    if text is None:
+        if old:
+            raise _Refused("the file does not exist at this point")
+        return new + ("\n" if new and not new.endswith("\n") else "")  # an added file (apply_patch)
+    if not old:
+        raise _Refused("an empty old_string on an existing file")
+    if old not in text:
+        raise _Refused("old_string not found: the file differs from what the conversation edited")
+    return text.replace(old, new) if edit.get("replace_all") else text.replace(old, new, 1)
+
+
+def _notebook(text: str | None, arguments: Mapping[str, Any]) -> str:
+    """NotebookEdit: replace, insert or delete one cell (by `cell_id`, else `cell_number`)."""
+    if text is None:
+        raise _Refused("the notebook does not exist at this point")
+    try:
+        notebook = json.loads(text)
+        cells = notebook["cells"]
+    except (ValueError, KeyError, TypeError):
+        raise _Refused("not a notebook") from None
+    mode = _text(arguments.get("edit_mode")) or "replace"
+    index = _cell_index(cells, arguments)
+    source = _text(arguments.get("new_source"))
+    lines = [line + "\n" for line in source.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    if mode == "insert":
+        kind = _text(arguments.get("cell_type")) or "code"
+        cell: dict[str, Any] = {"cell_type": kind, "metadata": {}, "source": lines}
+        if kind == "code":
+            cell.update(execution_count=None, outputs=[])
+        cells.insert(0 if index is None else index + 1, cell)
+    elif index is None or not 0 <= index < len(cells):
+        raise _Refused("the cell to edit is not in the notebook")
+    elif mode == "delete":
+        del cells[index]
+    else:
+        cells[index]["source"] = lines
+    return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+
+
+def _cell_index(cells: list[Any], arguments: Mapping[str, Any]) -> int | None:
+    cell_id = arguments.get("cell_id")
+    if isinstance(cell_id, str) and cell_id:
+        for index, cell in enumerate(cells):
+            if isinstance(cell, dict) and cell.get("id") == cell_id:
+                return index
+        return int(cell_id[5:]) if cell_id.startswith("cell-") and cell_id[5:].isdigit() else None
+    number = arguments.get("cell_number")
+    return number if isinstance(number, int) else None
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _Refused(f"cannot read it ({exc.__class__.__name__})") from None
+
+
+def _tool(message: Mapping[str, Any]) -> dict[str, Any]:
+    tool = message.get("tool")
+    return tool if isinstance(tool, dict) else {}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _one_line(command: str) -> str:
+    line = " ".join(command.split())
+    return line if len(line) <= 80 else line[:79] + "…"
