@@ -138,10 +138,11 @@ def problems(report: dict, *, in_repo: bool) -> list[str]:
         found.append("not logged in (`sessionledger login`)")
     elif login["verified"] is False:
         found.append(f"the server refuses the token: {login.get('error')} (`sessionledger login`)")
-    hooks = report["hooks"]
-    if not any(h["works"] for h in hooks) and not (report.get("git_hook") or {}).get("installed"):
-        why = "; ".join(f"{h['path']}: {h.get('problem') or h.get('error')}" for h in hooks if not h["works"])
-        found.append(f"no hook reaches a client ({why or 'none installed: run `sessionledger init`'})")
+    hooks, git_hook = report["hooks"], report.get("git_hook") or {}
+    if not any(h["works"] for h in hooks) and not git_hook.get("works"):
+        why = [f"{h['path']}: {h.get('problem') or h.get('error')}" for h in hooks if not h["works"]]
+        why += [f"{git_hook['path']}: {git_hook.get('problem')}"] if git_hook.get("installed") else []
+        found.append(f"no hook reaches a client ({'; '.join(why) or 'none installed: run `sessionledger init`'})")
     if in_repo and report["project"].get("problem"):
         found.append(f"project unresolved: {report['project']['problem']}")
     return found
@@ -228,14 +229,22 @@ def _git_hook(repo: gitrefs.Repo | None) -> dict | None:
         path = os.path.join(githook.hooks_dir(repo.worktree), githook.NAME)
     except gitmeta.GitError:
         return None
-    return {"path": path, "installed": githook.is_ours(path)}
+    if not githook.is_ours(path):
+        return {"path": path, "installed": False, "works": False}
+    reached, problem = hookprobe.check_git_hook(path, repo.worktree)
+    found = {"path": path, "installed": True, "works": reached is not None, "reached": reached}
+    return found | ({"problem": problem} if problem else {})
 
 
 def _render_git_hook(git_hook: dict | None) -> list[str]:
     if git_hook is None:
         return []
+    if git_hook["installed"] and not git_hook.get("works", True):
+        return [f"Git hook: {git_hook['path']} (post-commit) does not work: {git_hook.get('problem')}"]
     if git_hook["installed"]:
-        return [f"Git hook: {git_hook['path']} (post-commit: every agent's active sessions at each commit)"]
+        reached = git_hook.get("reached") or {}
+        client = f"reaches sessionledger {reached.get('version')} ({reached.get('executable')})"
+        return [f"Git hook: {git_hook['path']} (post-commit: every agent's active sessions at each commit; {client})"]
     return [
         "Git hook: not installed — `sessionledger init --git-hook` captures Codex CLI, Gemini CLI and manual commits"
     ]
