@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from django_scopes import scopes_disabled
@@ -29,6 +30,8 @@ EXISTING = {
         "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
     },
 }
+
+LAUNCHER = Path(__file__).resolve().parents[2] / "client" / "sessionledger" / "hook_entry.py"
 
 
 GUARDED = "if command -v sessionledger >/dev/null 2>&1; then exec sessionledger hook {} --via team; fi"
@@ -75,7 +78,7 @@ def test_init_global_writes_the_users_settings(client_env, tmp_path) -> None:
     settings = json.loads((client_env.home / ".claude" / "settings.json").read_text())
     assert result.returncode == 0
     command = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
-    assert command == f"{sys.executable} -m sessionledger hook post-tool-use"
+    assert command == f"{sys.executable} -I -S {LAUNCHER} hook post-tool-use"  # no console-script wrapper
 
 
 def test_init_binds_the_repository_to_its_project_through_the_api(ledger, repo, client_env) -> None:
