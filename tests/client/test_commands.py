@@ -217,3 +217,18 @@ def test_a_captured_session_is_processed_by_the_worker(ledger, repo, claude, sta
     session = wait_for_status(str(ledger.session_for(head(repo)).pk))
     assert session.status == "complete", session.error
     assert session.title == "Please add the greeting module" and session.turn_count == 1
+
+
+def test_init_refuses_a_project_the_server_does_not_know_and_pins_nothing(ledger, repo, client_env) -> None:
+    refused = client_env.cli("init", "--project", "no-such-project", cwd=repo)
+    known = client_env.cli("init", "--project", ledger.slug, cwd=repo)
+
+    assert refused.returncode == 1
+    assert "has no project no-such-project that you are a member of: nothing pinned" in refused.stderr
+    assert known.returncode == 0 and "Warning" not in known.stdout
+    assert (
+        subprocess.run(
+            ["git", "config", "--local", "sessionledger.project"], cwd=repo, capture_output=True, text=True
+        ).stdout.strip()
+        == ledger.slug
+    )
