@@ -15,6 +15,11 @@ returns), and an active Claude Code session with a fresh 5 MB delta (it queues a
 
     .venv/bin/python bench/bench_hook.py [--runs 21] [--mb 5] [--python /path/to/venv/bin/python]
 
+The hook is timed **as installed**: `sessionledger init` runs in the sandbox repository and the
+PostToolUse command it wrote is run the way Claude Code runs it, `sh -c "<command>"`, against
+`sh -c "<python> -c pass"`. For comparison the same no-op is timed through the forms `init` no longer
+writes: the console script (pip's wrapper imports `re`) and `python -m sessionledger`.
+
 `--python` measures another installation of the client (e.g. a `pipx install ./client`, whose
 interpreter starts faster than this editable development venv).
 
@@ -30,6 +35,7 @@ import argparse
 import json
 import os
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -154,7 +160,7 @@ class Sandbox:
         return time.perf_counter() - started
 
 
-def bench_commits(box: Sandbox, python: str, runs: int, megabytes: float) -> tuple[float, float, float]:
+def bench_commits(box: Sandbox, python: str, hook: list[str], runs: int, megabytes: float) -> tuple[float, ...]:
     """Medians of `python -c pass`, of the hook after a commit with a fresh `megabytes` delta
     (until it exits), and of the detached work that follows (until the segment is prepared)."""
     delta = turn_bytes(megabytes)
@@ -163,8 +169,8 @@ def bench_commits(box: Sandbox, python: str, runs: int, megabytes: float) -> tup
         with box.transcript.open("ab") as handle:
             handle.write(delta)
         box.git("commit", "-q", "--allow-empty", "-m", f"commit {n}")
-        base_ms.append(timed([python, "-c", "pass"]))
-        hook_ms.append(timed(hook_command(python), stdin=box.payload(f"git commit -m 'commit {n}'"), env=box.env))
+        base_ms.append(timed(baseline(python)))
+        hook_ms.append(timed(hook, stdin=box.payload(f"git commit -m 'commit {n}'"), env=box.env))
         hook_cpu.append(CPU[-1])
         detached_s.append(box.queue_settled())
     return (
@@ -198,8 +204,8 @@ def bench_json_cost(box: Sandbox, python: str, runs: int) -> dict[str, float]:
 
 def install_git_hook(box: Sandbox, python: str) -> list[str]:
     """`init --git-hook`'s post-commit script in the sandbox repository; the command git runs."""
-    client = " ".join(hook_command(python)[:-2])
-    code = f"from sessionledger import githook; githook.install({str(box.repo)!r}, {client!r})"
+    install = f"githook.install({str(box.repo)!r}, hookinstall.client_command())"
+    code = f"from sessionledger import githook, hookinstall; {install}"
     subprocess.run([python, "-c", code], check=True, env=box.env)
     return ["sh", str(box.repo / ".git" / "hooks" / "post-commit")]
 
@@ -218,7 +224,7 @@ def bench_post_commit(box: Sandbox, python: str, runs: int, megabytes: float) ->
     idle = time.time() - 3 * 3600  # older than the active window: the no-op path
     os.utime(transcript, (idle, idle))
     box.git("commit", "-q", "--allow-empty", "-m", "no session")
-    base, noop, base_cpu, noop_cpu = paired_ms(runs, [python, "-c", "pass"], hook, env=box.env, cwd=box.repo)
+    base, noop, base_cpu, noop_cpu = paired_ms(runs, baseline(python), hook, env=box.env, cwd=box.repo)
     delta = turn_bytes(megabytes)
     base_ms, hook_ms, hook_cpu = [], [], []
     for n in range(max(5, runs // 2)):
@@ -227,7 +233,7 @@ def bench_post_commit(box: Sandbox, python: str, runs: int, megabytes: float) ->
         os.rename(box.repo / ".git" / "hooks" / "post-commit", box.repo / ".git" / "hooks" / "off")
         box.git("commit", "-q", "--allow-empty", "-m", f"by hand {n}")  # the hook is timed alone below
         os.rename(box.repo / ".git" / "hooks" / "off", box.repo / ".git" / "hooks" / "post-commit")
-        base_ms.append(timed([python, "-c", "pass"]))
+        base_ms.append(timed(baseline(python)))
         hook_ms.append(timed(hook, env=box.env, cwd=box.repo))
         hook_cpu.append(CPU[-1])
         box.queue_settled()
@@ -243,12 +249,25 @@ def bench_post_commit(box: Sandbox, python: str, runs: int, megabytes: float) ->
     }
 
 
-def hook_command(python: str) -> list[str]:
-    """The installed `sessionledger` script next to the interpreter (what Claude Code runs),
-    else `python -m sessionledger`."""
+def installed_hook(box: Sandbox, python: str) -> list[str]:
+    """`sessionledger init` in the sandbox repository; the PostToolUse command it wrote, run as
+    Claude Code runs it."""
+    subprocess.run([python, "-m", "sessionledger", "init"], cwd=box.repo, env=box.env, check=True, capture_output=True)
+    settings = json.loads((box.repo / ".claude" / "settings.local.json").read_text())
+    return ["sh", "-c", settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]]
+
+
+def baseline(python: str) -> list[str]:
+    return ["sh", "-c", f"{shlex.quote(python)} -c pass"]
+
+
+def older_forms(python: str) -> dict[str, list[str]]:
+    """The commands `init` wrote before the launcher, for comparison."""
+    forms = {"python_m": f"{shlex.quote(python)} -m sessionledger hook post-tool-use"}
     script = Path(python).parent / "sessionledger"
-    prefix = [python, str(script)] if script.exists() else [python, "-m", "sessionledger"]
-    return [*prefix, "hook", "post-tool-use"]
+    if script.exists():
+        forms["console_script"] = f"{shlex.quote(str(script))} hook post-tool-use"
+    return {name: ["sh", "-c", command] for name, command in forms.items()}
 
 
 def byte_compile_client(python: str) -> None:
@@ -269,22 +288,29 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="bench-hook-"))
     try:
         box = Sandbox(root)
-        timed(hook_command(python), stdin=box.payload("ls"), env=box.env)  # first sight of the repository
+        hook = installed_hook(box, python)
+        timed(hook, stdin=box.payload("ls"), env=box.env)  # first sight of the repository
         base, noop, base_cpu, noop_cpu = paired_ms(
-            options.runs, [python, "-c", "pass"], hook_command(python), stdin=box.payload("ls -la"), env=box.env
+            options.runs, baseline(python), hook, stdin=box.payload("ls -la"), env=box.env
         )
+        older = {}
+        for name, command in older_forms(python).items():
+            form_base, form_ms, _, _ = paired_ms(
+                options.runs, baseline(python), command, stdin=box.payload("ls"), env=box.env
+            )
+            older[f"{name}_noop_ratio"] = round(form_ms / form_base, 2)
         json_cost = bench_json_cost(box, python, options.runs)
         python3 = shutil.which("python3")
         python3_ms = statistics.median(timed([python3, "-c", "pass"]) for _ in range(5)) if python3 else None
         commit_base, commit_ms, commit_cpu, detached_s = bench_commits(
-            box, python, max(5, options.runs // 2), options.mb
+            box, python, hook, max(5, options.runs // 2), options.mb
         )
         post_commit = bench_post_commit(box, python, options.runs, options.mb)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     result = {
         "python": python,
-        "hook_command": " ".join(hook_command(python)[1:]),
+        "hook_command": hook[-1],
         "runs": options.runs,
         "python_c_pass_ms": round(base, 1),
         "python_c_pass_cpu_ms": round(base_cpu, 1),
@@ -292,6 +318,7 @@ def main() -> None:
         "hook_noop_ms": round(noop, 1),
         "hook_noop_ratio": round(noop / base, 2),
         "hook_noop_cpu_ratio": round(noop_cpu / base_cpu, 2),
+        **older,
         **json_cost,
         "hook_commit_delta_mb": options.mb,
         "hook_commit_ms": round(commit_ms, 1),

@@ -20,6 +20,7 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Value
 from django.utils import timezone
 
+from sessionledger.core import repopaths
 from sessionledger.core.formats import parse_transcript
 from sessionledger.core.formats.facts import effort
 from sessions_app import blobs, parts
@@ -169,7 +170,10 @@ def _header(session: Session, parsed: Any) -> dict[str, Any]:
 
 
 def _fields(session: Session, parsed: Any, key: str) -> dict[str, Any]:
-    files = list(dict.fromkeys(str(path)[:PATH_CAP] for path in [*session.files_touched, *parsed.files_touched]))
+    # Relative to the repository root, never absolute: a tool call's absolute path (an older
+    # client's, or the transcript's own) is dropped when the file is listed, else `<outside>/<name>`.
+    files = repopaths.normalise([str(path) for path in [*session.files_touched, *parsed.files_touched]])
+    files = list(dict.fromkeys(path[:PATH_CAP] for path in files))
     files = pg_safe(files[:FILES_KEPT])
     title = pg_safe((parsed.title or session.commit_message.split("\n", 1)[0] or session.task_id or "")[:200])
     digest = pg_safe(_digest(parsed))

@@ -3,18 +3,31 @@
 Every refusal becomes an `ApiError` carrying what the uploader needs to decide: the status, the
 server's error code and message, `Retry-After`, and `error.limit` on a 413. A server that cannot
 be reached is status 0 (`unreachable`), handled like a 503.
+
+Every request has a total deadline (`timeout`, and never past `until`): urlopen's own timeout is
+per socket operation, so a server that trickles a byte every few seconds would hold a caller for
+ever. A timer shuts the request's sockets down when the deadline passes, whatever phase the
+request is in (sending the body, waiting for headers, reading the body); the request then fails
+as `timeout`, status 0, handled like an unreachable server (docs/client.md "Deadlines").
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
+import socket
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessionledger import __version__
+
+if TYPE_CHECKING:
+    import threading
 
 API = "/api/v1"
 USER_AGENT = f"sessionledger/{__version__}"
@@ -41,12 +54,25 @@ class ApiError(Exception):
 
 
 class Client:
-    def __init__(self, server: str, token: str = "", *, timeout: float = 60) -> None:
+    def __init__(
+        self,
+        server: str,
+        token: str = "",
+        *,
+        timeout: float = 60,
+        transfer_timeout: float | None = None,
+        until: float | None = None,
+    ) -> None:
+        """`timeout`: seconds each request may take in all; `transfer_timeout`: the same for the
+        requests that move a transcript (upload, download), if longer; `until`: a
+        `time.monotonic()` instant no request may outlive (the uploader's run, a command's)."""
         if not server:
             raise ApiError(0, "no_server", "No server configured: run `sessionledger login --server URL`.")
         self.server = server.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self.transfer_timeout = max(timeout, transfer_timeout or timeout)
+        self.until = until
 
     def url(self, path: str, params: dict[str, Any] | None = None) -> str:
         query = {k: v for k, v in (params or {}).items() if v not in (None, "")}
@@ -58,7 +84,8 @@ class Client:
 
     def get_bytes(self, path: str, params: dict[str, Any] | None = None) -> bytes:
         """GET a body that is not JSON (a stitched transcript); refusals raise ApiError alike."""
-        return self._send(urllib.request.Request(self.url(path, params), method="GET"), decode=False)[1]
+        request = urllib.request.Request(self.url(path, params), method="GET")
+        return self._send(request, decode=False, timeout=self.transfer_timeout)[1]
 
     def post_json(self, path: str, body: dict[str, Any]) -> Any:
         data = json.dumps(body).encode()
@@ -75,25 +102,118 @@ class Client:
         request.add_header("Content-Length", str(length))
         for name, value in headers.items():
             request.add_header(name, value)
-        return self._send(request)
+        return self._send(request, timeout=self.transfer_timeout)
 
     def _json(self, request: urllib.request.Request) -> Any:
         return self._send(request)[1]
 
-    def _send(self, request: urllib.request.Request, *, decode: bool = True) -> tuple[int, Any]:
+    def _send(
+        self, request: urllib.request.Request, *, decode: bool = True, timeout: float | None = None
+    ) -> tuple[int, Any]:
         request.add_header("Accept", "application/json")
         request.add_header("User-Agent", USER_AGENT)
         if self.token:
             request.add_header("Authorization", f"Bearer {self.token}")
+        budget = timeout or self.timeout
+        budget = budget if self.until is None else min(budget, self.until - time.monotonic())
+        if budget <= 0:
+            raise ApiError(0, "timeout", f"no time left to ask {self.server}")
+        watch = Deadline(budget)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with watch.opener().open(request, timeout=budget) as response:
                 body = response.read()
+                watch.check()  # a body cut short by the deadline is not the body
                 return response.status, (_decode(body) if decode else body)
         except urllib.error.HTTPError as exc:
+            if watch.expired:
+                raise watch.error(self.server) from None
             raise _http_error(exc) from None
-        except (TimeoutError, urllib.error.URLError, OSError) as exc:
+        except (TimeoutError, urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:
+            if watch.expired or isinstance(exc, TimeoutError):
+                raise watch.error(self.server) from None
             reason = getattr(exc, "reason", exc)
             raise ApiError(0, "unreachable", f"cannot reach {self.server}: {reason}") from None
+        finally:
+            watch.cancel()
+
+
+class Deadline:
+    """A total deadline for one request: at `seconds` every socket it opened is shut down."""
+
+    def __init__(self, seconds: float) -> None:
+        import threading
+
+        self.seconds = seconds
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer: threading.Timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def opener(self) -> urllib.request.OpenerDirector:
+        return urllib.request.build_opener(_HTTPHandler(self), _HTTPSHandler(self))
+
+    def add(self, sock: socket.socket | None) -> None:
+        with self._lock:
+            if sock is not None:
+                self._sockets.append(sock)
+            if self.expired:
+                self._shut()
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            self._shut()
+
+    def _shut(self) -> None:
+        for sock in self._sockets:
+            with contextlib.suppress(OSError):  # the plain socket's: TLS's own would drop its state
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+    def check(self) -> None:
+        if self.expired:
+            raise TimeoutError
+
+    def error(self, server: str) -> ApiError:
+        return ApiError(0, "timeout", f"{server} did not answer within {self.seconds:.0f} s")
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+        self._timer.join()  # no thread left behind: a hook may fork the uploader right after
+
+
+def _watched(deadline: Deadline, base: type[http.client.HTTPConnection]) -> Any:
+    def make(host: str, **kwargs: Any) -> http.client.HTTPConnection:
+        connection = base(host, **kwargs)
+        connect = connection.connect
+
+        def watched_connect() -> None:
+            connect()
+            deadline.add(connection.sock)
+
+        connection.connect = watched_connect  # type: ignore[method-assign]
+        return connection
+
+    return make
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_watched(self.deadline, http.client.HTTPConnection), req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_watched(self.deadline, http.client.HTTPSConnection), req)
 
 
 def _decode(raw: bytes) -> Any:

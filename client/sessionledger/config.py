@@ -26,7 +26,8 @@ DEFAULTS: dict[str, Any] = {
     "max_raw_bytes": 10 * 1024 * 1024,  # the server's limit; a 413 teaches the real one
     "image_threshold": 8192,  # inline base64 images larger than this are slimmed to a placeholder
     "redaction": {},  # {"disabled": [kinds], "extra": [{"kind", "pattern", "group", "min_entropy"}]}
-    "upload_timeout": 60,  # seconds per HTTP request
+    "upload_timeout": 120,  # seconds an upload request may take in all (docs/client.md "Deadlines")
+    "command_timeout": 10,  # seconds any other request of a command may take in all (status, init, list…)
     "uploader_max_seconds": 900,  # how long a detached uploader keeps retrying a server that is down
     "retry_base_seconds": 2,
     "retry_max_seconds": 300,

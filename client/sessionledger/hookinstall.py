@@ -3,9 +3,10 @@
 Two kinds of command, because a settings file is either one person's or everybody's
 (docs/client.md "Hooks that never hurt a teammate"):
 
-- **personal** (`.claude/settings.local.json`, `~/.claude/settings.json`): the absolute path of
-  the client that ran `init` — the console script, else `<python> -m sessionledger` — so a
-  venv or pipx install works although `sessionledger` is not on the hooks' PATH;
+- **personal** (`.claude/settings.local.json`, `~/.claude/settings.json`): the interpreter that
+  ran `init` and the launcher beside the package, by absolute paths —
+  `<python> -I -S <package>/hook_entry.py` (see `hook_entry`: no console-script wrapper, no
+  `site`) — so a venv or pipx install works although `sessionledger` is not on the hooks' PATH;
 - **team** (the committed `.claude/settings.json`): a POSIX `sh` guard that runs the client only
   when it is on PATH and otherwise exits 0 without a word, so a teammate without it sees no hook
   error. It passes `--via team`: a person who also has personal hooks is served by those
@@ -30,7 +31,8 @@ TIMEOUT_SECONDS = 30
 FAILURE_EVENT = "PostToolUseFailure"
 # (Claude Code event, matcher, our sub-command): what `init` installs, declared by the adapter.
 HOOKS = ClaudeCode.hooks
-_OURS = re.compile(r"sessionledger(?:\.exe)?['\"]? hook ([a-z-]+)")
+_OURS = re.compile(r"sessionledger(?:\.exe|[/\\]hook_entry\.py)?['\"]? hook ([a-z-]+)")
+LAUNCHER = "hook_entry.py"
 
 
 class SettingsError(ValueError):
@@ -38,11 +40,10 @@ class SettingsError(ValueError):
 
 
 def client_command() -> str:
-    """Shell words that start the client now running, by absolute path."""
-    script = sys.argv[0] if sys.argv else ""
-    if os.path.basename(script).lower() in ("sessionledger", "sessionledger.exe") and os.path.isfile(script):
-        return _quote(os.path.abspath(script))
-    return f"{_quote(sys.executable)} -m sessionledger"
+    """Shell words that start the client now running, by absolute paths: this interpreter,
+    isolated and without `site`, on the launcher inside this package."""
+    launcher = os.path.join(os.path.dirname(os.path.abspath(__file__)), LAUNCHER)
+    return f"{_quote(sys.executable)} -I -S {_quote(launcher)}"
 
 
 def _quote(path: str) -> str:

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
+from typing import Any
 
 from sessionledger import hookinstall, paths
 
@@ -79,29 +80,45 @@ def check(worktree: str | None) -> list[FileReport]:
 
 
 def _probe(report: FileReport, command: str, cwd: str) -> None:
+    report.reached, report.problem = run_probe(command, cwd, json.dumps({**_PAYLOAD, "cwd": cwd}).encode())
+
+
+def run_probe(command: str, cwd: str, stdin: bytes = b"") -> tuple[dict[str, Any] | None, str]:
+    """Run `command` through `sh -c` with `SESSIONLEDGER_PROBE` set: (the client's answer, or
+    None and why nothing answered)."""
     shell = shutil.which("sh") or shutil.which("bash")
     if shell is None:
-        report.problem = "no POSIX shell (sh or Git Bash) to run it with, as Claude Code would"
-        return
+        return None, "no POSIX shell (sh or Git Bash) to run it with, as Claude Code would"
     with tempfile.TemporaryDirectory() as tmp:
         answer = os.path.join(tmp, "probe.json")
         env = {**os.environ, "SESSIONLEDGER_PROBE": answer, "CLAUDE_PROJECT_DIR": cwd}
         try:
             result = subprocess.run(
-                [shell, "-c", command],
-                input=json.dumps({**_PAYLOAD, "cwd": cwd}).encode(),
-                cwd=cwd,
-                env=env,
-                capture_output=True,
-                timeout=TIMEOUT,
-                check=False,
+                [shell, "-c", command], input=stdin, cwd=cwd, env=env, capture_output=True, timeout=TIMEOUT, check=False
             )
         except subprocess.TimeoutExpired:
-            report.problem = f"did not finish within {TIMEOUT:.0f} s"
-            return
-        report.reached = _read(answer)
-    if report.reached is None:
-        report.problem = _why_not(command, result)
+            return None, f"did not finish within {TIMEOUT:.0f} s"
+        reached = _read(answer)
+    return reached, "" if reached is not None else _why_not(command, result)
+
+
+def check_git_hook(path: str, cwd: str) -> tuple[dict[str, Any] | None, str]:
+    """Does the git post-commit hook at `path` reach a client? Its own lines are run, with the
+    probe set, except the chained hook (someone else's, which must not run for a check). A hook
+    that finds no client exits 0 in silence, so only the client's answer counts."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        return None, f"cannot read it: {exc}"
+    start = text.find('chained="')
+    end = text.find("\nfi\n", start)
+    if start >= 0 and end >= 0:
+        text = text[:start] + text[end + 4 :]
+    reached, problem = run_probe(text, cwd)
+    if reached is None and not problem.startswith(("did not", "no POSIX")):
+        problem = "the client it calls is gone or does not run, and no `sessionledger` is on PATH"
+    return reached, problem
 
 
 def _read(path: str) -> dict | None:

@@ -64,7 +64,8 @@ class Backend:
                 raise self.error(str(exc)) from None
             if not config.server or not config.token:
                 raise self.error("Sessionledger is not configured: run `sessionledger login` and `sessionledger init`.")
-            self._api = Client(config.server, config.token, timeout=float(config["upload_timeout"]))
+            timeout, transfer = float(config["command_timeout"]), float(config["upload_timeout"])
+            self._api = Client(config.server, config.token, timeout=timeout, transfer_timeout=transfer)
             try:
                 self.project = self.project or for_directory(self.cwd, config, self._api)
             except ProjectUnknown as exc:

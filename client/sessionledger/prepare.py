@@ -26,7 +26,7 @@ from typing import Any
 from sessionledger import agents, attribution_capture, gitmeta, log, metalimits, transcripts
 from sessionledger.agents.base import SNAPSHOT, Agent
 from sessionledger.config import Config
-from sessionledger.core import formats
+from sessionledger.core import formats, repopaths
 from sessionledger.fsutil import atomic_write
 from sessionledger.queue import Entry, write_json
 
@@ -246,7 +246,26 @@ def build_metadata(intent: dict, parts: list[Part], agent: Agent | None = None) 
         or None,
     }
     data.update(_commit_facts(intent))
+    data["files_touched"] = files_touched(intent, parts, agent, data.get("files_touched") or []) or None
     return {key: value for key, value in data.items() if value is not None}
+
+
+def files_touched(intent: dict[str, Any], parts: list[Part], agent: Agent, committed: list[str]) -> list[str]:
+    """The commit's paths, then the files the conversation's tool calls wrote (sub-agents too),
+    every one relative to the repository root; outside it `<outside>/<name>` (`core.repopaths`)."""
+    called: list[str] = []
+    for part in parts:
+        if part.kind in (MAIN, SUBAGENT):
+            try:
+                called += agent.format.parse(part.data).files_touched
+            except Exception:  # a segment the parser cannot read still uploads; the server parses it too
+                log.exception(f"reading the tool calls of {part.name} failed")
+    root = intent.get("repo")
+    if not root:
+        return repopaths.normalise([*committed, *called])
+    cwd = intent.get("cwd") or root
+    found = [*committed, *(repopaths.relative(p, root, cwd) for p in called)]
+    return list(dict.fromkeys(found))
 
 
 def _subagent_offsets(intent: dict, parts: list[Part]) -> list[dict]:

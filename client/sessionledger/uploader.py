@@ -10,11 +10,19 @@ server's message, for `status`. A 413 teaches the real size limit: the segment i
 One uploader works at a time (a lock held per pass, not while sleeping, so `sync` never waits
 long behind a detached uploader that is backing off). After each pass the queue is looked at
 again, so a segment queued while the lock was held is never left behind.
+
+Every request ends by the run's deadline (`uploader_max_seconds`; `upload_timeout` each), so a
+slow server cannot keep the lock. The holder writes its pid and deadline into the lock file; a
+holder still alive well past its deadline is stuck, and the next uploader stops it and takes
+over (docs/client.md "Deadlines"). A dead holder's lock is free anyway (`flock`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
+import signal
 import time
 from collections.abc import Callable
 from enum import Enum
@@ -30,6 +38,9 @@ from sessionledger.project import ProjectUnknown, for_remote, repo_pin
 # Failures that say the whole server is unavailable: stop the pass instead of trying every segment.
 # Others (a 500 on one request) back off that segment only, so one bad segment blocks no other.
 _SERVER_WIDE = (0, 429, 502, 503, 504)
+# How long past its own deadline a lock holder may still run (finishing a segment's bookkeeping)
+# before it counts as stuck and is stopped.
+STALE_GRACE = 30.0
 
 
 class Mode(Enum):
@@ -119,15 +130,23 @@ class Runner:
 
     def _locked_pass(self) -> bool:
         """One pass under the uploader lock; False when another uploader holds it."""
-        lock = FileLock(paths.uploader_lock(), timeout=30.0 if self.mode is Mode.SYNC else 0)
-        if not lock.acquire():
+        lock = FileLock(paths.uploader_lock(), timeout=0)
+        if not lock.acquire() and not (take_over_stale(lock) or self._wait_for(lock)):
             self.summary.busy = True
             return False
+        _claim(lock, time.time() + max(0.0, self.deadline - time.monotonic()))
         try:
             self._pass()
         finally:
             lock.release()
         return True
+
+    def _wait_for(self, lock: FileLock) -> bool:
+        """`sync` waits a little for a detached uploader's pass to end; the others do not."""
+        if self.mode is not Mode.SYNC:
+            return False
+        lock.timeout = min(30.0, max(0.0, self.deadline - time.monotonic()))
+        return lock.acquire()
 
     def _pass(self) -> None:
         """Prepare every new segment first (offline ones too), then upload in capture order."""
@@ -225,7 +244,8 @@ class Runner:
 
     def client(self) -> Client:
         if self._client is None:
-            self._client = Client(self.config.server, self.config.token, timeout=float(self.config["upload_timeout"]))
+            timeout = float(self.config["upload_timeout"])
+            self._client = Client(self.config.server, self.config.token, timeout=timeout, until=self.deadline)
         return self._client
 
     def _send(self, entry: queue.Entry, client: Client, slug: str) -> tuple[int, object]:
@@ -299,6 +319,40 @@ class Runner:
         """Exponential backoff with jitter: base·2ⁿ⁻¹ capped, then a random 50-100 % of it."""
         base, cap = float(self.config["retry_base_seconds"]), float(self.config["retry_max_seconds"])
         return min(cap, base * 2 ** (attempts - 1)) * (0.5 + random.random() / 2)
+
+
+def _claim(lock: FileLock, until: float) -> None:
+    """Write who holds the lock and until when (wall clock), for `take_over_stale`."""
+    if lock.fd is None:
+        return
+    try:
+        os.ftruncate(lock.fd, 0)
+        os.pwrite(lock.fd, f"{os.getpid()} {until:.0f}\n".encode(), 0)
+    except OSError:
+        pass
+
+
+def holder(path: str) -> tuple[int, float] | None:
+    """(pid, deadline) written by the uploader holding the lock, if any."""
+    try:
+        with open(path, encoding="ascii") as handle:
+            pid, until = handle.read(64).split()
+        return int(pid), float(until)
+    except (OSError, ValueError):
+        return None
+
+
+def take_over_stale(lock: FileLock) -> bool:
+    """Stop a lock holder that outlived its deadline (a hung request), then take the lock."""
+    found = holder(lock.path)
+    if found is None or time.time() < found[1] + STALE_GRACE or found[0] == os.getpid():
+        return False
+    pid = found[0]
+    log.warning(f"uploader {pid} is past its deadline and still holds the lock: stopping it")
+    with contextlib.suppress(OSError):  # gone already: its lock went with it
+        os.kill(pid, signal.SIGTERM)
+    lock.timeout = 10.0
+    return lock.acquire()
 
 
 def _old_parts(local: dict) -> list[dict]:

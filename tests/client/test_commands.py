@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from django_scopes import scopes_disabled
@@ -29,6 +30,8 @@ EXISTING = {
         "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
     },
 }
+
+LAUNCHER = Path(__file__).resolve().parents[2] / "client" / "sessionledger" / "hook_entry.py"
 
 
 GUARDED = "if command -v sessionledger >/dev/null 2>&1; then exec sessionledger hook {} --via team; fi"
@@ -75,7 +78,7 @@ def test_init_global_writes_the_users_settings(client_env, tmp_path) -> None:
     settings = json.loads((client_env.home / ".claude" / "settings.json").read_text())
     assert result.returncode == 0
     command = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
-    assert command == f"{sys.executable} -m sessionledger hook post-tool-use"
+    assert command == f"{sys.executable} -I -S {LAUNCHER} hook post-tool-use"  # no console-script wrapper
 
 
 def test_init_binds_the_repository_to_its_project_through_the_api(ledger, repo, client_env) -> None:
@@ -214,3 +217,18 @@ def test_a_captured_session_is_processed_by_the_worker(ledger, repo, claude, sta
     session = wait_for_status(str(ledger.session_for(head(repo)).pk))
     assert session.status == "complete", session.error
     assert session.title == "Please add the greeting module" and session.turn_count == 1
+
+
+def test_init_refuses_a_project_the_server_does_not_know_and_pins_nothing(ledger, repo, client_env) -> None:
+    refused = client_env.cli("init", "--project", "no-such-project", cwd=repo)
+    known = client_env.cli("init", "--project", ledger.slug, cwd=repo)
+
+    assert refused.returncode == 1
+    assert "has no project no-such-project that you are a member of: nothing pinned" in refused.stderr
+    assert known.returncode == 0 and "Warning" not in known.stdout
+    assert (
+        subprocess.run(
+            ["git", "config", "--local", "sessionledger.project"], cwd=repo, capture_output=True, text=True
+        ).stdout.strip()
+        == ledger.slug
+    )

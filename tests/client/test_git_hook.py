@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import time
 from pathlib import Path
 
@@ -68,6 +69,27 @@ def test_follows_core_hooks_path_relative_to_the_working_tree(ledger, repo, clie
     assert not (repo / ".git" / "hooks" / "post-commit").exists()
     client_env.cli("init", "--git-hook", "--remove", cwd=repo)
     assert not (repo / ".githooks" / "post-commit").exists()
+
+
+def test_status_check_fails_when_the_git_hook_calls_a_client_that_is_gone(ledger, repo, client_env, tmp_path) -> None:
+    """The git hook alone counts only if the client it calls runs: a deleted venv captures nothing."""
+    install(client_env, repo)
+    hook = repo / ".git" / "hooks" / "post-commit"
+    bare = "/usr/local/bin:/usr/bin:/bin"  # no `sessionledger` on PATH for the fallback either
+    works = client_env.cli("status", "--check", cwd=repo, PATH=bare)
+    assert works.returncode == 0 and "reaches sessionledger 0.1.0" in works.stdout, works.stdout + works.stderr
+
+    venv = tmp_path / "old-venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").write_text("#!/bin/sh\nexit 1\n")  # there, executable, and no client behind it
+    (venv / "python").chmod(0o755)
+    text = hook.read_text()
+    for replacement in ("/opt/gone/bin/python", str(venv / "python")):
+        hook.write_text(text.replace(sys.executable, replacement))
+        broken = client_env.cli("status", "--check", cwd=repo, PATH=bare)
+        assert broken.returncode == 1, broken.stdout
+        assert "post-commit) does not work: the client it calls is gone or does not run" in broken.stdout
+        assert "Capture would not work: no hook reaches a client" in broken.stderr
 
 
 def test_a_commit_made_by_hand_during_a_claude_session_is_captured(ledger, repo, client_env, claude) -> None:

@@ -20,6 +20,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 BARE_PATH = "/usr/local/bin:/usr/bin:/bin"  # a PATH without any sessionledger on it
 
+LAUNCHER = Path(__file__).resolve().parents[2] / "client" / "sessionledger" / "hook_entry.py"
+
 
 def client_on_path(tmp_path: Path) -> str:
     """A PATH whose `sessionledger` is this client (a console-script-like shim)."""
@@ -45,7 +47,7 @@ def test_init_installs_personal_hooks_that_reach_this_client_without_it_on_path(
 
     local = json.loads((repo / ".claude" / "settings.local.json").read_text())
     command = local["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
-    assert command == f"{sys.executable} -m sessionledger hook post-tool-use"
+    assert command == f"{sys.executable} -I -S {LAUNCHER} hook post-tool-use"  # no console-script wrapper
     assert local["hooks"]["PostToolUseFailure"][0]["matcher"] == "Bash"
     assert not (repo / ".claude" / "settings.json").exists()
     assert "for you alone; not committed" in result.stdout and "absolute path" in result.stdout
@@ -154,8 +156,8 @@ def test_status_check_passes_when_capture_works(ledger, repo, client_env) -> Non
 def test_status_runs_the_hooks_and_reports_a_command_that_is_not_found(ledger, repo, client_env) -> None:
     client_env.cli("init", cwd=repo)
     local = repo / ".claude" / "settings.local.json"
-    gone = "/opt/old-venv/bin/python -m sessionledger"  # the venv init ran from was deleted
-    local.write_text(local.read_text().replace(sys.executable + " -m sessionledger", gone))
+    gone = "/opt/old-venv/bin/python"  # the venv init ran from was deleted
+    local.write_text(local.read_text().replace(sys.executable, gone))
 
     result = client_env.cli("status", "--check", cwd=repo, PATH=BARE_PATH)
 

@@ -57,6 +57,19 @@ def test_dry_run_reports_files_insertions_and_deletions_without_touching_anythin
     assert head(repo) == later and git(repo, "status", "--porcelain") == ""
 
 
+def test_dry_run_says_the_real_rewind_would_refuse_uncommitted_changes_and_exits_1(repo, client_env) -> None:
+    checkpoint = history(repo, client_env)
+    (repo / "text.txt").write_text("local edit\n")
+
+    dry = client_env.cli("rewind", checkpoint, "--dry-run", cwd=repo)
+    forced = client_env.cli("rewind", checkpoint, "--dry-run", "--force", cwd=repo)
+
+    assert dry.returncode == 1 and "would change" in dry.stdout
+    assert "The rewind itself would refuse: 1 uncommitted change(s) would be lost" in dry.stderr
+    assert forced.returncode == 0 and "refuse" not in forced.stderr
+    assert (repo / "text.txt").read_text() == "local edit\n"
+
+
 def test_rewind_restores_the_checkpoints_bytes_exactly_and_leaves_head_alone(repo, client_env, tmp_path) -> None:
     checkpoint = history(repo, client_env)
     later = head(repo)

@@ -64,7 +64,8 @@ def test_an_upload_is_processed_by_a_real_worker_into_messages_and_turns(world, 
     assert session.status == "complete", session.error
     # three turns: the first prompt, the typed `/compact` (a slash command is a prompt), the last prompt
     assert session.turn_count == 3 and session.title == "Please implement the session capture feature"
-    assert "/work/app/src/capture.py" in session.files_touched
+    # the Edit's /work/app/src/capture.py is the commit's src/capture.py: listed once, relative
+    assert "src/capture.py" in session.files_touched and not any(p.startswith("/") for p in session.files_touched)
 
     messages = _messages(client, world.project.slug, str(session.pk))
     assert session.message_count == len(messages)

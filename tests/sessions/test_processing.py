@@ -25,7 +25,7 @@ def test_processing_derives_title_counts_summary_and_content(world, ingest) -> N
     assert session.status == "complete" and session.processed_at is not None
     assert session.title == "Make the hook never block please"
     assert (session.turn_count, session.message_count) == (1, 5)
-    assert session.files_touched == ["/w/hook.py"]
+    assert session.files_touched == ["<outside>/hook.py"]  # no absolute path is kept (docs/client.md)
     assert "Make the hook never block" in session.summary and "The hook is async now." in session.summary
     assert session.digest["tool_counts"]["Write"]["calls"] == 1
     document = blobs.load_json_gz(session.content_storage_key)

@@ -24,26 +24,36 @@ def bind_project(repo: gitrefs.Repo, slug: str | None) -> None:
 
 
 def _pin(repo: gitrefs.Repo, slug: str) -> None:
+    """Pin `slug` unless the server says it has no such project of yours (then refuse: exit 1).
+    A server that cannot be asked (offline, slow, not logged in) does not stop the pin: it is
+    checked again at upload, and `status` says so."""
+    problem = _check_slug(slug)
+    if problem and problem.unknown:
+        raise CommandError(f"{problem.text}: nothing pinned (check the slug, or ask its admin to add you)")
     try:
         gitmeta.git(repo.worktree, "config", "--local", config_mod.git_name("project"), slug)
     except gitmeta.GitError as exc:
         raise CommandError(f"cannot pin the project in the repository's git config: {exc}") from None
     print(f"This repository → project {slug} (pinned in its git config: {config_mod.git_name('project')}).")
-    problem = _check_slug(slug)
     if problem:
-        print(f"  Warning: {problem}")
+        print(f"  Warning: {problem.text}")
 
 
-def _check_slug(slug: str) -> str | None:
+class _SlugProblem:
+    def __init__(self, text: str, *, unknown: bool = False) -> None:
+        self.text, self.unknown = text, unknown
+
+
+def _check_slug(slug: str) -> _SlugProblem | None:
     config = load_config()
     if not config.server or not config.token:
-        return "not logged in yet: run `sessionledger login`; captures wait until then"
+        return _SlugProblem("not logged in yet: run `sessionledger login`; captures wait until then")
     try:
         client(config).get(f"/projects/{slug}")
     except ApiError as exc:
         if exc.status == 404:
-            return f"{config.server} has no project {slug} that you are a member of"
-        return None if exc.status == 0 else f"could not check the project: {exc.message}"
+            return _SlugProblem(f"{config.server} has no project {slug} that you are a member of", unknown=True)
+        return _SlugProblem(f"could not check the project: {exc.message}")
     return None
 
 

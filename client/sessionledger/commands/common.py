@@ -68,7 +68,12 @@ def client(config: config_mod.Config, *, need_token: bool = True) -> Client:
         raise CommandError("no server configured: run `sessionledger login --server https://…`")
     if need_token and not config.token:
         raise CommandError("not logged in: run `sessionledger login`")
-    return Client(config.server, config.token, timeout=float(config["upload_timeout"]))
+    return Client(
+        config.server,
+        config.token,
+        timeout=float(config["command_timeout"]),
+        transfer_timeout=float(config["upload_timeout"]),
+    )
 
 
 def api_error(exc: ApiError) -> CommandError:

@@ -30,9 +30,9 @@ def run(options: argparse.Namespace) -> int:
     server = (options.server or config.server).rstrip("/")
     if not server:
         raise CommandError("which server? `sessionledger login --server https://…`")
-    client = Client(server, timeout=float(config["upload_timeout"]))
+    client = Client(server, timeout=float(config["command_timeout"]))
     token = options.token or _device_flow(client, open_browser=not options.no_browser)
-    who = _check(Client(server, token))
+    who = _check(Client(server, token, timeout=float(config["command_timeout"])))
     path = config_mod.update_file(server=server, token=token)
     print(f"Logged in to {server}{who}. Token saved in {path}.")
     if config.sources.get("token", "").startswith(config_mod.ENV_PREFIX):

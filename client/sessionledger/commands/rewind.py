@@ -7,13 +7,14 @@ HEAD and the branch stay where they are: the rewind shows up as staged changes (
 --staged`), to commit or to undo with `git restore --staged --worktree .`. Tracked files are
 restored byte for byte (and files added since are removed); untracked files are left alone unless
 the checkpoint has a file at the same path. Uncommitted changes would be lost, so a working tree
-that has any is refused unless `--force`.
+that has any is refused unless `--force`; `--dry-run` says so too, and exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from sessionledger import gitmeta
 from sessionledger.commands.common import CommandError, terminal_safe
@@ -38,13 +39,13 @@ def run(options: argparse.Namespace) -> int:
     if not changes:
         print(f"The working tree already matches {subject}: nothing to rewind.")
         return 0
-    if not options.dry_run and not options.force:
-        _refuse_if_dirty(root, sha)
     if options.dry_run:
         print(f"Rewinding to {subject} would change:")
         print(_listing(changes))
         print(_summary(changes, "would be changed"))
-        return 0
+        return _dry_run_verdict(root, sha, options.force)
+    if not options.force:
+        _refuse_if_dirty(root, sha)
     try:
         gitmeta.git(root, "restore", f"--source={sha}", "--staged", "--worktree", "--", ":/")
     except gitmeta.GitError as exc:
@@ -123,6 +124,18 @@ def _pairs(fields: list[str]) -> list[tuple[str, str]]:
 
 def _int(text: str) -> int | None:
     return int(text) if text.isdigit() else None
+
+
+def _dry_run_verdict(root: str, sha: str, force: bool) -> int:
+    """A dry run says whether the real rewind would go ahead: 1 (with the reason) if it would refuse."""
+    if force:
+        return 0
+    try:
+        _refuse_if_dirty(root, sha)
+    except CommandError as exc:
+        print(f"The rewind itself would refuse: {exc}.", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _refuse_if_dirty(root: str, sha: str) -> None:

@@ -32,7 +32,7 @@ WHY = {
     queue.REJECTED: "rejected by the server",
     queue.BROKEN: "cannot be read back",
 }
-CHECK_TIMEOUT = 5.0
+CHECK_SECONDS = 8.0  # every request of `status` together, whatever the server does
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,7 +57,8 @@ def run(options: argparse.Namespace) -> int:
 def collect() -> dict:
     config = load_config()
     repo = gitrefs.find_repo(os.getcwd())
-    login = _login(config)
+    until = time.monotonic() + CHECK_SECONDS
+    login = _login(config, until)
     report: dict[str, Any] = {
         "config_file": paths.config_file(),
         "state_dir": paths.state_dir(),
@@ -65,7 +66,7 @@ def collect() -> dict:
         "config": {k: config_mod.shown(k, v) for k, v in config.values.items()},
         "sources": {k: v for k, v in config.sources.items() if v != "default"},
         "login": login,
-        "project": _project(config, repo, login),
+        "project": _project(config, repo, login, until),
         "hooks": [r.as_json() for r in hookprobe.check(repo.worktree if repo else None)],
         "git_hook": _git_hook(repo),
         "uploader_running": fsutil.is_locked(paths.uploader_lock()),
@@ -76,15 +77,21 @@ def collect() -> dict:
     return report
 
 
-def _login(config: config_mod.Config) -> dict:
+def _check_client(config: config_mod.Config, until: float) -> Any:
+    from sessionledger.api import Client
+
+    return Client(config.server, config.token, timeout=CHECK_SECONDS, until=until)
+
+
+def _login(config: config_mod.Config, until: float) -> dict:
     """Ask the server whether it takes the token (and which projects it opens)."""
     login: dict = {"server": config.server or None, "token": bool(config.token), "verified": None}
     if not (config.server and config.token):
         return login
-    from sessionledger.api import ApiError, Client
+    from sessionledger.api import ApiError
 
     try:
-        found = Client(config.server, config.token, timeout=CHECK_TIMEOUT).get("/projects") or []
+        found = _check_client(config, until).get("/projects") or []
     except ApiError as exc:
         if exc.status == 0 or exc.transient:
             login["unreachable"] = exc.message
@@ -96,7 +103,7 @@ def _login(config: config_mod.Config) -> dict:
     return login
 
 
-def _project(config: config_mod.Config, repo: gitrefs.Repo | None, login: dict) -> dict:
+def _project(config: config_mod.Config, repo: gitrefs.Repo | None, login: dict, until: float) -> dict:
     """The project this repository's captures go to, and where that comes from."""
     from sessionledger import gitmeta
     from sessionledger.project import ProjectUnknown, for_remote, pinned_for
@@ -105,10 +112,10 @@ def _project(config: config_mod.Config, repo: gitrefs.Repo | None, login: dict) 
         return {"slug": None, "problem": "not inside a git repository"}
     slug, source = pinned_for(repo.worktree, config)
     if slug is None and login.get("verified"):
-        from sessionledger.api import ApiError, Client
+        from sessionledger.api import ApiError
 
         try:
-            api = Client(config.server, config.token, timeout=CHECK_TIMEOUT)
+            api = _check_client(config, until)
             slug, source = for_remote(gitmeta.remote_url(repo.worktree), config, api), "the git remote"
         except (ProjectUnknown, ApiError) as exc:
             return {"slug": None, "problem": str(exc)}
@@ -131,10 +138,11 @@ def problems(report: dict, *, in_repo: bool) -> list[str]:
         found.append("not logged in (`sessionledger login`)")
     elif login["verified"] is False:
         found.append(f"the server refuses the token: {login.get('error')} (`sessionledger login`)")
-    hooks = report["hooks"]
-    if not any(h["works"] for h in hooks) and not (report.get("git_hook") or {}).get("installed"):
-        why = "; ".join(f"{h['path']}: {h.get('problem') or h.get('error')}" for h in hooks if not h["works"])
-        found.append(f"no hook reaches a client ({why or 'none installed: run `sessionledger init`'})")
+    hooks, git_hook = report["hooks"], report.get("git_hook") or {}
+    if not any(h["works"] for h in hooks) and not git_hook.get("works"):
+        why = [f"{h['path']}: {h.get('problem') or h.get('error')}" for h in hooks if not h["works"]]
+        why += [f"{git_hook['path']}: {git_hook.get('problem')}"] if git_hook.get("installed") else []
+        found.append(f"no hook reaches a client ({'; '.join(why) or 'none installed: run `sessionledger init`'})")
     if in_repo and report["project"].get("problem"):
         found.append(f"project unresolved: {report['project']['problem']}")
     return found
@@ -221,14 +229,22 @@ def _git_hook(repo: gitrefs.Repo | None) -> dict | None:
         path = os.path.join(githook.hooks_dir(repo.worktree), githook.NAME)
     except gitmeta.GitError:
         return None
-    return {"path": path, "installed": githook.is_ours(path)}
+    if not githook.is_ours(path):
+        return {"path": path, "installed": False, "works": False}
+    reached, problem = hookprobe.check_git_hook(path, repo.worktree)
+    found = {"path": path, "installed": True, "works": reached is not None, "reached": reached}
+    return found | ({"problem": problem} if problem else {})
 
 
 def _render_git_hook(git_hook: dict | None) -> list[str]:
     if git_hook is None:
         return []
+    if git_hook["installed"] and not git_hook.get("works", True):
+        return [f"Git hook: {git_hook['path']} (post-commit) does not work: {git_hook.get('problem')}"]
     if git_hook["installed"]:
-        return [f"Git hook: {git_hook['path']} (post-commit: every agent's active sessions at each commit)"]
+        reached = git_hook.get("reached") or {}
+        client = f"reaches sessionledger {reached.get('version')} ({reached.get('executable')})"
+        return [f"Git hook: {git_hook['path']} (post-commit: every agent's active sessions at each commit; {client})"]
     return [
         "Git hook: not installed — `sessionledger init --git-hook` captures Codex CLI, Gemini CLI and manual commits"
     ]

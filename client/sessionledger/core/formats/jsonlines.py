@@ -243,7 +243,47 @@ class FunctionFormat:
         return None
 
     def steps(self, raw: bytes) -> list[Any]:
-        return []
+        """Prompts and tool calls, each ending where the line it was read from ends (found by
+        reading the lines one by one: a message's id is its line's, whatever surrounds it).
+        A single-document file (Gemini's `.json`) is one line: its steps all end at its end."""
+        from .steps import Step
+
+        parsed = self.parse(raw)
+        lines = scan(raw).lines
+        if not any(line.rec is not None for line in lines):  # one JSON document: cut only at its end
+            return [
+                Step(m["kind"].replace("tool_use", "tool"), m["uuid"], len(raw), _label(m), m.get("timestamp"))
+                for m in parsed.messages
+                if m["kind"] in ("prompt", "tool_use")
+            ]
+        ends: dict[str, int] = {}  # a message's id is its line's, whatever surrounds the line
+        for line in lines:
+            for msg in self.parse(line.data).messages:
+                ends.setdefault(msg["uuid"], line.offset + len(line.data))
+        found = []
+        for msg in parsed.messages:
+            if msg["kind"] in ("prompt", "tool_use"):
+                end = ends.get(msg["uuid"], len(raw))
+                tool_id = (msg.get("tool") or {}).get("id")
+                kind = "prompt" if msg["kind"] == "prompt" else "tool"
+                found.append((end, Step(kind, msg["uuid"], end, _label(msg), msg.get("timestamp"), tool_id)))
+        ordered = sorted(enumerate(found), key=lambda item: (item[1][0], item[0]))
+        return [_ended(step, end) for _, (end, step) in ordered]
+
+
+def _label(msg: dict[str, Any]) -> str:
+    from .steps import call_summary
+
+    if msg["kind"] == "prompt":
+        return str(msg.get("content") or "")
+    tool = msg.get("tool") or {}
+    return f"{tool.get('name')}: {call_summary(tool.get('input'))}"
+
+
+def _ended(step: Any, end: int) -> Any:
+    from dataclasses import replace
+
+    return replace(step, end=end)
 
 
 def assemble(

@@ -1,0 +1,68 @@
+"""A server on loopback that is slow the way real ones are: it accepts the connection, reads the
+request, sends its headers and then one byte of body every 0.2 s, for ever. `recover()` makes it
+a faithful proxy to the real server from then on (requests already trickling keep trickling)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from urllib.parse import urlsplit
+
+HEADERS = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n"
+
+
+class SlowServer:
+    def __init__(self, upstream: str) -> None:
+        parts = urlsplit(upstream)
+        self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.recovered = threading.Event()
+        self.closed = threading.Event()
+        self.trickled = 0  # requests answered by trickling
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def recover(self) -> None:
+        self.recovered.set()
+
+    def close(self) -> None:
+        self.closed.set()
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while not self.closed.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            target = self._proxy if self.recovered.is_set() else self._trickle
+            threading.Thread(target=target, args=(conn,), daemon=True).start()
+
+    def _trickle(self, conn: socket.socket) -> None:
+        self.trickled += 1
+        with conn:
+            try:
+                conn.recv(65536)  # the request line and headers (a body may follow unread)
+                conn.sendall(HEADERS)
+                while not self.closed.is_set():
+                    conn.sendall(b" ")
+                    time.sleep(0.2)
+            except OSError:
+                return  # the client gave up: what it should do
+
+    def _proxy(self, conn: socket.socket) -> None:
+        with conn, socket.create_connection(self.upstream) as up:
+            threading.Thread(target=_pump, args=(up, conn), daemon=True).start()
+            _pump(conn, up)
+
+    # a recovered server answers every request in full; `_pump` copies one direction
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+        sink.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
