@@ -25,13 +25,15 @@ test: install browser
 	$(BIN)/python -m config.localstack exec -- $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## make lint: ruff (lint + format), the import layers (import-linter), mypy over the server and the client,
-## and mypy --strict as a ratchet (tools/mypy_ratchet.py: no package gains strict errors, the core has none)
+## and mypy --strict as a ratchet (tools/mypy_ratchet.py: no package gains strict errors, the core has none),
+## then helm lint and Kubernetes' schemas over the rendered chart (tools/check_chart.py)
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/python tools/mypy_ratchet.py
+	$(BIN)/python tools/check_chart.py
 
 format: install
 	$(BIN)/ruff format .

@@ -318,7 +318,8 @@ SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SECURE_HSTS_SECONDS = env["SECURE_HSTS_SECONDS"]
 SECURE_SSL_REDIRECT = env["SECURE_SSL_REDIRECT"]
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]  # load balancers and Prometheus use plain HTTP inside
+# Load balancers, orchestrators and Prometheus use plain HTTP inside.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^livez$", r"^readyz$", r"^metrics$"]
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
