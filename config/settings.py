@@ -271,6 +271,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.schema.add_error_responses",
+        "config.schema.lift_blank_defaults",
         "sessions_app.api_docs.document_filters_and_examples",
     ],
     # Swagger UI at /api/v1/docs: its files come from drf-spectacular-sidecar (no CDN), its init script
