@@ -8,6 +8,7 @@ import jinja2
 
 from config.logging import logging_config, sentry_init
 from config.variables import load_or_exit
+from sessionledger.core.version import __version__ as SESSIONLEDGER_VERSION
 
 # A malformed variable stops start-up here with one line naming it. Lowercase: not a Django setting.
 env = load_or_exit()
@@ -265,7 +266,7 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "Sessionledger API",
     "DESCRIPTION": "Capture, store and query the AI-assistant conversations behind commits.",
-    "VERSION": "1.0.0",
+    "VERSION": SESSIONLEDGER_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [

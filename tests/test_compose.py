@@ -163,7 +163,8 @@ def test_the_image_is_python_311_slim_runs_as_non_root_and_collects_static_files
     dockerfile = (BASE_DIR / "Dockerfile").read_text()
     assert re.search(r"^FROM python:3\.11-slim\b", dockerfile, flags=re.MULTILINE)
     assert "COPY client/ client/" in dockerfile  # the server's declared dependency, installed by `pip install .`
-    assert re.search(r"^RUN pip install \.(\s|$)", dockerfile, flags=re.MULTILINE)
+    assert "RUN pip install --require-hashes --no-deps -r requirements.lock" in dockerfile
+    assert re.search(r"^RUN pip install --no-deps \./client \.(\s|$)", dockerfile, flags=re.MULTILINE)
     users = re.findall(r"^USER (\S+)", dockerfile, flags=re.MULTILINE)
     assert users and users[-1] not in {"root", "0"}
     assert "manage.py collectstatic --no-input" in dockerfile
@@ -241,3 +242,19 @@ def test_the_createbucket_command_makes_a_private_bucket_and_can_run_again(compo
     client.head_bucket(Bucket=bucket)
     with pytest.raises(botocore.exceptions.ClientError):
         client.get_bucket_policy(Bucket=bucket)  # no policy: nothing is granted to anonymous readers
+
+
+def test_the_lock_pins_every_server_dependency_with_hashes() -> None:
+    """requirements.lock (what the image installs) holds each [project] dependency at one version, hashed."""
+    import tomllib
+
+    project = tomllib.loads((BASE_DIR / "pyproject.toml").read_text())["project"]
+    wanted = {
+        re.split(r"[\s<>=!~;\[@]", spec, maxsplit=1)[0].lower().replace("_", "-") for spec in project["dependencies"]
+    }
+    wanted.discard("sessionledger")  # the client: installed from client/ in the same build
+    lock = (BASE_DIR / "requirements.lock").read_text()
+    pinned = dict(re.findall(r"^([a-z0-9][a-z0-9._-]*)==(\S+) \\$", lock, flags=re.MULTILINE))
+    assert wanted - set(pinned) == set(), "missing from requirements.lock: regenerate it (command at its top)"
+    entries = re.split(r"\n(?=[a-z0-9])", lock.split("\n\n", 1)[1])
+    assert all("--hash=sha256:" in entry for entry in entries if "==" in entry)
