@@ -46,6 +46,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.logging.RequestIdMiddleware",
+    "config.client_wheel.VersionHeaderMiddleware",
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "config.middleware.UnreadableRequestMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -74,6 +75,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "config.client_wheel.client_install",
             ],
         },
     },
@@ -139,6 +141,9 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
+
+# The client's wheel the server serves at /client/ (config/client_wheel.py): built by the image and `make install`.
+CLIENT_DIST_DIR = DATA_DIR / "client-dist"
 
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"

@@ -8,6 +8,8 @@ be reached is status 0 (`unreachable`), handled like a 503.
 from __future__ import annotations
 
 import json
+import re
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -87,6 +89,7 @@ class Client:
             request.add_header("Authorization", f"Bearer {self.token}")
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                _check_version(self.server, response.headers.get(VERSION_HEADER))
                 body = response.read()
                 return response.status, (_decode(body) if decode else body)
         except urllib.error.HTTPError as exc:
@@ -94,6 +97,23 @@ class Client:
         except (TimeoutError, urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise ApiError(0, "unreachable", f"cannot reach {self.server}: {reason}") from None
+
+
+VERSION_HEADER = "X-Sessionledger-Version"
+_VERSION = re.compile(r"[0-9][0-9A-Za-z.+-]{0,39}")  # anything else from a server is not printed
+_warned: set[str] = set()
+
+
+def _check_version(server: str, theirs: str | None) -> None:
+    """Warn once per process when the server runs another version than this client."""
+    if not theirs or theirs == __version__ or server in _warned or not _VERSION.fullmatch(theirs):
+        return
+    _warned.add(server)
+    print(
+        f"sessionledger: this client is {__version__}, the server runs {theirs}; the matching client:\n"
+        f"  pipx install --force {server}/client/sessionledger-{theirs}-py3-none-any.whl",
+        file=sys.stderr,
+    )
 
 
 def _decode(raw: bytes) -> Any:
