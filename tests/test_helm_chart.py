@@ -58,8 +58,8 @@ def test_web_liveness_asks_livez_and_readiness_asks_readyz_with_an_allowed_host(
     assert web["livenessProbe"]["httpGet"]["path"] == "/livez"
     assert web["readinessProbe"]["httpGet"]["path"] == "/readyz"
     environment = {item["name"]: item.get("value") for item in web["env"]}
-    host = environment["ALLOWED_HOSTS"]
-    assert host == "ledger.example.com"
+    host, pod = environment["ALLOWED_HOSTS"].split(",")
+    assert host == "ledger.example.com" and pod == "$(POD_IP)"  # Prometheus scrapes by pod IP
     assert web["readinessProbe"]["httpGet"]["httpHeaders"] == [{"name": "Host", "value": host}]
 
 

@@ -36,6 +36,11 @@ valueFrom:
 
 {{/* every container's environment: plain values, then credentials from existing Secrets */}}
 {{- define "sessionledger.env" -}}
+# The pod's own address is an allowed host too: Prometheus scrapes /metrics by pod IP.
+- name: POD_IP
+  valueFrom:
+    fieldRef:
+      fieldPath: status.podIP
 - name: SESSIONLEDGER_ENV
   value: production
 - name: DEBUG
@@ -43,7 +48,7 @@ valueFrom:
 - name: SITE_URL
   value: {{ .Values.siteUrl | quote }}
 - name: ALLOWED_HOSTS
-  value: {{ include "sessionledger.host" . | quote }}
+  value: {{ printf "%s,$(POD_IP)" (include "sessionledger.host" .) | quote }}
 - name: LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
 - name: DATABASE_WEB_ROLE
