@@ -13,15 +13,21 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies first, so a code change does not reinstall them.
+# Dependencies first, so a code change does not reinstall them: exactly the locked versions, checked
+# against their hashes (requirements.lock), so two builds a week apart install the same bytes.
+COPY requirements.lock ./
+RUN pip install --require-hashes --no-deps -r requirements.lock
+
 COPY client/ client/
 COPY pyproject.toml ./
 COPY config/ config/
 COPY projects/ projects/
 COPY sessions_app/ sessions_app/
 COPY frontend/ frontend/
-# The server declares the client package (client/) as its dependency: one install brings both.
-RUN pip install . \
+# The server and the client package (client/) it declares; their dependencies are all installed above.
+# The client's wheel is also kept in the image: the server serves it at /client/ (docs/client.md).
+RUN pip install --no-deps ./client . \
+    && pip wheel --no-deps --wheel-dir /app/data/client-dist ./client \
     && rm -rf build client/build
 
 COPY manage.py ./

@@ -6,12 +6,14 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install run test lint format browser bench clean
 
-$(STAMP): pyproject.toml client/pyproject.toml
+$(STAMP): pyproject.toml client/pyproject.toml client/sessionledger/core/version.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# The server declares the client (pip install . brings it); the second step makes it editable.
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/python -m pip install --quiet --no-deps -e ./client
+	# The client's wheel, which the server serves at /client/ (config/client_wheel.py)
+	$(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir $${SESSIONLEDGER_DATA_DIR:-.data}/client-dist ./client
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -25,13 +27,15 @@ test: install browser
 	$(BIN)/python -m config.localstack exec -- $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## make lint: ruff (lint + format), the import layers (import-linter), mypy over the server and the client,
-## and mypy --strict as a ratchet (tools/mypy_ratchet.py: no package gains strict errors, the core has none)
+## and mypy --strict as a ratchet (tools/mypy_ratchet.py: no package gains strict errors, the core has none),
+## then helm lint and Kubernetes' schemas over the rendered chart (tools/check_chart.py)
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/python tools/mypy_ratchet.py
+	$(BIN)/python tools/check_chart.py
 
 format: install
 	$(BIN)/ruff format .

@@ -56,7 +56,7 @@ def integer(name: str, default: object = _MISSING) -> int:
     return _typed(name, default, int)
 
 
-def _parse_bool(value: str) -> bool:
+def parse_bool(value: str) -> bool:
     lowered = value.strip().lower()
     if lowered in _TRUE:
         return True
@@ -66,11 +66,15 @@ def _parse_bool(value: str) -> bool:
 
 
 def boolean(name: str, default: object = _MISSING) -> bool:
-    return _typed(name, default, _parse_bool)
+    return _typed(name, default, parse_bool)
+
+
+def parse_csv(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
 
 
 def csv(name: str, default: object = _MISSING) -> list[str]:
-    return _typed(name, default, lambda v: [item.strip() for item in v.split(",") if item.strip()])
+    return _typed(name, default, parse_csv)
 
 
 def choice(name: str, choices: tuple[str, ...], default: object = _MISSING) -> str:
@@ -82,13 +86,16 @@ def choice(name: str, choices: tuple[str, ...], default: object = _MISSING) -> s
     return _typed(name, default, parse)
 
 
+_PERIODS = {"s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day"}
+
+
+def parse_rate(value: str) -> str:
+    """A rate limit such as ``10/min``: a positive count per s, min, hour or day (DRF's notation)."""
+    count, _, period = value.strip().partition("/")
+    if not (count.isascii() and count.isdigit() and int(count) > 0) or period.strip() not in _PERIODS:
+        raise ValueError("expected a count per period, e.g. 10/min (periods: s, min, hour, day)")
+    return f"{int(count)}/{period.strip()}"
+
+
 def rate(name: str, default: object = _MISSING) -> str:
-    """A rate limit such as ``10/min``: a count per s, min, hour or day (DRF's notation)."""
-
-    def parse(value: str) -> str:
-        count, _, period = value.strip().partition("/")
-        if not count.isdigit() or period not in {"s", "sec", "m", "min", "h", "hour", "d", "day"}:
-            raise ValueError("expected a count per period, e.g. 10/min (periods: s, min, hour, day)")
-        return f"{int(count)}/{period}"
-
-    return _typed(name, default, parse)
+    return _typed(name, default, parse_rate)

@@ -1,5 +1,6 @@
 """gunicorn's settings for the web service: ``gunicorn config.wsgi … --config python:config.gunicorn``.
 
+- the environment checked once (config/variables.py) before workers start;
 - its own log lines (start-up, worker deaths, the access log) in the same format as the app's
   (``LOG_FORMAT``), the access line carrying the request id the app put on the response;
 - with ``PROMETHEUS_MULTIPROC_DIR`` set, a worker that exits is marked dead for prometheus_client,
@@ -12,8 +13,10 @@ import os
 from typing import Any
 
 from config.logging import logging_config
+from config.variables import load_or_exit
 
-_logging = logging_config(level=os.environ.get("LOG_LEVEL", "INFO").upper(), fmt=os.environ.get("LOG_FORMAT", "json"))
+_env = load_or_exit()  # a malformed variable stops gunicorn's master with one line, before any worker forks
+_logging = logging_config(level=_env["LOG_LEVEL"], fmt=_env["LOG_FORMAT"])
 _logging["loggers"].update(
     {
         "gunicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False},

@@ -1,4 +1,6 @@
-"""``GET /healthz``: the state of every dependency, 503 when one is down.
+"""Probes. ``GET /healthz`` and ``GET /readyz``: the state of every dependency, 503 when one is down
+(readiness: take this process out of the load balancer). ``GET /livez``: the process answers, nothing
+else is checked (liveness: restart it only when it hangs), so a Redis blip does not restart every pod.
 
 Anyone may ask (load balancers do, unauthenticated), so the answer names only the component that is
 down; what went wrong (exception text: hosts, ports, bucket names) goes to the log.
@@ -43,7 +45,14 @@ def _run(name: str, check: Callable[[], None]) -> str:
     return "ok"
 
 
+def livez(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"status": "ok"})
+
+
 def healthz(request: HttpRequest) -> JsonResponse:
     results = {name: _run(name, check) for name, check in CHECKS.items()}
     healthy = all(value == "ok" for value in results.values())
     return JsonResponse({"status": "ok" if healthy else "degraded", "checks": results}, status=200 if healthy else 503)
+
+
+readyz = healthz  # the same checks; /healthz stays for what already probes it (docs/deployment.md)

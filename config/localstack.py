@@ -111,11 +111,21 @@ def _manage(*args: str) -> None:
     subprocess.run([sys.executable, str(BASE_DIR / "manage.py"), *args], check=True)
 
 
+def listen_port() -> str:
+    """``PORT`` (default 8000); ``SITE_URL`` follows it unless set, so the links of pages, e-mails,
+    device login and invitations point where this server listens."""
+    port = os.environ.get("PORT", "8000")
+    if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise SystemExit(f"PORT={port!r} is not valid: expected a TCP port number")
+    os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")
+    return port
+
+
 def run() -> None:
+    port = listen_port()
     ensure_environment()
     _manage("migrate", "--no-input")
     _manage("seed_demo")
-    port = os.environ.get("PORT", "8000")
     bin_dir = Path(sys.executable).parent
     processes = [
         subprocess.Popen([sys.executable, str(BASE_DIR / "manage.py"), "runserver", f"127.0.0.1:{port}"]),

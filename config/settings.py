@@ -1,32 +1,28 @@
-"""Django settings, all read from the environment (see README's configuration table)."""
+"""Django settings. Every value from the environment is declared once in config/variables.py."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import dj_database_url
 import jinja2
 
-from config import env
 from config.logging import logging_config, sentry_init
+from config.variables import load_or_exit
+from sessionledger.core.version import __version__ as SESSIONLEDGER_VERSION
+
+# A malformed variable stops start-up here with one line naming it. Lowercase: not a Django setting.
+env = load_or_exit()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-DATA_DIR = Path(env.string("SESSIONLEDGER_DATA_DIR", str(BASE_DIR / ".data")))
-ENVIRONMENT = env.string("SESSIONLEDGER_ENV", "development")
+DATA_DIR = Path(env["SESSIONLEDGER_DATA_DIR"])
+ENVIRONMENT = env["SESSIONLEDGER_ENV"]
 PRODUCTION = ENVIRONMENT == "production"
 
-_DEV_SECRET = "dev-only-insecure-secret-key-change-me"
-SECRET_KEY = env.string("SECRET_KEY", _DEV_SECRET)
-DEBUG = env.boolean("DEBUG", not PRODUCTION)
-if PRODUCTION and DEBUG:
-    raise env.ConfigError("DEBUG must be off when SESSIONLEDGER_ENV=production")
-if PRODUCTION and (SECRET_KEY == _DEV_SECRET or len(SECRET_KEY) < 32):
-    raise env.ConfigError("SECRET_KEY (or SECRET_KEY_FILE) must be set to 32+ random characters in production")
-
-ALLOWED_HOSTS = env.csv("ALLOWED_HOSTS", [] if PRODUCTION else ["*"])
-SITE_URL = env.string("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
-CSRF_TRUSTED_ORIGINS = env.csv("CSRF_TRUSTED_ORIGINS", [SITE_URL])
+SECRET_KEY = env["SECRET_KEY"]
+DEBUG = env["DEBUG"]
+ALLOWED_HOSTS = env["ALLOWED_HOSTS"]
+SITE_URL = env["SITE_URL"]
+CSRF_TRUSTED_ORIGINS = env["CSRF_TRUSTED_ORIGINS"]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -50,6 +46,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.logging.RequestIdMiddleware",
+    "config.client_wheel.VersionHeaderMiddleware",
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "config.middleware.UnreadableRequestMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -79,6 +76,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "config.client_wheel.client_install",
             ],
         },
     },
@@ -90,16 +88,12 @@ TEMPLATES = [
 ]
 
 DATABASES = {
-    "default": dj_database_url.parse(
-        env.string("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sessionledger"),
-        conn_max_age=env.integer("DATABASE_CONN_MAX_AGE", 60),
-        conn_health_checks=True,
-    )
+    "default": {**env["DATABASE_URL"], "CONN_MAX_AGE": env["DATABASE_CONN_MAX_AGE"], "CONN_HEALTH_CHECKS": True}
 }
 # Row-level security (projects/rls.py): tenant queries run as this role, which owns no tables.
-DATABASE_WEB_ROLE = env.string("DATABASE_WEB_ROLE", "sessionledger_web")
-SESSIONLEDGER_RLS = env.boolean("SESSIONLEDGER_RLS", True)
-DATABASES["default"]["TEST"] = {"NAME": env.string("DATABASE_TEST_NAME", "") or None}
+DATABASE_WEB_ROLE = env["DATABASE_WEB_ROLE"]
+SESSIONLEDGER_RLS = env["SESSIONLEDGER_RLS"]
+DATABASES["default"]["TEST"] = {"NAME": env["DATABASE_TEST_NAME"] or None}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "projects.User"
 
@@ -118,38 +112,39 @@ AUTH_PASSWORD_VALIDATORS = [
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
-ACCOUNT_EMAIL_VERIFICATION = env.choice(
-    "ACCOUNT_EMAIL_VERIFICATION", ("none", "optional", "mandatory"), "mandatory" if PRODUCTION else "optional"
-)
+ACCOUNT_EMAIL_VERIFICATION = env["ACCOUNT_EMAIL_VERIFICATION"]
 ACCOUNT_PREVENT_ENUMERATION = True
-ACCOUNT_ALLOW_SIGNUPS = env.boolean("ACCOUNT_ALLOW_SIGNUPS", True)
+ACCOUNT_ALLOW_SIGNUPS = env["ACCOUNT_ALLOW_SIGNUPS"]
 # Budgets of projects/limits.py; a client's address is REMOTE_ADDR, or what the outermost of
 # SESSIONLEDGER_PROXY_COUNT proxies in front saw (REST_FRAMEWORK's NUM_PROXIES below).
-SESSIONLEDGER_TOKEN_MINT_RATE = env.rate("SESSIONLEDGER_TOKEN_MINT_RATE", "20/hour")
-SESSIONLEDGER_DEVICE_START_RATE = env.rate("SESSIONLEDGER_DEVICE_START_RATE", "30/min")
-SESSIONLEDGER_DEVICE_CODE_RATE = env.rate("SESSIONLEDGER_DEVICE_CODE_RATE", "10/min")
+SESSIONLEDGER_TOKEN_MINT_RATE = env["SESSIONLEDGER_TOKEN_MINT_RATE"]
+SESSIONLEDGER_DEVICE_START_RATE = env["SESSIONLEDGER_DEVICE_START_RATE"]
+SESSIONLEDGER_DEVICE_CODE_RATE = env["SESSIONLEDGER_DEVICE_CODE_RATE"]
 # A CLI polls every 2 s (30/min); several logins from behind one address fit.
-SESSIONLEDGER_DEVICE_POLL_RATE = env.rate("SESSIONLEDGER_DEVICE_POLL_RATE", "120/min")
-SESSIONLEDGER_INVITE_RATE = env.rate("SESSIONLEDGER_INVITE_RATE", "60/hour")
+SESSIONLEDGER_DEVICE_POLL_RATE = env["SESSIONLEDGER_DEVICE_POLL_RATE"]
+SESSIONLEDGER_INVITE_RATE = env["SESSIONLEDGER_INVITE_RATE"]
 # Views of one share link (anonymous readers; its pages come from the page cache).
-SESSIONLEDGER_SHARE_VIEW_RATE = env.rate("SESSIONLEDGER_SHARE_VIEW_RATE", "60/min")
-SESSIONLEDGER_DEVICE_TOKEN_DAYS = env.integer("SESSIONLEDGER_DEVICE_TOKEN_DAYS", 90)
+SESSIONLEDGER_SHARE_VIEW_RATE = env["SESSIONLEDGER_SHARE_VIEW_RATE"]
+SESSIONLEDGER_DEVICE_TOKEN_DAYS = env["SESSIONLEDGER_DEVICE_TOKEN_DAYS"]
 ACCOUNT_ADAPTER = "projects.adapters.AccountAdapter"
 LOGIN_REDIRECT_URL = "/"
 ACCOUNT_LOGOUT_REDIRECT_URL = "/accounts/login/"
 
-EMAIL_BACKEND = env.string("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
-EMAIL_HOST = env.string("EMAIL_HOST", "localhost")
-EMAIL_PORT = env.integer("EMAIL_PORT", 25)
-EMAIL_HOST_USER = env.string("EMAIL_HOST_USER", "")
-EMAIL_HOST_PASSWORD = env.string("EMAIL_HOST_PASSWORD", "")
-EMAIL_USE_TLS = env.boolean("EMAIL_USE_TLS", False)
-DEFAULT_FROM_EMAIL = env.string("DEFAULT_FROM_EMAIL", "sessionledger@localhost")
+EMAIL_BACKEND = env["EMAIL_BACKEND"]
+EMAIL_HOST = env["EMAIL_HOST"]
+EMAIL_PORT = env["EMAIL_PORT"]
+EMAIL_HOST_USER = env["EMAIL_HOST_USER"]
+EMAIL_HOST_PASSWORD = env["EMAIL_HOST_PASSWORD"]
+EMAIL_USE_TLS = env["EMAIL_USE_TLS"]
+DEFAULT_FROM_EMAIL = env["DEFAULT_FROM_EMAIL"]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
+
+# The client's wheel the server serves at /client/ (config/client_wheel.py): built by the image and `make install`.
+CLIENT_DIST_DIR = DATA_DIR / "client-dist"
 
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"
@@ -158,16 +153,16 @@ STATIC_ROOT = DATA_DIR / "static"
 WHITENOISE_USE_FINDERS = not (STATIC_ROOT / "frontend").is_dir()
 
 # Object storage: S3 when S3_BUCKET is set, else local disk under the data directory.
-S3_BUCKET = env.string("S3_BUCKET", "")
+S3_BUCKET = env["S3_BUCKET"]
 if S3_BUCKET:
     BLOB_STORAGE = {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {
             "bucket_name": S3_BUCKET,
-            "endpoint_url": env.string("S3_ENDPOINT_URL", "") or None,
-            "access_key": env.string("S3_ACCESS_KEY_ID", "") or None,
-            "secret_key": env.string("S3_SECRET_ACCESS_KEY", "") or None,
-            "region_name": env.string("S3_REGION", "us-east-1"),
+            "endpoint_url": env["S3_ENDPOINT_URL"] or None,
+            "access_key": env["S3_ACCESS_KEY_ID"] or None,
+            "secret_key": env["S3_SECRET_ACCESS_KEY"] or None,
+            "region_name": env["S3_REGION"],
             "default_acl": None,  # the bucket is private; objects inherit that
             "querystring_auth": True,
             "querystring_expire": 60,
@@ -189,10 +184,10 @@ AWS_S3_CONNECT_TIMEOUT = 5  # storage down must become a quick 503, not a hung r
 AWS_S3_READ_TIMEOUT = 30
 AWS_S3_MAX_ATTEMPTS = 2
 
-REDIS_URL = env.string("REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = env["REDIS_URL"]
 
 CELERY_BROKER_URL = REDIS_URL.replace("unix://", "redis+socket://", 1)
-CELERY_TASK_DEFAULT_QUEUE = env.string("SESSIONLEDGER_QUEUE", "celery")
+CELERY_TASK_DEFAULT_QUEUE = env["SESSIONLEDGER_QUEUE"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_BACKEND = None
@@ -207,7 +202,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # wait for it: its fairness lease runs out in seconds and the reaper queues it again (docs/scaling.md). The
 # timeout must outlast a task's hard time limit and the longest retry countdown (600 s; the worker holds a
 # retried message unacknowledged until its countdown ends), or a live task would be delivered twice.
-BROKER_VISIBILITY_TIMEOUT = env.integer("SESSIONLEDGER_BROKER_VISIBILITY_TIMEOUT", 900)
+BROKER_VISIBILITY_TIMEOUT = env["SESSIONLEDGER_BROKER_VISIBILITY_TIMEOUT"]
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
     "unacked_restore_interval": max(1, min(10, BROKER_VISIBILITY_TIMEOUT // 2)),
@@ -217,13 +212,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
-CELERY_TASK_ALWAYS_EAGER = env.boolean("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_ALWAYS_EAGER = env["CELERY_TASK_ALWAYS_EAGER"]
 # Fault injection for the end-to-end fault tests only: a pause before each processing task.
-SESSIONLEDGER_FAULT_PROCESS_DELAY = float(env.string("SESSIONLEDGER_FAULT_PROCESS_DELAY", "0"))
-SESSIONLEDGER_SWEEP_AFTER_SECONDS = env.integer("SESSIONLEDGER_SWEEP_AFTER_SECONDS", 300)
-SESSIONLEDGER_REAP_EVERY = env.integer("SESSIONLEDGER_REAP_EVERY", 5)
+SESSIONLEDGER_FAULT_PROCESS_DELAY = env["SESSIONLEDGER_FAULT_PROCESS_DELAY"]
+SESSIONLEDGER_SWEEP_AFTER_SECONDS = env["SESSIONLEDGER_SWEEP_AFTER_SECONDS"]
+SESSIONLEDGER_REAP_EVERY = env["SESSIONLEDGER_REAP_EVERY"]
 CELERY_BEAT_SCHEDULE = {
-    "sweep-processing": {"task": "sessions.sweep_processing", "schedule": env.integer("SESSIONLEDGER_SWEEP_EVERY", 60)},
+    "sweep-processing": {"task": "sessions.sweep_processing", "schedule": env["SESSIONLEDGER_SWEEP_EVERY"]},
     # Dead fairness holders freed and parked sessions queued for free slots (sessions_app/fairness.py).
     "reap-slots": {
         "task": "sessions.reap_slots",
@@ -234,42 +229,38 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Rendered pages of the session page, per session, content generation, filters and page (frontend/page_cache.py);
 # 0 renders every request.
-SESSIONLEDGER_PAGE_CACHE_SECONDS = env.integer("SESSIONLEDGER_PAGE_CACHE_SECONDS", 24 * 3600)
-SESSIONLEDGER_ACCESS_LOG_DAYS = env.integer("SESSIONLEDGER_ACCESS_LOG_DAYS", 365)
+SESSIONLEDGER_PAGE_CACHE_SECONDS = env["SESSIONLEDGER_PAGE_CACHE_SECONDS"]
+SESSIONLEDGER_ACCESS_LOG_DAYS = env["SESSIONLEDGER_ACCESS_LOG_DAYS"]
 # Administrative events (projects.AuditEvent) older than this are deleted by the hourly retention run.
-SESSIONLEDGER_AUDIT_DAYS = env.integer("SESSIONLEDGER_AUDIT_DAYS", 730)
+SESSIONLEDGER_AUDIT_DAYS = env["SESSIONLEDGER_AUDIT_DAYS"]
 # SCIM 2.0 (/scim/v2, sessions_app/scim.py): the identity provider's bearer token; empty turns SCIM off.
-SESSIONLEDGER_SCIM_TOKEN = env.string("SESSIONLEDGER_SCIM_TOKEN", "")
+SESSIONLEDGER_SCIM_TOKEN = env["SESSIONLEDGER_SCIM_TOKEN"]
 # Insights' estimated cost: JSON {model prefix: [input, output, cache write, cache read] USD per million
 # tokens}; empty: the defaults of sessions_app/prices.py (see docs/ui.md).
-SESSIONLEDGER_MODEL_PRICES = env.string("SESSIONLEDGER_MODEL_PRICES", "")
+SESSIONLEDGER_MODEL_PRICES = env["SESSIONLEDGER_MODEL_PRICES"]
 
-SESSIONLEDGER_MAX_RAW_BYTES = env.integer("SESSIONLEDGER_MAX_RAW_BYTES", 10 * 1024 * 1024)
+SESSIONLEDGER_MAX_RAW_BYTES = env["SESSIONLEDGER_MAX_RAW_BYTES"]
 # Compressed request bodies: gzip never grows text by more than a little, plus room for metadata.
-SESSIONLEDGER_MAX_UPLOAD_BYTES = env.integer(
-    "SESSIONLEDGER_MAX_UPLOAD_BYTES", SESSIONLEDGER_MAX_RAW_BYTES + SESSIONLEDGER_MAX_RAW_BYTES // 10 + 2**20
-)
+SESSIONLEDGER_MAX_UPLOAD_BYTES = env["SESSIONLEDGER_MAX_UPLOAD_BYTES"]
 # Hostile uploads (docs/api.md "Limits", docs/scaling.md): every bound the server keeps on what a member sends.
-SESSIONLEDGER_MAX_GZIP_MEMBERS = env.integer("SESSIONLEDGER_MAX_GZIP_MEMBERS", 64)
-SESSIONLEDGER_MAX_CONTENT_BYTES = env.integer("SESSIONLEDGER_MAX_CONTENT_BYTES", 8 * SESSIONLEDGER_MAX_RAW_BYTES)
-SESSIONLEDGER_MAX_METADATA_BYTES = env.integer("SESSIONLEDGER_MAX_METADATA_BYTES", 2**20)
-SESSIONLEDGER_MAX_ATTRIBUTION_BYTES = env.integer(
-    "SESSIONLEDGER_MAX_ATTRIBUTION_BYTES", 4 * 2**20
-)  # one Agent Trace record
-SESSIONLEDGER_PROCESS_CPU_SECONDS = env.integer("SESSIONLEDGER_PROCESS_CPU_SECONDS", 30)
-SESSIONLEDGER_PROCESS_TIME_LIMIT = env.integer("SESSIONLEDGER_PROCESS_TIME_LIMIT", 180)
-SESSIONLEDGER_PROCESS_MAX_ATTEMPTS = env.integer("SESSIONLEDGER_PROCESS_MAX_ATTEMPTS", 3)
+SESSIONLEDGER_MAX_GZIP_MEMBERS = env["SESSIONLEDGER_MAX_GZIP_MEMBERS"]
+SESSIONLEDGER_MAX_CONTENT_BYTES = env["SESSIONLEDGER_MAX_CONTENT_BYTES"]
+SESSIONLEDGER_MAX_METADATA_BYTES = env["SESSIONLEDGER_MAX_METADATA_BYTES"]
+SESSIONLEDGER_MAX_ATTRIBUTION_BYTES = env["SESSIONLEDGER_MAX_ATTRIBUTION_BYTES"]  # one Agent Trace record
+SESSIONLEDGER_PROCESS_CPU_SECONDS = env["SESSIONLEDGER_PROCESS_CPU_SECONDS"]
+SESSIONLEDGER_PROCESS_TIME_LIMIT = env["SESSIONLEDGER_PROCESS_TIME_LIMIT"]
+SESSIONLEDGER_PROCESS_MAX_ATTEMPTS = env["SESSIONLEDGER_PROCESS_MAX_ATTEMPTS"]
 # Backpressure (sessions_app/backpressure.py): uploads are answered 503 + Retry-After while more than this many
 # tasks wait in the Celery queue; 0 turns it off. docs/scaling.md: choosing it and the number of workers.
-SESSIONLEDGER_MAX_QUEUE_DEPTH = env.integer("SESSIONLEDGER_MAX_QUEUE_DEPTH", 1000)
+SESSIONLEDGER_MAX_QUEUE_DEPTH = env["SESSIONLEDGER_MAX_QUEUE_DEPTH"]
 # The same bound for one project's unprocessed sessions, so one project's flood is refused before it delays others.
-SESSIONLEDGER_MAX_PROJECT_QUEUE_DEPTH = env.integer("SESSIONLEDGER_MAX_PROJECT_QUEUE_DEPTH", 250)
-SESSIONLEDGER_BACKPRESSURE_RETRY_AFTER = env.integer("SESSIONLEDGER_BACKPRESSURE_RETRY_AFTER", 30)
+SESSIONLEDGER_MAX_PROJECT_QUEUE_DEPTH = env["SESSIONLEDGER_MAX_PROJECT_QUEUE_DEPTH"]
+SESSIONLEDGER_BACKPRESSURE_RETRY_AFTER = env["SESSIONLEDGER_BACKPRESSURE_RETRY_AFTER"]
 # Sessions of one project processed at once, across all workers; 0 = no limit. The default leaves one of
 # a default worker's processes (one per core) to the other projects (docs/scaling.md).
-SESSIONLEDGER_PROJECT_CONCURRENCY = env.integer("SESSIONLEDGER_PROJECT_CONCURRENCY", max(1, (os.cpu_count() or 2) - 1))
+SESSIONLEDGER_PROJECT_CONCURRENCY = env["SESSIONLEDGER_PROJECT_CONCURRENCY"]
 # A slot's lease, renewed by the task's heartbeat every third of it: a dead worker's slot frees within it.
-SESSIONLEDGER_SLOT_LEASE_SECONDS = env.integer("SESSIONLEDGER_SLOT_LEASE_SECONDS", 15)
+SESSIONLEDGER_SLOT_LEASE_SECONDS = env["SESSIONLEDGER_SLOT_LEASE_SECONDS"]
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -287,24 +278,25 @@ REST_FRAMEWORK = {
     ],
     "EXCEPTION_HANDLER": "projects.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
-    "NUM_PROXIES": env.integer("SESSIONLEDGER_PROXY_COUNT", 0),
+    "NUM_PROXIES": env["SESSIONLEDGER_PROXY_COUNT"],
     # Per token (or user): uploads; GETs; every other POST, PATCH or DELETE of sessions_app (why,
     # attribution/match, attribution records, share links, relinks): sessions_app/throttles.py.
     "DEFAULT_THROTTLE_RATES": {
-        "ingest": env.rate("SESSIONLEDGER_INGEST_RATE", "120/min"),
-        "query": env.rate("SESSIONLEDGER_QUERY_RATE", "600/min"),
-        "write": env.rate("SESSIONLEDGER_WRITE_RATE", "120/min"),
+        "ingest": env["SESSIONLEDGER_INGEST_RATE"],
+        "query": env["SESSIONLEDGER_QUERY_RATE"],
+        "write": env["SESSIONLEDGER_WRITE_RATE"],
     },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Sessionledger API",
     "DESCRIPTION": "Capture, store and query the AI-assistant conversations behind commits.",
-    "VERSION": "1.0.0",
+    "VERSION": SESSIONLEDGER_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.schema.add_error_responses",
+        "config.schema.lift_blank_defaults",
         "sessions_app.api_docs.document_filters_and_examples",
     ],
     # Swagger UI at /api/v1/docs: its files come from drf-spectacular-sidecar (no CDN), its init script
@@ -319,7 +311,7 @@ CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
-        "KEY_PREFIX": env.string("SESSIONLEDGER_CACHE_PREFIX", "sl"),
+        "KEY_PREFIX": env["SESSIONLEDGER_CACHE_PREFIX"],
     }
 }
 
@@ -350,26 +342,27 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
-SECURE_HSTS_SECONDS = env.integer("SECURE_HSTS_SECONDS", 31536000 if PRODUCTION else 0)
-SECURE_SSL_REDIRECT = env.boolean("SECURE_SSL_REDIRECT", False)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]  # load balancers and Prometheus use plain HTTP inside
+SECURE_HSTS_SECONDS = env["SECURE_HSTS_SECONDS"]
+SECURE_SSL_REDIRECT = env["SECURE_SSL_REDIRECT"]
+# Load balancers, orchestrators and Prometheus use plain HTTP inside.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^livez$", r"^readyz$", r"^metrics$"]
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Observability (docs/observability.md). Logs: one line per record on stderr, JSON by default, each
 # with the request id that also reaches the Celery task of an upload (config/logging.py).
-LOGGING = logging_config(level=env.string("LOG_LEVEL", "INFO").upper(), fmt=env.string("LOG_FORMAT", "json"))
+LOGGING = logging_config(level=env["LOG_LEVEL"], fmt=env["LOG_FORMAT"])
 # Prometheus metrics (config/metrics.py): /metrics answers only with this token (Bearer or ?token=);
 # unset, only direct loopback requests in development — nothing in production.
-SESSIONLEDGER_METRICS_TOKEN = env.string("SESSIONLEDGER_METRICS_TOKEN", "")
-SESSIONLEDGER_WORKER_METRICS_PORT = env.integer("SESSIONLEDGER_WORKER_METRICS_PORT", 0)
+SESSIONLEDGER_METRICS_TOKEN = env["SESSIONLEDGER_METRICS_TOKEN"]
+SESSIONLEDGER_WORKER_METRICS_PORT = env["SESSIONLEDGER_WORKER_METRICS_PORT"]
 # prometheus_client reads this itself (before settings load); it is listed here to be documented.
-PROMETHEUS_MULTIPROC_DIR = env.string("PROMETHEUS_MULTIPROC_DIR", "")
+PROMETHEUS_MULTIPROC_DIR = env["PROMETHEUS_MULTIPROC_DIR"]
 PROMETHEUS_LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, float("inf"))
-SENTRY_DSN = env.string("SENTRY_DSN", "")
+SENTRY_DSN = env["SENTRY_DSN"]
 if SENTRY_DSN:
     sentry_init(
         dsn=SENTRY_DSN,
         environment=ENVIRONMENT,
-        traces_sample_rate=env.string("SENTRY_TRACES_SAMPLE_RATE", "0"),
+        traces_sample_rate=str(env["SENTRY_TRACES_SAMPLE_RATE"]),
     )

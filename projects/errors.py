@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+logger = logging.getLogger(__name__)
 
 
 class ApiError(exceptions.APIException):
@@ -28,6 +31,15 @@ class ApiError(exceptions.APIException):
         self.field = field
         self.retry_after = retry_after
         self.extra = extra or {}
+
+
+class Unavailable(Exception):
+    """A dependency is down: the API answers 503 with Retry-After and this code (docs/api.md "Errors").
+    ``str(exc)`` (hosts, keys) goes to the log only; the client gets ``public_message``."""
+
+    code = "unavailable"
+    public_message = "A service this request needs is unavailable; retry later."
+    retry_after = 30
 
 
 def encodable(text: str) -> str:
@@ -52,6 +64,25 @@ def _first_validation_error(detail: Any, path: str | None = None) -> tuple[str |
     return path, str(detail), getattr(detail, "code", "invalid") or "invalid"
 
 
+def _all_validation_errors(detail: Any, path: str | None = None) -> list[dict[str, str | None]]:
+    """Every leaf of a DRF ValidationError detail, in order: [{field, code, message}]."""
+    if isinstance(detail, dict):
+        found = []
+        for key, value in detail.items():
+            name = path if key == "non_field_errors" else (f"{path}.{key}" if path else str(key))
+            found += _all_validation_errors(value, name)
+        return found
+    if isinstance(detail, list):
+        return [error for index, item in enumerate(detail) for error in _all_validation_errors(item, path)]
+    return [
+        {
+            "field": encodable(path) if path else None,
+            "code": getattr(detail, "code", "invalid") or "invalid",
+            "message": encodable(str(detail)),
+        }
+    ]
+
+
 def _describe(exc: exceptions.APIException) -> tuple[str, str, str | None]:
     if isinstance(exc, ApiError):
         return str(exc.get_codes()), str(exc.detail), exc.field
@@ -65,6 +96,9 @@ def _describe(exc: exceptions.APIException) -> tuple[str, str, str | None]:
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, Http404):
         exc = exceptions.NotFound("Not found.")
+    elif isinstance(exc, Unavailable):
+        logger.warning("%s: %s", exc.code, exc)
+        exc = ApiError(503, exc.code, exc.public_message, retry_after=exc.retry_after)
     elif isinstance(exc, DomainError):
         exc = exc.as_api_error()
     response = drf_exception_handler(exc, context)
@@ -72,6 +106,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return response
     code, message, field = _describe(exc)
     extra = exc.extra if isinstance(exc, ApiError) else {}
+    if isinstance(exc, exceptions.ValidationError):  # the first above, every one here (docs/api.md "Errors")
+        extra = {"errors": _all_validation_errors(exc.detail)}
     response.data = error_body(code, message, field, **extra)
     if isinstance(exc, ApiError) and exc.retry_after is not None:
         response["Retry-After"] = str(exc.retry_after)

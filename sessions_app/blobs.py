@@ -19,11 +19,16 @@ from django.conf import settings
 from django.core.files.base import ContentFile, File
 from django.core.files.storage import Storage, storages
 
+from projects.errors import Unavailable
+
 CHUNK = 64 * 1024
 
 
-class StorageUnavailable(Exception):
-    """Object storage could not be reached or refused the operation."""
+class StorageUnavailable(Unavailable):
+    """Object storage could not be reached or refused the operation (an API read answers 503)."""
+
+    code = "storage_unavailable"
+    public_message = "Object storage is unavailable; retry later."
 
 
 class TooLarge(ValueError):

@@ -40,8 +40,22 @@ def message_web_url(project: Project, uuid: str) -> str:
     return _absolute(f"/p/{project.slug}/m/{uuid}")
 
 
+def message_path(project: Project, url: object) -> str | None:
+    """The path ``/p/{project}/m/{uuid}`` if ``url`` is that message permalink, absolute (on this
+    SITE_URL) or already relative; else None. The only address an attribution record may hold
+    (docs/security.md "Records and links a teammate cannot forge"). Records store the path, so a
+    change of SITE_URL (or of make run's PORT) leaves them valid; answers make it absolute."""
+    if not isinstance(url, str):
+        return None
+    path = url.removeprefix(settings.SITE_URL) if url.startswith(f"{settings.SITE_URL}/") else url
+    prefix = f"/p/{project.slug}/m/"
+    return path if path.startswith(prefix) and _UUID.fullmatch(path[len(prefix) :]) else None
+
+
 def is_message_web_url(project: Project, url: object) -> bool:
-    """Whether ``url`` is one of ``message_web_url``'s: the only address an attribution record may
-    hold (docs/security.md "Records and links a teammate cannot forge")."""
-    prefix = _absolute(f"/p/{project.slug}/m/")
-    return isinstance(url, str) and url.startswith(prefix) and _UUID.fullmatch(url[len(prefix) :]) is not None
+    return message_path(project, url) is not None
+
+
+def absolute_url(path: str) -> str:
+    """A stored relative link as an API answer gives it."""
+    return _absolute(path) if path.startswith("/") else path

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from config import variables
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 APP_SERVICES = ("web", "worker", "beat", "migrate")
 SPEC_VARIABLES = {  # docs/design.md §8: what operators and scripts rely on
@@ -30,9 +32,8 @@ REQUIRED_SECRETS = {"SECRET_KEY": "k" * 50, "POSTGRES_PASSWORD": "pg-password", 
 
 
 def settings_variables() -> set[str]:
-    """Every name config/settings.py reads through the typed helper (each also accepts NAME_FILE)."""
-    source = (BASE_DIR / "config" / "settings.py").read_text()
-    return set(re.findall(r"env\.(?:string|integer|boolean|csv|rate|choice)\(\s*\"([A-Z][A-Z0-9_]*)\"", source))
+    """Every name the settings read: the schema of config/variables.py (each also accepts NAME_FILE)."""
+    return set(variables.NAMES)
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +57,8 @@ def test_the_settings_read_the_variables_the_spec_promises() -> None:
     assert settings_variables() >= SPEC_VARIABLES | {"DEBUG", "SESSIONLEDGER_MAX_RAW_BYTES"}
 
 
-def test_compose_has_web_worker_beat_migrate_postgres_redis_and_minio(compose: dict) -> None:
-    assert set(compose["services"]) >= {*APP_SERVICES, "postgres", "redis", "minio", "createbucket"}
+def test_compose_has_web_worker_beat_migrate_postgres_redis_and_s3(compose: dict) -> None:
+    assert set(compose["services"]) >= {*APP_SERVICES, "postgres", "redis", "s3", "createbucket"}
 
 
 def test_the_processes_are_gunicorn_and_celery_worker_and_beat(compose: dict) -> None:
@@ -76,7 +77,7 @@ def test_the_app_starts_only_after_migrations_and_the_bucket(compose: dict) -> N
         assert depends["migrate"]["condition"] == "service_completed_successfully", name
         assert depends["createbucket"]["condition"] == "service_completed_successfully", name
     assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
-    assert services["createbucket"]["depends_on"]["minio"]["condition"] == "service_healthy"
+    assert services["createbucket"]["depends_on"] == {"s3": {"condition": "service_healthy"}}
 
 
 def test_every_app_service_is_built_from_this_repository(compose: dict) -> None:
@@ -84,17 +85,35 @@ def test_every_app_service_is_built_from_this_repository(compose: dict) -> None:
         assert compose["services"][name]["build"] == ".", name
 
 
-def test_postgres_16_redis_7_and_a_private_minio_bucket(compose: dict) -> None:
+PINNED = re.compile(r"^(?P<name>[a-z0-9./-]+):(?P<tag>[\w.-]+)@sha256:[0-9a-f]{64}$")
+
+
+def test_every_image_not_built_here_is_pinned_by_version_and_digest(compose: dict) -> None:
+    for name, service in compose["services"].items():
+        if "build" in service:
+            continue
+        image = service["image"]
+        match = PINNED.match(image)
+        assert match, f"{name}: {image} is not name:version@sha256:digest"
+        assert match["tag"] != "latest" and any(c.isdigit() for c in match["tag"]), f"{name}: {image} has no version"
+
+
+def test_postgres_16_redis_7_and_a_maintained_s3_server(compose: dict) -> None:
     services = compose["services"]
-    assert services["postgres"]["image"].split(":")[1].startswith("16")
-    assert services["redis"]["image"].split(":")[1].startswith("7")
-    assert services["minio"]["image"].startswith("minio/minio")
-    assert services["createbucket"]["image"].startswith("minio/mc")
-    script = _command(services["createbucket"])
-    assert "mc mb --ignore-existing" in script and "mc anonymous set none" in script
+    assert PINNED.match(services["postgres"]["image"])["tag"].startswith("16.")
+    assert PINNED.match(services["redis"]["image"])["tag"].startswith("7.")
+    assert PINNED.match(services["s3"]["image"])["name"] == "versity/versitygw"
+    assert not [name for name, service in services.items() if "minio" in str(service.get("image", ""))]
 
 
-@pytest.mark.parametrize("name", ["web", "worker", "postgres", "redis", "minio"])
+def test_the_bucket_is_created_through_the_s3_api_by_the_app_image(compose: dict) -> None:
+    createbucket = compose["services"]["createbucket"]
+    assert createbucket["build"] == "."
+    script = _command(createbucket)
+    assert "create_bucket(Bucket=bucket)" in script and "put_bucket_policy" not in script
+
+
+@pytest.mark.parametrize("name", ["web", "worker", "postgres", "redis", "s3"])
 def test_long_running_services_have_healthchecks(compose: dict, name: str) -> None:
     assert compose["services"][name]["healthcheck"]["test"]
 
@@ -104,7 +123,7 @@ def test_the_web_healthcheck_probes_healthz(compose: dict) -> None:
 
 
 def test_state_lives_in_named_volumes(compose: dict) -> None:
-    for name, path in (("postgres", "/var/lib/postgresql/data"), ("redis", "/data"), ("minio", "/data")):
+    for name, path in (("postgres", "/var/lib/postgresql/data"), ("redis", "/data"), ("s3", "/data")):
         [mount] = compose["services"][name]["volumes"]
         volume, target = mount.split(":")
         assert target == path and volume in compose["volumes"], name
@@ -144,7 +163,8 @@ def test_the_image_is_python_311_slim_runs_as_non_root_and_collects_static_files
     dockerfile = (BASE_DIR / "Dockerfile").read_text()
     assert re.search(r"^FROM python:3\.11-slim\b", dockerfile, flags=re.MULTILINE)
     assert "COPY client/ client/" in dockerfile  # the server's declared dependency, installed by `pip install .`
-    assert re.search(r"^RUN pip install \.(\s|$)", dockerfile, flags=re.MULTILINE)
+    assert "RUN pip install --require-hashes --no-deps -r requirements.lock" in dockerfile
+    assert re.search(r"^RUN pip install --no-deps \./client \.(\s|$)", dockerfile, flags=re.MULTILINE)
     users = re.findall(r"^USER (\S+)", dockerfile, flags=re.MULTILINE)
     assert users and users[-1] not in {"root", "0"}
     assert "manage.py collectstatic --no-input" in dockerfile
@@ -198,3 +218,43 @@ def test_docker_compose_refuses_to_start_without_the_secrets() -> None:
     )
     assert result.returncode != 0
     assert re.search(r"set (SECRET_KEY|POSTGRES_PASSWORD|S3_SECRET_ACCESS_KEY) in \.env", result.stderr), result.stderr
+
+
+def test_the_createbucket_command_makes_a_private_bucket_and_can_run_again(compose: dict) -> None:
+    """The one-shot's own command, run twice against the test S3 server (moto)."""
+    import boto3
+    import botocore
+
+    command = compose["services"]["createbucket"]["command"]
+    bucket = f"compose-{os.getpid()}"
+    environ = {**os.environ, "S3_BUCKET": bucket}
+    for _ in range(2):
+        result = subprocess.run(command, env=environ, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == f"bucket {bucket} ready"
+    client = boto3.client(
+        "s3",
+        endpoint_url=os.environ["S3_ENDPOINT_URL"],
+        aws_access_key_id=os.environ["S3_ACCESS_KEY_ID"],
+        aws_secret_access_key=os.environ["S3_SECRET_ACCESS_KEY"],
+        region_name=os.environ["S3_REGION"],
+    )
+    client.head_bucket(Bucket=bucket)
+    with pytest.raises(botocore.exceptions.ClientError):
+        client.get_bucket_policy(Bucket=bucket)  # no policy: nothing is granted to anonymous readers
+
+
+def test_the_lock_pins_every_server_dependency_with_hashes() -> None:
+    """requirements.lock (what the image installs) holds each [project] dependency at one version, hashed."""
+    import tomllib
+
+    project = tomllib.loads((BASE_DIR / "pyproject.toml").read_text())["project"]
+    wanted = {
+        re.split(r"[\s<>=!~;\[@]", spec, maxsplit=1)[0].lower().replace("_", "-") for spec in project["dependencies"]
+    }
+    wanted.discard("sessionledger")  # the client: installed from client/ in the same build
+    lock = (BASE_DIR / "requirements.lock").read_text()
+    pinned = dict(re.findall(r"^([a-z0-9][a-z0-9._-]*)==(\S+) \\$", lock, flags=re.MULTILINE))
+    assert wanted - set(pinned) == set(), "missing from requirements.lock: regenerate it (command at its top)"
+    entries = re.split(r"\n(?=[a-z0-9])", lock.split("\n\n", 1)[1])
+    assert all("--hash=sha256:" in entry for entry in entries if "==" in entry)

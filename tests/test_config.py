@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from config import env
+from config import env, localstack, variables
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 PRODUCTION_SECRET = "x" * 50
@@ -109,11 +110,21 @@ def test_an_unreadable_name_file_is_a_config_error_naming_it(clean_env, tmp_path
 
 def _import_settings(**overrides: str) -> subprocess.CompletedProcess:
     environ = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "SECRET_KEY_FILE"}}
-    environ.update(SESSIONLEDGER_ENV="production", DJANGO_SETTINGS_MODULE="config.settings", **overrides)
+    environ.update({"SESSIONLEDGER_ENV": "production", "DJANGO_SETTINGS_MODULE": "config.settings", **overrides})
     code = "import django; django.setup(); from django.conf import settings; print('DEBUG', settings.DEBUG)"
     return subprocess.run(
         [sys.executable, "-c", code], cwd=BASE_DIR, env=environ, capture_output=True, text=True, timeout=60
     )
+
+
+def _refusal(result: subprocess.CompletedProcess) -> str:
+    """The one line a refused configuration prints (nothing else: no traceback), without its prefix."""
+    assert result.returncode != 0, result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    prefix = "sessionledger: configuration error: "
+    assert lines[0].startswith(prefix), lines[0]
+    return lines[0][len(prefix) :]
 
 
 def test_production_starts_with_a_real_secret_and_debug_off() -> None:
@@ -125,18 +136,18 @@ def test_production_starts_with_a_real_secret_and_debug_off() -> None:
 def test_production_refuses_debug() -> None:
     result = _import_settings(SECRET_KEY=PRODUCTION_SECRET, DEBUG="true")
     assert result.returncode != 0
-    assert "ConfigError: DEBUG must be off when SESSIONLEDGER_ENV=production" in result.stderr
+    assert _refusal(result) == "DEBUG must be off when SESSIONLEDGER_ENV=production"
 
 
 def test_production_refuses_the_default_secret_key() -> None:
     result = _import_settings()
     assert result.returncode != 0
-    assert "ConfigError: SECRET_KEY (or SECRET_KEY_FILE) must be set to 32+ random characters" in result.stderr
+    assert "SECRET_KEY (or SECRET_KEY_FILE) must be set to 32+ random characters" in _refusal(result)
 
 
 def test_production_refuses_a_short_secret_key() -> None:
     result = _import_settings(SECRET_KEY="short")
-    assert result.returncode != 0 and "SECRET_KEY (or SECRET_KEY_FILE) must be set" in result.stderr
+    assert "SECRET_KEY (or SECRET_KEY_FILE) must be set" in _refusal(result)
 
 
 def test_production_reads_the_secret_key_from_secret_key_file(tmp_path: Path) -> None:
@@ -147,8 +158,86 @@ def test_production_reads_the_secret_key_from_secret_key_file(tmp_path: Path) ->
 
 def test_a_malformed_setting_stops_startup_naming_the_variable() -> None:
     result = _import_settings(SECRET_KEY=PRODUCTION_SECRET, SESSIONLEDGER_MAX_RAW_BYTES="10MB")
-    assert result.returncode != 0
-    assert "ConfigError: SESSIONLEDGER_MAX_RAW_BYTES='10MB' is not valid" in result.stderr
+    assert _refusal(result).startswith("SESSIONLEDGER_MAX_RAW_BYTES='10MB' is not valid")
+
+
+def test_an_unknown_environment_name_is_refused_instead_of_running_development_mode() -> None:
+    result = _import_settings(SECRET_KEY=PRODUCTION_SECRET, SESSIONLEDGER_ENV="Production")
+    assert _refusal(result) == "SESSIONLEDGER_ENV='Production' is not valid: expected one of development, production"
+
+
+@pytest.mark.parametrize("rate", ["100/minute-ish", "10", "ten/min", "0/min", "²/min"])
+def test_a_malformed_rate_stops_startup_instead_of_failing_every_request(rate: str) -> None:
+    result = _import_settings(SECRET_KEY=PRODUCTION_SECRET, SESSIONLEDGER_QUERY_RATE=rate)
+    assert _refusal(result).startswith(f"SESSIONLEDGER_QUERY_RATE={rate!r} is not valid: expected a count per period")
+
+
+def test_a_non_postgresql_database_url_is_refused_naming_it_without_echoing_the_password() -> None:
+    result = _import_settings(SECRET_KEY=PRODUCTION_SECRET, DATABASE_URL="mysql://app:hunter2-secret@db/app")
+    line = _refusal(result)
+    assert line.startswith("DATABASE_URL is not valid: expected postgres://")
+    assert "hunter2" not in result.stderr
+
+
+def test_a_redis_url_without_a_scheme_is_refused_naming_it() -> None:
+    result = _import_settings(SECRET_KEY=PRODUCTION_SECRET, REDIS_URL="cache.internal:6379")
+    assert _refusal(result).startswith("REDIS_URL is not valid: expected redis://, rediss:// or unix://")
+
+
+def test_an_unknown_log_level_is_refused_naming_it() -> None:
+    result = _import_settings(SECRET_KEY=PRODUCTION_SECRET, LOG_LEVEL="verbose")
+    assert _refusal(result).startswith("LOG_LEVEL='verbose' is not valid: expected one of DEBUG, INFO")
+
+
+def test_a_lowercase_log_level_is_accepted() -> None:
+    result = _import_settings(SECRET_KEY=PRODUCTION_SECRET, LOG_LEVEL="warning")
+    assert result.returncode == 0, result.stderr
+
+
+def test_every_malformed_variable_is_named_in_the_one_line() -> None:
+    result = _import_settings(SECRET_KEY=PRODUCTION_SECRET, LOG_LEVEL="loud", SESSIONLEDGER_INVITE_RATE="lots")
+    line = _refusal(result)
+    assert "SESSIONLEDGER_INVITE_RATE='lots'" in line and "LOG_LEVEL='loud'" in line
+
+
+def test_manage_py_check_stops_with_the_same_line() -> None:
+    environ = {**os.environ, "SESSIONLEDGER_ENV": "staging"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=BASE_DIR, env=environ, capture_output=True, text=True, timeout=60
+    )
+    assert _refusal(result).startswith("SESSIONLEDGER_ENV='staging' is not valid")
+
+
+def test_settings_read_the_environment_only_through_the_schema() -> None:
+    source = (BASE_DIR / "config" / "settings.py").read_text()
+    assert "os.environ" not in source and "getenv" not in source and "from config import env" not in source
+    assert set(re.findall(r'env\["([A-Z0-9_]+)"\]', source)) <= variables.NAMES
+
+
+def test_make_run_port_moves_site_url_and_so_every_link(monkeypatch) -> None:
+    for name in ("SITE_URL", "CSRF_TRUSTED_ORIGINS"):
+        monkeypatch.setenv(name, "")  # recorded, so that what listen_port sets is undone after the test
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("PORT", "8123")
+    assert localstack.listen_port() == "8123"
+    code = "import django; django.setup(); from django.conf import settings as s; "
+    code += "print(s.SITE_URL, *s.CSRF_TRUSTED_ORIGINS)"
+    environ = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    result = subprocess.run([sys.executable, "-c", code], cwd=BASE_DIR, env=environ, capture_output=True, text=True)
+    assert result.stdout.split() == ["http://127.0.0.1:8123", "http://127.0.0.1:8123"], result.stderr
+
+
+def test_an_explicit_site_url_wins_over_port(monkeypatch) -> None:
+    monkeypatch.setenv("PORT", "8123")
+    monkeypatch.setenv("SITE_URL", "https://ledger.example.com")
+    localstack.listen_port()
+    assert os.environ["SITE_URL"] == "https://ledger.example.com"
+
+
+def test_a_malformed_port_is_refused_naming_it(monkeypatch) -> None:
+    monkeypatch.setenv("PORT", "80a")
+    with pytest.raises(SystemExit, match="PORT='80a' is not valid"):
+        localstack.listen_port()
 
 
 # --- /healthz -------------------------------------------------------------------------------------

@@ -86,3 +86,13 @@ def test_the_installed_wheels_run_the_server_commands(wheels: dict[str, Path], t
     run("-m", "config", "check")
     run("-m", "config", "collectstatic", "--no-input", "--verbosity", "0")
     assert (tmp_path / "data/static/frontend/app.css").is_file()
+
+
+def test_server_client_and_api_document_carry_the_one_version(wheels: dict[str, Path], client) -> None:
+    from sessionledger.core.version import __version__
+
+    for name in ("sessionledger_server", "sessionledger"):
+        with zipfile.ZipFile(wheels[name]) as archive:
+            [metadata] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+            assert Parser().parsestr(archive.read(metadata).decode())["Version"] == __version__, name
+    assert client.get("/api/v1/schema", {"format": "json"}).json()["info"]["version"] == __version__

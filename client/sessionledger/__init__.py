@@ -3,4 +3,6 @@
 Standard library only; submodules are imported lazily so the hook path stays fast.
 """
 
-__version__ = "0.1.0"
+from sessionledger.core.version import __version__
+
+__all__ = ["__version__"]

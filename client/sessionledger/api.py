@@ -16,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import re
 import socket
+import sys
 import time
 import urllib.error
 import urllib.parse
@@ -121,6 +123,7 @@ class Client:
         watch = Deadline(budget)
         try:
             with watch.opener().open(request, timeout=budget) as response:
+                _check_version(self.server, response.headers.get(VERSION_HEADER))
                 body = response.read()
                 watch.check()  # a body cut short by the deadline is not the body
                 return response.status, (_decode(body) if decode else body)
@@ -214,6 +217,23 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
 
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
         return self.do_open(_watched(self.deadline, http.client.HTTPSConnection), req)
+
+
+VERSION_HEADER = "X-Sessionledger-Version"
+_VERSION = re.compile(r"[0-9][0-9A-Za-z.+-]{0,39}")  # anything else from a server is not printed
+_warned: set[str] = set()
+
+
+def _check_version(server: str, theirs: str | None) -> None:
+    """Warn once per process when the server runs another version than this client."""
+    if not theirs or theirs == __version__ or server in _warned or not _VERSION.fullmatch(theirs):
+        return
+    _warned.add(server)
+    print(
+        f"sessionledger: this client is {__version__}, the server runs {theirs}; the matching client:\n"
+        f"  pipx install --force {server}/client/sessionledger-{theirs}-py3-none-any.whl",
+        file=sys.stderr,
+    )
 
 
 def _decode(raw: bytes) -> Any:

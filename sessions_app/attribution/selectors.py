@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from projects.models import Project
 from sessionledger.core import attribution
 from sessions_app import selectors
-from sessions_app.links import session_api_url, session_web_url
+from sessions_app.links import absolute_url, session_api_url, session_web_url
 from sessions_app.models import Attribution, Session
 
 MAX_MATCH_SESSIONS = 20
@@ -21,6 +21,13 @@ MAX_EARLIER_SEGMENTS = 5
 def with_session(found: Attribution) -> dict[str, Any]:
     """The stored record with the session it belongs to under ``metadata["dev.sessionledger"]``."""
     record: dict[str, Any] = copy.deepcopy(found.record or {})
+    for entry in record.get("files") or []:
+        for conversation in entry.get("conversations") or []:
+            if isinstance(conversation.get("url"), str):
+                conversation["url"] = absolute_url(conversation["url"])
+            for related in conversation.get("related") or []:
+                if isinstance(related, dict) and isinstance(related.get("url"), str):
+                    related["url"] = absolute_url(related["url"])
     vendor = record.setdefault("metadata", {}).setdefault(attribution.VENDOR, {})
     session = found.session
     vendor["session"] = {"id": str(session.pk), "url": session_api_url(session), "web_url": session_web_url(session)}

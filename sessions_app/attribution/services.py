@@ -15,8 +15,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.conf import settings
-
 from projects.errors import DomainError
 from projects.models import Role
 from sessionledger.core import attribution
@@ -41,8 +39,9 @@ def attribution_store(*, session: Session, data: bytes) -> Attribution:
     """Validate and store (or replace) the session's record; raises DomainError naming the field."""
     record = validation.parse(data)
     validation.validate(record, session)
-    # Each step's URL is this server's permalink of its message, whatever address the client used.
-    record = attribution.with_urls(record, settings.SITE_URL, session.project.slug)
+    # Each step's URL is this server's permalink of its message, whatever address the client used,
+    # stored as a path: answers make it absolute with today's SITE_URL (selectors.with_session).
+    record = attribution.with_urls(record, "", session.project.slug)
     record = validation.only_permalinks(record, session.project)  # no other site, no javascript:
     added, ai = validation.line_totals(record)
     found, _ = Attribution.objects.update_or_create(

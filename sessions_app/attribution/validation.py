@@ -23,7 +23,7 @@ from django.conf import settings
 from projects.errors import DomainError
 from projects.models import Project
 from sessionledger.core.attribution import VENDOR
-from sessions_app.links import is_message_web_url
+from sessions_app.links import message_path
 from sessions_app.models import Session
 
 SCHEMA_FILE = Path(__file__).with_name("trace-record.schema.json")
@@ -125,11 +125,15 @@ def _field(path: Any) -> str:
 
 def only_permalinks(record: dict[str, Any], project: Project) -> dict[str, Any]:
     """The record without the addresses that are not this server's message permalinks: a
-    conversation's ``url`` and the entries of its ``related`` list (dropped, not refused)."""
+    conversation's ``url`` and the entries of its ``related`` list (dropped, not refused). Those kept
+    become relative paths (sessions_app/links.py ``message_path``)."""
     for _, conversation in _conversations(record):
-        if "url" in conversation and not is_message_web_url(project, conversation["url"]):
-            del conversation["url"]
-        related = [r for r in conversation.pop("related", []) if is_message_web_url(project, r.get("url"))]
+        if "url" in conversation:
+            path = message_path(project, conversation.pop("url"))
+            if path:
+                conversation["url"] = path
+        related = [{**r, "url": message_path(project, r.get("url"))} for r in conversation.pop("related", [])]
+        related = [r for r in related if r["url"]]
         if related:
             conversation["related"] = related
     return record

@@ -46,7 +46,7 @@ def test_the_files_view_links_each_agent_range_to_its_message(world, ingest, api
     html = page.content.decode()
     assert "The agent wrote <strong>2</strong> of the <strong>3</strong> lines" in html
     assert "src/&lt;b&gt;app&lt;/b&gt;.py" in html and "<b>app</b>" not in html
-    assert f'<a href="http://testserver/p/{world.project.slug}/m/{step_uuid}">1–2</a>' in html
+    assert f'<a href="/p/{world.project.slug}/m/{step_uuid}">1–2</a>' in html  # relative: survives a SITE_URL change
     assert "anthropic/claude-opus-4-6" in html and "turn 1 · Write" in html
     assert "Write the &lt;i&gt;parser&lt;/i&gt; please" in html
     assert '<tr class="by-human">' in html
