@@ -104,7 +104,7 @@ def _agent(sessions: list[Session]) -> str:
 def _site() -> str:
     from django.conf import settings
 
-    return settings.SITE_URL
+    return str(settings.SITE_URL)
 
 
 def commit_sessions(*, project: Project, sha: str) -> list[Session]:
