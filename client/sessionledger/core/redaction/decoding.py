@@ -70,13 +70,12 @@ def _decode(match: re.Match[bytes]) -> bytes | None:
     return bytes((code,)) if 0x20 <= code < 0x7F and code not in _UNSAFE else None
 
 
-# One pass per trigger, each starting with a literal (sre then finds candidates at memory speed;
-# a single alternation starting with `\\`, `&` or `%` would test every byte).
+# One pass per leading literal (sre finds a literal at memory speed; a single alternation starting
+# with `\\`, `&` or `%` would test every byte with a class): `\\u00XX` and `\\/` share one.
 _TRIGGERS = tuple(
     re.compile(pattern)
     for pattern in (
-        rb"\\u00[2-7][0-9a-fA-F]",
-        rb"\\/",
+        rb"\\(?:u00[2-7][0-9a-fA-F]|/)",
         rb"&(?:amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});",
         rb"%[2-7][0-9a-fA-F]",
     )
