@@ -11,14 +11,19 @@ window around each escape is decoded and searched; bytes without an escape nearb
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from bisect import bisect_right
 
 _WINDOW = 512  # bytes decoded on each side of an escape (a token and the name before it)
 # \u00XX (JSON; one or two backslashes: a JSON text inside a JSON string), \/ (JSON's escaped
-# solidus), HTML character references, %XX (URL percent-encoding)
+# solidus), HTML character references, %XX (URL percent-encoding); and a line folded by a backslash before its
+# newline (a YAML double-quoted scalar, a shell continuation: `"glpat-…\\` + newline + `  …"`), which
+# YAML reads as one line without the next line's indentation (in JSONL: `\\\\\\n` and the spaces)
 _ESCAPE = re.compile(
     rb"\\{1,2}u00([2-7][0-9a-fA-F])|\\{1,2}/|&(amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});|%([2-7][0-9a-fA-F])"
+    rb"|(\\\\\\n[ \t]{0,64})"
 )
 _ENTITIES = {b"amp": b"&", b"lt": b"<", b"gt": b">", b"apos": b"'"}
 _UNSAFE = frozenset(b'"\\\x7f')
@@ -40,7 +45,7 @@ class Decoded:
             if char is None:
                 continue
             pieces += (line[done : match.start()], char)
-            size += match.start() - done + 1
+            size += match.start() - done + len(char)
             self._points.append(size)
             self._shifts.append(match.end() - size)
             done = match.end()
@@ -57,6 +62,8 @@ class Decoded:
 
 
 def _decode(match: re.Match[bytes]) -> bytes | None:
+    if match.group(4) is not None:
+        return b""  # a folded line: both halves are one value
     hex_code = match.group(1) or match.group(3)
     if hex_code is not None:
         char = bytes((int(hex_code, 16),))
@@ -75,7 +82,7 @@ def _decode(match: re.Match[bytes]) -> bytes | None:
 _TRIGGERS = tuple(
     re.compile(pattern)
     for pattern in (
-        rb"\\(?:u00[2-7][0-9a-fA-F]|/)",
+        rb"\\(?:u00[2-7][0-9a-fA-F]|/|\\\\n)",
         rb"&(?:amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});",
         rb"%[2-7][0-9a-fA-F]",
     )
@@ -99,3 +106,44 @@ def encoded_windows(data: bytes) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+# A base64 block that decodes to text (a whole `.env` in `ENV_B64=…`, `echo … | base64 -d`) is
+# searched decoded. Looking for every base64 run would test every letter of a transcript, so only
+# lines naming base64 are looked at: `b64`, `B64`, `base64`, `BASE64` all end in the literal `64`.
+_BASE64_NAMED = re.compile(rb"64(?<=[bBeE]64)")
+_BASE64_RUN = re.compile(rb"(?:(?<![A-Za-z0-9+/\\])|(?<=\\[nrt]))[A-Za-z0-9+/]{32,8192}+={0,2}(?![A-Za-z0-9+/=])")
+_BASE64_AROUND = 4096  # bytes searched on each side of the name
+_BASE64_BLOCKS = 64  # blocks decoded per buffer at most
+
+
+def base64_blocks(data: bytes) -> list[tuple[int, int, bytes]]:
+    """(start, end, decoded text) of every base64 block near a `…64` name that decodes to text."""
+    blocks: list[tuple[int, int, bytes]] = []
+    done = 0
+    for hit in _BASE64_NAMED.finditer(data):
+        if hit.start() < done:
+            continue
+        line_start = data.rfind(b"\n", max(0, hit.start() - _BASE64_AROUND), hit.start()) + 1
+        line_end = data.find(b"\n", hit.end(), hit.end() + _BASE64_AROUND)
+        end = min(len(data), hit.end() + _BASE64_AROUND) if line_end < 0 else line_end
+        start = max(line_start, hit.start() - _BASE64_AROUND, done)
+        for run in _BASE64_RUN.finditer(data, start, end):
+            text = _text(run.group())
+            if text is not None:
+                blocks.append((run.start(), run.end(), text))
+                if len(blocks) >= _BASE64_BLOCKS:
+                    return blocks
+        done = end
+    return blocks
+
+
+def _text(block: bytes) -> bytes | None:
+    """The decoded block when it is printable UTF-8 text (lines of it), else None."""
+    try:
+        text = base64.b64decode(block + b"=" * (-len(block) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    if not text.replace("\n", "").replace("\r", "").replace("\t", "").isprintable():
+        return None
+    return text.encode()
