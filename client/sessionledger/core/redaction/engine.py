@@ -12,9 +12,9 @@ Every copy: once any copy of a value is recognised (the key in `toolUseResult.fi
 other occurrence in the buffer is replaced too (the same key in the numbered `tool_result` text, in
 `stdout`, in a later prompt), and each line of a multi-line secret counts as such a value.
 
-Speed: the rules' anchors are merged into a dozen scans (scans.py), one per distinct leading
-literal (`_`, `-`, `.`, `A`, `://` on the raw bytes; `p`, `ke`, `cre`, `auth`, `oken`, `ind`, `zure`
-on the ASCII-lowercased bytes). Each scan is a regex starting with that literal
+Speed: the rules' anchors are merged into ten scans (scans.py), one per distinct leading
+literal (`_`, `-`, `.`, `A`, `://` on the raw bytes; `p`, `ke`, `cre`, `auth`, `zure` on the
+ASCII-lowercased bytes). Each scan is a regex starting with that literal
 (sre finds those at memory speed) followed by cheap gates and a lookahead over what the anchors
 need next, so a hit is rare; only at a hit does Python pick the candidate rules, and a rule's full
 regex is tried only there, never over a whole line. A `toolUseResult` copy of the tool_result
