@@ -182,9 +182,10 @@ def test_bash_ansi_c_quoted_password_is_redacted() -> None:
     assert b"export DB_PASSWORD=$'" in result.data
 
 
-def test_token_folded_over_two_yaml_lines_is_redacted() -> None:
+@pytest.mark.parametrize("place", [lambda t: bash("cat .gitlab-ci.yml", t), read_result], ids=["bash", "read"])
+def test_token_folded_over_two_yaml_lines_is_redacted(place: object) -> None:
     token = "glpat-" + rand(20)
-    data = bash("cat .gitlab-ci.yml", f'ci:\n  token: "{token[:14]}\\\n    {token[14:]}"\n  stage: build')
+    data = place(f'ci:\n  token: "{token[:14]}\\\n    {token[14:]}"\n  stage: build')  # type: ignore[operator]
     result = assert_gone(data, token[:14], token[14:], kind="gitlab")
     assert b"stage: build" in result.data
 

@@ -20,10 +20,12 @@ _WINDOW = 512  # bytes decoded on each side of an escape (a token and the name b
 # \u00XX (JSON; one or two backslashes: a JSON text inside a JSON string), \/ (JSON's escaped
 # solidus), HTML character references, %XX (URL percent-encoding); and a line folded by a backslash before its
 # newline (a YAML double-quoted scalar, a shell continuation: `"glpat-…\\` + newline + `  …"`), which
-# YAML reads as one line without the next line's indentation (in JSONL: `\\\\\\n` and the spaces)
+# YAML reads as one line without the next line's indentation (in JSONL: `\\\\\\n` and the spaces;
+# in a Read result the next line's number `     4→`; in a structuredPatch hunk the next string `","+`)
 _ESCAPE = re.compile(
     rb"\\{1,2}u00([2-7][0-9a-fA-F])|\\{1,2}/|&(amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});|%([2-7][0-9a-fA-F])"
-    rb"|(\\\\\\n[ \t]{0,64})"
+    rb"|(\\\\\\n(?: {0,8}[0-9]{1,9}(?:\xe2\x86\x92|\\u2192))?[ \t]{0,64}"
+    rb'|\\\\","\+[ \t]{0,64})'
 )
 _ENTITIES = {b"amp": b"&", b"lt": b"<", b"gt": b">", b"apos": b"'"}
 _UNSAFE = frozenset(b'"\\\x7f')
@@ -82,7 +84,7 @@ def _decode(match: re.Match[bytes]) -> bytes | None:
 _TRIGGERS = tuple(
     re.compile(pattern)
     for pattern in (
-        rb"\\(?:u00[2-7][0-9a-fA-F]|/|\\\\n)",
+        rb'\\(?:u00[2-7][0-9a-fA-F]|/|\\\\n|\\","\+)',
         rb"&(?:amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});",
         rb"%[2-7][0-9a-fA-F]",
     )
