@@ -84,7 +84,8 @@ def _decode(match: re.Match[bytes]) -> bytes | None:
 _TRIGGERS = tuple(
     re.compile(pattern)
     for pattern in (
-        rb'\\(?:u00[2-7][0-9a-fA-F]|/|\\\\n|\\","\+)',
+        # a fold only inside a token (`…n1yho\` + newline), not after code's `x = a + \`
+        rb'\\(?:u00[2-7][0-9a-fA-F]|/|(?<=[A-Za-z0-9_+=-]\\)(?:\\\\n|\\","\+))',
         rb"&(?:amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});",
         rb"%[2-7][0-9a-fA-F]",
     )
@@ -111,32 +112,36 @@ def encoded_windows(data: bytes) -> list[tuple[int, int]]:
 
 
 # A base64 block that decodes to text (a whole `.env` in `ENV_B64=…`, `echo … | base64 -d`) is
-# searched decoded. Looking for every base64 run would test every letter of a transcript, so only
-# lines naming base64 are looked at: `b64`, `B64`, `base64`, `BASE64` all end in the literal `64`.
-_BASE64_NAMED = re.compile(rb"64(?<=[bBeE]64)")
+# searched decoded. Looking for every base64 run would test every letter of a transcript, so only a
+# value assigned to a name ending in `b64`/`base64` (any case), or piped into `base64 -d`, is looked
+# at: both hold the literal `64`, and the gate after it (an assignment, a decode flag) is cheap.
+_BASE64_NAMED = re.compile(
+    rb"64(?<=[bBeE]64)(?:[A-Za-z0-9_]{0,32}(?:\\{0,8}[\"'])?[ \t]{0,4}[=:][ \t]{0,4}(?:\\{0,8}[\"'])?"
+    rb"(?=[A-Za-z0-9+/]{32})|(?P<decode>[ \t]{1,4}(?:-d|--decode|-D)(?![A-Za-z0-9-])))"
+)
 _BASE64_RUN = re.compile(rb"(?:(?<![A-Za-z0-9+/\\])|(?<=\\[nrt]))[A-Za-z0-9+/]{32,8192}+={0,2}(?![A-Za-z0-9+/=])")
-_BASE64_AROUND = 4096  # bytes searched on each side of the name
+_PIPED = 8192 + 32  # how far before `base64 -d` its input may start
+_PIPE_GAP = re.compile(rb"[ \t\\\"']{0,12}\|[ \t]{0,4}(?:base64|BASE64)")  # `blob" | base64`
 _BASE64_BLOCKS = 64  # blocks decoded per buffer at most
 
 
 def base64_blocks(data: bytes) -> list[tuple[int, int, bytes]]:
-    """(start, end, decoded text) of every base64 block near a `…64` name that decodes to text."""
+    """(start, end, decoded text) of every base64 block assigned to a `…64` name or piped into
+    `base64 -d` that decodes to text."""
     blocks: list[tuple[int, int, bytes]] = []
-    done = 0
     for hit in _BASE64_NAMED.finditer(data):
-        if hit.start() < done:
-            continue
-        line_start = data.rfind(b"\n", max(0, hit.start() - _BASE64_AROUND), hit.start()) + 1
-        line_end = data.find(b"\n", hit.end(), hit.end() + _BASE64_AROUND)
-        end = min(len(data), hit.end() + _BASE64_AROUND) if line_end < 0 else line_end
-        start = max(line_start, hit.start() - _BASE64_AROUND, done)
-        for run in _BASE64_RUN.finditer(data, start, end):
-            text = _text(run.group())
-            if text is not None:
-                blocks.append((run.start(), run.end(), text))
-                if len(blocks) >= _BASE64_BLOCKS:
-                    return blocks
-        done = end
+        if hit.group("decode") is None:
+            run = _BASE64_RUN.match(data, hit.end())
+        else:
+            pipe = data.rfind(b"|", max(0, hit.start() - 32), hit.start())
+            runs = list(_BASE64_RUN.finditer(data, max(0, pipe - _PIPED), pipe)) if pipe > 0 else []
+            # the last run before the pipe, if only quotes and spaces lie between
+            run = runs[-1] if runs and _PIPE_GAP.match(data, runs[-1].end()) else None
+        text = None if run is None else _text(run.group())
+        if run is not None and text is not None:
+            blocks.append((run.start(), run.end(), text))
+            if len(blocks) >= _BASE64_BLOCKS:
+                break
     return blocks
 
 
