@@ -296,7 +296,9 @@ def leaked(secret: str, output: str, text: str) -> bool:
     """Whether any piece of `secret` (found in the sample `text`) survives in the `output` strings.
 
     A piece is any 8-character window of the secret's material (the whole value when shorter)
-    that does not also occur in the sample's own text outside the secret; and a secret cut short
+    that does not also occur in the sample's own text outside the secret and is not one character
+    repeated (an OpenSSH body's `AAAAAAAA` also fills the placements' dummy thinking signature, and
+    tells nothing about the key); and a secret cut short
     (a redactor stopping early at `@` or `#`) leaks its head or tail next to the text around it.
     """
     pos = text.find(secret)
@@ -305,7 +307,7 @@ def leaked(secret: str, output: str, text: str) -> bool:
         width = min(8, len(part))
         for i in range(len(part) - width + 1):
             window = part[i : i + width]
-            if window in output and window not in context:
+            if window in output and window not in context and window.count(window[0]) < width:
                 return True
     if pos >= 0 and "\n" not in secret:
         before, after = text[max(0, pos - 3) : pos], text[pos + len(secret) : pos + len(secret) + 3]

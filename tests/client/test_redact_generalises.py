@@ -159,3 +159,58 @@ def test_kubernetes_secret_data_values_are_redacted() -> None:
 def test_quoted_password_holding_braces_is_redacted() -> None:
     secret = rand(5) + "{" + rand(4) + "}" + rand(5)
     assert_gone(read_result(f'APP=shop\nDB_PASSWORD="{secret}"\n'), secret, kind="password")
+
+
+# --- backslashes, quotes and folded lines inside a value ------------------------------------------
+
+
+def test_password_holding_an_escaped_quote_is_cut_nowhere() -> None:
+    head, tail = rand(6), rand(8)
+    result = assert_gone(bash("cat settings.py", f'password = "{head}\\"{tail}"'), kind="password")
+    assert head.encode() not in result.data and tail.encode() not in result.data
+
+
+def test_cli_password_holding_a_backslash_and_dollar_is_cut_nowhere() -> None:
+    head, tail = rand(6), rand(6) + "$" + rand(3)
+    result = assert_gone(bash(f"mysql -u root --password='{head}\\{tail}' app"), kind="password")
+    assert head.encode() not in result.data and tail.encode() not in result.data
+
+
+def test_bash_ansi_c_quoted_password_is_redacted() -> None:
+    secret = rand(16)
+    result = assert_gone(bash(f"export DB_PASSWORD=$'{secret}\\n'"), secret, kind="password")
+    assert b"export DB_PASSWORD=$'" in result.data
+
+
+@pytest.mark.parametrize("place", [lambda t: bash("cat .gitlab-ci.yml", t), read_result], ids=["bash", "read"])
+def test_token_folded_over_two_yaml_lines_is_redacted(place: object) -> None:
+    token = "glpat-" + rand(20)
+    data = place(f'ci:\n  token: "{token[:14]}\\\n    {token[14:]}"\n  stage: build')  # type: ignore[operator]
+    result = assert_gone(data, token[:14], token[14:], kind="gitlab")
+    assert b"stage: build" in result.data
+
+
+def test_json_private_key_string_is_no_quoted_password() -> None:
+    body = base64.b64encode(RNG.randbytes(120)).decode()
+    document = f'{{"private_key": "-----BEGIN PRIVATE KEY-----\\n{body}\\n-----END PRIVATE KEY-----\\n"}}'
+    result = assert_gone(bash("cat sa.json", document), body, kind="private_key")
+    assert "generic_secret" not in result.counts
+
+
+def test_shell_continuation_without_a_secret_leaves_the_line_alone() -> None:
+    data = bash("docker run \\\n    --rm -it \\\n    ghcr.io/acme/app:latest")
+    assert redact(data).data == data
+
+
+@pytest.mark.parametrize("shape", ["echo {} | base64 -d > .env", "ENV_FILE_B64={}"], ids=["piped", "named"])
+def test_base64_encoded_env_file_is_redacted_whole(shape: str) -> None:
+    env = f"DB_PASSWORD={rand(10)}!{rand(3)}\nSTRIPE_KEY=sk_live_{rand(24)}\nLOG_LEVEL=info\n"
+    blob = base64.b64encode(env.encode()).decode()
+    result = assert_gone(bash(shape.format(blob)), blob)
+    assert shape.split("{}")[0].encode() in result.data
+
+
+def test_base64_image_near_its_name_is_left_alone() -> None:
+    image = base64.b64encode(bytes(range(256)) * 4).decode()
+    data = read_result(f'<img src="data:image/png;base64,{image}">\n')
+    assert redact(data).data == data

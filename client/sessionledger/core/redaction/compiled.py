@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -12,6 +12,12 @@ from .rules import Rule
 from .validators import looks_secret
 
 _KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+# Verdicts are remembered per name and per (validator, value): a transcript repeats a secret in
+# every copy of a tool call and its name (`API_KEY`, `password`) on every line that assigns one,
+# and a name check or validator costs tens of microseconds where a lookup costs one tenth of one.
+_MEMO_MAX = 4096  # entries per memo before it is emptied (bounded memory)
+_MEMO_VALUE_MAX = 256  # longer values (private keys) are checked every time
+_VERDICTS: dict[tuple[Callable[[str], bool], str], bool] = {}
 
 
 @dataclass(frozen=True)
@@ -25,15 +31,23 @@ class Compiled:
     lead: bytes
     replacement: bytes
     name: re.Pattern[str] | None = None  # the `name` group must fullmatch this
+    _names_seen: dict[str | bytes, bool] = field(default_factory=dict, compare=False, repr=False)
 
     def names(self, match: re.Match[Any]) -> bool:
         """The match's `name` group names a secret (always true for rules without a name check)."""
         if self.name is None:
             return True
-        name = match.group("name")
-        if isinstance(name, bytes):
-            name = name.decode("utf-8", "surrogateescape")
-        return name is not None and self.name.fullmatch(name) is not None
+        raw = match.group("name")
+        if raw is None:
+            return False
+        seen = self._names_seen.get(raw)
+        if seen is None:
+            name = raw.decode("utf-8", "surrogateescape") if isinstance(raw, bytes) else raw
+            seen = self.name.fullmatch(name) is not None
+            if len(self._names_seen) >= _MEMO_MAX:
+                self._names_seen.clear()
+            self._names_seen[raw] = seen
+        return seen
 
     def accepts(self, match: re.Match[Any], secret: str) -> bool:
         """The rule's name check (when it has one) and validator both pass."""
@@ -41,7 +55,19 @@ class Compiled:
 
 
 def _accept(rule: Rule, secret: str) -> bool:
-    return rule.validator is None or rule.validator(secret)
+    validator = rule.validator
+    if validator is None:
+        return True
+    if len(secret) > _MEMO_VALUE_MAX:
+        return validator(secret)
+    key = (validator, secret)
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        verdict = validator(secret)
+        if len(_VERDICTS) >= _MEMO_MAX:
+            _VERDICTS.clear()
+        _VERDICTS[key] = verdict
+    return verdict
 
 
 def compile_rule(index: int, rule: Rule) -> Compiled:

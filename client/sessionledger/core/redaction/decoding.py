@@ -11,14 +11,21 @@ window around each escape is decoded and searched; bytes without an escape nearb
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from bisect import bisect_right
 
 _WINDOW = 512  # bytes decoded on each side of an escape (a token and the name before it)
 # \u00XX (JSON; one or two backslashes: a JSON text inside a JSON string), \/ (JSON's escaped
-# solidus), HTML character references, %XX (URL percent-encoding)
+# solidus), HTML character references, %XX (URL percent-encoding); and a line folded by a backslash before its
+# newline (a YAML double-quoted scalar, a shell continuation: `"glpat-…\\` + newline + `  …"`), which
+# YAML reads as one line without the next line's indentation (in JSONL: `\\\\\\n` and the spaces;
+# in a Read result the next line's number `     4→`; in a structuredPatch hunk the next string `","+`)
 _ESCAPE = re.compile(
     rb"\\{1,2}u00([2-7][0-9a-fA-F])|\\{1,2}/|&(amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});|%([2-7][0-9a-fA-F])"
+    rb"|(\\\\\\n(?: {0,8}[0-9]{1,9}(?:\xe2\x86\x92|\\u2192))?[ \t]{0,64}"
+    rb'|\\\\","\+[ \t]{0,64})'
 )
 _ENTITIES = {b"amp": b"&", b"lt": b"<", b"gt": b">", b"apos": b"'"}
 _UNSAFE = frozenset(b'"\\\x7f')
@@ -40,7 +47,7 @@ class Decoded:
             if char is None:
                 continue
             pieces += (line[done : match.start()], char)
-            size += match.start() - done + 1
+            size += match.start() - done + len(char)
             self._points.append(size)
             self._shifts.append(match.end() - size)
             done = match.end()
@@ -57,6 +64,8 @@ class Decoded:
 
 
 def _decode(match: re.Match[bytes]) -> bytes | None:
+    if match.group(4) is not None:
+        return b""  # a folded line: both halves are one value
     hex_code = match.group(1) or match.group(3)
     if hex_code is not None:
         char = bytes((int(hex_code, 16),))
@@ -70,13 +79,13 @@ def _decode(match: re.Match[bytes]) -> bytes | None:
     return bytes((code,)) if 0x20 <= code < 0x7F and code not in _UNSAFE else None
 
 
-# One pass per trigger, each starting with a literal (sre then finds candidates at memory speed;
-# a single alternation starting with `\\`, `&` or `%` would test every byte).
+# One pass per leading literal (sre finds a literal at memory speed; a single alternation starting
+# with `\\`, `&` or `%` would test every byte with a class): `\\u00XX` and `\\/` share one.
 _TRIGGERS = tuple(
     re.compile(pattern)
     for pattern in (
-        rb"\\u00[2-7][0-9a-fA-F]",
-        rb"\\/",
+        # a fold only inside a token (`…n1yho\` + newline), not after code's `x = a + \`
+        rb'\\(?:u00[2-7][0-9a-fA-F]|/|(?<=[A-Za-z0-9_+=-]\\)(?:\\\\n|\\","\+))',
         rb"&(?:amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});",
         rb"%[2-7][0-9a-fA-F]",
     )
@@ -100,3 +109,48 @@ def encoded_windows(data: bytes) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+# A base64 block that decodes to text (a whole `.env` in `ENV_B64=…`, `echo … | base64 -d`) is
+# searched decoded. Looking for every base64 run would test every letter of a transcript, so only a
+# value assigned to a name ending in `b64`/`base64` (any case), or piped into `base64 -d`, is looked
+# at: both hold the literal `64`, and the gate after it (an assignment, a decode flag) is cheap.
+_BASE64_NAMED = re.compile(
+    rb"64(?<=[bBeE]64)(?:[A-Za-z0-9_]{0,32}(?:\\{0,8}[\"'])?[ \t]{0,4}[=:][ \t]{0,4}(?:\\{0,8}[\"'])?"
+    rb"(?=[A-Za-z0-9+/]{32})|(?P<decode>[ \t]{1,4}(?:-d|--decode|-D)(?![A-Za-z0-9-])))"
+)
+_BASE64_RUN = re.compile(rb"(?:(?<![A-Za-z0-9+/\\])|(?<=\\[nrt]))[A-Za-z0-9+/]{32,8192}+={0,2}(?![A-Za-z0-9+/=])")
+_PIPED = 8192 + 32  # how far before `base64 -d` its input may start
+_PIPE_GAP = re.compile(rb"[ \t\\\"']{0,12}\|[ \t]{0,4}(?:base64|BASE64)")  # `blob" | base64`
+_BASE64_BLOCKS = 64  # blocks decoded per buffer at most
+
+
+def base64_blocks(data: bytes) -> list[tuple[int, int, bytes]]:
+    """(start, end, decoded text) of every base64 block assigned to a `…64` name or piped into
+    `base64 -d` that decodes to text."""
+    blocks: list[tuple[int, int, bytes]] = []
+    for hit in _BASE64_NAMED.finditer(data):
+        if hit.group("decode") is None:
+            run = _BASE64_RUN.match(data, hit.end())
+        else:
+            pipe = data.rfind(b"|", max(0, hit.start() - 32), hit.start())
+            runs = list(_BASE64_RUN.finditer(data, max(0, pipe - _PIPED), pipe)) if pipe > 0 else []
+            # the last run before the pipe, if only quotes and spaces lie between
+            run = runs[-1] if runs and _PIPE_GAP.match(data, runs[-1].end()) else None
+        text = None if run is None else _text(run.group())
+        if run is not None and text is not None:
+            blocks.append((run.start(), run.end(), text))
+            if len(blocks) >= _BASE64_BLOCKS:
+                break
+    return blocks
+
+
+def _text(block: bytes) -> bytes | None:
+    """The decoded block when it is printable UTF-8 text (lines of it), else None."""
+    try:
+        text = base64.b64decode(block + b"=" * (-len(block) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    if not text.replace("\n", "").replace("\r", "").replace("\t", "").isprintable():
+        return None
+    return text.encode()

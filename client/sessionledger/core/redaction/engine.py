@@ -12,9 +12,9 @@ Every copy: once any copy of a value is recognised (the key in `toolUseResult.fi
 other occurrence in the buffer is replaced too (the same key in the numbered `tool_result` text, in
 `stdout`, in a later prompt), and each line of a multi-line secret counts as such a value.
 
-Speed: the rules' anchors are merged into a dozen scans (scans.py), one per distinct leading
-literal (`_`, `-`, `.`, `A`, `://` on the raw bytes; `p`, `ke`, `cre`, `auth`, `oken`, `ind`, `zure`
-on the ASCII-lowercased bytes). Each scan is a regex starting with that literal
+Speed: the rules' anchors are merged into ten scans (scans.py), one per distinct leading
+literal (`_`, `-`, `.`, `A`, `://` on the raw bytes; `p`, `ke`, `cre`, `auth`, `zure` on the
+ASCII-lowercased bytes). Each scan is a regex starting with that literal
 (sre finds those at memory speed) followed by cheap gates and a lookahead over what the anchors
 need next, so a hit is rare; only at a hit does Python pick the candidate rules, and a rule's full
 regex is tried only there, never over a whole line. A `toolUseResult` copy of the tool_result
@@ -36,7 +36,7 @@ from typing import Any
 
 from .compiled import Compiled, compile_rule, rule_from_mapping, substitute
 from .copies import duplicate_copies
-from .decoding import Decoded, encoded_windows
+from .decoding import Decoded, base64_blocks, encoded_windows
 from .rules import Rule
 from .scans import Haystack, build_groups, scan, self_anchored
 from .spans import (
@@ -309,25 +309,35 @@ class Redactor:
         return edits
 
     def _redact_encoded(self, data: bytes, counts: dict[str, int], *, jsonl: bool) -> tuple[bytes, list[int]]:
-        """Secrets visible only once escapes are decoded (decoding.py): (new data, changed lines).
+        """Secrets visible only once escapes or base64 are decoded (decoding.py): (new data, changed lines).
 
-        Only spans that hold an escape count: the others were seen (or not) undecoded already."""
+        Only spans that hold an escape count: the others were seen (or not) undecoded already. A
+        base64 block whose decoded text holds a secret is replaced whole."""
         windows = [(start, Decoded(data[start:end])) for start, end in encoded_windows(data)]
         windows = [(start, decoded) for start, decoded in windows if decoded.changed]
-        if not windows:
-            return data, []
+        found: list[Span] = []
         # one search over every decoded window, one per line: a search has a fixed cost
         offsets = list(accumulate((len(decoded.data) + 1 for _, decoded in windows), initial=0))
-        found: list[Span] = []
-        for span in self._find_spans(b"\n".join(decoded.data for _, decoded in windows), jsonl=jsonl):
+        joined = b"\n".join(decoded.data for _, decoded in windows)
+        for span in self._find_spans(joined, jsonl=jsonl) if windows else ():
             i = bisect_right(offsets, span.start) - 1
             start, decoded = windows[i]
             lo, hi = decoded.origin(span.start - offsets[i], min(span.end - offsets[i], len(decoded.data)))
             if hi - lo != span.end - span.start:
                 found.append(Span(start + lo, start + hi, span.kind))
+        for start, end, text in base64_blocks(data):
+            inner = self._find_spans(text, jsonl=False)
+            if inner:  # a secret inside: the whole block goes (its base64 has no piece of its own)
+                found.append(Span(start, end, inner[0].kind))
+        return self._edit_lines(data, sorted(set(found)), counts)
+
+    def _edit_lines(self, data: bytes, found: list[Span], counts: dict[str, int]) -> tuple[bytes, list[int]]:
+        """`data` with the sorted spans replaced line by line (each line stays JSON); changed lines."""
         edits: list[Edit[bytes]] = []
         number, counted_to = 0, 0
-        for start, end, spans in group_by_line(data, sorted(found)):
+        kept: list[Span] = []
+        accept_all(kept, found)  # overlapping spans (a block holding an escape): the first wins
+        for start, end, spans in group_by_line(data, kept):
             number += data.count(b"\n", counted_to, start)
             counted_to = start
             relative = [(s.start - start, s.end - start, s.kind) for s in spans]

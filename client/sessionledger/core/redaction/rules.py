@@ -34,7 +34,8 @@ from .validators import VALIDATORS
 # (`\n`, `\t`, `\u0007`: that `n` is no letter of the text) or an ANSI colour code (`\u001b[32m`).
 _START = r"(?:(?<![A-Za-z0-9_+/-])|(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4})|(?<=[0-9]m))"
 _END = r"(?![A-Za-z0-9_+/-])"
-_QUOTE = r"""(?:\\{0,8}["'`])?"""  # an optional quote, backslash-escaped once or more inside JSON
+# an optional quote, backslash-escaped once or more inside JSON; `$'…'` is bash's ANSI-C quoting
+_QUOTE = r"""(?:\$?\\{0,8}["'`])?"""
 # `name = v`, `name := v`, `name ?= v`, `name: str = v`, `"name": "v"`, `'name' => v`, YAML
 # `name: v`, comparisons with a quoted value (`key == "v"`). A bare `name:v`
 # without quote or space is an ARN or URL part: `arn:aws:secretsmanager:…:secret:db-*`.
@@ -53,8 +54,13 @@ _CALL_SEP = r"""\\{0,8}["'][ \t]{0,4},[ \t]{0,8}\\{0,8}["']"""
 _CALL_VALUE = r"""(?P<secret>[^"'\\\s]{8,4096})(?=\\{0,8}["'])"""
 # A quoted value may hold any character but its quote (Django keys have `&`, `%`, `(`); a bare
 # value stops at shell/code punctuation, so `os.environ["KEY"]` and `get_token()` never match.
+# A backslash inside the value (`S!B\*d`, `pa\"ss`) is part of it: in JSONL, the escaped pair
+# `\\` (and, in double quotes, `\\\"`). A `\n` inside the text stays a line break (a PEM key in a
+# JSON document is no password); `$'…\n'` may end in one.
 _QUOTED_VALUE = (
-    r"""(?P<secret>(?<=")[^"\\\s]{8,4096}+(?=\\{0,8}")|(?<=')[^'\\\s]{8,4096}+(?=\\{0,8}')"""
+    r"""(?P<secret>(?<=")(?:[^"\\\s]|\\\\(?:\\"|(?![nrtu\\])))"""
+    r"""{8,4096}+(?=\\{0,8}")"""
+    r"""|(?<=')(?:[^'\\\s]|\\\\(?![nrtu\\])){8,4096}+(?=(?:\\\\[nrt]){0,2}\\{0,8}')"""
     r"""|(?<=`)[^`\\\s]{8,4096}+(?=`))"""
 )
 # `=` only as base64 padding: a run like `key=key=key=…` must not be one 4 KB "value" per `key`.
@@ -380,7 +386,9 @@ FRAGMENTS: dict[str, str] = {
     "B64M": r"(?=[a-z0-9+/_=-]{0,24}+[A-Z])(?=[A-Z0-9+/_=-]{0,24}+[a-z])[A-Za-z0-9+/_=-]{16}",
     # after an anchor's separator: at least 8 characters of a value, no template (`$X`, `${X}`, `<x>`)
     # (a quoted value may hold braces and brackets: `"S9n9a{v9SJ}jAA3L"`)
-    "VALA": r"""[ \t]{0,8}(?:\\{0,8}["'`](?![%{<*])[^\s"'`\\]{8}|(?![%{<*])[^\s"'`\\<>{}()\[\],;|&]{8})""",
+    # (and backslashes: `S!B\*d`, `pa\"ss`; `$'…'` is bash's ANSI-C quoting)
+    "VALA": r"""[ \t]{0,8}(?:\$?\\{0,8}["'`](?![%{<*])(?:[^\s"'`\\]|\\\\(?:\\")?){8}"""
+    r"""|(?![%{<*])[^\s"'`\\<>{}()\[\],;|&]{8})""",
     # anchor tails: an optional quote, then `:`, `=` or `!` (`key=`, `"token":`, `secret !=`)
     "SEPA": r"""(?:\\{0,8}["'`])?(?:[ \t]{1,4}str(?:ing)?)?[ \t]{0,8}(?:[:=!?.]{1,3}>?|,)""",
 }

@@ -1123,7 +1123,7 @@ description = "sshpass -p / docker|az|oc|cf login -p PASSWORD"
 source = "sshpass(1); docker login, az login, oc login docs"
 anchors = ['''-(?<=[ \t]-)p[ \t]''']
 near = ["sshpass", "login"]
-regex = '''(?<![A-Za-z0-9_-])-p[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+regex = '''(?<![A-Za-z0-9_-])-p[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
 tp = ["sshpass -p '«{password}»' ssh deploy@10.0.0.5", "docker login -u acme -p «{password}» registry.acme.io"]
 fp = ["sshpass -p \"$SSHPASS\" ssh host", "docker login -u acme -p $(cat pw) r"]
@@ -1137,7 +1137,7 @@ source = "GNU option syntax; many CLIs (mysql, psql wrappers, keytool, openssl)"
 lower_anchors = ['''p(?:ass(?:w(?:or)?d)?|wd)(?:[ \t]{1,8}|=)(?:\\{0,8}["'])?[^\s"'\\`-]''']
 lead = "a-zA-Z"
 lead_max = 12
-regex = '''(?<=-)[A-Za-z]{0,12}(?i:pass(?:word|wd)?|pwd)(?:[ \t]{1,8}|=)<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+regex = '''(?<=-)[A-Za-z]{0,12}(?i:pass(?:word|wd)?|pwd)(?:[ \t]{1,8}|=)<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "password"
 tp = ["--password «{password}»", "./manage.py createsuperuser --username admin --password=«{password}»", "keytool -storepass «{password}» -keystore k.jks"]
 fp = ["docker login --password-stdin", "--password $DB_PASSWORD", "--password '<your password>'"]
@@ -1150,7 +1150,7 @@ description = "sqlcmd/bcp/osql -P PASSWORD"
 source = "sqlcmd utility docs: -P password"
 anchors = ['''-(?<=[ \t]-)P[ \t]''']
 near = ["sqlcmd", "bcp", "osql"]
-regex = '''(?<![A-Za-z0-9_-])-P[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+regex = '''(?<![A-Za-z0-9_-])-P[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
 tp = ["sqlcmd -S db.internal -U sa -P «{password}» -Q 'select 1'"]
 fp = ["sqlcmd -S db -U sa -P $SA_PASSWORD -Q 'select 1'"]
@@ -1163,7 +1163,7 @@ description = "redis-cli / valkey-cli -a PASSWORD"
 source = "redis-cli docs: -a password"
 anchors = ['''-(?<=[ \t]-)a[ \t]''']
 near = ["redis-cli", "valkey-cli", "redis-benchmark", "keydb-cli"]
-regex = '''(?<![A-Za-z0-9_-])-a[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+regex = '''(?<![A-Za-z0-9_-])-a[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
 tp = ["redis-cli -h cache.internal -a «{password}» ping"]
 fp = ["redis-cli -h cache -a \"$REDIS_PASSWORD\" ping"]

@@ -65,6 +65,7 @@ def build_groups(rules: tuple[Compiled, ...]) -> tuple[_Group, ...]:
                 _add_literal(groups, regex, lowered, _Anchor(compiled.index, b"", None, near, False))
         for word in rule.context:
             _add_literal(groups, re.escape(word), True, _Anchor(compiled.index, b"", None, (), True))
+    _fold(groups)
     keys = {k: _common_prefix([lit for lit, _, _ in g.literals]) for k, g in groups.items()}
     for compiled in rules:
         if compiled.raw is None:
@@ -82,6 +83,30 @@ def _add_literal(groups: dict[tuple[str, bool], _Group], regex: str, lowered: bo
         raise ValueError(f"anchor {regex!r} must start with a literal")
     group = groups.setdefault((literal[0], lowered), _Group(b"", lowered))
     group.literals.append((literal, rest, proto))
+
+
+def _fold(groups: dict[tuple[str, bool], _Group]) -> None:
+    """Move a lowercase group whose every literal holds another lowercase group's key into that
+    group, pivoted on the key (`oken…` → `ke` with `o` before it; `kind: secret` → `cre`): each
+    scan is a pass over the whole buffer, a head checked behind a key costs only at its hits."""
+    for name, group in sorted(groups.items()):
+        if not name[1]:
+            continue
+        others = [(k, g) for k, g in groups.items() if k[1] and k != name]
+        targets = {k: _common_prefix([lit for lit, _, _ in g.literals]) for k, g in others}
+        moves: list[tuple[tuple[str, bool], str, str, _Anchor]] = []
+        for literal, rest, proto in group.literals:
+            assert proto is not None
+            target = next(((k, key) for k, key in targets.items() if key and literal.find(key) > 0), None)
+            if target is None or proto.head:
+                break
+            at = literal.find(target[1])
+            head = literal[:at].encode()
+            moves.append((target[0], literal[at:], rest, _Anchor(proto.rule, head, None, proto.near, proto.context)))
+        else:
+            for target_name, literal, rest, anchor in moves:
+                groups[target_name].literals.append((literal, rest, anchor))
+            del groups[name]
 
 
 def _add_prefix(
