@@ -13,6 +13,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import permissions, serializers
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from projects.access import ADMIN_ONLY, ProjectAPIView, TokenScopePermission
@@ -88,6 +89,13 @@ RENDERERS = [JSONRenderer, CsvRenderer, JsonlRenderer]
 
 
 class AuditListMixin:
+    def handle_exception(self, exc: Exception) -> Response:
+        """A refusal is JSON like every other API error, also when ``?format=csv|jsonl`` asked for a download."""
+        request: Request = self.request  # type: ignore[attr-defined]
+        request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
+        response: Response = super().handle_exception(exc)  # type: ignore[misc]
+        return response
+
     def answer(self, request: Request, events: QuerySet[AuditEvent], filename: str) -> HttpResponseBase:
         filters = AuditFilters(data=request.query_params)
         filters.is_valid(raise_exception=True)

@@ -248,6 +248,17 @@ def test_audit_api_filters_and_exports_and_hides_from_outsiders(world) -> None:
     assert len(csv_text.splitlines()) == 2
 
 
+def test_a_refused_download_is_a_json_error_not_an_empty_file(world) -> None:
+    url = f"/api/v1/projects/{world.project.slug}/audit"
+    refused = bearer(world.admin).get(url, {"format": "csv", "since": "not a date"})
+    assert refused.status_code == 400
+    assert refused["Content-Type"] == "application/json"
+    assert refused.json()["error"]["field"] == "since"
+    hidden = bearer(world.admin).get("/api/v1/audit", {"format": "csv"})
+    assert hidden.status_code == 404 and hidden["Content-Type"] == "application/json"
+    assert hidden.json()["error"]["code"]
+
+
 def test_the_deployment_audit_api_is_for_staff_only(world) -> None:
     assert bearer(world.admin).get("/api/v1/audit").status_code == 404
     staff = bearer(UserFactory(email="ops@example.com", is_staff=True))
