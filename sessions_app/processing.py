@@ -130,10 +130,12 @@ def _finish(session: Session, fields: dict[str, Any], status: str, search: dict[
         values["search_vector"] = _search_vector(pg_safe(search))
     write = Session.objects.filter(pk=session.pk, status=Status.PROCESSING)
     if not transaction.get_connection().in_atomic_block:
-        return write.update(**values) > 0  # its own transaction
+        rows: int = write.update(**values)  # its own transaction
+        return rows > 0
     savepoint = transaction.savepoint()
     try:
-        return write.update(**values) > 0
+        rows = write.update(**values)
+        return rows > 0
     except Exception:
         transaction.set_rollback(False)  # as atomic() does on leaving a savepoint's block with an error
         transaction.savepoint_rollback(savepoint)
