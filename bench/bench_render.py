@@ -8,7 +8,8 @@ written (``frontend.render``), ``--repeat`` times. ``cards`` times writing the c
 ``present_and_cards`` both, the Markdown memo cleared each time as for a page nobody has rendered.
 The page benches carry the database, storage and middleware too, and on a shared machine their
 noise hides a few milliseconds; this one isolates the markup step they contain, to compare the
-ways of writing it (docs/design.md: templates).
+ways of writing it (docs/design.md: templates). ``*_cpu`` are the same steps in this process's CPU
+time, which a busy machine inflates far less than the wall clock: compare two trees with them.
 
 Prints one JSON object (best and median of N).
 """
@@ -17,10 +18,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
+import time
+from collections.abc import Callable
 
 from bench_session_page import timed, transcript
 from djangobench import setup
+
+
+def cpu_timed(repeat: int, work: Callable[[], object]) -> dict[str, float]:
+    """``timed`` in CPU time (``time.process_time``): another process's load does not count."""
+    work()
+    timings = []
+    for _ in range(repeat):
+        start = time.process_time()
+        work()
+        timings.append(time.process_time() - start)
+    return {"best_ms": round(min(timings) * 1000, 2), "median_ms": round(statistics.median(timings) * 1000, 2)}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -54,6 +69,8 @@ def main(argv: list[str] | None = None) -> None:
         "html_bytes": len(cards_html(cards, where)),
         "cards": timed(args.repeat, lambda: cards_html(cards, where)),
         "present_and_cards": timed(args.repeat, present_and_cards),
+        "cards_cpu": cpu_timed(args.repeat, lambda: cards_html(cards, where)),
+        "present_and_cards_cpu": cpu_timed(args.repeat, present_and_cards),
     }
     json.dump(figures, sys.stdout, indent=2)
     print()

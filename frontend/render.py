@@ -11,6 +11,7 @@ which the template escapes. This module holds what the template asks of the card
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,55 @@ def permalink_id(message: dict[str, Any]) -> str | None:
     a uuid of another shape gets no link."""
     uuid = message.get("uuid")
     return uuid if isinstance(uuid, str) and _PERMALINK_ID.fullmatch(uuid) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """A message time as a card's ``<time>`` shows it."""
+
+    iso: str
+    title: str
+    clock: str
+
+
+def _stamp(value: Any) -> Stamp | None:
+    return Stamp(fmt.iso(value), fmt.stamp(value), fmt.clock(value)) if value else None
+
+
+def _stamp_of(message: dict[str, Any]) -> Stamp | None:
+    return _stamp(message.get("timestamp"))
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What the header of a response card says of its first message, read from the document once
+    (a template's every lookup and call costs more than the same in Python; a page has ~100 of them)."""
+
+    stamp: Stamp | None
+    uuid: str | None  # permalink_id
+    sidechain: bool
+    api_error: bool
+    agent_id: str
+    model: str
+    usage: bool  # the message has a usage mapping
+    usage_title: str
+    tokens: str
+
+
+def _head(message: dict[str, Any]) -> Head:
+    usage = message.get("usage")
+    model = message.get("model")
+    return Head(
+        stamp=_stamp(message.get("timestamp")),
+        uuid=permalink_id(message),
+        sidechain=bool(message.get("sidechain")),
+        api_error=bool(message.get("api_error")),
+        agent_id=_text(message.get("agent_id")),
+        model=_text(model) if model else "",
+        usage=isinstance(usage, Mapping),
+        usage_title=fmt.usage_title(usage),
+        tokens=fmt.tokens(usage),
+    )
 
 
 def cards_html(cards: list[Card], where: Where) -> Markup:
@@ -115,6 +165,8 @@ _HELPERS = {
     "compact_detail": _compact_detail,
     "card_kind": card_kind,
     "card_of": _card_of,
+    "stamp_of": _stamp_of,
+    "head_of": _head,
 }
 
 

@@ -169,5 +169,8 @@ def _tick(step: Step, total: int) -> Tick:
     return Tick(round(step.index * MINIMAP_HEIGHT / total, 1), height, step.kind, step.href)
 
 
+_HELPERS = {"kind_labels": KIND_LABELS}
+
+
 def _macros() -> Macros:
-    return macros("frontend/steps.html", {"kind_labels": KIND_LABELS})
+    return macros("frontend/steps.html", _HELPERS)

@@ -12,6 +12,8 @@ from typing import Any, Protocol, cast
 
 from django.template import engines
 from django.template.backends.jinja2 import Jinja2
+from jinja2 import Template
+from jinja2.environment import TemplateModule
 from markupsafe import Markup
 
 
@@ -21,12 +23,21 @@ class Macros(Protocol):
     def __getattr__(self, name: str) -> Callable[..., Markup]: ...
 
 
+_WITH_HELPERS: dict[str, tuple[Template, Any, TemplateModule]] = {}
+
+
 def macros(name: str, helpers: dict[str, Any] | None = None) -> Macros:
     """The macros of template ``name`` (under ``frontend/jinja2/``), with ``helpers`` in scope.
 
-    Without helpers the module is Jinja2's own, made once per template: a renderer called for
-    every block of a page (``frontend.tools``) pays no set-up per call."""
+    The module is made once per template (and helpers, a caller's constant), as Jinja2 makes its
+    own: a renderer called for every block or page (``frontend.tools``, ``frontend.render``) pays
+    no set-up per call. A template reloaded from disk (``DEBUG``) gets a new module."""
     engine = engines["jinja2"]
     assert isinstance(engine, Jinja2)
     template = engine.get_template(name).template
-    return cast(Macros, template.make_module(helpers) if helpers else template.module)
+    if not helpers:
+        return cast(Macros, template.module)
+    made = _WITH_HELPERS.get(name)
+    if made is None or made[0] is not template or made[1] is not helpers:
+        made = _WITH_HELPERS[name] = (template, helpers, template.make_module(helpers))
+    return cast(Macros, made[2])

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from django.db.models import FilteredRelation, Q
 from django.http import HttpRequest, HttpResponseBase
 from rest_framework import exceptions, permissions
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from projects.auth import PREFETCHED, bearer_secret
 from projects.models import ApiToken, Membership, Project, Role, Scope, User, role_at_least
 from projects.scoping import project_scope, unscoped
+from projects.tokens import hash_secret
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -54,6 +57,28 @@ def membership_for(*, project: Project | None, user: Any, token: ApiToken | None
         return Membership.objects.filter(project=project, user=user).first()
 
 
+def caller_by_token(slug: str, secret_hash: str) -> Membership | None:
+    """The membership in project ``slug`` of the user whose API token hashes to ``secret_hash``, with its
+    project, user and that token (``membership.token``): one statement for what every request with a token
+    reads first, where three would do it one by one.
+
+    None when any part is missing; the view then reads them one by one, so every refusal keeps its own
+    answer. Nothing is decided here: authentication still checks the token (revoked, expired, user
+    disabled) and ``initial`` the token's project restriction, the role and the scopes. Read before the
+    project's scope opens, like the project alone: the membership is this project's by the join."""
+    with unscoped():
+        caller: Membership | None = (
+            Membership.objects.annotate(
+                token=FilteredRelation("user__api_tokens", condition=Q(user__api_tokens__secret_hash=secret_hash))
+            )
+            .filter(project__slug=slug, token__isnull=False)
+            .select_related("project", "user", "token")
+            .order_by()
+            .first()
+        )
+    return caller
+
+
 def token_allows(token: ApiToken | None, method: str) -> bool:
     if token is None:
         return True
@@ -80,9 +105,19 @@ class ProjectAPIView(APIView):
     read_methods: ClassVar[frozenset[str]] = frozenset()
     project: Project
     membership: Membership
+    caller: Membership | None  # read with the project when the request has a token (caller_by_token)
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        self.project = Project.objects.filter(slug=kwargs.get("project", "")).first()  # type: ignore[assignment]
+        slug = kwargs.get("project", "")
+        secret = bearer_secret(request)
+        self.caller = caller_by_token(slug, hash_secret(secret)) if secret else None
+        if self.caller is not None:
+            token = self.caller.token  # type: ignore[attr-defined]  # the FilteredRelation above
+            token.user = self.caller.user
+            setattr(request, PREFETCHED, token)
+            self.project = self.caller.project
+        else:
+            self.project = Project.objects.filter(slug=slug).first()  # type: ignore[assignment]
         if self.project is None:
             return super().dispatch(request, *args, **kwargs)
         with project_scope(self.project):
@@ -91,7 +126,11 @@ class ProjectAPIView(APIView):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         token = request.auth if isinstance(request.auth, ApiToken) else None
-        membership = membership_for(project=self.project, user=request.user, token=token)
+        if self.caller is not None and token is self.caller.token:  # type: ignore[attr-defined]
+            restricted = token.project_id is not None and token.project_id != self.project.pk
+            membership: Membership | None = None if restricted else self.caller
+        else:
+            membership = membership_for(project=self.project, user=request.user, token=token)
         if membership is None:
             raise exceptions.NotFound("No such project.")
         self.membership = membership

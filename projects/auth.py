@@ -14,6 +14,10 @@ from rest_framework.request import Request
 from projects.models import ApiToken
 from projects.tokens import hash_secret
 
+# Where ProjectAPIView leaves the token it read with the project and the membership
+# (projects.access.caller_by_token), so that authentication does not read it a second time.
+PREFETCHED = "_sessionledger_token"
+
 # Writing last_used_at on every request would turn each read into a write; a minute is plenty.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -31,7 +35,11 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         if not secret:
             raise exceptions.AuthenticationFailed("The Authorization header has no token.")
         secret_hash = hash_secret(secret)
-        token = ApiToken.objects.select_related("user").filter(secret_hash=secret_hash).first()
+        found = getattr(request, PREFETCHED, None)
+        if isinstance(found, ApiToken) and found.secret_hash == secret_hash:
+            token: ApiToken | None = found
+        else:
+            token = ApiToken.objects.select_related("user").filter(secret_hash=secret_hash).first()
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid token.")
         if token.revoked_at is not None:

@@ -33,16 +33,20 @@ SETTING = "sessionledger.project"
 
 
 @contextmanager
-def tenant_transaction(project_id: object) -> Iterator[None]:
-    """A transaction (or savepoint) in which only ``project_id``'s tenant rows exist."""
+def tenant_transaction(project_id: object, *, durable: bool = True) -> Iterator[None]:
+    """A transaction (or savepoint) in which only ``project_id``'s tenant rows exist.
+
+    ``durable=False`` makes it a ``lazy_commit`` transaction, set with the tenant settings in the same
+    statement: for a worker's result, which can be derived again."""
     if not settings.SESSIONLEDGER_RLS:
         yield
         return
     outermost = connection.get_autocommit() and not connection.in_atomic_block
     with transaction.atomic():
         with connection.cursor() as cursor:
+            lazy = "" if durable else ", set_config('synchronous_commit', 'off', true)"  # = lazy_commit()
             cursor.execute(
-                "SELECT set_config(%s, %s, true), set_config('role', %s, true)",
+                f"SELECT set_config(%s, %s, true), set_config('role', %s, true){lazy}",
                 [SETTING, str(project_id), settings.DATABASE_WEB_ROLE],
             )
         try:

@@ -19,9 +19,10 @@ from projects.rls import tenant_transaction
 
 
 @contextmanager
-def project_scope(project: Project) -> Iterator[Project]:
-    """Both walls at once: django-scopes in Python, row-level security in PostgreSQL."""
-    with scope(project=project), tenant_transaction(project.pk):
+def project_scope(project: Project, *, durable: bool = True) -> Iterator[Project]:
+    """Both walls at once: django-scopes in Python, row-level security in PostgreSQL (``durable``:
+    ``projects.rls.tenant_transaction``)."""
+    with scope(project=project), tenant_transaction(project.pk, durable=durable):
         yield project
 
 

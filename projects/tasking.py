@@ -42,10 +42,12 @@ def project_task(
     max_retries: int = 5,
     gate: Callable[[Any], AbstractContextManager[bool]] | None = None,
     related: tuple[str, ...] = ("project",),
+    durable: bool = True,
 ) -> Callable[[Callable[[Any], Any]], Any]:
     """``gate(obj)``, if given, is entered before the project scope, outside any transaction (so
     what it writes is committed at once), and yields whether the body runs now. ``related`` are
-    loaded with the object (in the same query)."""
+    loaded with the object (in the same query). ``durable=False``: the body's transaction commits without
+    waiting for the WAL flush, for a body whose result can be derived again (``projects.rls.lazy_commit``)."""
 
     def decorate(body: Callable[[Any], Any]) -> Any:
         @shared_task(
@@ -69,7 +71,7 @@ def project_task(
             with gate(obj) if gate else nullcontext(True) as admitted:
                 if not admitted:
                     return None
-                with project_scope(obj.project):
+                with project_scope(obj.project, durable=durable):
                     return body(obj)
 
         return task

@@ -80,9 +80,9 @@ def _give_up(session_ids: list[object]) -> int:
     time_limit=settings.SESSIONLEDGER_PROCESS_TIME_LIMIT,
     gate=processing_gate,
     related=("project", "author"),  # the content document's header names the author
+    durable=False,  # the result is re-derivable: a lost commit leaves it processing, and the sweep re-queues it
 )
 def process_session(session: Session) -> None:
-    lazy_commit()  # the result is re-derivable: a lost commit leaves it processing, and the sweep re-queues it
     if settings.SESSIONLEDGER_FAULT_PROCESS_DELAY:
         time.sleep(settings.SESSIONLEDGER_FAULT_PROCESS_DELAY)
     try:

@@ -1,8 +1,8 @@
 """The fixed cost of an API request — SQL statements and cache round trips — counted, so it cannot creep back.
 
-A list request with a token costs seven statements: the project, then BEGIN, the transaction-local tenant
-settings, the token (with its user), the caller's membership, the query and COMMIT (which drops the
-settings: no RESET). Its rate limit costs one Redis round trip.
+A list request with a token costs five statements: the caller's membership with its project, user and
+token (one join), then BEGIN, the transaction-local tenant settings, the query and COMMIT (which drops
+the settings: no RESET). Its rate limit costs one Redis round trip.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from projects.models import ApiToken
 pytestmark = pytest.mark.django_db(transaction=True)  # the request's own transaction, as in production
 
 
-def test_a_list_request_costs_seven_statements_and_one_redis_round_trip(world, api_as, redis_commands) -> None:
+def test_a_list_request_costs_five_statements_and_one_redis_round_trip(world, api_as, redis_commands) -> None:
     client = api_as(world.viewer)
     url = f"/api/v1/projects/{world.project.slug}/sessions"
     assert client.get(url).status_code == 200  # the first use of a token records last_used_at
@@ -26,7 +26,7 @@ def test_a_list_request_costs_seven_statements_and_one_redis_round_trip(world, a
         response = client.get(url)
     assert response.status_code == 200
     statements = [q["sql"] for q in queries.captured_queries]
-    assert len(statements) == 7, statements
+    assert len(statements) == 5, statements
     assert statements[1] == "BEGIN" and statements[-1] == "COMMIT"
     assert not any("RESET" in sql for sql in statements)
     assert redis_commands == ["EVAL"]

@@ -25,7 +25,7 @@ def _uploaded(world, api_as, prompt: str) -> Session:
         return Session.objects.get(pk=response.json()["id"])
 
 
-def test_processing_a_small_session_costs_twelve_statements_and_two_redis_round_trips(
+def test_processing_a_small_session_costs_ten_statements_and_two_redis_round_trips(
     world, api_as, redis_commands
 ) -> None:
     process_session(str(_uploaded(world, api_as, "warm up").pk))  # caches, prepared plans, loaded scripts
@@ -35,12 +35,15 @@ def test_processing_a_small_session_costs_twelve_statements_and_two_redis_round_
         process_session(str(session.pk))
     statements = [q["sql"] for q in queries.captured_queries]
     # load (with project and author); the attempt: BEGIN, SET LOCAL, UPDATE, COMMIT; the result: BEGIN,
-    # tenant settings, SET LOCAL, SAVEPOINT, UPDATE, RELEASE, COMMIT (docs/scaling.md)
-    assert len(statements) == 12, statements
+    # tenant settings with synchronous_commit, SAVEPOINT, UPDATE, COMMIT (which releases the savepoint;
+    # docs/scaling.md)
+    assert len(statements) == 10, statements
+    assert not any(sql.startswith("RELEASE") for sql in statements)
     assert '"projects_project"' in statements[0] and '"projects_user"' in statements[0]
-    assert statements[2] == statements[7] == "SET LOCAL synchronous_commit TO OFF"  # no WAL flush wait
+    assert statements[2] == "SET LOCAL synchronous_commit TO OFF"  # no WAL flush wait
+    assert "set_config('synchronous_commit', 'off', true)" in statements[6]  # nor for the result
     assert statements[3].startswith('UPDATE "sessions_app_session" SET "processing_attempts" = 1 ')
-    assert statements[9].startswith('UPDATE "sessions_app_session" SET "status" = ')
+    assert statements[8].startswith('UPDATE "sessions_app_session" SET "status" = ')
     # the project's fairness slot taken (one script), the slot handed on (one script); the first page of
     # a session this small is rendered by its first reader, not kept by the worker (frontend/page_cache.py)
     assert redis_commands == ["EVALSHA", "EVALSHA"]
@@ -78,8 +81,8 @@ def test_only_the_transaction_that_asks_skips_the_wal_flush_wait(world) -> None:
     """The worker's (its result is re-derivable: a lost commit leaves the session processing, and the sweep
     re-queues it); a request's transaction — an upload, a deletion — still waits for durability."""
 
-    def synchronous_commit(*, lazy: bool) -> str:
-        with project_scope(world.project), connection.cursor() as cursor:
+    def synchronous_commit(*, lazy: bool, durable: bool = True) -> str:
+        with project_scope(world.project, durable=durable), connection.cursor() as cursor:
             if lazy:
                 lazy_commit()
             cursor.execute("SHOW synchronous_commit")
@@ -89,3 +92,5 @@ def test_only_the_transaction_that_asks_skips_the_wal_flush_wait(world) -> None:
     assert default != "off"
     assert synchronous_commit(lazy=True) == "off"
     assert synchronous_commit(lazy=False) == default  # transaction-local: the next transaction is durable again
+    assert synchronous_commit(lazy=False, durable=False) == "off"  # the worker's result transaction
+    assert synchronous_commit(lazy=False) == default
