@@ -30,7 +30,7 @@ def _segments() -> tuple[bytes, list[int]]:
     return b.build(), cuts
 
 
-def test_the_whole_conversation_loads_lazily_and_find_spans_segments(browser, live_server, world, make_session) -> None:
+def _upload(world, make_session) -> None:
     raw, cuts = _segments()
     starts = [0, *cuts[:-1]]
     for number, (start, end) in enumerate(zip(starts, cuts, strict=True), start=1):
@@ -45,6 +45,10 @@ def test_the_whole_conversation_loads_lazily_and_find_spans_segments(browser, li
             end_offset=end,
             agent_session_id=AGENT,
         )
+
+
+def test_the_whole_conversation_loads_lazily_and_find_spans_segments(browser, live_server, world, make_session) -> None:
+    _upload(world, make_session)
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1400, "height": 900})
     context.set_default_timeout(10_000)
     page = context.new_page()
@@ -66,4 +70,22 @@ def test_the_whole_conversation_loads_lazily_and_find_spans_segments(browser, li
     text = page.locator("#cards").inner_text()
     assert "segment 1 turn 1 done" in text and "segment 3 turn 6 done" in text
     assert page.locator(".segment-boundary").count() == 3  # the markers stay between the found cards
+    context.close()
+
+
+def test_an_overview_entry_opens_a_prompt_on_a_later_page_and_a_phone_does_not_scroll_sideways(
+    browser, live_server, world, make_session
+) -> None:
+    _upload(world, make_session)
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/conversation/{AGENT}")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.locator("#prompt-overview > li").nth(17).locator("a.prompt-text").click()
+    page.wait_for_url(re.compile(r"\?at=\d+#m-\d+$"))
+    prompt = page.locator("article.prompt", has_text="Segment 3 turn 6:")
+    prompt.wait_for()
+    assert prompt.is_visible()
     context.close()
