@@ -6,11 +6,12 @@ page's. Only the cards of the requested page are turned into HTML.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from frontend import format as fmt
-from frontend.conversation import Paged, build_cards, paginate, with_tool_partners
+from frontend.conversation import Card, Paged, build_cards, paginate, with_tool_partners
 from frontend.forms import ALL_ROLES, MessageFilterForm
 from frontend.present import present
 from frontend.render import Where, cards_html, turns_html
@@ -70,8 +71,23 @@ class Reading:
         return self.page + 1 if self.page < self.page_count else None
 
 
-def read(document: dict[str, Any], form: MessageFilterForm, *, where: Where, params: dict[str, Any]) -> Reading:
-    """The page of ``document`` that ``form`` asks for; ``params`` are the filters links must keep."""
+CardsWriter = Callable[[list[Card], Where, Paged, int], str]
+
+
+def _cards_only(cards: list[Card], where: Where, paged: Paged, page: int) -> str:
+    return cards_html(cards, where)
+
+
+def read(
+    document: dict[str, Any],
+    form: MessageFilterForm,
+    *,
+    where: Where,
+    params: dict[str, Any],
+    write: CardsWriter = _cards_only,
+) -> Reading:
+    """The page of ``document`` that ``form`` asks for; ``params`` are the filters links must keep;
+    ``write`` turns the page's cards into HTML (the whole-conversation page adds commit boundaries)."""
     messages = document.get("messages") or []
     shown = matched = messages
     if form.narrowed:
@@ -99,7 +115,7 @@ def read(document: dict[str, Any], form: MessageFilterForm, *, where: Where, par
         shown=len(matched),
         page_count=paged.count,
         page=page,
-        html=cards_html(cards, where),
+        html=write(cards, where, paged, page),
         turns=turns,
         usage=token_totals(messages),
         first_timestamp=first,

@@ -1,6 +1,17 @@
 from django.urls import path
 
-from frontend.views import access_log, audit_trail, insights, links, pages, session_files, sessions, share, shares
+from frontend.views import (
+    access_log,
+    audit_trail,
+    conversation_page,
+    insights,
+    links,
+    pages,
+    session_files,
+    sessions,
+    share,
+    shares,
+)
 from frontend.views.settings import ProjectSettingsView
 from projects.pages import device_approve
 
@@ -16,6 +27,11 @@ urlpatterns = [
     path(f"{S}/raw", sessions.SessionRawView.as_view(), name="session-raw"),
     path(f"{S}/access", access_log.SessionAccessLogView.as_view(), name="session-access"),
     path(f"{S}/delete", access_log.SessionDeleteView.as_view(), name="session-delete"),
+    path(
+        f"{P}/conversation/<str:agent_session_id>",
+        conversation_page.WholeConversationView.as_view(),
+        name="whole-conversation",
+    ),
     path(f"{P}/c/<str:sha>", links.CommitLinkView.as_view(), name="commit-link"),
     path(f"{P}/m/<uuid:message_uuid>", links.MessageLinkView.as_view(), name="message-link"),
     path(f"{P}/t/<path:task_id>", links.TaskLinkView.as_view(), name="task-link"),

@@ -1,0 +1,91 @@
+"""The whole conversation in Chromium: every segment on one lazily loaded page, Find across segments."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.client.transcript_builder import TranscriptBuilder
+from tests.frontend.browser.conftest import log_in, screenshot
+from tests.uploads import commit_hash
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+AGENT = "3b9d6f10-2c4e-4a8b-b1d7-5e6f7a8b9c0d"
+
+
+def _segments() -> tuple[bytes, list[int]]:
+    """Three segments of six turns (ten messages each): 180 messages, more than one lazy page."""
+    b = TranscriptBuilder(AGENT, start="2026-03-03T08:00:00Z", step_seconds=2)
+    cuts = []
+    for segment in range(1, 4):
+        for turn in range(1, 7):
+            b.prompt(f"Segment {segment} turn {turn}: change module_{segment}_{turn}.py")
+            b.thinking("Plan.").assistant_text(f"Working on module_{segment}_{turn}.")
+            for call in range(3):
+                b.new_response().tool_call("Bash", {"command": f"pytest t_{segment}_{turn}_{call}.py"}, result="ok")
+            b.new_response().assistant_text(f"needle of segment {segment} turn {turn} done.").turn_end()
+        cuts.append(len(b.build()))
+    return b.build(), cuts
+
+
+def _upload(world, make_session) -> None:
+    raw, cuts = _segments()
+    starts = [0, *cuts[:-1]]
+    for number, (start, end) in enumerate(zip(starts, cuts, strict=True), start=1):
+        make_session(
+            world.project,
+            world.member,
+            raw[start:end],
+            seed=f"whole-browser-{number}",
+            commit_hash=commit_hash(f"whole-browser-{number}"),
+            commit_message=f"Change segment {number} modules",
+            start_offset=start,
+            end_offset=end,
+            agent_session_id=AGENT,
+        )
+
+
+def test_the_whole_conversation_loads_lazily_and_find_spans_segments(browser, live_server, world, make_session) -> None:
+    _upload(world, make_session)
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1400, "height": 900})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/conversation/{AGENT}")
+    assert page.locator("#prompt-overview > li").count() == 18
+    assert page.locator("#more [data-more]").count() == 1  # the later segments are on a lazy page
+    screenshot(page, "whole-conversation", full_page=False)
+
+    page.locator("#more [data-more]").scroll_into_view_if_needed()
+    page.locator("#segment-3").wait_for()  # the last boundary arrived with the lazy page
+    boundaries = page.locator(".segment-boundary")
+    assert boundaries.count() == 3
+    assert "Change segment 3 modules" in boundaries.nth(2).inner_text()
+
+    page.fill("#m-q", "needle of segment")
+    page.wait_for_url(re.compile(r"q=needle"))
+    page.locator("#cards mark").first.wait_for()
+    text = page.locator("#cards").inner_text()
+    assert "segment 1 turn 1 done" in text and "segment 3 turn 6 done" in text
+    assert page.locator(".segment-boundary").count() == 3  # the markers stay between the found cards
+    context.close()
+
+
+def test_an_overview_entry_opens_a_prompt_on_a_later_page_and_a_phone_does_not_scroll_sideways(
+    browser, live_server, world, make_session
+) -> None:
+    _upload(world, make_session)
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/conversation/{AGENT}")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.locator("#prompt-overview > li").nth(17).locator("a.prompt-text").click()
+    page.wait_for_url(re.compile(r"\?at=\d+#m-\d+$"))
+    prompt = page.locator("article.prompt", has_text="Segment 3 turn 6:")
+    prompt.wait_for()
+    assert prompt.is_visible()
+    context.close()
