@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
+import urllib.error
+import urllib.request
 
 import pytest
 from django_scopes import scopes_disabled
@@ -20,7 +23,8 @@ def _sign_in_with_provider(page, sub: str) -> list[str]:  # noqa: F811 (page is 
     """Click through our login page and the provider's form; returns the URLs the browser asked for."""
     urls: list[str] = []
     page.on("request", lambda request: urls.append(request.url))
-    page.goto("/accounts/login/")
+    if "/accounts/login/" not in page.url:
+        page.goto("/accounts/login/")
     page.get_by_role("link", name="Acme Login").click()
     page.locator("form button[type=submit]").click()  # allauth's "continue" (no login on GET)
     page.wait_for_url(re.compile(r"/oauth2/authorize"))
@@ -108,3 +112,31 @@ def test_sso_required_still_signs_in_through_the_provider(page, sso, settings) -
     _sign_in_with_provider(page, "erin-1")
     page.wait_for_url(re.compile(r"/$"))
     assert User.objects.filter(email__iexact="erin@acme.test").exists()
+
+
+def test_the_cli_device_login_is_approved_after_signing_in_through_sso(page, sso, live_server) -> None:  # noqa: F811
+    def api(path: str, body: dict) -> tuple[int, dict]:
+        request = urllib.request.Request(
+            live_server.url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    status, started = api("/api/v1/auth/device", {"client_name": "laptop"})
+    assert status == 201
+    sso.set_user("frank-1", "frank@acme.test")
+    page.goto("/device")  # the CLI opens this; signing in comes first
+    assert "/accounts/login/" in page.url
+    _sign_in_with_provider(page, "frank-1")
+    page.wait_for_url(re.compile(r"/device"))
+    page.fill("input#code", started["user_code"])
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name="Approve").click()
+    page.wait_for_load_state()
+
+    status, granted = api("/api/v1/auth/device/token", {"device_code": started["device_code"]})
+    assert status == 200 and granted["token"]
+    assert User.objects.get(email="frank@acme.test").api_tokens.count() == 1
