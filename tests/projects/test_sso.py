@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from config import env, variables
 from tests.factories import UserFactory
 
+BASE_DIR = Path(__file__).resolve().parents[2]
 PASSWORD = "pw-for-tests-1"
 PROVIDER = '{"id": "okta", "name": "Okta", "server_url": "https://acme.okta.com", "client_id": "c", "secret": "s3cr3t"}'
 
@@ -87,3 +94,29 @@ def test_without_sso_required_passwords_still_work(db, client, settings) -> None
     user = UserFactory(email="dev@acme.test")
     client.post("/accounts/login/", {"login": user.email, "password": PASSWORD})
     assert client.session["_auth_user_id"] == str(user.pk)
+
+
+def test_configured_providers_become_allauth_apps_and_may_receive_the_login_form() -> None:
+    """From the environment to settings: PKCE on, and the CSP lets allauth's form redirect to the provider."""
+    code = (
+        "import django, json; django.setup(); from django.conf import settings as s; "
+        "print(json.dumps([s.SOCIALACCOUNT_PROVIDERS, s.CONTENT_SECURITY_POLICY['DIRECTIVES']['form-action']]))"
+    )
+    environ = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SESSIONLEDGER_OIDC_PROVIDERS": f"[{PROVIDER}]",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=BASE_DIR, env=environ, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    providers, form_action = json.loads(result.stdout.strip().splitlines()[-1])
+    assert providers["openid_connect"]["OAUTH_PKCE_ENABLED"] is True
+    [app] = providers["openid_connect"]["APPS"]
+    assert (app["provider_id"], app["client_id"], app["settings"]["server_url"]) == (
+        "okta",
+        "c",
+        "https://acme.okta.com",
+    )
+    assert form_action == ["'self'", "https://acme.okta.com"]
