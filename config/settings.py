@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import jinja2
 
@@ -40,6 +41,8 @@ INSTALLED_APPS = [
     "frontend",  # before allauth: its templates restyle allauth's pages
     "allauth",
     "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
     "projects",
     "sessions_app",
 ]
@@ -77,6 +80,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "config.client_wheel.client_install",
+                "projects.sso.context",
             ],
         },
     },
@@ -98,8 +102,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "projects.User"
 
 AUTHENTICATION_BACKENDS = [
-    "django.contrib.auth.backends.ModelBackend",
-    "allauth.account.auth_backends.AuthenticationBackend",
+    # Django's and allauth's password backends, refusing passwords when SSO is required (projects/sso.py)
+    "projects.sso.PasswordBackend",
+    "projects.sso.AllauthPasswordBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -127,6 +132,40 @@ SESSIONLEDGER_INVITE_RATE = env["SESSIONLEDGER_INVITE_RATE"]
 SESSIONLEDGER_SHARE_VIEW_RATE = env["SESSIONLEDGER_SHARE_VIEW_RATE"]
 SESSIONLEDGER_DEVICE_TOKEN_DAYS = env["SESSIONLEDGER_DEVICE_TOKEN_DAYS"]
 ACCOUNT_ADAPTER = "projects.adapters.AccountAdapter"
+# Single sign-on (docs/security.md "Single sign-on"): OpenID Connect, authorization code with PKCE; allauth
+# reads each provider's discovery document and checks the ID token's signature (JWKS), issuer, audience
+# and nonce. Policies are read by projects/adapters.py.
+SOCIALACCOUNT_ADAPTER = "projects.adapters.SocialAccountAdapter"
+SOCIALACCOUNT_PROVIDERS = {
+    "openid_connect": {
+        "OAUTH_PKCE_ENABLED": True,
+        "APPS": [
+            {
+                "provider_id": provider["id"],
+                "name": provider["name"],
+                "client_id": provider["client_id"],
+                "secret": provider["secret"],
+                "settings": {"server_url": provider["server_url"], "oauth_pkce_enabled": True},
+            }
+            for provider in env["SESSIONLEDGER_OIDC_PROVIDERS"]
+        ],
+    }
+}
+SOCIALACCOUNT_ONLY = False
+SOCIALACCOUNT_AUTO_SIGNUP = True
+# An address the provider verified signs in to the account that already has it (the company owns it).
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = True
+SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = True
+SOCIALACCOUNT_STORE_TOKENS = False
+SESSIONLEDGER_SSO_DOMAINS = [domain.lower().lstrip("@") for domain in env["SESSIONLEDGER_SSO_DOMAINS"]]
+SESSIONLEDGER_SSO_JIT = env["SESSIONLEDGER_SSO_JIT"]
+SESSIONLEDGER_SSO_DEFAULT_PROJECTS = env["SESSIONLEDGER_SSO_DEFAULT_PROJECTS"]
+SESSIONLEDGER_SSO_REQUIRED = env["SESSIONLEDGER_SSO_REQUIRED"]
+SESSIONLEDGER_SSO_STAFF_PASSWORD = env["SESSIONLEDGER_SSO_STAFF_PASSWORD"]
+# allauth's "continue" form redirects to the provider: the CSP's form-action must allow its origin.
+SSO_ORIGINS = sorted(
+    {"{0.scheme}://{0.netloc}".format(urlsplit(p["server_url"])) for p in env["SESSIONLEDGER_OIDC_PROVIDERS"]}
+)
 LOGIN_REDIRECT_URL = "/"
 ACCOUNT_LOGOUT_REDIRECT_URL = "/accounts/login/"
 
@@ -330,7 +369,7 @@ CONTENT_SECURITY_POLICY = {
         "object-src": ["'none'"],
         "base-uri": ["'none'"],
         "frame-ancestors": ["'none'"],
-        "form-action": ["'self'"],
+        "form-action": ["'self'", *SSO_ORIGINS],
     },
 }
 SESSION_COOKIE_SECURE = PRODUCTION

@@ -101,6 +101,39 @@ def sample_rate(value: str) -> float:
     return rate
 
 
+def oidc_providers(value: str) -> list[dict[str, str]]:
+    """``[{"id", "name", "server_url", "client_id", "secret"}, ...]``: the OpenID Providers (docs/security.md)."""
+    import json
+
+    try:
+        providers = json.loads(value) if value.strip() else []
+    except json.JSONDecodeError:
+        raise ValueError("expected a JSON list of providers (malformed JSON)") from None
+    if not isinstance(providers, list):
+        raise ValueError("expected a JSON list of providers")
+    keys = ("id", "name", "server_url", "client_id", "secret")
+    parsed, seen = [], set()
+    for index, provider in enumerate(providers):
+        if not isinstance(provider, dict) or not all(isinstance(provider.get(key), str) for key in keys):
+            raise ValueError(f"provider {index} needs the strings {', '.join(keys)}")
+        if not provider["id"] or not provider["id"].replace("-", "").isalnum() or provider["id"] in seen:
+            raise ValueError(f"provider {index} needs a unique id of letters, digits and dashes")
+        seen.add(provider["id"])
+        parsed.append({key: provider[key] for key in keys} | {"server_url": http_url(provider["server_url"])})
+    return parsed
+
+
+def domain_projects(value: str) -> dict[str, str]:
+    """``example.com=backend,example.org=web``: new SSO users of a domain join that project."""
+    pairs = {}
+    for item in env.parse_csv(value):
+        domain, equals, slug = item.partition("=")
+        if not equals or not domain.strip() or not slug.strip():
+            raise ValueError("expected domain=project-slug pairs separated by commas")
+        pairs[domain.strip().lower()] = slug.strip()
+    return pairs
+
+
 def _production(values: Mapping[str, Any]) -> bool:
     return bool(values["SESSIONLEDGER_ENV"] == "production")
 
@@ -126,6 +159,12 @@ SCHEMA: tuple[Variable, ...] = (
         lambda v: "mandatory" if _production(v) else "optional",
     ),
     Variable("ACCOUNT_ALLOW_SIGNUPS", BOOLEAN, True),
+    Variable("SESSIONLEDGER_OIDC_PROVIDERS", oidc_providers, []),
+    Variable("SESSIONLEDGER_SSO_DOMAINS", CSV, []),
+    Variable("SESSIONLEDGER_SSO_JIT", BOOLEAN, True),
+    Variable("SESSIONLEDGER_SSO_DEFAULT_PROJECTS", domain_projects, {}),
+    Variable("SESSIONLEDGER_SSO_REQUIRED", BOOLEAN, False),
+    Variable("SESSIONLEDGER_SSO_STAFF_PASSWORD", BOOLEAN, False),
     Variable("SESSIONLEDGER_TOKEN_MINT_RATE", RATE, "20/hour"),
     Variable("SESSIONLEDGER_DEVICE_START_RATE", RATE, "30/min"),
     Variable("SESSIONLEDGER_DEVICE_CODE_RATE", RATE, "10/min"),
@@ -193,14 +232,16 @@ SCHEMA: tuple[Variable, ...] = (
     Variable("SENTRY_TRACES_SAMPLE_RATE", sample_rate, 0.0),
 )
 NAMES = frozenset(variable.name for variable in SCHEMA)
-_SECRET_PARTS = ("SECRET", "PASSWORD", "TOKEN", "URL", "DSN")  # values that may hold credentials
+_SECRET_PARTS = ("SECRET", "PASSWORD", "TOKEN", "URL", "DSN", "OIDC")  # values that may hold credentials
 
 
 def _rules(values: Mapping[str, Any]) -> list[str]:
     """What no single variable can say: production refuses the development conveniences."""
-    if not _production(values):
-        return []
     problems = []
+    if values["SESSIONLEDGER_SSO_REQUIRED"] and not values["SESSIONLEDGER_OIDC_PROVIDERS"]:
+        problems.append("SESSIONLEDGER_SSO_REQUIRED needs at least one provider in SESSIONLEDGER_OIDC_PROVIDERS")
+    if not _production(values):
+        return problems
     if values["DEBUG"]:
         problems.append("DEBUG must be off when SESSIONLEDGER_ENV=production")
     if values["SECRET_KEY"] == DEV_SECRET or len(values["SECRET_KEY"]) < 32:

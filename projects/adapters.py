@@ -1,8 +1,70 @@
+"""django-allauth's hooks: sign-up, password and single sign-on policies (projects/sso.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
 from allauth.account.adapter import DefaultAccountAdapter
+from allauth.core.exceptions import ImmediateHttpResponse
+from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
+from allauth.socialaccount.models import SocialLogin
+from django import forms
 from django.conf import settings
 from django.http import HttpRequest
+from django.shortcuts import render
+from django_scopes import scopes_disabled
+
+from projects import audit_trail, sso
+from projects.models import Project, Role
 
 
 class AccountAdapter(DefaultAccountAdapter):
     def is_open_for_signup(self, request: HttpRequest) -> bool:
-        return settings.ACCOUNT_ALLOW_SIGNUPS
+        return bool(settings.ACCOUNT_ALLOW_SIGNUPS) and not sso.sso_required()
+
+    def authenticate(self, request: HttpRequest, **credentials: Any) -> Any:
+        """Under SSO the password form says so, whatever the address (no hint whether it exists)."""
+        user = super().authenticate(request, **credentials)
+        if sso.sso_required() and (user is None or not sso.password_allowed(user)):
+            raise forms.ValidationError(sso.PASSWORD_OFF)
+        return user
+
+
+class SocialAccountAdapter(DefaultSocialAccountAdapter):  # type: ignore[misc, unused-ignore]  # allauth is untyped
+    def pre_social_login(self, request: HttpRequest, sociallogin: SocialLogin) -> None:
+        """The provider vouched for an address: refuse it unless its domain is allowed."""
+        email = _email_of(sociallogin)
+        if sso.domain_allowed(email):
+            return
+        audit_trail.record(
+            request,
+            kind=audit_trail.SSO_LOGIN_REFUSED,
+            target=email,
+            detail={"provider": sociallogin.account.provider, "reason": "domain"},
+        )
+        response = render(request, "account/sso_refused.html", {"email": email}, status=403)
+        raise ImmediateHttpResponse(response)
+
+    def is_open_for_signup(self, request: HttpRequest, sociallogin: SocialLogin) -> bool:
+        """Just-in-time creation of the accounts the provider vouches for (SESSIONLEDGER_SSO_JIT)."""
+        return bool(settings.SESSIONLEDGER_SSO_JIT)
+
+    def save_user(self, request: HttpRequest, sociallogin: SocialLogin, form: Any = None) -> Any:
+        user = super().save_user(request, sociallogin, form)
+        slug = sso.default_project_slug(user.email)
+        if slug:
+            from projects.services import membership_add
+
+            with scopes_disabled():
+                project = Project.objects.filter(slug=slug, archived_at__isnull=True).first()
+                if project is not None:
+                    membership_add(project=project, user=user, role=Role.MEMBER)
+        return user
+
+
+def _email_of(sociallogin: SocialLogin) -> str:
+    """The address the provider verified; an unverified one counts as none."""
+    for address in sociallogin.email_addresses:
+        if address.verified:
+            return str(address.email).strip().lower()
+    return ""

@@ -1,0 +1,117 @@
+"""A real OpenID Provider for the SSO tests: oidc-provider-mock (Authlib) in a second process.
+
+It serves discovery, JWKS, the authorization endpoint (a form where the test types the subject), the
+token endpoint (code + PKCE, signed ID tokens) and userinfo on a free loopback port. Clients must
+register (``--require-registration``), so the client secret and redirect URI are really checked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+PROVIDER_ID = "testop"
+
+
+@dataclass(frozen=True)
+class Provider:
+    url: str
+
+    def call(self, method: str, path: str, body: Any) -> Any:
+        request = urllib.request.Request(
+            self.url + path, data=json.dumps(body).encode(), method=method, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            text = response.read()
+        return json.loads(text) if text else None
+
+    def register(self, redirect_uri: str) -> dict[str, Any]:
+        """allauth sends the secret in the body when the provider offers both methods."""
+        return dict(
+            self.call(
+                "POST",
+                "/oauth2/clients",
+                {"redirect_uris": [redirect_uri], "token_endpoint_auth_method": "client_secret_post"},
+            )
+        )
+
+    def set_user(self, sub: str, email: str, *, verified: bool = True) -> None:
+        self.call("PUT", f"/users/{sub}", {"email": email, "email_verified": verified})
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def oidc_provider() -> Iterator[Provider]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "oidc_provider_mock", "--port", str(port), "--require-registration"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):  # readiness: until discovery answers or the process died
+            if process.poll() is not None:
+                pytest.fail("the OpenID Provider exited while starting")
+            if _answers(url + "/.well-known/openid-configuration"):
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=0.1)
+        else:
+            pytest.fail("the OpenID Provider never answered")
+        yield Provider(url)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def sso(oidc_provider: Provider, live_server, settings) -> Provider:
+    """The live server configured with the provider, as SESSIONLEDGER_OIDC_PROVIDERS would."""
+    client = oidc_provider.register(f"{live_server.url}/accounts/oidc/{PROVIDER_ID}/login/callback/")
+    settings.SOCIALACCOUNT_PROVIDERS = {
+        "openid_connect": {
+            "OAUTH_PKCE_ENABLED": True,
+            "APPS": [
+                {
+                    "provider_id": PROVIDER_ID,
+                    "name": "Acme Login",
+                    "client_id": client["client_id"],
+                    "secret": client["client_secret"],
+                    "settings": {"server_url": oidc_provider.url, "oauth_pkce_enabled": True},
+                }
+            ],
+        }
+    }
+    policy = settings.CONTENT_SECURITY_POLICY
+    directives = {**policy["DIRECTIVES"], "form-action": ["'self'", oidc_provider.url]}  # as SSO_ORIGINS
+    settings.CONTENT_SECURITY_POLICY = {**policy, "DIRECTIVES": directives}
+    settings.SESSIONLEDGER_SSO_DOMAINS = ["acme.test"]
+    settings.SESSIONLEDGER_SSO_JIT = True
+    settings.SESSIONLEDGER_SSO_DEFAULT_PROJECTS = {}
+    settings.SESSIONLEDGER_SSO_REQUIRED = False
+    settings.SESSIONLEDGER_SSO_STAFF_PASSWORD = False
+    return oidc_provider
