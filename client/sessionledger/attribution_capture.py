@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sessionledger import gitmeta, log
-from sessionledger.core import attribution
+from sessionledger.core import attribution, attribution_record
 
 FILE = "attribution.json"
 MAX_DIFF_BYTES = 20 * 1024 * 1024  # a bigger commit (a vendored tree) is not attributed
@@ -104,7 +104,7 @@ def record_for_commit(
     steps = attribution.steps_from_messages(parsed.messages)
     moves = attribution.moves_from_messages(parsed.messages)
     owners = attribution.attribute(added, steps, root=_root(repo), moves=moves, renamed=renames(repo, sha))
-    return attribution.build_record(
+    return attribution_record.build_record(
         revision=sha,
         added=added,
         owners=owners,
@@ -171,5 +171,5 @@ def part_for_upload(entry: Any, server: str, project: str) -> Any:
 
     with open(path, "rb") as handle:
         record = json.load(handle)
-    data = json.dumps(attribution.with_urls(record, server, project), separators=(",", ":")).encode()
+    data = json.dumps(attribution_record.with_urls(record, server, project), separators=(",", ":")).encode()
     return Part("attribution", data=data, filename=FILE, content_type="application/json")

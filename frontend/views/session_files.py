@@ -14,7 +14,8 @@ from typing import Any
 from django.views.generic import TemplateView
 
 from frontend.views.sessions import SessionObjectMixin, _document
-from sessionledger.core.attribution import VENDOR, step_of
+from sessionledger.core.attribution import VENDOR
+from sessionledger.core.attribution_record import step_of
 from sessions_app.attribution import selectors
 from sessions_app.attribution.selectors import MAX_EARLIER_SEGMENTS
 from sessions_app.attribution.validation import only_permalinks

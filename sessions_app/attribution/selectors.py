@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from projects.models import Project
-from sessionledger.core import attribution
+from sessionledger.core import attribution, attribution_record
 from sessions_app import selectors
 from sessions_app.links import absolute_url, session_api_url, session_web_url
 from sessions_app.models import Attribution, Session
@@ -71,10 +71,10 @@ def matched_record(
         owner_session.update({step.uuid: session for step in found})
     owners = attribution.attribute(added, steps, moves=moves)
     counts = {path: max((line.number for line in lines), default=0) for path, lines in added.items()}
-    record = attribution.build_record(
+    record = attribution_record.build_record(
         revision=sha, added=added, owners=owners, line_counts=counts, agent=_agent(sessions)
     )
-    record = attribution.with_urls(record, _site(), project.slug)
+    record = attribution_record.with_urls(record, _site(), project.slug)
     vendor = record["metadata"][attribution.VENDOR]
     vendor["source"] = "transcript"
     for uuid, facts in vendor["steps"].items():

@@ -17,7 +17,7 @@ from typing import Any
 
 from projects.errors import DomainError
 from projects.models import Role
-from sessionledger.core import attribution
+from sessionledger.core import attribution_record
 from sessions_app.attribution import validation
 from sessions_app.models import Attribution, Session
 
@@ -41,7 +41,7 @@ def attribution_store(*, session: Session, data: bytes) -> Attribution:
     validation.validate(record, session)
     # Each step's URL is this server's permalink of its message, whatever address the client used,
     # stored as a path: answers make it absolute with today's SITE_URL (selectors.with_session).
-    record = attribution.with_urls(record, "", session.project.slug)
+    record = attribution_record.with_urls(record, "", session.project.slug)
     record = validation.only_permalinks(record, session.project)  # no other site, no javascript:
     added, ai = validation.line_totals(record)
     found, _ = Attribution.objects.update_or_create(

@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 
 from sessionledger.attribution_capture import commit_diff, line_counts, record_for_commit
-from sessionledger.core import attribution
+from sessionledger.core import attribution, attribution_record
 from tests.client.attribution_helpers import validate_agent_trace
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.work import assert_linear
@@ -41,7 +41,7 @@ def owners_of(record: dict, path: str) -> dict[int, str]:
     for entry in record["files"]:
         if entry["path"] == path:
             for conversation in entry["conversations"]:
-                who = attribution.step_of(conversation) or "human"
+                who = attribution_record.step_of(conversation) or "human"
                 for span in conversation["ranges"]:
                     found.update(dict.fromkeys(range(span["start_line"], span["end_line"] + 1), who))
     return found
@@ -173,7 +173,7 @@ def test_a_sub_agents_edits_are_attributed_to_its_own_step_and_model(tmp_path) -
     assert conversation["ranges"] == [
         {"start_line": 1, "end_line": 2, "content_hash": conversation["ranges"][0]["content_hash"]}
     ]
-    step = record["metadata"]["dev.sessionledger"]["steps"][attribution.step_of(conversation)]
+    step = record["metadata"]["dev.sessionledger"]["steps"][attribution_record.step_of(conversation)]
     assert step["tool"] == "Write"
 
 

@@ -7,7 +7,7 @@ import json
 
 from django_scopes import scopes_disabled
 
-from sessionledger.core import attribution
+from sessionledger.core import attribution, attribution_record
 from sessions_app.models import AccessLog
 from tests.client.transcript_builder import TranscriptBuilder
 
@@ -27,7 +27,7 @@ def test_the_files_view_links_each_agent_range_to_its_message(world, ingest, api
     session = ingest(world.project, world.member, raw=raw, seed="files", files_touched=[PATH])
     lines = {PATH: [attribution.Line.of(n, t) for n, t in ((1, "a = 1"), (2, "b = 2"), (3, "c = 3"))]}
     step = attribution.Step(step_uuid, "Write", f"/repo/{PATH}", ["a = 1", "b = 2"], 0, 0, "claude-opus-4-6", prompt)
-    record = attribution.build_record(
+    record = attribution_record.build_record(
         revision=session.commit_hash,
         added=lines,
         owners=attribution.attribute(lines, [step]),

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django_scopes import scopes_disabled
 
-from sessionledger.core import attribution
+from sessionledger.core import attribution, attribution_record
 from sessions_app.attribution.validation import SCHEMA_FILE
 from sessions_app.models import Attribution, CommitLink, Session
 from tests.client.attribution_helpers import SCHEMA, validate_agent_trace
@@ -29,7 +29,7 @@ def record(**changes: Any) -> dict[str, Any]:
     step = attribution.Step("3f2c0b7e-5d1a-4c8e-9b7f-0a1b2c3d4e5f", "Write", "/r/src/capture.py", [], 0, 0, "m")
     step.keys = frozenset(line.hash for line in lines["src/capture.py"][:3])
     owners = attribution.attribute(lines, [step])
-    built = attribution.build_record(
+    built = attribution_record.build_record(
         revision=SHA,
         added=lines,
         owners=owners,
@@ -196,7 +196,9 @@ def test_a_posted_record_is_served_for_the_session_and_its_commit_and_relinks(wo
     assert by_session.status_code == 200
     validate_agent_trace(by_session.json())
     [ai] = [c for c in by_session.json()["files"][0]["conversations"] if c["contributor"]["type"] == "ai"]
-    assert ai["url"] == f"http://testserver/p/{world.project.slug}/m/{attribution.step_of(ai)}"  # not the client's
+    assert (
+        ai["url"] == f"http://testserver/p/{world.project.slug}/m/{attribution_record.step_of(ai)}"
+    )  # not the client's
     assert by_session.json()["metadata"]["dev.sessionledger"]["session"]["id"] == str(session.pk)
 
     rebased = commit_hash("rebased")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django_scopes import scopes_disabled
 
-from sessionledger.core import attribution
+from sessionledger.core import attribution_record
 from sessions_app.models import Attribution
 from tests.sessions.test_attribution_api import _post, _session, record
 
@@ -22,7 +22,7 @@ def test_the_stored_record_holds_paths_not_the_site_url(world, api_as) -> None:
     with scopes_disabled():
         stored = Attribution.objects.get(session=session).record
     ai = _ai_conversation(stored)
-    assert ai["url"] == f"/p/{world.project.slug}/m/{attribution.step_of(ai)}"
+    assert ai["url"] == f"/p/{world.project.slug}/m/{attribution_record.step_of(ai)}"
     assert all(r["url"].startswith(f"/p/{world.project.slug}/m/") for r in ai.get("related", []))
 
 
@@ -33,7 +33,7 @@ def test_after_a_site_url_change_the_api_and_the_files_view_still_link_every_ste
 
     served = api_as(world.viewer).get(f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}/attribution")
     ai = _ai_conversation(served.json())
-    path = f"/p/{world.project.slug}/m/{attribution.step_of(ai)}"
+    path = f"/p/{world.project.slug}/m/{attribution_record.step_of(ai)}"
     assert ai["url"] == f"https://ledger.example.org{path}"
 
     client.force_login(world.viewer)

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sessionledger.core.attribution import VENDOR, step_of
+from sessionledger.core.attribution import VENDOR
+from sessionledger.core.attribution_record import step_of
 
 
 @dataclass(frozen=True)
