@@ -18,6 +18,7 @@ transcript string.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,10 +61,15 @@ def outline(messages: list[dict[str, Any]]) -> list[Step]:
     """The steps of the main conversation, in document order."""
     steps: list[Step] = []
     burst: Step | None = None
+    calls: dict[str, dict[str, Any]] = {}  # tool id -> its call's input, to label results
+    commits: dict[str, Step] = {}  # tool id -> its commit step, relabelled from the result
     for message in messages:
         if message.get("sidechain"):
             continue
-        step = _step(message)
+        tool_id = _pair(message, calls, commits)
+        step = _step(message, calls.get(tool_id))
+        if step is not None and step.kind == "commit" and tool_id:
+            commits[tool_id] = step
         if step is None:
             if message.get("kind") == "tool_use" and _tool_name(message) not in LOOKING:
                 burst = None  # a test run, a fetch…: the next edit starts a new burst
@@ -83,6 +89,17 @@ def outline(messages: list[dict[str, Any]]) -> list[Step]:
     return steps
 
 
+def _pair(message: dict[str, Any], calls: dict[str, dict[str, Any]], commits: dict[str, Step]) -> str:
+    """Remember a call's input by tool id; a commit's result relabels its step. The tool id."""
+    tool = found if isinstance(found := message.get("tool"), dict) else {}
+    tool_id = _text(tool.get("id"))
+    if message.get("kind") == "tool_use" and tool_id:
+        calls[tool_id] = {"name": _text(tool.get("name")), "input": tool.get("input")}
+    if message.get("kind") == "tool_result" and tool_id in commits:
+        _label_commit(commits.pop(tool_id), _text(message.get("content")))
+    return tool_id
+
+
 def _tool_name(message: dict[str, Any]) -> str:
     tool = message.get("tool")
     return _text(tool.get("name")) if isinstance(tool, dict) else ""
@@ -97,7 +114,7 @@ def _short(text: str) -> str:
     return text if len(text) <= LABEL_LIMIT else text[: LABEL_LIMIT - 1] + "…"
 
 
-def _step(message: dict[str, Any]) -> Step | None:
+def _step(message: dict[str, Any], call: dict[str, Any] | None = None) -> Step | None:
     kind, stamp = message.get("kind"), message.get("timestamp")
     stamp = stamp if isinstance(stamp, str) else None
     index = message["index"]
@@ -105,20 +122,62 @@ def _step(message: dict[str, Any]) -> Step | None:
         return Step("prompt", index, _short(_text(message.get("content"))) or "(no text)", stamp)
     tool = found if isinstance(found := message.get("tool"), dict) else {}
     if kind == "tool_result" and tool.get("is_error") is True:
-        first = next((line for line in _text(message.get("content"))[:2000].splitlines() if line.strip()), "")
-        name = _text(tool.get("name"))
-        return Step("error", index, _short(f"{name}: {first}" if name else first) or "error", stamp)
+        return Step("error", index, _error_label(_text(tool.get("name")), _text(message.get("content")), call), stamp)
     if message.get("api_error") is True:
         return Step("error", index, _short(_text(message.get("content"))) or "API error", stamp)
     if kind != "tool_use":
         return None
     name, data = _text(tool.get("name")), tool.get("input")
-    if name == "Bash" and isinstance(data, dict) and is_git_commit(_text(data.get("command"))[:5000]):
-        return Step("commit", index, _short(call_summary(data)), stamp)
+    if name == "Bash" and isinstance(data, dict) and is_git_commit(command := _text(data.get("command"))[:5000]):
+        subject = _message_subject(command)
+        return Step("commit", index, _short(f"commit: {subject}" if subject else call_summary(data)), stamp)
     if name in EDIT_TOOLS:
         path = _text(data.get("file_path") or data.get("notebook_path")) if isinstance(data, dict) else ""
         return Step("edit", index, "", stamp, files=[path[:300]] if path else [])
     return None
+
+
+def _error_label(name: str, content: str, call: dict[str, Any] | None) -> str:
+    """`Bash `pytest tests/x.py` — exit 2`, or the first failing test's name; else the first line."""
+    head = content[:20_000]
+    lines = [line.strip() for line in head.splitlines() if line.strip()]
+    failed = next(
+        (line.split(None, 1)[1] for line in lines if line.startswith(("FAILED ", "ERROR ")) and " " in line), ""
+    )
+    data = call.get("input") if call else None
+    command = _text(data.get("command")) if isinstance(data, dict) else ""
+    code = _EXIT.search(lines[0]) if lines else None
+    if failed:
+        return _short(f"failed {failed.split(' - ', 1)[0]}")
+    if command:
+        exit_note = f" — exit {code.group(1)}" if code else (f" — {lines[0]}" if lines else "")
+        return _short(f"{name or 'Bash'} `{_short(command)}`{exit_note}")
+    first = lines[0] if lines else ""
+    return _short(f"{name}: {first}" if name else first) or "error"
+
+
+_EXIT = re.compile(r"\bexit code (\d{1,3})\b", re.IGNORECASE)
+# `[main 1a2b3c4] Subject` / `[main (root-commit) 1a2b3c4] Subject`, git's own summary line
+_COMMIT_LINE = re.compile(r"^\[[^\]\n]{0,200}?\b([0-9a-f]{7,40})\] ([^\n]{0,300})", re.MULTILINE)
+
+
+def _label_commit(step: Step, result: str) -> None:
+    """Relabel a commit step with the hash and subject git printed."""
+    found = _COMMIT_LINE.search(result[:5000])
+    if found:
+        step.label = _short(f"{found.group(1)[:7]} {found.group(2).strip()}")
+
+
+def _message_subject(command: str) -> str:
+    """The subject a `git commit` command gives: `-m "Subject"` or the first line of a heredoc."""
+    if "<<" in command:
+        after = command.split("<<", 1)[1].split("\n")[1:]
+        return next((line.strip() for line in after if line.strip()), "")
+    for flag in (' -m "', " -m '", ' --message="', " --message='"):
+        if flag in command:
+            rest = command.split(flag, 1)[1]
+            return rest.split(flag[-1], 1)[0].split("\n", 1)[0].strip()
+    return ""
 
 
 def _add_file(burst: Step, files: list[str]) -> None:

@@ -175,6 +175,10 @@ class Session(models.Model):
         """What a session is called on its page and in lists: a checkpoint's commit subject, else its title."""
         if self.kind == Kind.CHECKPOINT and self.commit_subject:
             return self.commit_subject
+        if not self.title.strip() and self.kind in (Kind.END, Kind.CLEAR):
+            # a segment with no prompt of its own (the agent kept working after the last commit)
+            branch = self.feature_branch
+            return f"{branch}: after the last commit" if branch else "The conversation after the last commit"
         return self.title
 
     @property

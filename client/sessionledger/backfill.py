@@ -103,6 +103,23 @@ def commit_at(root: str, when: float, branch: str) -> str | None:
     return None
 
 
+def _tree_and_branch(root: str, cwd: str, branch: str) -> tuple[str | None, str]:
+    """Where an end segment's commit is looked up: the recorded branch in the repository, else
+    (Claude Code 1.0.x, Codex, Gemini record none) the worktree holding the session's cwd."""
+    return (root, branch) if branch else _tree_of(root, cwd)
+
+
+def _tree_of(root: str, cwd: str) -> tuple[str | None, str]:
+    """(the worktree holding `cwd`, its branch or ''), or (None, '') when no worktree holds it:
+    never the worktree `import` runs from, which may be on another branch."""
+    where = os.path.realpath(cwd) if cwd else ""
+    holding = [t for t in worktrees(root) if where == t or where.startswith(t.rstrip(os.sep) + os.sep)]
+    if not holding:
+        return None, ""
+    tree = max(holding, key=len)
+    return tree, gitmeta.git(tree, "symbolic-ref", "--short", "-q", "HEAD", check=False).strip()
+
+
 # --- cutting one transcript ----------------------------------------------------------------------
 
 
@@ -149,15 +166,19 @@ def plan_transcript(path: str, cwd: str, root: str, resume: Resume | None = None
         return plan
     segment = _Segmenter(plan, raw, root, cwd, 0 if snapshot else resume.offset, agent)
     cuts = match_cuts(agent.commit_calls(raw), commits_between(root, first - 60, last + 60))
-    branch = agent.branch_of(raw)
+    tree, branch = _tree_and_branch(root, cwd, agent.branch_of(raw))
+    if tree is None and not cuts:
+        plan.note = "no branch recorded and its directory is in no worktree: left unlinked"
+        return plan
+    tree = tree or root
     if snapshot:
-        head = cuts[-1].commit.sha if cuts else commit_at(root, last, branch)
+        head = cuts[-1].commit.sha if cuts else commit_at(tree, last, branch)
         if head and resume.offset != len(raw):  # the same bytes as the last import: nothing new
             segment.until(len(raw), "checkpoint" if cuts else "end", head, branch, last)
         return plan
     for cut in cuts:
         segment.until(cut.end, "checkpoint", cut.commit.sha, cut.branch or branch, cut.commit.time)
-    head = segment.previous or commit_at(root, last, branch)
+    head = segment.previous or commit_at(tree, last, branch)
     if head:
         segment.until(len(raw), "end", head, branch, last)
     _attach_subagents(plan.intents, _subagents(agent, path, resume.subagents), first)

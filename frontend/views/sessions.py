@@ -6,7 +6,9 @@ import logging
 from typing import Any
 
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.utils.decorators import method_decorator
 from django.views import View
+from django.views.decorators.gzip import gzip_page
 from django.views.generic import TemplateView
 
 from frontend import page_cache
@@ -46,6 +48,8 @@ class SessionListView(ProjectPageMixin, TemplateView):
         )
 
     def _rows(self, form: SessionListForm) -> Any:
+        if form.errors:  # a filter that cannot be applied: its error, never the unfiltered list
+            return selectors.session_list_queryset(project=self.project).none()
         rows = SessionFilter(form.api_filters(), queryset=selectors.session_list_queryset(project=self.project)).qs
         text = (form.cleaned_data.get("q") or "").strip()
         return selectors.session_list_with_snippets(rows, text) if text else rows
@@ -61,8 +65,14 @@ class SessionObjectMixin(ProjectPageMixin):
         return session
 
 
+@method_decorator(gzip_page, name="dispatch")
 class SessionView(SessionObjectMixin, TemplateView):
-    """``/p/{project}/s/{id}``: the conversation, filtered server-side, one page at a time."""
+    """``/p/{project}/s/{id}``: the conversation, filtered server-side, one page at a time.
+
+    Served gzip-compressed (the largest HTML we send). Only this page: BREACH needs a secret
+    next to reflected text, and its one secret, the CSRF token, is masked anew per response
+    (docs/ui.md); pages showing API tokens or share tokens stay uncompressed.
+    """
 
     template_name = "frontend/session.html"
 

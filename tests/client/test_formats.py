@@ -470,3 +470,24 @@ def test_unknown_agent_is_a_clear_value_error():
         get_format("cursor")
     with pytest.raises(ValueError):
         parse_transcript(b"", agent="cursor")
+
+
+@pytest.mark.parametrize(
+    ("opening", "expected"),
+    [
+        (lambda b: b.slash_command("/clear", stdout=""), "Fix the retry bug"),
+        (lambda b: b.slash_command("/compact", "keep the test names"), "Fix the retry bug"),
+        (lambda b: b.prompt("/clear"), "Fix the retry bug"),
+        (lambda b: b.slash_command("/review"), "Fix the retry bug"),
+    ],
+)
+def test_a_session_opened_by_a_slash_command_is_titled_by_its_first_real_prompt(opening, expected):
+    b = opening(TranscriptBuilder())
+    b.prompt("Fix the retry bug").assistant_text("Done.").prompt("Now the docs").assistant_text("Done.")
+    assert parse_transcript(b.build()).title == expected
+
+
+def test_a_custom_command_with_arguments_titles_the_session_not_the_next_prompt():
+    b = TranscriptBuilder().slash_command("/review", "the parser's error paths").assistant_text("Reviewed.")
+    b.prompt("Now fix what you found").assistant_text("Done.")
+    assert parse_transcript(b.build()).title == "/review the parser's error paths"

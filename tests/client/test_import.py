@@ -154,3 +154,25 @@ def test_import_fails_clearly_outside_a_repository_and_on_a_bad_date(ledger, cli
     assert outside.returncode == 1 and "not inside a git repository" in outside.stderr
     bad = client_env.cli("import", "--since", "last tuesday", cwd=repo)
     assert bad.returncode == 1 and bad.stderr.strip().startswith("sessionledger: --since: not a date")
+
+
+def test_import_links_a_session_without_a_branch_to_the_worktree_it_ran_in(ledger, repo, client_env, tmp_path) -> None:
+    """Claude Code 1.0.x records no branch: the session belongs to the worktree of its cwd, not to
+    HEAD of the directory `import` is run from."""
+    tree = tmp_path / "app-feature"
+    git(repo, "worktree", "add", "-q", "-b", "feature/retry", str(tree), env=client_env.env())
+    (tree / "retry.py").write_text("RETRIES = 3\n")
+    git(tree, "add", "-A", env=client_env.env())
+    stamp = f"{int((datetime.now(UTC) - timedelta(minutes=10)).timestamp())} +0000"
+    git(tree, "commit", "-q", "-m", "Add retry", env=client_env.env(GIT_COMMITTER_DATE=stamp, GIT_AUTHOR_DATE=stamp))
+    session = str(uuid.uuid4())
+    b = TranscriptBuilder(session, cwd=str(tree), git_branch="", start=datetime.now(UTC) - timedelta(minutes=5))
+    b.prompt("Explain the retry module").assistant_text("It retries three times.").turn_end()
+    (project_dir(client_env, tree) / f"{session}.jsonl").write_bytes(b.build())
+
+    result = client_env.cli("import", cwd=repo)
+
+    assert result.returncode == 0, result.stderr
+    (only,) = ledger.sessions(agent_session_id=session)
+    assert only.commit_hash == head(tree) != head(repo)
+    assert only.feature_branch == "feature/retry"

@@ -10,6 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from frontend.steps import is_git_commit, outline
+from sessionledger.core.formats import parse_transcript
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.frontend.conftest import long_transcript
 
@@ -49,8 +50,8 @@ def test_the_outline_lists_prompts_commits_errors_and_edit_bursts(client, world,
     kinds = re.findall(r'data-kind="(\w+)"', nav)
     assert kinds == ["prompt", "edit", "error", "edit", "commit"]
     assert "3 edits: retry.py, backoff.py" in nav and "1 edit: clock.py" in nav
-    assert "Bash: E AssertionError: flaky" in nav
-    assert "git add -A &amp;&amp; git commit -m &#39;Fix retry&#39;" in nav
+    assert "Bash `pytest -q` — E AssertionError: flaky" in nav
+    assert "1a2b3c4 Fix retry" in nav and "git commit" not in nav
     assert "1 prompt · 1 commit · 1 error · 2 edit bursts" in html
     # every step links to an element of the page, and the minimap has one tick per step
     for anchor in re.findall(r'data-anchor="(m-\d+)"', nav):
@@ -131,3 +132,35 @@ def test_the_session_page_costs_the_same_queries_with_more_steps(client, world, 
 
     count(small)
     assert count(small) == count(large)
+
+
+def _labels(b: TranscriptBuilder) -> list[tuple[str, str]]:
+    return [(step.kind, step.label) for step in outline(parse_transcript(b.build()).messages)]
+
+
+def test_a_failed_command_is_labelled_with_the_command_and_its_exit_code() -> None:
+    b = TranscriptBuilder().prompt("Run the linter")
+    b.new_response().tool_call(
+        "Bash", {"command": "ruff check src/"}, result="Exit code 1\nsrc/a.py:1: F401", is_error=True
+    )
+    assert ("error", "Bash `ruff check src/` — exit 1") in _labels(b)
+
+
+def test_a_failed_test_run_is_labelled_with_the_failing_test() -> None:
+    output = "Exit code 1\n....F.\nFAILED tests/test_retry.py::test_backoff_doubles - AssertionError: 2 != 4\n1 failed"
+    b = TranscriptBuilder().prompt("Run the tests")
+    b.new_response().tool_call("Bash", {"command": "pytest -q tests/"}, result=output, is_error=True)
+    assert ("error", "failed tests/test_retry.py::test_backoff_doubles") in _labels(b)
+
+
+def test_a_heredoc_commit_is_labelled_with_its_hash_and_subject_not_the_shell_command() -> None:
+    command = "git commit -m \"$(cat <<'EOF'\nMake retries back off\n\nBody.\nEOF\n)\""
+    b = TranscriptBuilder().prompt("Commit it")
+    b.new_response().tool_call(
+        "Bash", {"command": command}, result="[fix/retry 9f8e7d6] Make retries back off\n 1 file"
+    )
+    b.new_response().tool_call("Bash", {"command": command}, result="pre-commit hook failed")
+    labels = _labels(b)
+    assert ("commit", "9f8e7d6 Make retries back off") in labels
+    assert ("commit", "commit: Make retries back off") in labels  # no summary line from git: the subject
+    assert not any("cat <<" in label for _, label in labels)

@@ -203,11 +203,16 @@
   }
   window.addEventListener("hashchange", resolveHash);
 
-  /* Steps: e/d/c/p jump to the next error, edit, commit or prompt (Shift: previous). */
+  /* Steps: e/d/c/p jump to the next error, edit, commit or prompt (Shift: previous). Every press
+   * moves: until the reader scrolls, the position is the last step landed on, not the window's
+   * top (a target near the end of the page, or a card scrolled to with a margin, would be found
+   * again). */
+  var landed = null;
   function jumpStep(kind, step) {
     var links = Array.prototype.slice.call(document.querySelectorAll('#step-nav a[data-kind="' + kind + '"]'));
     if (!links.length) { return; }
     var position = currentIndex();
+    if (landed && Math.abs(window.scrollY - landed.y) < 2) { position = landed.index; }
     var index = function (a) { return parseInt(a.getAttribute("data-anchor").slice(2), 10); };
     var target = null;
     if (step > 0) { target = links.filter(function (a) { return index(a) > position; })[0]; }
@@ -217,6 +222,7 @@
     if (element) {
       reveal(element);
       history.replaceState(null, "", window.location.search + "#" + element.id);
+      landed = { index: index(target), y: window.scrollY };
     } else {
       window.location.assign(target.href);
     }

@@ -81,10 +81,14 @@ def test_headline_steps_and_minimap_at_1400(wide, world, long) -> None:
     wide.wait_for_timeout(300)
     assert target.inner_text().lower().startswith("error") and -2 <= _top(wide, target) < WIDE["height"]
     screenshot(wide, "long-session-next-error", full_page=False)
-    # c: the next commit
+    # c: the next commit, labelled with its hash and subject; every press moves to another one
     wide.keyboard.press("c")
     wide.wait_for_timeout(500)
-    assert "git commit" in wide.locator("#step-nav a.current").inner_text()
+    first = wide.locator("#step-nav a.current").inner_text()
+    assert "Bound retry jitter, round" in first and "git commit" not in first
+    wide.keyboard.press("c")
+    wide.wait_for_timeout(500)
+    assert wide.locator("#step-nav a.current").inner_text() != first
 
     # expand all / collapse all
     wide.goto(_url(world, long))

@@ -56,10 +56,61 @@ def _turn(index: int, msg: Message) -> dict[str, Any]:
     }
 
 
+# Claude Code's built-in commands manage the session; they never say what it is about.
+_HOUSEKEEPING = frozenset(
+    [
+        "/add-dir",
+        "/agents",
+        "/bug",
+        "/clear",
+        "/compact",
+        "/config",
+        "/context",
+        "/cost",
+        "/doctor",
+        "/exit",
+        "/export",
+        "/help",
+        "/hooks",
+        "/ide",
+        "/init",
+        "/login",
+        "/logout",
+        "/mcp",
+        "/memory",
+        "/model",
+        "/permissions",
+        "/quit",
+        "/release-notes",
+        "/resume",
+        "/rewind",
+        "/status",
+        "/terminal-setup",
+        "/upgrade",
+        "/vim",
+    ]
+)
+_BARE_COMMAND = re.compile(r"/[\w:-]{1,64}")  # a prompt typed as just `/clear` (no envelope)
+
+
+def _is_command_only(msg: Message) -> bool:
+    """A prompt that is a slash command without a request of its own: `/clear`, `/compact keep
+    tests`, a bare `/review`. A custom command with arguments (`/fix-issue 42`) is a request."""
+    content = msg["content"].strip() if isinstance(msg["content"], str) else ""
+    name = msg.get("command") or (content if _BARE_COMMAND.fullmatch(content) else None)
+    if name is None:
+        return False
+    return name in _HOUSEKEEPING or content == name
+
+
 def title_from(turns: list[dict[str, Any]], messages: list[Message]) -> str:
-    """First typed prompt, whitespace-collapsed; a slash command only when nothing else."""
+    """First real prompt, whitespace-collapsed; a slash command only when nothing else.
+
+    Skips housekeeping commands (`/clear`, `/compact …`) and bare commands; a custom command
+    with arguments titles the session by itself (`/review the parser`), never by the next prompt.
+    """
     prompts = [messages[t["first_message"]] for t in turns]
-    typed = [m for m in prompts if "command" not in m] or prompts
+    typed = [m for m in prompts if not _is_command_only(m)] or prompts
     if not typed:
         return ""
     content = typed[0]["content"][:TITLE_SCAN]
