@@ -9,11 +9,11 @@ that wrote it; a line no call wrote is the human's. Short lines with nothing to 
 call, so a closing brace the human typed is not credited to whichever call last wrote a brace.
 
 The record (`attribution_record.py`) follows Agent Trace v0.1.0 (agent-trace.dev): files →
-conversations → ranges, one conversation per step (tool call) whose `url` is the message's permalink on the server, plus one
-`human` conversation per file. Implementation data sits under `metadata["dev.sessionledger"]`:
-the steps (prompt index, message uuid, model, tool), each file's line count at the commit (the
-server refuses ranges beyond it) and a short hash of every added line, which lets `blame` find a
-line again after a rebase or squash moved it (docs/attribution.md).
+conversations → ranges, one conversation per step (tool call) whose `url` is the message's permalink
+on the server, plus one `human` conversation per file. Implementation data sits under
+`metadata["dev.sessionledger"]`: the steps (prompt index, message uuid, model, tool), each file's
+line count at the commit (the server refuses ranges beyond it) and a short hash of every added line,
+which lets `blame` find a line again after a rebase or squash moved it (docs/attribution.md).
 
 Standard library only: the server imports it too. Every input is untrusted transcript text;
 everything here is linear in it.
