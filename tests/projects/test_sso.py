@@ -1,4 +1,6 @@
-"""Single sign-on settings and the password policy under SSO (the browser flows: test_sso_browser.py)."""
+"""Single sign-on settings and the password policy under SSO.
+
+The browser flows are in tests/frontend/browser/test_sso_browser.py."""
 
 from __future__ import annotations
 

@@ -13,13 +13,13 @@ from django_scopes import scopes_disabled
 from projects import audit_trail
 from projects.models import AuditEvent, Membership, User
 from tests.factories import UserFactory
-from tests.frontend.browser.conftest import PASSWORD, browser, page  # noqa: F401 (fixtures)
+from tests.frontend.browser.conftest import PASSWORD
 from tests.projects.sso_provider import oidc_provider, sso  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def _sign_in_with_provider(page, sub: str) -> list[str]:  # noqa: F811 (page is the fixture's)
+def _sign_in_with_provider(page, sub: str) -> list[str]:
     """Click through our login page and the provider's form; returns the URLs the browser asked for."""
     urls: list[str] = []
     page.on("request", lambda request: urls.append(request.url))
@@ -34,7 +34,7 @@ def _sign_in_with_provider(page, sub: str) -> list[str]:  # noqa: F811 (page is 
     return urls
 
 
-def test_a_first_sso_login_creates_the_account_and_joins_the_domains_project(page, sso, world, settings) -> None:  # noqa: F811
+def test_a_first_sso_login_creates_the_account_and_joins_the_domains_project(page, sso, world, settings) -> None:  # noqa: F811 (the sso fixture)
     settings.SESSIONLEDGER_SSO_DEFAULT_PROJECTS = {"acme.test": world.project.slug}
     sso.set_user("alice-1", "Alice@acme.test")
 
@@ -50,7 +50,7 @@ def test_a_first_sso_login_creates_the_account_and_joins_the_domains_project(pag
     assert page.get_by_role("link", name=re.compile("Acme Api")).count() >= 1  # signed in, sees the project
 
 
-def test_a_second_sso_login_signs_in_the_same_account(page, sso) -> None:  # noqa: F811
+def test_a_second_sso_login_signs_in_the_same_account(page, sso) -> None:  # noqa: F811 (the sso fixture)
     sso.set_user("bob-1", "bob@acme.test")
     _sign_in_with_provider(page, "bob-1")
     page.wait_for_url(re.compile(r"/$"))
@@ -60,7 +60,7 @@ def test_a_second_sso_login_signs_in_the_same_account(page, sso) -> None:  # noq
     assert User.objects.filter(email__iexact="bob@acme.test").count() == 1
 
 
-def test_an_address_outside_the_allowed_domains_is_refused_and_audited(page, sso) -> None:  # noqa: F811
+def test_an_address_outside_the_allowed_domains_is_refused_and_audited(page, sso) -> None:  # noqa: F811 (the sso fixture)
     sso.set_user("mallory-1", "mallory@evil.test")
     _sign_in_with_provider(page, "mallory-1")
     assert page.get_by_role("heading", name="Sign-in refused").is_visible()
@@ -71,14 +71,14 @@ def test_an_address_outside_the_allowed_domains_is_refused_and_audited(page, sso
     assert "/accounts/login/" in page.url  # no session was given
 
 
-def test_an_unverified_address_is_refused(page, sso) -> None:  # noqa: F811
+def test_an_unverified_address_is_refused(page, sso) -> None:  # noqa: F811 (the sso fixture)
     sso.set_user("eve-1", "eve@acme.test", verified=False)
     _sign_in_with_provider(page, "eve-1")
     assert page.get_by_role("heading", name="Sign-in refused").is_visible()
     assert not User.objects.filter(email__iexact="eve@acme.test").exists()
 
 
-def test_without_just_in_time_creation_an_unknown_person_gets_no_account(page, sso, settings) -> None:  # noqa: F811
+def test_without_just_in_time_creation_an_unknown_person_gets_no_account(page, sso, settings) -> None:  # noqa: F811 (the sso fixture)
     settings.SESSIONLEDGER_SSO_JIT = False
     sso.set_user("carol-1", "carol@acme.test")
     _sign_in_with_provider(page, "carol-1")
@@ -87,7 +87,7 @@ def test_without_just_in_time_creation_an_unknown_person_gets_no_account(page, s
     assert "/accounts/login/" in page.url
 
 
-def test_sso_required_hides_the_password_form_and_refuses_a_posted_password(page, sso, settings) -> None:  # noqa: F811
+def test_sso_required_hides_the_password_form_and_refuses_a_posted_password(page, sso, settings) -> None:  # noqa: F811 (the sso fixture)
     user = UserFactory(email="dave@acme.test")
     page.goto("/accounts/login/")  # a password form loaded before SSO became required
     page.fill("input[name=login]", user.email)
@@ -106,7 +106,7 @@ def test_sso_required_hides_the_password_form_and_refuses_a_posted_password(page
     assert page.locator("input[name=password1]").count() == 0
 
 
-def test_sso_required_still_signs_in_through_the_provider(page, sso, settings) -> None:  # noqa: F811
+def test_sso_required_still_signs_in_through_the_provider(page, sso, settings) -> None:  # noqa: F811 (the sso fixture)
     settings.SESSIONLEDGER_SSO_REQUIRED = True
     sso.set_user("erin-1", "erin@acme.test")
     _sign_in_with_provider(page, "erin-1")
@@ -114,7 +114,7 @@ def test_sso_required_still_signs_in_through_the_provider(page, sso, settings) -
     assert User.objects.filter(email__iexact="erin@acme.test").exists()
 
 
-def test_the_cli_device_login_is_approved_after_signing_in_through_sso(page, sso, live_server) -> None:  # noqa: F811
+def test_the_cli_device_login_is_approved_after_signing_in_through_sso(page, sso, live_server) -> None:  # noqa: F811 (the sso fixture)
     def api(path: str, body: dict) -> tuple[int, dict]:
         request = urllib.request.Request(
             live_server.url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
