@@ -28,7 +28,7 @@ urlpatterns = [
     path(f"{S}/access", access_log.SessionAccessLogView.as_view(), name="session-access"),
     path(f"{S}/delete", access_log.SessionDeleteView.as_view(), name="session-delete"),
     path(
-        f"{P}/conversation/<str:agent_session_id>",
+        f"{S}/conversation",
         conversation_page.WholeConversationView.as_view(),
         name="whole-conversation",
     ),

@@ -1,4 +1,5 @@
-"""``/p/{project}/conversation/{agent_session_id}``: every segment of an agent session on one page.
+"""``/p/{project}/s/{id}/conversation``: every segment of the agent session a session belongs to, on one
+page. Named by one of its sessions, so the link never carries a teammate's agent session id in its path.
 
 The session page's reading (filters, Find, lazy pages, cards, steps, turns) over the segments'
 documents joined by ``frontend.whole``, with each commit boundary marked and an overview per
@@ -14,22 +15,24 @@ from django.urls import NoReverseMatch, reverse
 from django.views.generic import TemplateView
 
 from frontend import whole
-from frontend.access import PAGE_READ, ProjectPageMixin
+from frontend.access import PAGE_READ
 from frontend.forms import ROLE_CHOICES, MessageFilterForm
 from frontend.page_cache import page_where
 from frontend.reading import read
-from frontend.views.sessions import _document, _filter_params
+from frontend.views.sessions import SessionObjectMixin, _document, _filter_params
 from sessions_app import stitch
 from sessions_app.audit import access_record
 from sessions_app.models import Kind, Session
 
 
-class WholeConversationView(ProjectPageMixin, TemplateView):
+class WholeConversationView(SessionObjectMixin, TemplateView):
     required_roles = PAGE_READ
     template_name = "frontend/whole_conversation.html"
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
-        agent_session_id = kwargs["agent_session_id"]  # in the context as the URL names it
+        agent_session_id = self.get_session().agent_session_id
+        if not agent_session_id:
+            raise Http404("This session records no agent session.")
         chain = stitch.agent_session_chain(project=self.project, agent_session_id=agent_session_id)
         if not chain.segments:
             raise Http404("No such agent session.")
@@ -62,6 +65,7 @@ class WholeConversationView(ProjectPageMixin, TemplateView):
             params=params,
             overview_html=whole.overview_html(entries, commit_urls),
             prompt_count=len(entries),
+            agent_session_id=agent_session_id,
             **kwargs,
         )
 

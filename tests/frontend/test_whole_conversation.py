@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+import uuid
 from html import unescape
 
 from django.urls import reverse
+from django_scopes import scopes_disabled
 
+from sessions_app.models import Session
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.uploads import commit_hash
 
@@ -63,7 +66,11 @@ def _upload(world, make_session):
 
 
 def _url(world) -> str:
-    return reverse("whole-conversation", kwargs={"project": world.project.slug, "agent_session_id": AGENT})
+    """The whole conversation, named by its last segment (any segment names it)."""
+    with scopes_disabled():
+        last = Session.objects.filter(project=world.project, agent_session_id=AGENT).order_by("start_offset").last()
+    assert last is not None
+    return reverse("whole-conversation", kwargs={"project": world.project.slug, "session_id": last.pk})
 
 
 def test_an_outsider_gets_404_for_the_whole_conversation(client, world, make_session) -> None:
@@ -76,7 +83,7 @@ def test_an_outsider_gets_404_for_the_whole_conversation(client, world, make_ses
 
 def test_an_unknown_agent_session_is_404(client, world) -> None:
     client.force_login(world.viewer)
-    url = reverse("whole-conversation", kwargs={"project": world.project.slug, "agent_session_id": "no-such"})
+    url = reverse("whole-conversation", kwargs={"project": world.project.slug, "session_id": uuid.uuid4()})
     assert client.get(url).status_code == 404
 
 
@@ -158,4 +165,8 @@ def test_the_session_page_links_the_whole_conversation(client, world, make_sessi
     sessions = _upload(world, make_session)
     client.force_login(world.viewer)
     page = client.get(reverse("session", kwargs={"project": world.project.slug, "session_id": sessions[1].pk}))
-    assert f'href="{_url(world)}">The whole conversation</a>' in page.content.decode()
+    whole = reverse("whole-conversation", kwargs={"project": world.project.slug, "session_id": sessions[1].pk})
+    assert f'href="{whole}">The whole conversation</a>' in page.content.decode()
+    for url in (whole, _url(world)):  # any segment names the same conversation
+        html = client.get(url).content.decode()
+        assert all(marker in html for marker in ("quoted fields now", "segment two marker", "segment three marker"))

@@ -30,11 +30,13 @@ def _segments() -> tuple[bytes, list[int]]:
     return b.build(), cuts
 
 
-def _upload(world, make_session) -> None:
+def _upload(world, make_session) -> str:
+    """Upload the segments; the whole conversation's path, named by the first of them."""
     raw, cuts = _segments()
+    paths = []
     starts = [0, *cuts[:-1]]
     for number, (start, end) in enumerate(zip(starts, cuts, strict=True), start=1):
-        make_session(
+        session = make_session(
             world.project,
             world.member,
             raw[start:end],
@@ -45,15 +47,17 @@ def _upload(world, make_session) -> None:
             end_offset=end,
             agent_session_id=AGENT,
         )
+        paths.append(f"/p/{world.project.slug}/s/{session.pk}/conversation")
+    return paths[0]
 
 
 def test_the_whole_conversation_loads_lazily_and_find_spans_segments(browser, live_server, world, make_session) -> None:
-    _upload(world, make_session)
+    whole = _upload(world, make_session)
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1400, "height": 900})
     context.set_default_timeout(10_000)
     page = context.new_page()
     log_in(page, world.viewer.email)
-    page.goto(f"/p/{world.project.slug}/conversation/{AGENT}")
+    page.goto(whole)
     assert page.locator("#prompt-overview > li").count() == 18
     assert page.locator("#more [data-more]").count() == 1  # the later segments are on a lazy page
     screenshot(page, "whole-conversation", full_page=False)
@@ -76,12 +80,12 @@ def test_the_whole_conversation_loads_lazily_and_find_spans_segments(browser, li
 def test_an_overview_entry_opens_a_prompt_on_a_later_page_and_a_phone_does_not_scroll_sideways(
     browser, live_server, world, make_session
 ) -> None:
-    _upload(world, make_session)
+    whole = _upload(world, make_session)
     context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
     context.set_default_timeout(10_000)
     page = context.new_page()
     log_in(page, world.viewer.email)
-    page.goto(f"/p/{world.project.slug}/conversation/{AGENT}")
+    page.goto(whole)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.locator("#prompt-overview > li").nth(17).locator("a.prompt-text").click()
     page.wait_for_url(re.compile(r"\?at=\d+#m-\d+$"))
