@@ -95,7 +95,7 @@ _BARE_COMMAND = re.compile(r"/[\w:-]{1,64}")  # a prompt typed as just `/clear` 
 
 def _is_command_only(msg: Message) -> bool:
     """A prompt that is a slash command without a request of its own: `/clear`, `/compact keep
-    tests`, a bare `/review`. A custom command with arguments (`/fix-issue 42`) is a request."""
+    tests`, a bare `/review`. A custom command with arguments (`/review the parser`) is a request."""
     content = msg["content"].strip() if isinstance(msg["content"], str) else ""
     name = msg.get("command") or (content if _BARE_COMMAND.fullmatch(content) else None)
     if name is None:
