@@ -206,14 +206,7 @@ def partial_lines(name: str, arguments: Mapping[str, Any]) -> dict[str, list[str
     not the fragment, so only a line containing it can be matched."""
     if name not in ("Edit", "MultiEdit"):
         return {}
-    path = _text(arguments.get("file_path"))
-    pairs = [(path, arguments)]
-    edits = arguments.get("edits")
-    pairs += (
-        [(_text(e.get("file_path")) or path, e) for e in edits if isinstance(e, dict)]
-        if isinstance(edits, list)
-        else []
-    )
+    pairs = _edit_pairs(_text(arguments.get("file_path")), arguments)
     found: dict[str, list[str]] = {}
     for where, edit in pairs:
         old, new = _text(edit.get("old_string")), _text(edit.get("new_string"))
@@ -249,15 +242,17 @@ def written_lines(name: str, arguments: Mapping[str, Any]) -> list[tuple[str, li
     return []
 
 
+def _edit_pairs(path: str, arguments: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(file, edit) of an Edit call and of each of a MultiEdit's `edits` (their own path, else the call's)."""
+    edits = arguments.get("edits")
+    if not isinstance(edits, list):
+        return [(path, arguments)]
+    return [(path, arguments), *((_text(e.get("file_path")) or path, e) for e in edits if isinstance(e, dict))]
+
+
 def _edits(path: str, arguments: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     found: dict[str, list[str]] = {}
-    pairs = [(path, arguments)]
-    edits = arguments.get("edits")
-    pairs += (
-        [(_text(e.get("file_path")) or path, e) for e in edits if isinstance(e, dict)]
-        if isinstance(edits, list)
-        else []
-    )
+    pairs = _edit_pairs(path, arguments)
     for where, edit in pairs:
         if where and isinstance(edit.get("new_string"), str):
             found.setdefault(where, []).extend(inserted(_text(edit.get("old_string")), edit["new_string"]))
