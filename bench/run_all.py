@@ -174,8 +174,12 @@ def _measured_row_kb(worker: dict[str, Any] | None) -> float | None:
 
 
 def _typical(worker: dict[str, Any]) -> dict[str, Any]:
-    """bench_worker's smallest size at or above the assumed session size (else its largest): erring high."""
-    sizes = sorted((f for name, f in worker.items() if name != "small"), key=lambda f: f["raw_bytes"])
+    """bench_worker's smallest size at or above the assumed session size (else its largest): erring high.
+
+    Only the per-size entries carry ``raw_bytes``; the others (``small``, ``commit_wait``) are skipped."""
+    sizes = sorted(
+        (f for f in worker.values() if isinstance(f, dict) and "raw_bytes" in f), key=lambda f: f["raw_bytes"]
+    )
     return next((f for f in sizes if f["raw_bytes"] >= ASSUMED_SESSION_RAW_MB * 1e6), sizes[-1])
 
 
