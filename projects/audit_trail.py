@@ -41,6 +41,7 @@ KINDS = (
     "project.settings_changed",
     "project.archived",
     "project.deleted",
+    "project.exported",
     "session.deleted",
     "retention.run",
     "user.provisioned",
