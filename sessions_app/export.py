@@ -2,7 +2,8 @@
 session's metadata as the API shows it, a line each) and, per session, its stored parts as they are
 in the bucket (``sessions/<id>/raw.jsonl.gz`` and the sub-agent and tool-output parts, gzip, so the
 zip stores them without compressing again). Written to an unseekable stream, so memory holds one
-chunk at a time, whatever the size of the project. ``download`` is the one way out, for the API and
+chunk at a time and the zip's directory (about 1 KB a file, bench/bench_export.py), whatever the size
+of the stored parts. ``download`` is the one way out, for the API and
 the settings page alike, and records a ``project.exported`` audit event.
 """
 
