@@ -48,6 +48,7 @@ BENCHES: dict[str, tuple[str, list[str]]] = {
     "scale": ("bench_scale.py", ["--sizes", "10000", "100000", "--repeat", "15", "--bulk-rows", "20000"]),
     "load": ("bench_load.py", ["--seconds", "10"]),
     "why": ("bench_why.py", ["--turns", "100", "--runs", "11"]),
+    "export": ("bench_export.py", ["--sessions", "20000", "--blob-kb", "30"]),
 }
 
 

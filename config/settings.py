@@ -133,11 +133,12 @@ SESSIONLEDGER_SHARE_VIEW_RATE = env["SESSIONLEDGER_SHARE_VIEW_RATE"]
 SESSIONLEDGER_DEVICE_TOKEN_DAYS = env["SESSIONLEDGER_DEVICE_TOKEN_DAYS"]
 ACCOUNT_ADAPTER = "projects.adapters.AccountAdapter"
 # Single sign-on (docs/security.md "Single sign-on"): OpenID Connect, authorization code with PKCE; allauth
-# reads each provider's discovery document and checks the ID token's signature (JWKS), issuer, audience
-# and nonce. Policies are read by projects/adapters.py.
+# reads each provider's discovery document and checks the ID token's signature (JWKS), issuer and audience;
+# projects/oidc.py adds the nonce. Policies are read by projects/adapters.py.
 SOCIALACCOUNT_ADAPTER = "projects.adapters.SocialAccountAdapter"
 SOCIALACCOUNT_PROVIDERS = {
     "openid_connect": {
+        "provider_class": "projects.oidc.NonceOpenIDConnectProvider",
         "OAUTH_PKCE_ENABLED": True,
         "APPS": [
             {

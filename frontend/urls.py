@@ -12,7 +12,7 @@ from frontend.views import (
     share,
     shares,
 )
-from frontend.views.settings import ProjectSettingsView
+from frontend.views.settings import ProjectExportView, ProjectSettingsView
 from projects.pages import device_approve
 
 P = "p/<slug:project>"
@@ -37,6 +37,7 @@ urlpatterns = [
     path(f"{P}/t/<path:task_id>", links.TaskLinkView.as_view(), name="task-link"),
     path(f"{P}/b/<path:branch>", links.BranchTimelineView.as_view(), name="branch"),
     path(f"{P}/settings/", ProjectSettingsView.as_view(), name="project-settings"),
+    path(f"{P}/settings/export", ProjectExportView.as_view(), name="project-export"),
     path(f"{P}/settings/shares", shares.ProjectSharesView.as_view(), name="project-shares"),
     path(f"{S}/share", shares.SessionShareView.as_view(), name="session-share"),
     path(f"{S}/files", session_files.SessionFilesView.as_view(), name="session-files"),

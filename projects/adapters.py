@@ -10,11 +10,12 @@ from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from allauth.socialaccount.models import SocialLogin
 from django import forms
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.shortcuts import render
 from django_scopes import scopes_disabled
 
-from projects import audit_trail, sso
+from projects import audit_trail, oidc, sso
 from projects.models import Project, Role
 
 
@@ -32,16 +33,15 @@ class AccountAdapter(DefaultAccountAdapter):
 
 class SocialAccountAdapter(DefaultSocialAccountAdapter):  # type: ignore[misc, unused-ignore]  # allauth is untyped
     def pre_social_login(self, request: HttpRequest, sociallogin: SocialLogin) -> None:
-        """The provider vouched for an address: refuse it unless its domain is allowed."""
+        """Refuse an ID token issued for another login (projects/oidc.py), then an address whose
+        domain is not allowed."""
         email = _email_of(sociallogin)
+        if not oidc.nonce_matches(sociallogin):
+            _refused(request, sociallogin, email, "nonce")
+            raise PermissionDenied("The ID token does not answer this sign-in.")  # allauth's error page
         if sso.domain_allowed(email):
             return
-        audit_trail.record(
-            request,
-            kind=audit_trail.SSO_LOGIN_REFUSED,
-            target=email,
-            detail={"provider": sociallogin.account.provider, "reason": "domain"},
-        )
+        _refused(request, sociallogin, email, "domain")
         response = render(request, "account/sso_refused.html", {"email": email}, status=403)
         raise ImmediateHttpResponse(response)
 
@@ -60,6 +60,15 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):  # type: ignore[misc, u
                 if project is not None:
                     membership_add(project=project, user=user, role=Role.MEMBER)
         return user
+
+
+def _refused(request: HttpRequest, sociallogin: SocialLogin, email: str, reason: str) -> None:
+    audit_trail.record(
+        request,
+        kind=audit_trail.SSO_LOGIN_REFUSED,
+        target=email,
+        detail={"provider": sociallogin.account.provider, "reason": reason},
+    )
 
 
 def _email_of(sociallogin: SocialLogin) -> str:

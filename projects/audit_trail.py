@@ -22,7 +22,7 @@ from projects.models import AuditEvent, Project, User
 _request: contextvars.ContextVar[HttpRequest | None] = contextvars.ContextVar("audit_request", default=None)
 _via: contextvars.ContextVar[str] = contextvars.ContextVar("audit_via", default="system")
 
-SSO_LOGIN_REFUSED = "sso.login_refused"  # for single sign-on, when it comes: written by nothing yet
+SSO_LOGIN_REFUSED = "sso.login_refused"  # projects/adapters.py: a domain not allowed, or a wrong nonce
 KINDS = (
     "membership.added",
     "membership.removed",
@@ -41,6 +41,7 @@ KINDS = (
     "project.settings_changed",
     "project.archived",
     "project.deleted",
+    "project.exported",
     "session.deleted",
     "retention.run",
     "user.provisioned",

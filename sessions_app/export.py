@@ -2,7 +2,9 @@
 session's metadata as the API shows it, a line each) and, per session, its stored parts as they are
 in the bucket (``sessions/<id>/raw.jsonl.gz`` and the sub-agent and tool-output parts, gzip, so the
 zip stores them without compressing again). Written to an unseekable stream, so memory holds one
-chunk at a time, whatever the size of the project.
+chunk at a time and the zip's directory (about 1 KB a file, bench/bench_export.py), whatever the size
+of the stored parts. ``download`` is the one way out, for the API and
+the settings page alike, and records a ``project.exported`` audit event.
 """
 
 from __future__ import annotations
@@ -13,8 +15,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
+from django.http import StreamingHttpResponse
 
+from projects import audit_trail
 from projects.models import Project
+from projects.scoping import project_scope
 from sessions_app import blobs
 from sessions_app.models import Session
 from sessions_app.serializers import ROW_COLUMNS, session_representation
@@ -81,3 +86,17 @@ def project_zip(project: Project) -> Iterator[bytes]:
                         member.write(chunk)
                         yield pipe.take()
     yield pipe.take()
+
+
+def _stream(project: Project) -> Iterator[bytes]:
+    """The zip, read inside the project's scope (the view's scope has ended when streaming starts)."""
+    with project_scope(project):
+        yield from project_zip(project)
+
+
+def download(project: Project) -> StreamingHttpResponse:
+    """The project's zip as a streamed attachment; the audit trail records who took it."""
+    audit_trail.record(kind="project.exported", project=project, target=project.slug)
+    response = StreamingHttpResponse(_stream(project), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-export.zip"'
+    return response

@@ -1,4 +1,4 @@
-"""``/p/{project}/settings/`` (admins): members, invitations, API tokens, retention.
+"""``/p/{project}/settings/`` (admins): members, invitations, API tokens, retention, export.
 
 One page, one form per action (``action`` names the handler). Every write goes through
 ``projects.services``; a refused write (``DomainError``, e.g. removing the last admin) comes
@@ -13,17 +13,18 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.core.mail import send_mail
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
-from django.views.generic import TemplateView
+from django.views.generic import TemplateView, View
 
-from frontend.access import PAGE_ADMIN, ProjectPageMixin
+from frontend.access import PAGE_ADMIN, PAGE_READ, ProjectPageMixin
 from frontend.forms import InvitationForm, RetentionForm, TokenForm
 from projects import selectors, services
 from projects.access import acting_user
 from projects.errors import DomainError
 from projects.models import ApiToken, Invitation, Membership, Project, Role
+from sessions_app import export
 from sessions_app import selectors as session_selectors
 
 logger = logging.getLogger(__name__)
@@ -164,3 +165,15 @@ class ProjectSettingsView(ProjectPageMixin, TemplateView):
         days = form.cleaned_data["retention_days"]
         messages.success(request, f"Sessions are kept for {days} days." if days else "Sessions are kept forever.")
         return self._back("retention")
+
+
+class ProjectExportView(ProjectPageMixin, View):
+    """``/p/{project}/settings/export`` (admins): the whole project as a zip (docs/security.md "Export"),
+    streamed. To anyone else, members included, the download does not exist: 404."""
+
+    required_roles = PAGE_READ
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> StreamingHttpResponse:
+        if self.membership.role != Role.ADMIN:
+            raise Http404("No such page.")
+        return export.download(self.project)

@@ -4,8 +4,6 @@ made while it is sent, so it is ready at once and never stored."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -15,9 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from projects.access import ADMIN_ONLY, ProjectAPIView
-from projects.models import Project
-from projects.scoping import project_scope
-from sessions_app.export import project_zip
+from sessions_app.export import download
 
 
 class ZipRenderer(BaseRenderer):
@@ -27,18 +23,6 @@ class ZipRenderer(BaseRenderer):
 
     def render(self, data: object, accepted_media_type: str | None = None, renderer_context: object = None) -> bytes:
         return b""
-
-
-def export_stream(project: Project) -> Iterator[bytes]:
-    """The zip, read inside the project's scope (the view's scope has ended when streaming starts)."""
-    with project_scope(project):
-        yield from project_zip(project)
-
-
-def zip_response(project: Project) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(export_stream(project), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-export.zip"'
-    return response
 
 
 class ProjectExportView(ProjectAPIView):
@@ -64,4 +48,4 @@ class ProjectExportView(ProjectAPIView):
         responses={(200, "application/zip"): OpenApiResponse(description="sessions.jsonl and every stored part")}
     )
     def get(self, request: Request, project: str) -> StreamingHttpResponse:
-        return zip_response(self.project)
+        return download(self.project)

@@ -1,12 +1,16 @@
-"""``/p/{project}/settings/``: members, invitations, tokens, retention — admins only."""
+"""``/p/{project}/settings/``: members, invitations, tokens, retention, export — admins only."""
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import pytest
 from django.core import mail
+from django.http import StreamingHttpResponse
 from django_scopes import scopes_disabled
 
-from projects.models import ApiToken, Invitation, Membership, Project, Role
+from projects.models import ApiToken, AuditEvent, Invitation, Membership, Project, Role
 from projects.tokens import hash_secret
 
 pytestmark = pytest.mark.django_db
@@ -156,3 +160,27 @@ def test_set_and_clear_retention(client, world) -> None:
 
 def test_an_unknown_action_is_a_message_not_an_error(client, world) -> None:
     assert "Unknown action." in _post(client, world, action="drop_tables").content.decode()
+
+
+def test_an_admin_downloads_the_whole_project_from_the_settings_page(client, world, ingest) -> None:
+    session = ingest(world.project, world.member, "export me")
+    client.force_login(world.admin)
+    export_url = f"/p/{world.project.slug}/settings/export"
+    assert f'href="{export_url}"' in client.get(_url(world)).content.decode()
+    response = client.get(export_url)
+    assert isinstance(response, StreamingHttpResponse)  # sent while it is built, whatever the size
+    assert response["Content-Disposition"] == 'attachment; filename="acme-api-export.zip"'
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    assert f"sessions/{session.pk}/raw.jsonl.gz" in archive.namelist()
+    assert str(session.pk) in archive.read("sessions.jsonl").decode()
+    with scopes_disabled():
+        [event] = AuditEvent.objects.filter(kind="project.exported")
+    assert (event.actor_email, event.project_slug, event.via) == ("alice@example.com", "acme-api", "web")
+
+
+@pytest.mark.parametrize("role", ["member", "viewer", "outsider"])
+def test_the_export_download_does_not_exist_for_non_admins(client, world, role: str) -> None:
+    client.force_login(world.user(role))
+    assert client.get(f"/p/{world.project.slug}/settings/export").status_code == 404
+    with scopes_disabled():
+        assert not AuditEvent.objects.filter(kind="project.exported").exists()

@@ -88,30 +88,30 @@ def oidc_provider() -> Iterator[Provider]:
         process.wait(timeout=10)
 
 
-@pytest.fixture
-def sso(oidc_provider: Provider, live_server, settings) -> Provider:
-    """The live server configured with the provider, as SESSIONLEDGER_OIDC_PROVIDERS would."""
-    client = oidc_provider.register(f"{live_server.url}/accounts/oidc/{PROVIDER_ID}/login/callback/")
-    settings.SOCIALACCOUNT_PROVIDERS = {
-        "openid_connect": {
-            "OAUTH_PKCE_ENABLED": True,
-            "APPS": [
-                {
-                    "provider_id": PROVIDER_ID,
-                    "name": "Acme Login",
-                    "client_id": client["client_id"],
-                    "secret": client["client_secret"],
-                    "settings": {"server_url": oidc_provider.url, "oauth_pkce_enabled": True},
-                }
-            ],
-        }
+def configure(settings, provider: Provider, site_url: str) -> Provider:
+    """``settings`` as SESSIONLEDGER_OIDC_PROVIDERS would make them, for a server at ``site_url``."""
+    client = provider.register(f"{site_url}/accounts/oidc/{PROVIDER_ID}/login/callback/")
+    configured = settings.SOCIALACCOUNT_PROVIDERS["openid_connect"]  # the nonce provider class, PKCE
+    app = {
+        "provider_id": PROVIDER_ID,
+        "name": "Acme Login",
+        "client_id": client["client_id"],
+        "secret": client["client_secret"],
+        "settings": {"server_url": provider.url, "oauth_pkce_enabled": True},
     }
+    settings.SOCIALACCOUNT_PROVIDERS = {"openid_connect": {**configured, "APPS": [app]}}
     policy = settings.CONTENT_SECURITY_POLICY
-    directives = {**policy["DIRECTIVES"], "form-action": ["'self'", oidc_provider.url]}  # as SSO_ORIGINS
+    directives = {**policy["DIRECTIVES"], "form-action": ["'self'", provider.url]}  # as SSO_ORIGINS
     settings.CONTENT_SECURITY_POLICY = {**policy, "DIRECTIVES": directives}
     settings.SESSIONLEDGER_SSO_DOMAINS = ["acme.test"]
     settings.SESSIONLEDGER_SSO_JIT = True
     settings.SESSIONLEDGER_SSO_DEFAULT_PROJECTS = {}
     settings.SESSIONLEDGER_SSO_REQUIRED = False
     settings.SESSIONLEDGER_SSO_STAFF_PASSWORD = False
-    return oidc_provider
+    return provider
+
+
+@pytest.fixture
+def sso(oidc_provider: Provider, live_server, settings) -> Provider:
+    """The live server configured with the provider."""
+    return configure(settings, oidc_provider, live_server.url)

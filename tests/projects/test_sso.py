@@ -8,12 +8,18 @@ import json
 import os
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
 from config import env, variables
+from projects import audit_trail
+from projects.models import AuditEvent, User
 from tests.factories import UserFactory
+from tests.projects.sso_provider import PROVIDER_ID, configure, oidc_provider  # noqa: F401 (fixture)
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 PASSWORD = "pw-for-tests-1"
@@ -99,7 +105,8 @@ def test_without_sso_required_passwords_still_work(db, client, settings) -> None
 
 
 def test_configured_providers_become_allauth_apps_and_may_receive_the_login_form() -> None:
-    """From the environment to settings: PKCE on, and the CSP lets allauth's form redirect to the provider."""
+    """From the environment to settings: PKCE and the nonce on, and the CSP lets allauth's form redirect to
+    the provider."""
     code = (
         "import django, json; django.setup(); from django.conf import settings as s; "
         "print(json.dumps([s.SOCIALACCOUNT_PROVIDERS, s.CONTENT_SECURITY_POLICY['DIRECTIVES']['form-action']]))"
@@ -115,6 +122,7 @@ def test_configured_providers_become_allauth_apps_and_may_receive_the_login_form
     assert result.returncode == 0, result.stderr
     providers, form_action = json.loads(result.stdout.strip().splitlines()[-1])
     assert providers["openid_connect"]["OAUTH_PKCE_ENABLED"] is True
+    assert providers["openid_connect"]["provider_class"] == "projects.oidc.NonceOpenIDConnectProvider"
     [app] = providers["openid_connect"]["APPS"]
     assert (app["provider_id"], app["client_id"], app["settings"]["server_url"]) == (
         "okta",
@@ -122,3 +130,45 @@ def test_configured_providers_become_allauth_apps_and_may_receive_the_login_form
         "https://acme.okta.com",
     )
     assert form_action == ["'self'", "https://acme.okta.com"]
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):  # the callback is for the test client, not for urllib
+        return None
+
+
+def _authorize(url: str, sub: str) -> str:
+    """Approve as ``sub`` on the provider's form; returns the redirect back to us (code and state)."""
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        opener.open(urllib.request.Request(url, data=urlencode({"sub": sub}).encode()), timeout=10)
+    except urllib.error.HTTPError as answer:
+        assert answer.code == 302, answer.read()
+        return str(answer.headers["Location"])
+    raise AssertionError("the provider did not redirect back")
+
+
+@pytest.mark.parametrize("tamper", ["none", "other", "missing"])
+def test_an_id_token_must_carry_the_nonce_this_sign_in_sent(db, client, settings, oidc_provider, tamper) -> None:  # noqa: F811 (fixture)
+    """A code issued for another authorization request (another nonce, or none) cannot finish this one."""
+    provider = configure(settings, oidc_provider, "http://testserver")
+    provider.set_user(f"nonce-{tamper}", f"{tamper}@acme.test")
+    started = client.post(f"/accounts/oidc/{PROVIDER_ID}/login/")
+    url = urlsplit(started["Location"])
+    params = dict(parse_qsl(url.query))
+    assert len(params["nonce"]) >= 32 and params["state"] and params["code_challenge"]
+    if tamper == "other":
+        params["nonce"] = "chosen-by-someone-else"
+    elif tamper == "missing":
+        del params["nonce"]
+    back = urlsplit(_authorize(url._replace(query=urlencode(params)).geturl(), f"nonce-{tamper}"))
+
+    response = client.get(f"{back.path}?{back.query}")
+    if tamper == "none":
+        assert response.status_code == 302 and client.session["_auth_user_id"]
+        return
+    assert response.status_code == 401
+    assert "_auth_user_id" not in client.session
+    assert not User.objects.filter(email=f"{tamper}@acme.test").exists()
+    [event] = AuditEvent.objects.filter(kind=audit_trail.SSO_LOGIN_REFUSED)
+    assert (event.target, event.detail["reason"]) == (f"{tamper}@acme.test", "nonce")

@@ -8,6 +8,9 @@ import io
 import json
 import zipfile
 
+from django_scopes import scopes_disabled
+
+from projects.models import AuditEvent
 from tests.conftest import conversation
 
 
@@ -27,6 +30,9 @@ def test_an_admin_downloads_metadata_and_raw_transcripts_as_a_zip(world, ingest,
         raw = gzip.decompress(archive.read(f"sessions/{session.pk}/raw.jsonl.gz"))
         assert raw == conversation(session.title) or session.title.encode() in raw
     assert not any(b"someone else" in archive.read(name) for name in archive.namelist() if name.endswith(".gz"))
+    with scopes_disabled():
+        [event] = AuditEvent.objects.filter(kind="project.exported")
+    assert (event.actor_email, event.project_slug, event.via) == ("alice@example.com", world.project.slug, "api")
 
 
 def test_only_admins_export_and_outsiders_get_404(world, api_as) -> None:

@@ -43,6 +43,7 @@ def test_a_first_sso_login_creates_the_account_and_joins_the_domains_project(pag
 
     authorize = next(url for url in urls if "/oauth2/authorize" in url)
     assert "code_challenge_method=S256" in authorize  # PKCE
+    assert "nonce=" in authorize  # and the provider echoed it into the ID token, or no sign-in
     user = User.objects.get(email__iexact="alice@acme.test")
     assert not user.has_usable_password()
     with scopes_disabled():
