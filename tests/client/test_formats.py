@@ -493,13 +493,6 @@ def test_a_custom_command_with_arguments_titles_the_session_not_the_next_prompt(
     assert parse_transcript(b.build()).title == "/review the parser's error paths"
 
 
-def _inline(side: TranscriptBuilder) -> list:
-    """A 2.x sub-agent builder's lines as 1.0.x wrote them into the main file: no `agentId`."""
-    for line in side.lines:
-        line.pop("agentId", None)
-    return side.lines
-
-
 def test_parallel_1_0_sub_agents_in_the_main_file_fold_one_per_task_call():
     b = TranscriptBuilder(version="1.0.89").prompt("audit both modules")
     b.tool_use("Task", {"description": "A", "prompt": "Audit module a"})
@@ -513,9 +506,7 @@ def test_parallel_1_0_sub_agents_in_the_main_file_fold_one_per_task_call():
     c.tool_call("Read", {"file_path": "b.py"}, result="b")
     a.assistant_text("a is fine")
     c.assistant_text("b has a bug")
-    a_lines, c_lines = _inline(a), _inline(c)
-    for pair in zip(a_lines, c_lines, strict=True):  # interleaved, as parallel Tasks write them
-        b.lines.extend(pair)
+    b.inline(a, c)
     b.tool_result(task_a, "a is fine", parent=use_a).tool_result(task_b, "b has a bug", parent=use_b)
     b.assistant_text("done")
     parsed = parse_transcript(b.build())
@@ -534,8 +525,8 @@ def test_parallel_1_0_sub_agents_in_the_main_file_fold_one_per_task_call():
 def test_a_1_0_sidechain_with_no_matching_task_stays_in_place_as_its_own_agent():
     b = TranscriptBuilder(version="1.0.89").prompt("main prompt")
     b.tool_use("Task", {"description": "A", "prompt": "something else"})
-    b.lines.extend(_inline(b.subagent("w").user("Warmup").assistant_text("ready")))
-    b.lines.extend(_inline(b.subagent("v").user("Warmup").assistant_text("ready")))
+    b.inline(b.subagent("w").user("Warmup").assistant_text("ready"))
+    b.inline(b.subagent("v").user("Warmup").assistant_text("ready"))
     parsed = parse_transcript(b.build())
     side = [m for m in parsed.messages if m.get("sidechain")]
     assert [m["kind"] for m in parsed.messages[:2]] == ["prompt", "tool_use"] and len(side) == 4
