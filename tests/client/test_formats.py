@@ -531,3 +531,13 @@ def test_a_1_0_sidechain_with_no_matching_task_stays_in_place_as_its_own_agent()
     side = [m for m in parsed.messages if m.get("sidechain")]
     assert [m["kind"] for m in parsed.messages[:2]] == ["prompt", "tool_use"] and len(side) == 4
     assert len({m["agent_id"] for m in side}) == 2 and not any("parent_tool_id" in m for m in side)
+
+
+def test_a_1_0_sidechain_parent_cycle_or_junk_parent_never_breaks_the_grouping():
+    b = TranscriptBuilder(version="1.0.89").prompt("go")
+    b.inline(b.subagent("z").user("Warmup").assistant_text("ready").assistant_text("more"))
+    side = [line for line in b.lines if line.get("isSidechain")]
+    side[0]["parentUuid"], side[1]["parentUuid"], side[2]["parentUuid"] = side[2]["uuid"], side[0]["uuid"], {"x": 1}
+    parsed = parse_transcript(b.build())
+    agents = [m.get("agent_id") for m in parsed.messages if m.get("sidechain")]
+    assert len(agents) == 3 and all(isinstance(a, str) and a.startswith("inline-") for a in agents)
