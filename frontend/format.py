@@ -94,9 +94,19 @@ def short_number(value: Any) -> str:
 
 
 def tokens(usage: Any) -> str:
-    """``12 out`` — the output tokens of one response, compact."""
-    out = usage.get("output_tokens") if isinstance(usage, dict) else None
-    return f"{short_number(out)} out" if isinstance(out, int) else ""
+    """``2.5k in · 12 out`` — one response's tokens, compact: "in" is all its input (uncached, cache
+    read and cache write, which ``usage_title`` spells out), "out" its output."""
+    if not isinstance(usage, dict):
+        return ""
+    counts = {
+        key: v if isinstance(v := usage.get(key), int) and not isinstance(v, bool) else None for key, _ in USAGE_LABELS
+    }
+    out = counts.pop("output_tokens")
+    inputs = [n for n in counts.values() if n is not None]
+    parts = ([f"{short_number(sum(inputs))} in"] if inputs else []) + (
+        [f"{short_number(out)} out"] if out is not None else []
+    )
+    return " · ".join(parts)
 
 
 def usage_title(usage: Any) -> str:

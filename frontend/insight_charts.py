@@ -138,7 +138,10 @@ def turns_per_commit(rows: list[dict[str, Any]]) -> Card:
     card = Card(
         "turns_per_commit",
         "Turns per commit",
-        "Commits (checkpoint sessions) by how many turns they took; below, the average messages per commit.",
+        (
+            "Commits (checkpoint sessions) by how many turns they took (0: made by an agent working on alone, "
+            "with no prompt since the last commit); below, the average messages per commit."
+        ),
         rows,
         empty="No commits in this period.",
     )
@@ -239,9 +242,17 @@ def _hours(minutes: int) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
+def _money(cost: float, unpriced: int) -> str:
+    """``$1.23``; ``unpriced`` when every token is of a model the price table lacks (never ``$0.00``),
+    ``$1.23 + unpriced`` when some are."""
+    if not unpriced:
+        return f"${cost:,.2f}"
+    return f"${cost:,.2f} + unpriced" if cost else "unpriced"
+
+
 def _effort_caption(row: dict[str, Any]) -> str:
     per_commit = f" · {row['steps_per_commit']} steps/commit" if row["commits"] else ""
-    return f"${row['cost_usd']:,.2f} · {_hours(row['active_minutes'])} active{per_commit}"
+    return f"{_money(row['cost_usd'], row['unpriced_tokens'])} · {_hours(row['active_minutes'])} active{per_commit}"
 
 
 def _effort_bars(totals: list[dict[str, Any]], label: str, href: Any = None) -> list[Bar]:
@@ -261,9 +272,10 @@ def _by(rows: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
     totals: dict[str, dict[str, Any]] = {}
     for row in rows:
         t = totals.setdefault(
-            row[name], {name: row[name], "cost_usd": 0.0, "active_minutes": 0, "steps": 0, "commits": 0}
+            row[name],
+            {name: row[name], "cost_usd": 0.0, "unpriced_tokens": 0, "active_minutes": 0, "steps": 0, "commits": 0},
         )
-        for key in ("cost_usd", "active_minutes", "steps", "commits"):
+        for key in ("cost_usd", "unpriced_tokens", "active_minutes", "steps", "commits"):
             t[key] += row[key]
     for t in totals.values():
         t["cost_usd"] = round(t["cost_usd"], 2)
@@ -328,7 +340,11 @@ def _cost_tile(rows: list[dict[str, Any]]) -> tuple[str, str, str]:
     tokens = sum(
         r["input_tokens"] + r["output_tokens"] + r["cache_write_tokens"] + r["cache_read_tokens"] for r in rows
     )
-    return ("Estimated cost", f"${cost:,.2f}", f"{_hours(active)} active · {fmt.short_number(tokens)} tokens")
+    unpriced = sum(r["unpriced_tokens"] for r in rows)
+    detail = f"{_hours(active)} active · {fmt.short_number(tokens)} tokens"
+    if unpriced:
+        detail += f" ({fmt.short_number(unpriced)} unpriced)"
+    return ("Estimated cost", _money(cost, unpriced), detail)
 
 
 def _size(n: int) -> str:

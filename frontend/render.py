@@ -77,8 +77,9 @@ class Head:
     tokens: str
 
 
-def _head(message: dict[str, Any]) -> Head:
-    usage = message.get("usage")
+def _head(card: Card) -> Head:
+    message = card.first
+    usage = _last_usage(card)
     model = message.get("model")
     return Head(
         stamp=_stamp(message.get("timestamp")),
@@ -91,6 +92,16 @@ def _head(message: dict[str, Any]) -> Head:
         usage_title=fmt.usage_title(usage),
         tokens=fmt.tokens(usage),
     )
+
+
+def _last_usage(card: Card) -> Any:
+    """The usage of the card's response as last written (Claude Code 1.0.x grew ``output_tokens`` line by
+    line; later versions repeat one figure)."""
+    for item in reversed(card.items):
+        usage = item.message.get("usage")
+        if isinstance(usage, Mapping):
+            return usage
+    return None
 
 
 def cards_html(cards: list[Card], where: Where) -> Markup:

@@ -24,7 +24,8 @@ from projects.models import Project
 from sessions_app import prices
 from sessions_app.models import Status
 
-TURN_BUCKETS = ((1, 1, "1"), (2, 3, "2–3"), (4, 7, "4–7"), (8, 15, "8–15"), (16, None, "16+"))
+# 0: a commit whose segment holds no human prompt (an agent working on alone from an earlier one)
+TURN_BUCKETS = ((0, 0, "0"), (1, 1, "1"), (2, 3, "2–3"), (4, 7, "4–7"), (8, 15, "8–15"), (16, None, "16+"))
 TOP_TOOLS, TOP_BRANCHES = 15, 10
 DAY, INSTANT = timedelta(days=1), timedelta(microseconds=1)
 
@@ -269,6 +270,8 @@ def _effort_rows(rows: list[tuple], group: Callable[[tuple], tuple], names: tupl
             t["cache_write_tokens"] += a
             t["cache_read_tokens"] += b
             t["cost_usd"] += prices.cost(model, cache_write_tokens=a, cache_read_tokens=b)
+        if facet in ("tok", "cache") and prices.price_for(model) is None:
+            t["unpriced_tokens"] += a + b  # a model the price table does not know: no cost, said so
         elif facet == "effort":
             t["sessions"] += sessions
             t["active_minutes"] += a
@@ -296,6 +299,7 @@ EFFORT_COLUMNS = (
     "cache_write_tokens",
     "cache_read_tokens",
     "cost_usd",
+    "unpriced_tokens",
     "steps",
     "commits",
 )

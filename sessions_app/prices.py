@@ -2,9 +2,11 @@
 
 ``SESSIONLEDGER_MODEL_PRICES`` (an environment variable holding JSON, read into settings) maps a
 model name *prefix* to US dollars per million tokens ``[input, output, cache write, cache read]``;
-the longest prefix matching a session's model wins, and a model no prefix matches costs nothing
-(the insights page says "estimated"). The defaults below are list prices published by the
-vendors when this table was written; an operator with negotiated prices replaces them, e.g.
+the longest prefix matching a session's model wins (compared in lower case, after any ``provider/``
+part, so ``gpt-5-codex``, ``gpt-5-2025-08-07`` and ``openai/gpt-5`` all match ``gpt-5``). A model no
+prefix matches has no cost: insights count its tokens as *unpriced* and say so, never "$0.00".
+The defaults below are list prices published by the vendors when this table was written; an
+operator with negotiated prices replaces them, e.g.
 
     SESSIONLEDGER_MODEL_PRICES='{"claude-opus-4-6": [5, 25, 6.25, 0.5], "claude-sonnet-4": [3, 15, 3.75, 0.3]}'
 
@@ -56,7 +58,8 @@ def table() -> list[tuple[str, tuple[float, ...]]]:  # four prices each, checked
 
 
 def price_for(model: str) -> tuple[float, ...] | None:
-    return next((prices for prefix, prices in table() if model.startswith(prefix)), None)
+    name = model.strip().lower().rpartition("/")[2]
+    return next((prices for prefix, prices in table() if name.startswith(prefix.lower())), None) if name else None
 
 
 def cost(
@@ -67,7 +70,8 @@ def cost(
     cache_write_tokens: int = 0,
     cache_read_tokens: int = 0,
 ) -> float:
-    """US dollars for these tokens of ``model``; 0 for a model the table does not know."""
+    """US dollars for these tokens of ``model``; 0 for a model the table does not know (``price_for``
+    is None: the caller reports those tokens as unpriced)."""
     prices = price_for(model)
     if prices is None:
         return 0.0

@@ -2,8 +2,10 @@
 
 Counted from the stored attribution records' line totals (``Attribution.added_lines`` and
 ``ai_lines``), so one aggregate query whatever the number of sessions; commits without a
-record (captured before attribution, or refused) are not counted. Weeks are the sessions'
-upload weeks, like the other insights charts.
+record (captured before attribution, or refused) are not counted, nor is a commit another
+session's commit amended (``Session.amends``): the amending commit's record holds its lines, so
+counting both would count them twice. Weeks are the sessions' upload weeks, like the other
+insights charts.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from django.db.models import Sum
 from django.db.models.functions import TruncWeek
 
 from projects.models import Project
-from sessions_app.models import Attribution
+from sessions_app.models import Attribution, Session
 
 
 def ai_share_per_author_week(project: Project, period: Any) -> list[dict[str, Any]]:
-    rows = Attribution.objects.filter(project=project, record__isnull=False)
+    amended = Session.objects.filter(project=project, amends__isnull=False).exclude(amends="").values("amends")
+    rows = Attribution.objects.filter(project=project, record__isnull=False).exclude(session__commit_hash__in=amended)
     if period.since:
         rows = rows.filter(session__captured_at__gte=period.since)
     if period.until:

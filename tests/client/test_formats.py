@@ -491,3 +491,53 @@ def test_a_custom_command_with_arguments_titles_the_session_not_the_next_prompt(
     b = TranscriptBuilder().slash_command("/review", "the parser's error paths").assistant_text("Reviewed.")
     b.prompt("Now fix what you found").assistant_text("Done.")
     assert parse_transcript(b.build()).title == "/review the parser's error paths"
+
+
+def test_parallel_1_0_sub_agents_in_the_main_file_fold_one_per_task_call():
+    b = TranscriptBuilder(version="1.0.89").prompt("audit both modules")
+    b.tool_use("Task", {"description": "A", "prompt": "Audit module a"})
+    use_a, task_a = b.last_uuid, b.last_tool_id
+    b.tool_use("Task", {"description": "B", "prompt": "Audit module b"})
+    use_b, task_b = b.last_uuid, b.last_tool_id
+    a, c = b.subagent("x"), b.subagent("y")
+    a.user("Audit module a")
+    c.user("Audit module b")
+    a.tool_call("Read", {"file_path": "a.py"}, result="a")
+    c.tool_call("Read", {"file_path": "b.py"}, result="b")
+    a.assistant_text("a is fine")
+    c.assistant_text("b has a bug")
+    b.inline(a, c)
+    b.tool_result(task_a, "a is fine", parent=use_a).tool_result(task_b, "b has a bug", parent=use_b)
+    b.assistant_text("done")
+    parsed = parse_transcript(b.build())
+
+    side = [m for m in parsed.messages if m.get("sidechain")]
+    by_call = {task: [m["content"] for m in side if m.get("parent_tool_id") == task] for task in (task_a, task_b)}
+    assert by_call[task_a] == ["Audit module a", "a.py", "a", "a is fine"]
+    assert by_call[task_b] == ["Audit module b", "b.py", "b", "b has a bug"]
+    assert len({m["agent_id"] for m in side}) == 2
+    positions = {m["tool"]["id"]: i for i, m in enumerate(parsed.messages) if m["kind"] == "tool_result"}
+    first_a = parsed.messages.index(next(m for m in side if m["parent_tool_id"] == task_a))
+    assert first_a == positions[task_a] + 1  # woven right after its Task's result
+    assert parsed.prompts == ["audit both modules"] and parsed.last_assistant_text == "done"
+
+
+def test_a_1_0_sidechain_with_no_matching_task_stays_in_place_as_its_own_agent():
+    b = TranscriptBuilder(version="1.0.89").prompt("main prompt")
+    b.tool_use("Task", {"description": "A", "prompt": "something else"})
+    b.inline(b.subagent("w").user("Warmup").assistant_text("ready"))
+    b.inline(b.subagent("v").user("Warmup").assistant_text("ready"))
+    parsed = parse_transcript(b.build())
+    side = [m for m in parsed.messages if m.get("sidechain")]
+    assert [m["kind"] for m in parsed.messages[:2]] == ["prompt", "tool_use"] and len(side) == 4
+    assert len({m["agent_id"] for m in side}) == 2 and not any("parent_tool_id" in m for m in side)
+
+
+def test_a_1_0_sidechain_parent_cycle_or_junk_parent_never_breaks_the_grouping():
+    b = TranscriptBuilder(version="1.0.89").prompt("go")
+    b.inline(b.subagent("z").user("Warmup").assistant_text("ready").assistant_text("more"))
+    side = [line for line in b.lines if line.get("isSidechain")]
+    side[0]["parentUuid"], side[1]["parentUuid"], side[2]["parentUuid"] = side[2]["uuid"], side[0]["uuid"], {"x": 1}
+    parsed = parse_transcript(b.build())
+    agents = [m.get("agent_id") for m in parsed.messages if m.get("sidechain")]
+    assert len(agents) == 3 and all(isinstance(a, str) and a.startswith("inline-") for a in agents)

@@ -14,7 +14,7 @@ from functools import partial
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sessionledger.core.formats import codex, cut_after_turn, get_format, parse_transcript, slim, turn_starts
+from sessionledger.core.formats import codex, cut_after_turn, facts, get_format, parse_transcript, slim, turn_starts
 from tests.fixtures.agents.helpers import (
     assert_document_shape,
     assert_prefix_at_line_end,
@@ -414,3 +414,33 @@ def test_every_way_codex_applies_a_patch_reads_as_one_edit(call_line):
         ("old.txt", "", "", True),
     ]
     assert parsed.files_touched == ["docs/new.md", "src/main.py", "old.txt"]
+
+
+def _count(**usage) -> bytes:
+    return line(kind="event_msg", type="token_count", **usage)
+
+
+def test_each_response_carries_its_requests_tokens_and_model():
+    first = {"input_tokens": 1000, "cached_input_tokens": 800, "output_tokens": 50, "total_tokens": 1050}
+    second = {"input_tokens": 1500, "cached_input_tokens": 1200, "output_tokens": 20, "total_tokens": 1520}
+    total = {k: first[k] + second[k] for k in first}
+    raw = meta() + line(kind="turn_context", model="gpt-5-codex") + prompt("p") + say("looking") + call("c1", "ls")
+    raw += _count(info={"total_token_usage": first, "last_token_usage": first})
+    raw += _count(info={"total_token_usage": first, "last_token_usage": first})  # a rate-limit repeat
+    raw += output("c1", "a") + say("done")
+    raw += _count(info={"total_token_usage": total})  # no last_token_usage: the growth of the total
+    parsed = parse(raw)
+    responses = {m["message_id"]: m for m in parsed.messages if m["role"] == "assistant"}
+    assert [(m["model"], m["usage"]) for m in responses.values()] == [
+        ("gpt-5-codex", {"input_tokens": 200, "cache_read_input_tokens": 800, "output_tokens": 50}),
+        ("gpt-5-codex", {"input_tokens": 300, "cache_read_input_tokens": 1200, "output_tokens": 20}),
+    ]
+    by_model = facts.effort(parsed.messages)["tokens"]
+    assert by_model == {"gpt-5-codex": [500, 70, 0, 2000]}  # what insights price: 2,500 input in all
+
+
+def test_a_real_sessions_responses_carry_tokens(raw):
+    parsed = parse(raw)
+    per_response = {m["message_id"]: m["usage"] for m in parsed.messages if "usage" in m}
+    totals = [e["info"]["total_token_usage"] for e in events(raw, "token_count") if e.get("info")]
+    assert sum(u["output_tokens"] for u in per_response.values()) == totals[-1]["output_tokens"]

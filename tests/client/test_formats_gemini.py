@@ -205,6 +205,9 @@ def test_a_message_written_again_replaces_the_first_copy_in_place():
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 60,
     }
+    call_card = parsed.messages[1]
+    assert call_card["usage"] == {"input_tokens": 40, "cache_read_input_tokens": 60, "output_tokens": 8}
+    assert "usage" not in parsed.messages[3]  # m2 recorded no tokens
     # a cut right after the running copy would lose c1's output: the turn is kept whole
     raw2 = raw + user("u2", "again")
     assert parse(cut_after_turn(raw2, 1, agent="gemini")).prompts == ["run ls"]

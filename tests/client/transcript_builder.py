@@ -130,6 +130,18 @@ class TranscriptBuilder:
         ]
         return ("\n".join(out) + "\n").encode() if out else b""
 
+    def inline(self, *sides: TranscriptBuilder) -> Self:
+        """Sub-agents' lines as Claude Code 1.0.x wrote them into the main file (sidechain, no `agentId`),
+        interleaved line by line as parallel Tasks write them."""
+        for side in sides:
+            for line in side.lines:
+                if isinstance(line, dict):
+                    line.pop("agentId", None)
+        longest = max((len(side.lines) for side in sides), default=0)
+        for n in range(longest):
+            self.lines.extend(side.lines[n] for side in sides if n < len(side.lines))
+        return self
+
     def subagent(self, agent_id: str) -> TranscriptBuilder:
         """A builder for `subagents/agent-<id>.jsonl`: same session, sidechain lines."""
         return TranscriptBuilder(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import json
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -12,10 +13,11 @@ import pytest
 from django.db import connection
 from django_scopes import scopes_disabled
 
-from sessions_app.insights import CHARTS
+from sessions_app.insights import CHARTS, Period
 from sessions_app.models import Attribution, Session
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.factories import make_member
+from tests.uploads import commit_hash
 
 MONDAY = datetime(2026, 3, 2, 10, tzinfo=UTC)
 
@@ -101,6 +103,7 @@ def test_the_charts_print_the_hand_counted_numbers(seeded, client) -> None:
     assert _row(weeks, "dora@example.com") == ["1", "2", "1 session", "2 turns"]
 
     assert svg_texts(page, "turns_per_commit") == [
+        *("0", "0 turns"),  # no commit made without a prompt of its own here
         *("1", "1 turn", "4 msgs avg"),  # four messages a turn: prompt, call, result, reply
         *("2", "2–3 turns", "10 msgs avg"),
         *("1", "4–7 turns", "20 msgs avg"),
@@ -236,3 +239,62 @@ def test_the_page_costs_the_same_queries_at_twice_the_sessions(seeded, ingest, c
             MONDAY + timedelta(days=n),
         )
     assert queries() == before == 10  # the nine aggregates of sessions_app.insights, and the branch picker
+
+
+def _prompts_in(raw: bytes) -> int:
+    """Human prompts of a segment, counted from its lines: string-content user lines not meta or sidechain."""
+    count = 0
+    for line in raw.splitlines():
+        rec = json.loads(line)
+        content = rec.get("message", {}).get("content")
+        if rec["type"] == "user" and isinstance(content, str) and not rec.get("isMeta") and not rec.get("isSidechain"):
+            count += 1
+    return count
+
+
+def test_commits_an_agent_made_alone_and_amended_commits_count_once(world, ingest) -> None:
+    # One agent session, four commits: the first after a prompt, the rest made on its own; the last
+    # amends the third. Then another session: two prompts, one commit.
+    b = TranscriptBuilder(session_id="a1e2b3c4-0000-4000-8000-000000000001")
+    b.prompt("Implement the whole plan, committing as you go")
+    cuts = []
+    for n in range(4):
+        b.tool_call("Bash", {"command": f"git commit -m step{n}"}, result="[main] step")
+        b.assistant_text(f"committed step {n}")
+        cuts.append(len(b.build()))
+    whole = b.build()
+    starts = [0, *cuts[:-1]]
+    segments = [whole[start:end] for start, end in zip(starts, cuts, strict=True)]
+    other = TranscriptBuilder(session_id="a1e2b3c4-0000-4000-8000-000000000002")
+    other.prompt("fix the bug").assistant_text("ok").prompt("and test it").assistant_text("done")
+    lines = {0: (10, 6), 1: (4, 4), 2: (8, 8), 3: (9, 9), 4: (5, 1)}  # segment -> (added, by the agent)
+    uploads = [
+        (raw, {"agent_session_id": "a1e2b3c4-0000-4000-8000-000000000001", "start_offset": start, "end_offset": end})
+        for raw, start, end in zip(segments, starts, cuts, strict=True)
+    ]
+    uploads.append((other.build(), {"agent_session_id": "a1e2b3c4-0000-4000-8000-000000000002"}))
+    amends = {3: 2}  # segment 3's commit amends segment 2's
+    for n, (raw, offsets) in enumerate(uploads):
+        extra = {"amends": commit_hash(f"alone-{amends[n]}")} if n in amends else {}
+        session = ingest(world.project, world.admin, raw=raw, seed=f"alone-{n}", **offsets, **extra)
+        at(session, MONDAY)
+        attributed(session, *lines[n])
+
+    # the recount, from the uploads themselves
+    turns_of = [_prompts_in(raw) for raw, _ in uploads]
+    counted = [n for n in range(len(uploads)) if n not in amends.values()]
+    expected_buckets: dict[str, int] = {}
+    for t in turns_of:
+        label = {0: "0", 1: "1"}.get(t, "2–3" if 2 <= t <= 3 else "more")
+        expected_buckets[label] = expected_buckets.get(label, 0) + 1
+    with scopes_disabled():
+        buckets = {r["turns"]: r["commits"] for r in CHARTS["turns_per_commit"](world.project, Period())}
+        share = CHARTS["ai_share_per_author_week"](world.project, Period())
+    assert turns_of == [1, 0, 0, 0, 2]  # the shape this test means to build
+    assert {k: v for k, v in buckets.items() if v} == expected_buckets
+    assert sum(buckets.values()) == len(uploads)  # every commit has its session, prompt or not
+    [row] = share
+    assert (row["added_lines"], row["ai_lines"]) == (
+        sum(lines[n][0] for n in counted),
+        sum(lines[n][1] for n in counted),
+    )

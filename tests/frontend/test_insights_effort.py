@@ -104,3 +104,21 @@ def test_the_insights_page_shows_cost_and_time(world, ingest, client) -> None:
     page = client.get(f"/p/{world.project.slug}/insights").content.decode()
     assert 'id="effort_per_author_week"' in page and 'id="effort_per_branch"' in page
     assert "Estimated cost" in page and "steps/commit" in page
+
+
+@pytest.mark.parametrize("model", ["gpt-5", "gpt-5-codex", "gpt-5-2025-08-07", "openai/gpt-5-codex", "GPT-5"])
+def test_codex_model_names_find_the_gpt_5_price(model) -> None:
+    assert prices.price_for(model) == tuple(float(x) for x in prices.DEFAULT_PRICES["gpt-5"])
+
+
+def test_a_model_without_a_price_reads_unpriced_never_zero_dollars(world, ingest, client) -> None:
+    b = TranscriptBuilder(start="2026-03-02T09:00:00Z", model="gemini-2.5-pro")
+    b.prompt("go").assistant_text("done")
+    session = ingest(world.project, world.admin, raw=b.build(), seed="unpriced")
+    with scopes_disabled():
+        Session.objects.filter(pk=session.pk).update(captured_at=MONDAY)
+        [row] = effort_per_author_week(world.project, Period())
+    assert row["cost_usd"] == 0 and row["unpriced_tokens"] == 3 + 12 + 120 + 2400  # the builder's one response
+    client.force_login(world.viewer)
+    page = client.get(f"/p/{world.project.slug}/insights").content.decode()
+    assert "unpriced" in page and "$0.00" not in page

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import re
 from html.parser import HTMLParser
 
@@ -302,3 +303,25 @@ def test_the_session_page_costs_a_fixed_number_of_queries(client, world, make_se
     # with its next segment's id in one statement; the access log; the scope's end (here a savepoint
     # inside the test's transaction, so a reset of the settings too) — nine, whatever the session's size.
     assert counts[0] == counts[1] == 9
+
+
+def _codex_line(kind: str, **payload) -> bytes:
+    return json.dumps({"timestamp": "2026-03-02T09:00:00.000Z", "type": kind, "payload": payload}).encode() + b"\n"
+
+
+def test_a_codex_response_card_shows_its_tokens(world, ingest, client) -> None:
+    usage = {"input_tokens": 2500, "cached_input_tokens": 2000, "output_tokens": 40}
+    raw = (
+        _codex_line("session_meta", id="c-1", cwd="/w/app", cli_version="0.130.0")
+        + _codex_line("turn_context", model="gpt-5-codex")
+        + _codex_line("response_item", type="message", role="user", content=[{"type": "input_text", "text": "hi"}])
+        + _codex_line("event_msg", type="user_message", message="hi")
+        + _codex_line(
+            "response_item", type="message", role="assistant", content=[{"type": "output_text", "text": "yo"}]
+        )
+        + _codex_line("event_msg", type="token_count", info={"total_token_usage": usage, "last_token_usage": usage})
+    )
+    session = ingest(world.project, world.admin, raw=raw, seed="codex-tokens", agent="codex", agent_version="0.130.0")
+    page = _page(client, world, session)
+    # in = 500 uncached + 2,000 cache read; the title spells each count out
+    assert '<span class="usage" title="input 500 · cache read 2,000 · output 40 tokens">2.5k in · 40 out</span>' in page

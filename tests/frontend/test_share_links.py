@@ -50,6 +50,7 @@ def test_anyone_with_the_link_reads_the_session_and_nothing_else(world, api_as, 
     internal = [h for h in hrefs if not h.startswith(("http://", "https://", "#", "?", "/static/"))]
     assert all(h.startswith(f"/share/{token_of(made)}") for h in internal), internal
     assert f"/p/{world.project.slug}" not in html and "Log in" not in html
+    assert "<script" not in html and "<kbd>" not in html  # no script on a shared page, so no key hints
     with scopes_disabled():
         [entry] = AccessLog.objects.all()
     assert (entry.via, entry.user, entry.session_id, entry.ip) == ("share", None, shared.pk, "198.51.100.7")

@@ -94,3 +94,21 @@ def test_the_usage_trailer_parser_is_strict_and_bounded(text, report, usage) -> 
     assert parsed.usage == usage
     if report is not None:
         assert parsed.text == report
+
+
+def test_parallel_1_0_sub_agents_fold_one_under_each_task_call(client, world, make_session) -> None:
+    b = TranscriptBuilder(version="1.0.89").prompt("audit both modules")
+    b.tool_use("Task", {"description": "Audit A", "prompt": "Audit module a"})
+    use_a, task_a = b.last_uuid, b.last_tool_id
+    b.tool_use("Task", {"description": "Audit B", "prompt": "Audit module b"})
+    use_b, task_b = b.last_uuid, b.last_tool_id
+    a = b.subagent("x").user("Audit module a").tool_call("Read", {"file_path": "a.py"}, result="alpha-src")
+    c = b.subagent("y").user("Audit module b").tool_call("Read", {"file_path": "b.py"}, result="beta-src")
+    b.inline(a, c).tool_result(task_a, "a ok", parent=use_a).tool_result(task_b, "b ok", parent=use_b)
+    session = make_session(world.project, world.member, b.build(), seed="inline-agents")
+    client.force_login(world.viewer)
+    page = client.get(f"/p/{world.project.slug}/s/{session.pk}").content.decode()
+    calls = re.split(r'<details class="tool agent-call has-agent"[^>]*>', page)[1:]
+    assert len(calls) == 2, "one folded sub-agent per Task call"
+    assert "Audit A" in calls[0] and "alpha-src" in calls[0] and "beta-src" not in calls[0]
+    assert "Audit B" in calls[1] and "beta-src" in calls[1]

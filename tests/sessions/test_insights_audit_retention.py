@@ -87,7 +87,7 @@ def test_aggregates_match_hand_computed_values(world, ingest, api_as) -> None:
         {"week": "2026-03-09", "author": world.member.email, "sessions": 2, "turns": 7},
     ]
     buckets = {row["turns"]: row["commits"] for row in data["turns_per_commit"]}
-    assert buckets == {"1": 1, "2–3": 1, "4–7": 1, "8–15": 0, "16+": 0}
+    assert buckets == {"0": 0, "1": 1, "2–3": 1, "4–7": 1, "8–15": 0, "16+": 0}
     assert data["tool_usage"] == [{"tool": "Bash", "calls": 12, "errors": 3, "error_rate": 0.25}]
     outcomes = {row["status"]: row["sessions"] for row in data["task_outcomes"]}
     assert outcomes == {"complete": 1, "rejected": 1, "abandoned": 0}

@@ -64,7 +64,7 @@ from .base import ParsedTranscript
 from .graph import chain_order, dedupe
 from .lines import scan
 from .messages import build_messages
-from .subagents import Piece, answered_ids, find_links, weave
+from .subagents import Piece, answered_ids, find_links, split_inline, weave
 
 NAME = "claude-code"
 
@@ -85,7 +85,8 @@ def parse(
     persisted outputs of large tool results."""
     main = _read(raw)
     agents = {agent_id: _read(data, agent_id) for agent_id, data in (subagents or {}).items()}
-    messages, parents = weave(main.piece, {k: f.piece for k, f in agents.items()})
+    inline = split_inline(main.piece, main.records)  # 1.0.x: sub-agents inside the main file
+    messages, parents = weave(main.piece, {**inline, **{k: f.piece for k, f in agents.items()}})
     attached = persisted.attach(messages, tool_outputs or {})
     turn_list = facts.number_and_turns(messages)
     files, counts = facts.tool_facts(messages)

@@ -62,7 +62,9 @@ A turn starts at its prompt's line, moved back over what Codex writes for the tu
 
 Tokens: `token_count.info.total_token_usage` is cumulative and repeated; a segment's usage is its last
 total minus the total before its first request. OpenAI counts cached input inside `input_tokens`:
-`input_tokens` here is the uncached part, `cache_read_input_tokens` the cached part.
+`input_tokens` here is the uncached part, `cache_read_input_tokens` the cached part. Each response also
+gets its request's `usage` (`last_token_usage` of the `token_count` event after it; a repeated total
+adds nothing), so the session page and insights' cost count Codex tokens per response and model.
 """
 
 from __future__ import annotations

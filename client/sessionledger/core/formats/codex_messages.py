@@ -42,6 +42,9 @@ class State:
     ignored: dict[str, int] = field(default_factory=dict)
     usage: list[dict[str, Any]] = field(default_factory=list)
     metas: list[dict[str, Any]] = field(default_factory=list)
+    previous_total: Any = None  # the last `token_count` event's cumulative usage
+    pending_usage: dict[str, int] | None = None  # a request's tokens not yet given to its response
+    response_usage: dict[str, dict[str, int]] = field(default_factory=dict)  # message_id -> its tokens
 
 
 def build_messages(entries: list[Entry]) -> tuple[list[Message], State]:
@@ -53,8 +56,11 @@ def build_messages(entries: list[Entry]) -> tuple[list[Message], State]:
         made = _messages(entry, state)
         if made:
             _group_response(messages, made)
+            _give_usage(made, state)
             messages.extend(made)
         elif entry.line.rec is not None:
+            if entry.cat == "event_msg" and entry.ptype == "token_count":
+                _response_usage(messages, entry.payload, state)
             key = _ignored_key(entry)
             state.ignored[key] = state.ignored.get(key, 0) + 1
     return messages, state
@@ -235,6 +241,78 @@ def _group_response(before: list[Message], made: list[Message]) -> None:
             same = previous is not None and previous["role"] == "assistant" and "message_id" in previous
             msg["message_id"] = previous["message_id"] if same and previous else msg["uuid"]
         previous = msg
+
+
+_REQUEST_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")
+
+
+def _response_usage(messages: list[Message], payload: dict[str, Any], state: State) -> None:
+    """Give a response the tokens of its request, as Claude Code's `usage` (input without the cached
+    part, `cache_read_input_tokens` the cached part): the response just before the `token_count`
+    event if it has none yet (recent versions), else the next one (0.40 wrote the event first).
+
+    The request's usage is `info.last_token_usage`; else the growth of `info.total_token_usage`
+    since the previous event; else (early rollouts) the event's own flat counts. Only integers count.
+    The event repeats (rate-limit updates): a later one replaces the figures, never adds to them.
+    """
+    info = payload.get("info")
+    info = info if isinstance(info, dict) else {}
+    last, total = info.get("last_token_usage"), info.get("total_token_usage")
+    if isinstance(total, dict) and total == state.previous_total:
+        return  # a repeat (a rate-limit update): the response it follows, if any, is not this request's
+    if isinstance(last, dict):
+        request = _counts(last)
+    elif isinstance(total, dict):
+        now, before = _counts(total), _counts(state.previous_total)
+        request = {k: max(0, now[k] - before[k]) for k in _REQUEST_KEYS}
+    else:
+        request = _counts(payload)
+    if isinstance(total, dict):
+        state.previous_total = total
+    if not any(request.values()):
+        return
+    usage = {
+        "input_tokens": max(0, request["input_tokens"] - request["cached_input_tokens"]),
+        "cache_read_input_tokens": request["cached_input_tokens"],
+        "output_tokens": request["output_tokens"],
+    }
+    response = _last_response(messages)
+    if response and response[0]["message_id"] not in state.response_usage:
+        state.pending_usage = usage
+        _give_usage(response, state)
+    else:  # written before its response's items (0.40 wrote it so): for the next response
+        state.pending_usage = usage
+
+
+def _give_usage(made: list[Message], state: State) -> None:
+    """The response's usage on each of its messages: the one it already has, else the pending one."""
+    for msg in made:
+        key = msg.get("message_id") if msg["role"] == "assistant" else None
+        if not isinstance(key, str):
+            continue
+        if key not in state.response_usage and state.pending_usage is not None:
+            state.response_usage[key], state.pending_usage = state.pending_usage, None
+        if key in state.response_usage:
+            msg["usage"] = dict(state.response_usage[key])
+            if state.model and "model" not in msg:
+                msg["model"] = state.model
+
+
+def _counts(value: Any) -> dict[str, int]:
+    data = value if isinstance(value, dict) else {}
+    return {
+        k: v if isinstance(v := data.get(k), int) and not isinstance(v, bool) and v > 0 else 0 for k in _REQUEST_KEYS
+    }
+
+
+def _last_response(messages: list[Message]) -> list[Message]:
+    """The messages of the last model response (its `message_id`), if no input came after it."""
+    tail: list[Message] = []
+    for msg in reversed(messages):
+        if msg["role"] != "assistant" or (tail and msg.get("message_id") != tail[0].get("message_id")):
+            break
+        tail.append(msg)
+    return tail
 
 
 def _ignored_key(entry: Entry) -> str:

@@ -34,7 +34,7 @@ messages → `tool_result`s for calls not already answered; `gemini` → one `th
 (the subject in bold, a blank line, the description), `thinking` for thought parts, `text`, then per
 call a `tool_use` and, once finished, its `tool_result` (`is_error` for `error` and `cancelled`); `info/error/warning` →
 `kind: system` with that subtype. Tokens: input = `input - cached`, cache read = `cached`, output =
-`output + thoughts`.
+`output + thoughts`, kept per response as its messages' `usage` and summed for the session.
 
 Turns: in JSONL a turn starts at the line that first records a prompt (a later copy is not a new turn);
 after a `/rewind` the rewound prompt's line still counts, like Claude Code's abandoned branches. In a

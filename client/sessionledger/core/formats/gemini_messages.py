@@ -171,6 +171,7 @@ def _user(build: _Build, rec: Record) -> None:
 
 def _gemini(build: _Build, rec: Record) -> None:
     model = found if isinstance(found := rec.get("model"), str) else None
+    start = len(build.out)
     thoughts = rec.get("thoughts")
     for n, thought in enumerate(thoughts if isinstance(thoughts, list) else []):
         text = _thought_text(thought)
@@ -187,7 +188,11 @@ def _gemini(build: _Build, rec: Record) -> None:
     for call in calls if isinstance(calls, list) else []:
         if isinstance(call, dict):
             _tool_call(build, rec, call, model)
-    _count_tokens(build.usage, rec.get("tokens"))
+    usage = _count_tokens(build.usage, rec.get("tokens"))
+    if usage:
+        for msg in build.out[start:]:
+            if msg.get("message_id") == rec["id"]:
+                msg["usage"] = dict(usage)
 
 
 def _model(msg: Message, model: str | None, rec: Record) -> None:
@@ -255,11 +260,20 @@ def _response_text(response: dict[str, Any]) -> str:
     return text if len(text) <= _RESULT_JSON_LIMIT else text[: _RESULT_JSON_LIMIT - 1] + "…"
 
 
-def _count_tokens(totals: dict[str, int], tokens: Any) -> None:
-    """Gemini counts cached input inside `input` and thinking apart from `output`."""
+def _count_tokens(totals: dict[str, int], tokens: Any) -> dict[str, int]:
+    """The record's request usage as Claude Code's `usage` keys, added to ``totals`` ({} if none).
+    Gemini counts cached input inside `input` and thinking apart from `output`."""
     if not isinstance(tokens, dict):
-        return
-    value = {k: tokens[k] if isinstance(tokens.get(k), int) else 0 for k in ("input", "output", "cached", "thoughts")}
-    totals["input_tokens"] += max(0, value["input"] - value["cached"])
-    totals["cache_read_input_tokens"] += value["cached"]
-    totals["output_tokens"] += value["output"] + value["thoughts"]
+        return {}
+    value = {
+        k: v if isinstance(v := tokens.get(k), int) and not isinstance(v, bool) and v > 0 else 0
+        for k in ("input", "output", "cached", "thoughts")
+    }
+    usage = {
+        "input_tokens": max(0, value["input"] - value["cached"]),
+        "cache_read_input_tokens": value["cached"],
+        "output_tokens": value["output"] + value["thoughts"],
+    }
+    for key, count in usage.items():
+        totals[key] += count
+    return usage if any(usage.values()) else {}

@@ -165,3 +165,98 @@ def split_usage_trailer(text: str) -> tuple[str, dict[str, int]]:
             return text, {}
         usage[key] = int(value)
     return (end[:opening], usage) if usage else (text, {})
+
+
+SPAWNING_TOOLS = frozenset({"Task", "Agent"})
+
+
+def split_inline(main: Piece, records: list[Record]) -> dict[str, Piece]:
+    """Claude Code 1.0.x sub-agents, written into the main file (docs/claude-code.md §1.9).
+
+    Their lines carry ``isSidechain: true`` and no ``agentId``; parallel Tasks interleave them. Each
+    sub-agent is one ``parentUuid`` chain of sidechain lines whose root is the prompt the Task call
+    sent (``input.prompt``). So: every inline sidechain message takes the id of its chain's root
+    (``inline-`` and the root's uuid), and a root whose text equals a Task call's prompt (the first
+    such call not yet taken, in call order) becomes a piece of its own linked to that call, moved
+    out of ``main`` to be woven under the call like a 2.x sub-agent file. An unmatched chain stays
+    where it was written, still marked with its own id so it reads as its own sub-agent.
+    Linear: each line's root is found once (path compression); a parent cycle ends the walk.
+    """
+    parent_of: dict[str, Any] = {}
+    text_of: dict[str, str] = {}
+    for rec in records:
+        uuid = rec.get("uuid")
+        if rec.get("isSidechain") is True and isinstance(uuid, str) and uuid not in parent_of:
+            parent_of[uuid] = rec.get("parentUuid")
+            if rec.get("type") == "user":
+                text_of[uuid] = _plain_text(user_content(rec))
+    if not parent_of:
+        return {}
+    roots = _Roots(parent_of)
+    groups: dict[str, list[Message]] = {}
+    for msg in main.messages:
+        uuid = msg.get("uuid")
+        if msg.get("sidechain") and not msg.get("agent_id") and isinstance(uuid, str) and uuid in parent_of:
+            root = roots.of(uuid)
+            msg["agent_id"] = f"inline-{root}"
+            groups.setdefault(root, []).append(msg)
+    calls = _task_calls(main.messages)
+    pieces: dict[str, Piece] = {}
+    for root, messages in groups.items():
+        waiting = calls.get(text_of.get(root, ""))
+        if waiting:
+            agent_id = messages[0]["agent_id"]
+            pieces[agent_id] = Piece(messages, {}, answered_ids(messages))
+            main.links[agent_id] = waiting.pop(0)
+    if pieces:
+        moved = {id(m) for piece in pieces.values() for m in piece.messages}
+        main.messages[:] = [m for m in main.messages if id(m) not in moved]
+    return pieces
+
+
+class _Roots:
+    def __init__(self, parent_of: dict[str, Any]) -> None:
+        self.parent_of = parent_of
+        self.root: dict[str, str] = {}
+
+    def of(self, uuid: str) -> str:
+        path: list[str] = []
+        on_path: set[str] = set()
+        node = uuid
+        while node not in self.root:
+            parent = self.parent_of.get(node)
+            if not isinstance(parent, str) or parent not in self.parent_of or parent in on_path or parent == node:
+                self.root[node] = node
+                break
+            path.append(node)
+            on_path.add(node)
+            node = parent
+        found = self.root[node]
+        for step in path:
+            self.root[step] = found
+        return found
+
+
+def _task_calls(messages: list[Message]) -> dict[str, list[str]]:
+    """Prompt text -> the ids of the main conversation's Task/Agent calls sending it, in call order."""
+    calls: dict[str, list[str]] = {}
+    for msg in messages:
+        tool = msg.get("tool") if msg["kind"] == "tool_use" and not msg.get("sidechain") else None
+        if not isinstance(tool, dict) or tool.get("name") not in SPAWNING_TOOLS or not tool.get("id"):
+            continue
+        prompt = tool["input"].get("prompt") if isinstance(tool.get("input"), dict) else None
+        if isinstance(prompt, str) and prompt.strip():
+            calls.setdefault(prompt.strip(), []).append(tool["id"])
+    return calls
+
+
+def _plain_text(content: Any) -> str:
+    """The text a user line sent (a string, or its text blocks joined), stripped."""
+    if isinstance(content, str):
+        return content.strip()
+    if not isinstance(content, list):
+        return ""
+    texts = [
+        b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+    return "\n".join(texts).strip()
