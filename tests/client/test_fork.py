@@ -107,7 +107,8 @@ def test_turns_lists_every_turn_with_its_commit_and_prompt(ledger, repo, claude,
     commits = converse(claude, repo)
     result = client_env.cli("turns", cwd=repo)  # HEAD's session
     assert result.returncode == 0, result.stderr
-    rows = [line for line in result.stdout.splitlines() if re.match(r"\s*\d+  ", line)]
+    # A turn's row starts with its number; a step's with its short id, which may be all digits.
+    rows = [line for line in result.stdout.splitlines() if re.match(r"\s*\d{1,4}  ", line)]
     assert [int(r.split()[0]) for r in rows] == [1, 2, 3, 4, 5, 6]
     for number, row in enumerate(rows, 1):
         assert PROMPTS[number - 1] in row
