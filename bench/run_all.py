@@ -49,6 +49,7 @@ BENCHES: dict[str, tuple[str, list[str]]] = {
     "load": ("bench_load.py", ["--seconds", "10"]),
     "why": ("bench_why.py", ["--turns", "100", "--runs", "11"]),
     "export": ("bench_export.py", ["--sessions", "20000", "--blob-kb", "30"]),
+    "attribution": ("bench_attribution.py", ["--sessions", "10"]),
 }
 
 

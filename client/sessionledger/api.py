@@ -9,6 +9,8 @@ per socket operation, so a server that trickles a byte every few seconds would h
 ever. A timer shuts the request's sockets down when the deadline passes, whatever phase the
 request is in (sending the body, waiting for headers, reading the body); the request then fails
 as `timeout`, status 0, handled like an unreachable server (docs/client.md "Deadlines").
+Name resolution is inside the deadline too: `getaddrinfo` cannot be interrupted and a broken
+resolver can block it for minutes, so it runs in a daemon thread the request stops waiting for.
 """
 
 from __future__ import annotations
@@ -147,6 +149,7 @@ class Deadline:
         import threading
 
         self.seconds = seconds
+        self.ends = time.monotonic() + seconds
         self.expired = False
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
@@ -178,6 +181,50 @@ class Deadline:
         if self.expired:
             raise TimeoutError
 
+    def left(self) -> float:
+        return max(0.0, self.ends - time.monotonic())
+
+    def resolve(self, host: str, port: int) -> list[tuple[Any, ...]]:
+        """`getaddrinfo` bounded by the deadline: a literal address at once, a name in a daemon
+        thread that is left behind (it ends when the resolver gives up) when the deadline passes."""
+        try:
+            return socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM, 0, socket.AI_NUMERICHOST)
+        except (socket.gaierror, UnicodeError):
+            pass  # a name
+        import threading
+
+        found: list[Any] = []
+        thread = threading.Thread(target=_lookup, args=(host, port, found), daemon=True, name="sessionledger-dns")
+        thread.start()
+        thread.join(self.left())
+        if not found:
+            self._expire()
+            raise TimeoutError(f"resolving {host} took longer than the deadline")
+        if isinstance(found[0], BaseException):
+            raise found[0]
+        return list(found[0])
+
+    def connect(
+        self, address: tuple[str, int], timeout: Any = None, source_address: Any = None, **_: Any
+    ) -> socket.socket:
+        """`socket.create_connection` with the lookup bounded and no connect past the deadline."""
+        error: OSError | None = None
+        for family, kind, proto, _name, target in self.resolve(*address):
+            left = self.left()
+            if left <= 0:
+                raise TimeoutError(f"no time left to connect to {address[0]}")
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.settimeout(min(timeout, left) if isinstance(timeout, int | float) else left)
+                if source_address:
+                    sock.bind(source_address)
+                sock.connect(target)
+                return sock
+            except OSError as exc:
+                error = exc
+                sock.close()
+        raise error or OSError(f"no address for {address[0]}")
+
     def error(self, server: str) -> ApiError:
         return ApiError(0, "timeout", f"{server} did not answer within {self.seconds:.0f} s")
 
@@ -186,9 +233,19 @@ class Deadline:
         self._timer.join()  # no thread left behind: a hook may fork the uploader right after
 
 
+def _lookup(host: str, port: int, found: list[Any]) -> None:
+    try:
+        found.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+    except BaseException as exc:  # handed to the waiting request
+        found.append(exc)
+
+
 def _watched(deadline: Deadline, base: type[http.client.HTTPConnection]) -> Any:
     def make(host: str, **kwargs: Any) -> http.client.HTTPConnection:
         connection = base(host, **kwargs)
+        # http.client's one seam between a connection and `socket.create_connection` (private by
+        # name): the alternative, re-implementing `connect` with its proxy tunnel, copies more.
+        connection._create_connection = deadline.connect  # type: ignore[attr-defined]
         connect = connection.connect
 
         def watched_connect() -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 from sessionledger import agents, log, queue, transcripts
 from sessionledger.agents.base import SNAPSHOT, Agent
@@ -101,6 +102,7 @@ def _capture_snapshot(txn: Transaction, request: Request) -> queue.Entry | None:
     intent = {**_intent(request, 0, len(data), crc, []), "capture": SNAPSHOT}
     entry = queue.enqueue(intent, {SNAPSHOT_FILE: data})
     record.update(offset=len(data), crc=crc, captured_at=time.time(), session_id=request.session_id)
+    _remember_repo(record, request)
     log.info(f"queued {entry.describe()} {request.transcript} snapshot of {len(data)} bytes as {entry.id}")
     return entry
 
@@ -162,8 +164,15 @@ def _intent(request: Request, begin: int, end: int, crc: int, subagents: list[di
 
 def _advance(record: dict, request: Request, end: int, subagents: list[dict]) -> None:
     record.update(offset=end, captured_at=time.time(), session_id=request.session_id)
+    _remember_repo(record, request)
     for delta in subagents:
         record["subagents"][delta["path"]] = delta["end_offset"]
+
+
+def _remember_repo(record: dict[str, Any], request: Request) -> None:
+    """Where the conversation commits: what its tail is linked to if no hook ends it (`tails`)."""
+    if request.repo is not None:
+        record["repo"] = request.repo.worktree
 
 
 def sizes_now(transcript: str) -> tuple[int, dict[str, int]]:

@@ -7,7 +7,7 @@ once capture each byte exactly once.
 
     {"version": 1,
      "transcripts": {path: {"offset": int, "subagents": {path: int}, "captured_at": float,
-                            "session_id": str}},
+                            "session_id": str, "repo": worktree of the last capture}},
      "tasks": {task_id: {"transcript": path, "offset": int, "started_at": float, "cwd": str}},
      "projects": {normalised remote: project slug}}
 """

@@ -15,6 +15,9 @@ Every request ends by the run's deadline (`uploader_max_seconds`; `upload_timeou
 slow server cannot keep the lock. The holder writes its pid and deadline into the lock file; a
 holder still alive well past its deadline is stuck, and the next uploader stops it and takes
 over (docs/client.md "Deadlines"). A dead holder's lock is free anyway (`flock`).
+
+Each run first queues the conversation left after the last capture of sessions no hook ended
+(`tails`).
 """
 
 from __future__ import annotations
@@ -100,6 +103,7 @@ class Runner:
 
     def run(self) -> Summary:
         queue.clean_stale()
+        _sweep_tails()
         try:
             while not self.halted:
                 if not self._locked_pass():
@@ -319,6 +323,16 @@ class Runner:
         """Exponential backoff with jitter: base·2ⁿ⁻¹ capped, then a random 50-100 % of it."""
         base, cap = float(self.config["retry_base_seconds"]), float(self.config["retry_max_seconds"])
         return min(cap, base * 2 ** (attempts - 1)) * (0.5 + random.random() / 2)
+
+
+def _sweep_tails() -> None:
+    """Queue the tails no hook ended (`tails`) before the pass; a failure there blocks no upload."""
+    try:
+        from sessionledger import tails
+
+        tails.sweep()
+    except Exception:
+        log.exception("queueing the tails of ended sessions failed")
 
 
 def _claim(lock: FileLock, until: float) -> None:

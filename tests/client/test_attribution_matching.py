@@ -117,6 +117,16 @@ def test_a_closing_brace_goes_to_the_call_beside_it_not_to_any_call_that_wrote_o
     assert [o.uuid if o else None for o in owners] == ["s1", "s1", "s1", None, None]
 
 
+def test_a_closing_brace_goes_with_the_block_it_closes_whoever_wrote_the_lines_beside_it() -> None:
+    text = ["int f() {", "  return 1;  // reviewed", "}", "", "int g() {", "  return 2;", "}", "", "int h() {", "}"]
+    lines = [attribution.Line.of(n, t) for n, t in enumerate(text, start=1)]
+    step = attribution.Step("s1", "Write", "/r/a.c", ["int f() {", "  return 1;", "}", "", "int h() {", "}"], 0)
+    [owners] = attribution.attribute({"a.c": lines}, [step]).values()
+    # f's brace is the agent's though the human changed the line above it; g (the human's
+    # function) keeps its brace; the blank line before h goes with h, the later code.
+    assert [o.uuid if o else None for o in owners] == ["s1", None, "s1", "s1", None, None, None, "s1", "s1", "s1"]
+
+
 def _hostile_command(n: int) -> str:
     return "x" + " <<A > f" * n + "\n" + "y\n" * n  # one long line of heredoc markers, then n lines
 
@@ -125,10 +135,18 @@ def _hostile_diff(n: int) -> str:
     return f"+++ b/f\n@@ -0,0 +1,{n} @@\n" + "+" + "(" * 2 * n + "\n" + "+}\n" * (n - 1)
 
 
+def _hostile_nesting(n: int) -> dict[str, list[attribution.Line]]:
+    """Ever deeper blocks, then their closing braces: every block open at once."""
+    text = [" " * i + f"v{i} = {{" for i in range(n)] + [" " * i + "}" for i in reversed(range(n))]
+    return {"f": [attribution.Line.of(number, line) for number, line in enumerate(text, start=1)]}
+
+
 def test_hostile_commands_and_lines_stay_linear() -> None:
     # Work, not time (tests/work.py): lines run and C calls made at n and 2n grow ~2x, not ~4x.
     assert_linear(lambda n: partial(attribution.heredoc_writes, _hostile_command(n)), 2_000, c_calls=True)
     assert_linear(lambda n: partial(attribution.added_lines, _hostile_diff(n)), 2_000, c_calls=True)
+    step = attribution.Step("s", "Write", "f", ["}"], 0)
+    assert_linear(lambda n: partial(attribution.attribute, _hostile_nesting(n), [step]), 1_000, c_calls=True)
     # The full size, where only a regex scanning a whole long line (one C call) could still hang.
     [(target, body)] = attribution.heredoc_writes(_hostile_command(20_000))
     assert target == "f" and body == ["y"] * 20_000 + [""]  # an unclosed heredoc takes the rest

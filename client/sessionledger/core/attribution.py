@@ -379,7 +379,8 @@ def attribute(
         candidates = [s for s in steps if any(path_matches(s.path, name, root) for name in names)]
         owners = [None if line.trivial else _last_writer(candidates, line.hash) for line in lines]
         _fragment_writers(lines, owners, candidates)
-        _neighbours(lines, owners)
+        settled = _closers(lines, owners)
+        _neighbours(lines, owners, settled)
         result[path] = owners
     return result
 
@@ -455,17 +456,55 @@ def _last_writer(candidates: list[Step], key: str) -> Step | None:
     return None
 
 
-def _neighbours(lines: list[Line], owners: list[Step | None]) -> None:
+def _closers(lines: list[Line], owners: list[Step | None]) -> set[int]:
+    """A closing line (`}`, `end`: trivial, not blank) belongs with the line that opened its
+    block: the nearest added line above it, in the same run, indented as it is. Its step takes
+    it if it wrote one; a human's opener keeps it human. Client only (it needs the text); returns
+    the indexes settled as the human's, which `_neighbours` leaves alone. Linear: the open
+    blocks are a stack, each line pushed and popped once."""
+    settled: set[int] = set()
+    blocks: list[tuple[int, int]] = []  # (indentation, index) of recognisable lines, indentation rising
+    for index, line in enumerate(lines):
+        if index and not _adjacent(lines, index - 1, index):
+            blocks = []
+        stripped = line.text.lstrip()
+        if not stripped or len(line.text) > MAX_LINE:
+            continue
+        indent = len(line.text) - len(stripped)
+        while blocks and (blocks[-1][0] > indent or (not line.trivial and blocks[-1][0] == indent)):
+            blocks.pop()
+        if not line.trivial:
+            blocks.append((indent, index))
+        elif blocks and blocks[-1][0] == indent:
+            _close(line, index, owners, owners[blocks.pop()[1]], settled)
+    return settled
+
+
+def _close(line: Line, index: int, owners: list[Step | None], opener: Step | None, settled: set[int]) -> None:
+    if owners[index] is not None:
+        return
+    if opener is None:
+        settled.add(index)
+    elif line.hash in opener.keys:
+        owners[index] = opener
+
+
+def _neighbours(lines: list[Line], owners: list[Step | None], settled: set[int]) -> None:
     """A run of trivial lines is claimed from its ends by the steps beside it, each as far as
     it wrote those lines, the later step first (blank lines between two calls' code came with
-    the second call; a brace after the agent's block is not the agent's because it wrote one)."""
+    the second call; a brace after the agent's block is not the agent's because it wrote one).
+    Lines `settled` as the human's are neither claimed nor part of a run."""
+
+    def free(k: int) -> bool:
+        return owners[k] is None and lines[k].trivial and k not in settled
+
     i = 0
     while i < len(lines):
-        if owners[i] is not None or not lines[i].trivial:
+        if not free(i):
             i += 1
             continue
         j = i
-        while j + 1 < len(lines) and owners[j + 1] is None and lines[j + 1].trivial and _adjacent(lines, j, j + 1):
+        while j + 1 < len(lines) and free(j + 1) and _adjacent(lines, j, j + 1):
             j += 1
         left = owners[i - 1] if i > 0 and _adjacent(lines, i - 1, i) else None
         right = owners[j + 1] if j + 1 < len(lines) and _adjacent(lines, j, j + 1) else None

@@ -17,6 +17,10 @@ and runs in a thread the hook does not wait for beyond it (the hook ends with `o
 What is late is left out; the hook exits 0, printing nothing when it has nothing to say.
 `auto_resume_on_start` off prints nothing, except the uncommitted-work warning that
 `verify_before_clear` asks for.
+
+An earlier session that ended without its SessionEnd hook (only the git hook installed, a killed
+agent) left its last words uncaptured: the hook then starts the detached uploader, which queues
+them as `end` before it uploads (`tails`).
 """
 
 from __future__ import annotations
@@ -47,9 +51,25 @@ def handle(payload: dict) -> None:
         budget = min(int(settings["context_budget"]), INLINE_LIMIT - _ROOM_FOR_NOTES)
         digest = Background(lambda: _digest(settings, cwd, budget))
     notes, warning = _clear_notes(settings, cwd, deadline) if source == "clear" else ([], "")
+    tails = _tails_waiting()  # while the digest's request is on its way
     if digest is not None:
         notes.append(digest.result(deadline, default=""))
     emit([n for n in notes if n], warning)
+    if tails:
+        from sessionledger.spawn import start_uploader
+
+        start_uploader()  # it queues them (`tails.sweep`) and uploads, detached
+
+
+def _tails_waiting() -> bool:
+    """Did an earlier session end with no hook capturing its last words? (`tails`)"""
+    try:
+        from sessionledger import tails
+
+        return bool(tails.stale())
+    except Exception:
+        log.exception("session start: looking for uncaptured tails failed")
+        return False
 
 
 class Background:
