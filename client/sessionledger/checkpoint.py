@@ -7,6 +7,7 @@ when nothing is captured (checkout, reset, …) so the next call does not look a
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from sessionledger import detect, log, observe, state
@@ -48,10 +49,13 @@ def on_head_moved(payload: dict, repo: Repo, sha: str, branch: str) -> bool:
 
 
 def on_commit(repo: Repo, sha: str, branch: str, sessions: list) -> bool:
-    """The git post-commit hook: a checkpoint of each (agent, transcript) in `sessions` for the
-    commit just made; True when at least one segment was queued. Same compare-and-swap as
-    `on_head_moved`: a tool hook that sees this HEAD afterwards finds it observed."""
-    outcomes = []
+    """The git post-commit hook: a checkpoint for the commit just made, of the most recently written
+    (agent, transcript) in `sessions` that has new lines; True when it was queued. Same
+    compare-and-swap as `on_head_moved`: a tool hook that sees this HEAD afterwards finds it observed.
+
+    One conversation per commit: the server keeps one checkpoint per commit (docs/design.md §2), so
+    a second one would be refused as a duplicate and its bytes lost. The other active sessions keep
+    their lines for their own next capture."""
     with state.transaction() as txn:
         old = observe.seen(repo.git_dir)
         if old == sha:
@@ -59,17 +63,31 @@ def on_commit(repo: Repo, sha: str, branch: str, sessions: list) -> bool:
         if _after_clear(txn, repo, sha, old, branch, [transcript for _, transcript in sessions]):
             observe.record(repo.git_dir, sha)
             return True
-        for agent, transcript in sessions:
+        queued, outcomes = None, []
+        for agent, transcript in _newest_first(sessions):
             outcomes.append(_capture(txn, transcript, repo, sha, old, branch=branch, cwd=repo.worktree, agent=agent))
+            if outcomes[-1] is QUEUED:
+                queued = transcript
+                break
         if any(outcome is not EMPTY for outcome in outcomes):
             observe.record(repo.git_dir, sha)
-    queued = [transcript for (_, transcript), outcome in zip(sessions, outcomes, strict=True) if outcome is QUEUED]
     if queued:
         from sessionledger.tasks import attach_to_commit
 
-        for transcript in queued:
-            attach_to_commit(transcript, sha)
-    return bool(queued)
+        attach_to_commit(queued, sha)
+    return queued is not None
+
+
+def _newest_first(sessions: list) -> list:
+    """The conversation written last most likely made the commit (or is the one its author watched)."""
+
+    def written(entry: tuple[object, str]) -> float:
+        try:
+            return os.stat(entry[1]).st_mtime
+        except OSError:
+            return 0.0
+
+    return sorted(sessions, key=written, reverse=True)
 
 
 QUEUED, SKIPPED, EMPTY = "queued", "skipped", "empty"

@@ -107,6 +107,28 @@ def test_a_commit_made_by_hand_during_a_claude_session_is_captured(ledger, repo,
     assert done.returncode == 0
 
 
+def test_two_active_conversations_lose_nothing_to_one_commit(ledger, repo, client_env, claude) -> None:
+    """The server keeps one checkpoint per commit: the conversation written last gets it, and the
+    other keeps its lines for its own next commit instead of losing them to a refused duplicate."""
+    from tests.client.conftest import ClaudeSession
+
+    install(client_env, repo)
+    claude.prompt("write the parser")
+    other = ClaudeSession(client_env, repo).prompt("write the renderer")
+    os.utime(claude.path, (time.time() - 60, time.time() - 60))
+
+    assert commit(client_env, repo, "renderer.py").returncode == 0
+    [first] = ledger.wait_for(lambda: ledger.sessions(commit_hash=head(repo), kind="checkpoint"))
+    assert first.agent_session_id == other.session_id
+
+    claude.prompt("the parser is ready to commit")
+    assert commit(client_env, repo, "parser.py").returncode == 0
+    [second] = ledger.wait_for(lambda: ledger.sessions(commit_hash=head(repo), kind="checkpoint"))
+    assert second.agent_session_id == claude.session_id
+    assert ledger.raw(second) == claude.content()  # from its first line: nothing was lost
+    assert "409" not in client_env.log()
+
+
 def test_a_commit_inside_claudes_bash_is_left_to_its_own_hook(ledger, repo, client_env, claude) -> None:
     """With Claude Code's hooks installed, PostToolUse captures the commit with the call's result."""
     assert client_env.cli("init", "--project", "acme-api", cwd=repo).returncode == 0

@@ -5,8 +5,8 @@ Agents without a usable tool hook (Codex CLI before hooks.json, Gemini CLI befor
 agent whose hooks are not installed) are covered by it, and so is a commit a person makes by hand
 in another terminal while an agent session runs. "Active" means written to in the last
 `ACTIVE_SECONDS` (two hours) by a session held in this working tree; each adapter says where its
-transcripts live (`agent.recent_files`). Each such session gets a checkpoint segment linked to
-the commit: what it wrote since its last capture.
+transcripts live (`agent.recent_files`). The one written last gets the commit's checkpoint: what it
+wrote since its last capture; the others keep their lines for their next capture (`checkpoint.on_commit`).
 
 A commit made by an agent's own shell tool while that agent's tool hook of ours is installed
 (Claude Code sets `CLAUDECODE=1` for its Bash commands, Gemini CLI `GEMINI_CLI=1`) is left to
