@@ -74,6 +74,23 @@ def test_every_scoped_model_has_row_level_security(db) -> None:
         assert _scalar("SELECT relrowsecurity FROM pg_class WHERE relname = %s", [table]) is True
 
 
+def test_the_app_connects_as_an_owner_that_is_no_superuser(db) -> None:
+    """As on a managed PostgreSQL: the embedded stack's owner has CREATEROLE and CREATEDB, nothing more
+    (``config/localstack.py``), and everything above — the web role, the policies, the view — is its work."""
+    from config.localstack import OWNER
+
+    row = _scalar(
+        "SELECT (session_user, rolsuper, rolcreaterole, rolcreatedb)::text FROM pg_roles WHERE rolname = session_user"
+    )
+    if not str(row).startswith(f"({OWNER},"):
+        pytest.skip(f"connected as {row}: DATABASE_URL names a PostgreSQL of its own")
+    assert row == f"({OWNER},f,t,t)"
+    assert (
+        _scalar("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'sessions_app_%%' AND tableowner <> %s", [OWNER])
+        == 0
+    )
+
+
 def test_a_scope_cannot_reach_another_projects_sessions_through_the_search_view(world, ingest) -> None:
     from django.db import DatabaseError, transaction
 
