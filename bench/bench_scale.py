@@ -12,19 +12,23 @@ insights totals are not kept). At each size, for every row:
 - ``query``: the SQL the API builds (``SessionFilter`` → list columns, the author joined, the page
   of 51), run as the web role under row-level security inside an open project scope — what the
   database does for the lookup (the context digest: ``context_digest`` in an open scope); and
-  ``same_sql_as_owner``, that SQL without row-level security, to tell the policy's cost from the
-  cost of the list's columns and joins;
+  ``same_sql_as_owner``, that SQL without row-level security (the tenant set, for the search view), to
+  tell the policy's cost from the cost of the list's columns and joins;
 - ``scoped``: the same through the ORM with a project scope opened and closed around it, as a
   request does (adds BEGIN, set_config, RESET, COMMIT round trips);
 - ``api``: the whole ``GET /api/v1/projects/bench-scale/sessions?…`` in-process (Bearer token,
   middleware, throttles, tenant transaction, serialisation), DEBUG off;
 
-each as p50/p95 of ``--repeat`` runs, and ``<subject>_ratio`` = its p95 / floor p95. A list's answer is
+each as p50/p95 of ``--repeat`` runs, and ``<subject>_ratio`` = its p95 / floor p95. Search and files rows
+add ``plain_under_rls``: their condition on the table itself, as the web role in one open scope — what
+the API ran before it read the owner's view (docs/scaling.md "Search under row-level security"), the
+whole project checked row by row unless a superuser had marked ``@@`` and ``?|`` LEAKPROOF (the
+report's ``leakproof_marks`` says whether this database has them). A list's answer is
 its columns, not its ids: every lookup row also carries ``floor_columns``, the bare SQL by hand that returns
 the columns the API's list returns (author joined, as the owner), and ``query_ratio_columns`` against it.
-Rows: commit 10-hex prefix, ``q`` matching one row, ``q`` matching 10 %, files (one row), list newest,
-list ``?branch=``, the context digest of a branch (``context_digest``; its floor is the two index reads it needs). Then
-bulk seeding: ``--bulk-rows`` more sessions in one statement with the insights triggers off and on
+Rows: commit 10-hex prefix, ``q`` matching one row, ``q`` matching 10 %, files (one row, one in a thousand), list
+newest, list ``?branch=``, the context digest of a branch (``context_digest``; its floor is the two index reads it
+needs). Then bulk seeding: ``--bulk-rows`` more sessions in one statement with the insights triggers off and on
 (rolled back both times), and their ratio; then VACUUM ANALYZE, as autovacuum would, before the
 lookups. Prints one JSON object.
 """
@@ -170,6 +174,17 @@ def in_one_scope(project: Any, repeat: int, work: Callable[[], object]) -> dict[
         return timed(repeat, work)
 
 
+def tenant_set_as_owner(project: Any, repeat: int, work: Callable[[], object]) -> dict[str, float]:
+    """``work`` timed as the owner (no policy) with the tenant set, so the search view holds the project's rows."""
+    from django.db import connection, transaction
+
+    from projects.rls import SETTING
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT set_config(%s, %s, true)", [SETTING, str(project.pk)])
+        return timed(repeat, work)
+
+
 def api(client: Any, url: str, params: dict[str, str]) -> Callable[[], object]:
     def run() -> object:
         response = client.get(url, params)
@@ -203,6 +218,7 @@ def rows_at(project: Any, user: Any, size: int, repeat: int) -> dict[str, Any]:
         "q_one_row": ("search_vector @@ websearch_to_tsquery('english', %s)", [f"u{one}"], {"q": f"u{one}"}),
         "q_10_percent": ("search_vector @@ websearch_to_tsquery('english', %s)", ["deadlock"], {"q": "deadlock"}),
         "files_one_row": ("files_touched ?| %s", [[f"src/only{one}.py"]], {"files": f"src/only{one}.py"}),
+        "files_per_mille": ("files_touched ?| %s", [[f"src/mod{one % 1000}.py"]], {"files": f"src/mod{one % 1000}.py"}),
         "list_newest": ("TRUE", [], {}),
         "list_branch": ("feature_branch = %s", [branch], {"branch": branch}),
     }
@@ -218,11 +234,15 @@ def rows_at(project: Any, user: Any, size: int, repeat: int) -> dict[str, Any]:
         statement = in_one_scope(project, repeat, owner_sql(sql, list(sql_params)))
         whole = timed(repeat, api(client, url, query))
         out[name] = _row(floor, statement, with_scope, whole)
-        out[name]["same_sql_as_owner"] = timed(repeat, owner_sql(sql, list(sql_params)))
+        out[name]["same_sql_as_owner"] = tenant_set_as_owner(project, repeat, owner_sql(sql, list(sql_params)))
         # a list's answer is its rows' columns, not their ids: the bare SQL that returns them
         columns = timed(repeat, owner_sql(list_columns_sql(condition), [pid, *params]))
         out[name]["floor_columns"] = columns
         out[name]["query_ratio_columns"] = round(out[name]["query"]["p95_ms"] / max(columns["p95_ms"], 0.001), 2)
+        if name.startswith(("q_", "files_")):  # the condition on the table under the policy, as before the view
+            plain = in_one_scope(project, repeat, owner_sql(list_columns_sql(condition), [pid, *params]))
+            out[name]["plain_under_rls"] = plain
+            out[name]["plain_under_rls_ratio"] = round(plain["p95_ms"] / max(floor["p95_ms"], 0.001), 2)
     useful = "status IN ('complete', 'rejected', 'abandoned')"
     context_floor = f"""SELECT id, digest FROM {TABLE} WHERE project_id = %s AND feature_branch = %s AND {useful}
         ORDER BY captured_at DESC, id DESC LIMIT 20"""
@@ -281,6 +301,17 @@ def bulk(rows: int) -> dict[str, Any]:
     return {"rows": rows, "seconds": figures, "ratio": round(on / off, 2), "target_ratio": 2}
 
 
+def leakproof_marks() -> bool:
+    """Whether a superuser marked the functions of ``@@`` and ``?|`` LEAKPROOF in this database."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT bool_and(proleakproof) FROM pg_proc WHERE proname IN ('ts_match_vq', 'jsonb_exists_any')"
+        )
+        return bool(cursor.fetchone()[0])
+
+
 def steady() -> None:
     """As autovacuum leaves a table between bursts: no dead rows from the rolled-back bulk seeding,
     the GIN indexes' pending lists merged (a search reads a pending list linearly)."""
@@ -307,6 +338,7 @@ def main(argv: list[str] | None = None) -> None:
     settings.ALLOWED_HOSTS = ["*"]
     settings.DEBUG = False
     report: dict[str, Any] = {"target_ratio": 3, "load_before": list(os.getloadavg()), "sizes": {}}
+    report["leakproof_marks"] = leakproof_marks()
     with unscoped():
         project, user = world(SLUG)
     for size in sorted(args.sizes):

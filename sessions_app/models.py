@@ -192,6 +192,26 @@ class Session(models.Model):
         return self.task_id if self.kind == Kind.TASK and self.task_id else (self.commit_hash or "")[:12]
 
 
+class TenantSession(models.Model):
+    """The view ``sessions_app_session_tenant`` (migration ``0021``): the id and the GIN-indexed columns
+    of the sessions of the project the transaction is scoped to, the policy's condition as its WHERE.
+
+    It belongs to the table's owner, so PostgreSQL reads it without the policy (and without a
+    superuser's LEAKPROOF marks): a search or files condition inside it is an index condition. Only
+    ``sessions_app.selectors`` reads it, as ``id IN (…)`` of a scoped query that row-level security
+    still filters (docs/scaling.md "Search under row-level security"). Outside a scope it is empty;
+    the web role may only SELECT it."""
+
+    id = models.UUIDField(primary_key=True)
+    search_vector = SearchVectorField(null=True)
+    files_touched = models.JSONField(default=list)
+    message_uuids = ArrayField(models.UUIDField(), default=list)
+
+    class Meta:
+        managed = False
+        db_table = "sessions_app_session_tenant"
+
+
 class CommitLink(models.Model):
     """After a rebase or squash, a new commit hash that carries an old one's sessions.
 

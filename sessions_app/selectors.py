@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.contrib.postgres.expressions import ArraySubquery
 from django.contrib.postgres.search import SearchQuery
 from django.core.exceptions import ValidationError
@@ -14,7 +15,7 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 from projects.errors import DomainError
 from projects.models import Project
 from sessions_app import blobs
-from sessions_app.models import CommitLink, Session
+from sessions_app.models import CommitLink, Session, TenantSession
 from sessions_app.validation import search_text
 
 COMMIT_PREFIX = re.compile(r"^[0-9a-fA-F]{7,40}$")
@@ -51,13 +52,26 @@ def commit_prefix(value: str) -> str:
     return value.lower()
 
 
+def indexed(condition: Q) -> Q:
+    """``condition`` on a GIN-indexed column (``search_vector``, ``files_touched``, ``message_uuids``) as
+    ``id IN (the scoped project's sessions that meet it)``, read from the owner's view ``TenantSession``:
+    there it is an index condition, where under the policy ``@@``, ``?|`` and ``@>`` (not leakproof)
+    would be checked row by row through the whole project. The outer query keeps row-level security
+    (docs/scaling.md "Search under row-level security"). Without row-level security no scope names a
+    project to the view, and the condition applies as it is."""
+    if not settings.SESSIONLEDGER_RLS:
+        return condition
+    return Q(pk__in=TenantSession.objects.filter(condition).values("pk"))
+
+
 def session_search(queryset: QuerySet[Session], text: str) -> QuerySet[Session]:
-    return queryset.filter(search_vector=SearchQuery(search_text(text), search_type="websearch", config="english"))
+    query = SearchQuery(search_text(text), search_type="websearch", config="english")
+    return queryset.filter(indexed(Q(search_vector=query)))
 
 
 def session_files(queryset: QuerySet[Session], paths: list[str]) -> QuerySet[Session]:
     """Sessions that touched any of ``paths`` (``files_touched ?| paths``: the GIN index ``session_files``)."""
-    return queryset.filter(files_touched__has_any_keys=paths)
+    return queryset.filter(indexed(Q(files_touched__has_any_keys=paths)))
 
 
 def sessions_for_commit(*, project: Project, sha: str) -> QuerySet[Session]:
@@ -175,7 +189,7 @@ def session_list_with_snippets(queryset: QuerySet[Session], text: str) -> QueryS
     query = SearchQuery(search_text(text), search_type="websearch", config="english")
     older = Concat("title", Value("\n"), "commit_message", Value("\n"), "summary", output_field=TextField())
     document = Coalesce(NullIf("search_text", Value("")), older, output_field=TextField())
-    return queryset.filter(search_vector=query).annotate(
+    return queryset.filter(indexed(Q(search_vector=query))).annotate(
         snippet=SearchHeadline(
             document,
             query,
@@ -249,6 +263,6 @@ def session_for_message(*, project: Project, message_uuid: Any) -> Any:
 
     Upload order, the server's clock: ``captured_at`` is the client's word, and a teammate who
     re-uploads the message with an earlier date must not take the permalink over."""
-    rows = Session.objects.filter(project=project, message_uuids__contains=[message_uuid])
+    rows = Session.objects.filter(Q(project=project), indexed(Q(message_uuids__contains=[message_uuid])))
     rows = rows.order_by("created_at", "id")
     return rows.values_list("pk", flat=True).first()

@@ -77,13 +77,26 @@ def test_embedded_stack_starts_postgres_and_redis_when_no_urls_are_set_and_reuse
     assert urls["REDIS_URL"] == f"unix://{empty_data_dir}/redis/redis.sock"
     with psycopg.connect(urls["DATABASE_URL"], connect_timeout=5) as connection:
         assert connection.execute("SELECT current_database()").fetchone() == ("sessionledger",)
+        # as on a managed PostgreSQL: the app's role owns its database, may create roles and databases, no more
+        assert connection.execute(
+            "SELECT current_user, rolsuper, rolcreaterole, rolcreatedb, rolbypassrls FROM pg_roles"
+            " WHERE rolname = current_user"
+        ).fetchone() == (localstack.OWNER, False, True, True, False)
     assert redis.Redis.from_url(urls["REDIS_URL"], socket_timeout=2).ping()
+
+    # what a data directory from before the owner role held: the superuser's table and web role
+    superuser = urls["DATABASE_URL"].replace(f"//{localstack.OWNER}@", "//postgres@")
+    with psycopg.connect(superuser, autocommit=True) as connection:
+        connection.execute("CREATE TABLE made_by_superuser (id int); CREATE ROLE sessionledger_web NOLOGIN")
 
     redis_pid = (empty_data_dir / "redis" / "redis.pid").read_text()
     monkeypatch.delenv("DATABASE_URL")
     monkeypatch.delenv("REDIS_URL")
     assert localstack.ensure_environment() == urls, "a second command must find the running services"
     assert (empty_data_dir / "redis" / "redis.pid").read_text() == redis_pid
+    with psycopg.connect(urls["DATABASE_URL"], connect_timeout=5) as connection:  # handed over to the owner
+        connection.execute("ALTER TABLE made_by_superuser ADD COLUMN more int")
+        connection.execute("SET ROLE sessionledger_web")
 
 
 def test_configured_services_are_used_as_they_are(monkeypatch, tmp_path: Path) -> None:

@@ -6,11 +6,10 @@ non-null (a session uploaded without it is dated by its upload; one dated after 
 dated by the upload), the recency indexes move to it, and the daily insights totals are rebuilt
 by it.
 
-Search under row-level security: the operator functions of full-text search (``@@``) and of the
-files filter (``?|``) are marked LEAKPROOF, so the planner may use the GIN indexes for them inside
-the ``tenant_isolation`` policy (docs/scaling.md "Search under row-level security" gives the review
-and the measurements). Only a superuser may mark functions; run by another role, this step warns
-and does nothing, and the operator runs LEAKPROOF_SQL once by hand.
+This migration once marked the functions of ``@@`` and ``?|`` LEAKPROOF (a superuser's step, which
+warned under any other role) so that search could use its GIN index under row-level security.
+Migration ``0021``'s view does that without a superuser (docs/scaling.md "Search under row-level
+security"); a database where the marks were made keeps them, and nothing relies on them.
 """
 
 import django.db.models.functions.datetime
@@ -108,22 +107,6 @@ GROUP BY 1, 2, 3, 4, 5;
 """
 
 
-LEAKPROOF_FUNCTIONS = ("ts_match_vq(tsvector, tsquery)", "jsonb_exists_any(jsonb, text[])")
-
-
-def _mark(mark: str) -> str:
-    alters = " ".join(f"ALTER FUNCTION pg_catalog.{function} {mark};" for function in LEAKPROOF_FUNCTIONS)
-    return f"""
-DO $$ BEGIN
-    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-        {alters}
-    ELSE
-        RAISE WARNING 'sessionledger: not a superuser, so search and the files filter cannot use their indexes '
-            'under row-level security; as a superuser, run once in this database: {alters}';
-    END IF;
-END $$;"""
-
-
 class Migration(migrations.Migration):
     dependencies = [
         ("projects", "0003_secauth_device_grant_claims"),
@@ -193,5 +176,4 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.RunSQL(ROLLUP, reverse_sql=migrations.RunSQL.noop),
-        migrations.RunSQL(_mark("LEAKPROOF"), reverse_sql=_mark("NOT LEAKPROOF")),
     ]

@@ -72,3 +72,49 @@ def test_every_scoped_model_has_row_level_security(db) -> None:
     assert scoped == set(TENANT_TABLES)
     for table in scoped:
         assert _scalar("SELECT relrowsecurity FROM pg_class WHERE relname = %s", [table]) is True
+
+
+def test_the_app_connects_as_an_owner_that_is_no_superuser(db) -> None:
+    """As on a managed PostgreSQL: the embedded stack's owner has CREATEROLE and CREATEDB, nothing more
+    (``config/localstack.py``), and everything above — the web role, the policies, the view — is its work."""
+    from config.localstack import OWNER
+
+    row = _scalar(
+        "SELECT (session_user, rolsuper, rolcreaterole, rolcreatedb)::text FROM pg_roles WHERE rolname = session_user"
+    )
+    if not str(row).startswith(f"({OWNER},"):
+        pytest.skip(f"connected as {row}: DATABASE_URL names a PostgreSQL of its own")
+    assert row == f"({OWNER},f,t,t)"
+    assert (
+        _scalar("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'sessions_app_%%' AND tableowner <> %s", [OWNER])
+        == 0
+    )
+
+
+def test_a_scope_cannot_reach_another_projects_sessions_through_the_search_view(world, ingest) -> None:
+    from django.db import DatabaseError, transaction
+
+    from sessions_app import selectors
+
+    ours = ingest(world.project, world.member, "Tune the flux capacitor", seed="ours", files_touched=["src/ours.py"])
+    theirs = ingest(
+        world.other_project,
+        world.other_admin,
+        "Tune the flux capacitor",
+        seed="theirs",
+        files_touched=["src/theirs.py"],
+    )
+    view = "sessions_app_session_tenant"
+    with project_scope(world.project):
+        sessions = selectors.session_queryset(project=world.project)
+        assert [s.pk for s in selectors.session_search(sessions, "capacitor")] == [ours.pk]
+        assert [s.pk for s in selectors.session_files(sessions, ["src/ours.py", "src/theirs.py"])] == [ours.pk]
+        # asked by hand for the other project's row, by id, word or file: the view holds none of it
+        assert _scalar(f"SELECT count(*) FROM {view} WHERE id = %s", [theirs.pk]) == 0
+        assert _scalar(f"SELECT array_agg(id) FROM {view} WHERE search_vector @@ to_tsquery('capacitor')") == [ours.pk]
+        assert _scalar(f"SELECT count(*) FROM {view} WHERE files_touched ? 'src/theirs.py'") == 0
+        _scalar("SELECT set_config('sessionledger.project', '', true)")
+        assert _scalar(f"SELECT count(*) FROM {view}") == 0  # no project named: nothing
+        with pytest.raises(DatabaseError, match="permission denied"), transaction.atomic():
+            _scalar(f"UPDATE {view} SET files_touched = '[]' RETURNING 1")
+    assert _scalar(f"SELECT count(*) FROM {view}") == 0  # the owner outside a scope: no project, nothing

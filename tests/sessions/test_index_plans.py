@@ -2,9 +2,11 @@
 
 Under the ``tenant_isolation`` policy PostgreSQL only uses a condition inside an index scan if the
 condition is leakproof; otherwise it reads every row of the project and filters them after the
-policy (docs/scaling.md "Search under row-level security"). These tests read the plans — no
-timings — of the very querysets the API and the pages build, run inside a project scope (the web
-role, row-level security on) over rows seeded in one INSERT … SELECT generate_series.
+policy. Search and files read the owner's view instead (docs/scaling.md "Search under row-level
+security"), which needs no superuser: the suite's database owner has none (``config/localstack.py``).
+These tests read the plans — no timings — of the very querysets the API and the pages build, run
+inside a project scope (the web role, row-level security on) over rows seeded in one INSERT …
+SELECT generate_series, and compare their answers with the plain condition's.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.http import QueryDict
 
@@ -24,6 +27,11 @@ from tests.seeding import commit_of, seed_sessions
 
 ROWS = 100_000
 TABLE = "sessions_app_session"
+PLAIN = {  # each filter's condition as it is, on the table, as the owner (no row-level security, no view)
+    "q=u4242": ("search_vector @@ websearch_to_tsquery('english', %s)", "u4242"),
+    "q=deadlock": ("search_vector @@ websearch_to_tsquery('english', %s)", "deadlock"),
+    "files=src/mod17.py": ("files_touched ?| %s", ["src/mod17.py"]),
+}
 
 
 def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
@@ -79,11 +87,27 @@ def _listed(world, query: str):
     return filters.qs.order_by("-captured_at", "-id")[:51]
 
 
-def test_search_commit_prefix_and_files_use_an_index_as_the_web_role(world, many) -> None:
+def _plain_answers(world) -> dict[str, list[Any]]:
+    """Each of ``PLAIN``'s ids, newest first, by its condition on the table as the owner."""
+    answers = {}
+    with connection.cursor() as cursor:
+        for query, (condition, value) in PLAIN.items():
+            cursor.execute(
+                f"SELECT id FROM {TABLE} WHERE project_id = %s AND {condition} ORDER BY captured_at DESC, id DESC",
+                [world.project.pk, value],
+            )
+            answers[query] = [row[0] for row in cursor.fetchall()]
+    return answers
+
+
+def test_search_commit_prefix_and_files_use_an_index_as_the_web_role_and_answer_right(world, many) -> None:
+    plain = _plain_answers(world)
+    assert [len(ids) for ids in plain.values()] == [1, ROWS // 10, ROWS // 1000]
     with project_scope(world.project):
         with connection.cursor() as cursor:
-            cursor.execute("SELECT current_user")
-            assert cursor.fetchone()[0] != "postgres"  # the web role, under row-level security
+            cursor.execute("SELECT current_user, rolsuper FROM pg_roles WHERE rolname = session_user")
+            # the web role, under row-level security, of a connecting owner that is no superuser
+            assert cursor.fetchone() == (settings.DATABASE_WEB_ROLE, False)
         _assert_index_finds(_listed(world, "q=u4242"), "@@")
         _assert_index_finds(_listed(world, "q=u4242 test"), "@@")
         _assert_index_finds(_listed(world, f"commit={commit_of(4242)[:10]}"), "~>=~")
@@ -99,6 +123,10 @@ def test_search_commit_prefix_and_files_use_an_index_as_the_web_role(world, many
             "Session 17",
             "Session 4242",
         ]
+        # every match, not a page: the view's ids are the plain condition's
+        for query, ids in plain.items():
+            filters = SessionFilter(QueryDict(query), queryset=selectors.session_queryset(project=world.project))
+            assert list(filters.qs.order_by("-captured_at", "-id").values_list("pk", flat=True)) == ids, query
 
 
 def test_newest_first_lists_and_the_context_digest_walk_an_index(world, many) -> None:
