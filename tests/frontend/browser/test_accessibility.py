@@ -1,0 +1,145 @@
+"""Accessibility, permalinks and narrow layouts, checked on one hostile-ish session in Chromium.
+
+One fixture uploads a session with every kind of message (prompt, reply, thinking, tool call and
+result, a sub-agent, a compaction), more than one lazy page, a 300-character path in its files and
+its attribution, a share link and a second session whose commit shares a 7-character prefix (so the commit
+permalink lists both). axe-core (bundled by axe-playwright-python, injected into the page: no network) checks every
+page; the permalink and layout checks reuse the same pages.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+
+from sessionledger.core import attribution, attribution_record
+from sessions_app.models import Session
+from tests.client.transcript_builder import TranscriptBuilder
+from tests.frontend.browser.conftest import log_in
+from tests.uploads import commit_hash
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WIDE = {"width": 1400, "height": 900}
+PHONE = {"width": 390, "height": 844}
+AGENT = "a7f3c21"
+DEEP = "src/" + "/".join(f"very-long-directory-name-{n:02d}" for n in range(10)) + "/"
+LONG_PATH = (DEEP + "x" * 300)[:289] + "/handler.py"  # 300 characters, no space to break at
+ABSOLUTE = "/home/dev/repo/" + LONG_PATH  # as the agent's tool calls name it
+TURNS = 20  # 6 messages a turn: more than one page of 100 messages
+
+
+def _transcript() -> tuple[bytes, dict[str, bytes]]:
+    b = TranscriptBuilder(start="2026-05-04T09:00:00Z", step_seconds=3)
+    b.prompt("Fix the <b>handler</b> in `" + ABSOLUTE + "`")
+    b.thinking("The handler lives deep in the tree; read it first.")
+    b.assistant_text("Reading the **handler**.")
+    b.new_response().tool_call("Read", {"file_path": ABSOLUTE}, result="def handle(): ...")
+    b.new_response().task("Find callers", "List who calls handle()", agent_id=AGENT, result="Two callers.")
+    b.new_response().tool_call(
+        "Edit", {"file_path": ABSOLUTE, "old_string": "...", "new_string": "return 1"}, result="Updated."
+    )
+    b.new_response().tool_call("Bash", {"command": "pytest -q"}, result="1 failed", is_error=True)
+    b.new_response().assistant_text("One test fails; fixing.").turn_end()
+    b.compact("The user asked to fix the handler; one test failed.", trigger="auto")
+    for turn in range(2, TURNS + 1):
+        b.prompt(f"Turn {turn}: keep going with step_{turn}")
+        b.thinking(f"Plan for turn {turn}.").assistant_text(f"Working on **step_{turn}**.")
+        b.new_response().tool_call("Bash", {"command": f"pytest tests/test_{turn}.py"}, result="ok")
+        b.new_response().assistant_text(f"Turn {turn} done.").turn_end()
+    sub = b.subagent(AGENT)
+    sub.user("List who calls handle()").tool_call("Grep", {"pattern": "handle("}, result="a.py\nb.py")
+    sub.assistant_text("Checking the second caller.").assistant_text("Two callers.")
+    return b.build(), {AGENT: sub.build()}
+
+
+@dataclass
+class Seeded:
+    session: Session
+    messages: list[dict]  # as the API returns them
+    share: str  # /share/{token}
+    commit: str  # /p/{project}/c/{prefix}: a prefix two sessions' commits share
+
+    def url(self, rest: str = "") -> str:
+        return f"/p/{self.session.project.slug}/s/{self.session.pk}{rest}"
+
+
+@pytest.fixture
+def seeded(world, make_session, api_as) -> Seeded:
+    raw, agents = _transcript()
+    sha, other = "a11ce55" + commit_hash("a11y")[7:], "a11ce55" + commit_hash("a11y-2")[7:]
+    files = [LONG_PATH, "src/app.py"]
+    session = make_session(
+        world.project,
+        world.member,
+        raw,
+        subagents=agents,
+        seed="a11y",
+        commit_hash=sha,
+        files_touched=files,
+        commit_message="Fix the handler\n\nA long path.",
+    )
+    make_session(world.project, world.member, raw[: raw.index(b"\n") + 1], seed="a11y-2", commit_hash=other)
+    member = api_as(world.member)
+    lines = {LONG_PATH: [attribution.Line.of(n, f"line {n}") for n in (1, 2, 3)]}
+    record = attribution_record.build_record(
+        revision=sha,
+        added=lines,
+        owners=attribution.attribute(lines, []),
+        line_counts={LONG_PATH: 3},
+        agent="claude-code",
+        base_url="http://testserver",
+        project=world.project.slug,
+    )
+    base = f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}"
+    stored = member.post(f"{base}/attribution", record, format="json")
+    assert stored.status_code == 201, stored.content
+    share = member.post(f"{base}/shares", {"days": 7}, format="json").json()["url"].split("/share/", 1)[1]
+    messages = member.get(f"{base}/messages", {"limit": 1000}).json()["results"]
+    return Seeded(session, messages, f"/share/{share}", f"/p/{world.project.slug}/c/{sha[:7]}")
+
+
+def _violations(page) -> list[str]:
+    """axe-core's violations on the page as "rule-id: target, target, … (N nodes)"."""
+    found = Axe().run(page).response["violations"]
+    lines = []
+    for violation in found:
+        targets = [" ".join(map(str, node["target"])) for node in violation["nodes"]]
+        lines.append(f"{violation['id']}: {', '.join(targets[:6])} ({len(targets)} nodes)")
+    return lines
+
+
+def test_every_page_has_no_axe_violations(browser, live_server, world, seeded) -> None:
+    context = browser.new_context(base_url=live_server.url, viewport=WIDE)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    slug = world.project.slug
+    failures = {}
+    page.goto("/accounts/login/")
+    failures["login"] = _violations(page)
+    page.goto(seeded.share)
+    failures["share"] = _violations(page)
+    log_in(page, world.admin.email)
+    pages = {
+        "dashboard": "/",
+        "session list": f"/p/{slug}/",
+        "session": seeded.url(),
+        "whole conversation": seeded.url("/conversation"),
+        "commit": seeded.commit,
+        "files": seeded.url("/files"),
+        "insights": f"/p/{slug}/insights",
+        "audit": f"/p/{slug}/audit",
+        "settings": f"/p/{slug}/settings/",
+    }
+    for name, path in pages.items():
+        page.goto(path)
+        if name in ("session", "whole conversation"):
+            page.keyboard.press("x")  # every folded block open: its text is checked too
+        failures[name] = _violations(page)
+    context.close()
+    failures = {name: found for name, found in failures.items() if found}
+    assert not failures, json.dumps(failures, indent=1)
+
