@@ -2,9 +2,9 @@
 
 One fixture uploads a session with every kind of message (prompt, reply, thinking, tool call and
 result, a sub-agent, a compaction), more than one lazy page, a 300-character path in its files and
-its attribution, a share link and a second session whose commit shares a 7-character prefix (so the commit
-permalink lists both). axe-core (bundled by axe-playwright-python, injected into the page: no network) checks every
-page; the permalink and layout checks reuse the same pages.
+its attribution, a share link, and a second session whose commit shares a 7-character prefix (so the
+commit permalink lists both). axe-core (bundled by axe-playwright-python, injected into the page: no
+network) checks every page; the permalink and layout checks use the same session.
 """
 
 from __future__ import annotations
@@ -143,3 +143,76 @@ def test_every_page_has_no_axe_violations(browser, live_server, world, seeded) -
     failures = {name: found for name, found in failures.items() if found}
     assert not failures, json.dumps(failures, indent=1)
 
+
+# Where a permalink must land, per kind of message: what picks it from the API's messages, and
+# a text the reader must then see. The sub-agent's prompt and report are drawn by its Task call.
+KINDS = {
+    "prompt": ({"kind": "prompt"}, "Fix the <b>handler</b>"),
+    "assistant text after thinking": ({"role": "assistant", "kind": "text"}, "Reading the handler."),
+    "thinking": ({"kind": "thinking"}, "The handler lives deep in the tree"),
+    "tool call": ({"kind": "tool_use", "sidechain": None, "n": 2}, "Edit"),
+    "tool result": ({"kind": "tool_result", "sidechain": None, "n": 3}, "1 failed"),
+    "sub-agent prompt": ({"sidechain": True, "kind": "text"}, "List who calls handle()"),
+    "sub-agent message": ({"sidechain": True, "kind": "text", "n": 1}, "Checking the second caller."),
+    "sub-agent tool call": ({"sidechain": True, "kind": "tool_use"}, "handle("),
+    "sub-agent report": ({"sidechain": True, "kind": "text", "n": 2}, "Two callers."),
+    "compaction summary": ({"kind": "summary"}, "The user asked to fix the handler"),
+    "thinking on a later page": ({"kind": "thinking", "n": TURNS - 1}, f"Plan for turn {TURNS}."),
+}
+
+
+def _pick(messages: list[dict], want: dict) -> dict:
+    want = dict(want)
+    skip = want.pop("n", 0)
+    return [m for m in messages if all(m.get(key) == value for key, value in want.items())][skip]
+
+
+LANDED = """() => {
+    const marked = [...document.querySelectorAll("#cards .is-target")];
+    const target = marked[0];
+    if (!target) { return null; }
+    const closed = [];
+    for (let node = target; node; node = node.parentElement) {
+        if (node.tagName === "DETAILS" && !node.open) { closed.push(node.className); }
+    }
+    const box = target.getBoundingClientRect();
+    const bottom = window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2;
+    return {marked: marked.length, closed, top: box.top, height: box.height, bottom};
+}"""
+
+
+def _assert_landed(page, expected: str, what: str) -> None:
+    page.wait_for_function("() => document.querySelector('#cards .is-target')")
+    landed = page.evaluate(LANDED)
+    target = page.locator("#cards .is-target")
+    assert landed["marked"] == 1 and not landed["closed"] and landed["height"] > 0, (what, landed)
+    # scrolled to with a margin above it (unless the page ends before it can reach the top)
+    assert 8 <= landed["top"] < page.viewport_size["height"] / 2 or landed["bottom"], (what, landed)
+    assert target.get_by_text(expected, exact=False).first.is_visible(), what
+    assert target.evaluate("t => t === document.activeElement"), what
+
+
+def test_every_kind_of_message_permalink_opens_marks_and_scrolls_to_it(browser, live_server, world, seeded) -> None:
+    context = browser.new_context(base_url=live_server.url, viewport=WIDE)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    log_in(page, world.viewer.email)
+    slug = world.project.slug
+    for what, (want, expected) in KINDS.items():
+        message = _pick(seeded.messages, want)
+        page.goto(f"/p/{slug}/m/{message['uuid']}")
+        _assert_landed(page, expected, what)
+        if "later page" in what:
+            assert "page 2 of 2" in page.locator("#showing").inner_text()
+
+    # on a page loaded lazily: the #m-{uuid} link of a message there lands without a reload
+    page.goto(seeded.url())
+    before = page.locator("#cards > *").count()
+    page.evaluate("window.stayed = true")
+    page.locator("#more [data-more]").scroll_into_view_if_needed()
+    page.locator("#cards > *").nth(before).wait_for()
+    last = _pick(seeded.messages, {"kind": "prompt", "n": TURNS - 1})
+    page.evaluate(f"location.hash = 'm-{last['uuid']}'")
+    _assert_landed(page, f"Turn {TURNS}: keep going", "prompt on a lazily loaded page")
+    assert page.evaluate("window.stayed === true")
+    context.close()
