@@ -18,7 +18,7 @@ from axe_playwright_python.sync_playwright import Axe
 from sessionledger.core import attribution, attribution_record
 from sessions_app.models import Session
 from tests.client.transcript_builder import TranscriptBuilder
-from tests.frontend.browser.conftest import log_in
+from tests.frontend.browser.conftest import log_in, screenshot
 from tests.uploads import commit_hash
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -207,6 +207,12 @@ def test_every_kind_of_message_permalink_opens_marks_and_scrolls_to_it(browser, 
 
     # on a page loaded lazily: the #m-{uuid} link of a message there lands without a reload
     page.goto(seeded.url())
+    # the side column keeps to the screen, its details in view at 900 px, however long a path
+    side = page.locator(".reader-side").bounding_box()
+    details = page.locator(".details-panel").bounding_box()
+    assert details["x"] + details["width"] <= side["x"] + side["width"] <= WIDE["width"]
+    assert details["y"] + details["height"] <= WIDE["height"]
+    screenshot(page, "session-side-column-1400", full_page=False)
     before = page.locator("#cards > *").count()
     page.evaluate("window.stayed = true")
     page.locator("#more [data-more]").scroll_into_view_if_needed()
@@ -215,4 +221,47 @@ def test_every_kind_of_message_permalink_opens_marks_and_scrolls_to_it(browser, 
     page.evaluate(f"location.hash = 'm-{last['uuid']}'")
     _assert_landed(page, f"Turn {TURNS}: keep going", "prompt on a lazily loaded page")
     assert page.evaluate("window.stayed === true")
+    context.close()
+
+
+NAME_IN_VIEW = """item => {
+    const text = item.firstChild;
+    const range = document.createRange();
+    range.setStart(text, text.length - "handler.py".length);
+    range.setEnd(text, text.length);
+    const name = range.getBoundingClientRect(), box = item.getBoundingClientRect();
+    return name.width > 0 && name.left >= box.left - 1 && name.right <= box.right + 1;
+}"""
+
+SMALLEST_CHART_TEXT = """() => Math.min(...[...document.querySelectorAll("svg.chart text")].map(text => {
+    const svg = text.ownerSVGElement;
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    return parseFloat(getComputedStyle(text).fontSize) * scale;
+}))"""
+
+
+def test_a_300_character_path_never_widens_a_phone_page(browser, live_server, world, seeded) -> None:
+    context = browser.new_context(base_url=live_server.url, viewport=PHONE, is_mobile=True, has_touch=True)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    log_in(page, world.viewer.email)
+    wide = "document.documentElement.scrollWidth"
+    failed = _pick(seeded.messages, KINDS["tool result"][0])
+    page.goto(f"/p/{world.project.slug}/m/{failed['uuid']}")
+    _assert_landed(page, "1 failed", "a tool result at 390 px")
+    assert page.evaluate(wide) <= PHONE["width"]
+    found = _violations(page)  # the phone layout (panels folded above the conversation) too
+    assert not found, found
+
+    # Files touched: the path is cut at its start, so the file name stays in view
+    page.locator(".details-panel > summary").click()
+    item = page.locator(f".file-list li[title='{LONG_PATH}']")
+    assert item.evaluate("li => li.scrollWidth > li.clientWidth") and item.evaluate(NAME_IN_VIEW)
+    assert page.evaluate(wide) <= PHONE["width"]
+
+    page.goto(seeded.url("/files"))
+    assert page.get_by_text("handler.py").first.is_visible() and page.evaluate(wide) <= PHONE["width"]
+    page.goto(f"/p/{world.project.slug}/insights")
+    smallest = page.evaluate(SMALLEST_CHART_TEXT)
+    assert smallest >= 11 and page.evaluate(wide) <= PHONE["width"], smallest
     context.close()
