@@ -45,8 +45,10 @@ def join(parts: Iterable[Markup | None]) -> Markup:
     return Markup("").join(part for part in parts if part)
 
 
-def svg(name: str, width: int, height: int, *, title: str, desc: str, body: Markup) -> Markup:
-    return _macros().svg(name, width, height, title, desc, body)
+def svg(name: str, width: int, height: int, *, title: str, desc: str, body: Markup, linked: bool = False) -> Markup:
+    """``linked``: some labels are links. An image's parts are hidden from assistive technology,
+    so such a chart is a group (its title and description still name it)."""
+    return _macros().svg(name, width, height, title, desc, body, "group" if linked else "img")
 
 
 def _px(value: float) -> str:
@@ -87,7 +89,8 @@ def hbars(name: str, bars: list[Bar], *, title: str, desc: str, width: int = 600
     span = max(width - label_w - caption_w - 8, 60)
     top = max((b.value for b in bars), default=0) or 1
     rows = [_hbar(name, i * row_h, bar, label_w, span * bar.value / top) for i, bar in enumerate(bars)]
-    return svg(name, width, len(bars) * row_h + 2, title=title, desc=desc, body=join(rows))
+    linked = any(bar.href for bar in bars)
+    return svg(name, width, len(bars) * row_h + 2, title=title, desc=desc, body=join(rows), linked=linked)
 
 
 def _hbar(name: str, y: int, bar: Bar, label_w: int, length: float) -> Markup:

@@ -245,6 +245,49 @@ def paginate(cards: list[Card], per_page: int = PAGE_MESSAGES) -> Paged:
     return Paged(pages, located)
 
 
+def anchors_of(cards: list[Card], index: int) -> list[str]:
+    """The ids of the elements around message ``index`` on a page of ``cards``, outermost first.
+
+    The last is the message's own (a card, a later block of a response, a tool result); the
+    ones before are the blocks holding it. The page's script shows the innermost that exists. A
+    sub-agent's prompt and final report are drawn by its Task call (``frontend.present`` marks
+    them ``duplicate``), so their block is the call's prompt section or report. Call it on cards
+    ``present`` has seen.
+    """
+    for card in cards:
+        found = _anchors_in(card.items, card.anchor, index)
+        if found is not None:
+            return list(dict.fromkeys(found))
+    return []
+
+
+def _anchors_in(items: list[Item], card_anchor: str, index: int) -> list[str] | None:
+    for position, item in enumerate(items):
+        own = card_anchor if position == 0 else f"m-{item.message['index']}"
+        if item.message["index"] == index:
+            return [card_anchor, own]
+        if item.result is not None and item.result["index"] == index:
+            return [card_anchor, own, f"m-{index}"]
+        for child in item.children:
+            inner = _anchors_in(child.items, child.anchor, index)
+            if inner is not None:
+                drawn = _drawn_by_call(item, index)
+                return [card_anchor, own, *([drawn] if drawn else inner)]
+    return None
+
+
+def _drawn_by_call(call: Item, index: int) -> str | None:
+    """The id of the block of a Task call showing its sub-agent's message ``index``, if it does."""
+    for card in call.children:
+        for child in card.items:
+            if child.message["index"] != index or not getattr(child.view, "duplicate", False):
+                continue
+            if child.message["role"] == "user":
+                return f"m-{call.message['index']}-prompt"
+            return f"m-{call.result['index']}" if call.result is not None else None
+    return None
+
+
 def _collect_indexes(items: list[Item], out: list[int]) -> None:
     """``Card.indexes`` without generators: paging walks every card of a long session."""
     for item in items:

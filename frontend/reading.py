@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from frontend import format as fmt
-from frontend.conversation import Card, Paged, build_cards, paginate, with_tool_partners
+from frontend.conversation import Card, Paged, anchors_of, build_cards, paginate, with_tool_partners
 from frontend.forms import ALL_ROLES, MessageFilterForm
 from frontend.present import present
 from frontend.render import Where, cards_html, turns_html
@@ -45,7 +45,9 @@ class Reading:
     first_timestamp: str | None
     last_timestamp: str | None
     steps: list[Step] = field(default_factory=list)
-    at: str | None = None  # the message asked for with ?at= (its anchor), when shown on this page
+    # The message asked for with ?at=, when shown on this page: its element's id and those of the
+    # blocks holding it, outermost first (conversation.anchors_of), space-separated.
+    at: str = ""
     # The side panels as HTML, made once with the page: a cached page is served without rebuilding them.
     turns_html: str = ""
     steps_html: str = ""
@@ -104,6 +106,7 @@ def read(
         page = paged.located[at][0]  # a permalink: the page holding the message, whatever ?page says
     cards = paged.page(page)
     present(cards, form.value("q") or "")
+    at_anchors = anchors_of(cards, at) if at is not None else []
     base = fmt.query_string(params)[1:]
     turns = [_turn_link(turn, paged, base) for turn in document.get("turns") or []]
     steps = outline(messages)
@@ -121,6 +124,7 @@ def read(
         first_timestamp=first,
         last_timestamp=last,
         steps=steps,
+        at=" ".join(at_anchors),
         turns_html=turns_html(turns),
         steps_html=outline_html(steps),
         minimap_html=minimap_html(steps, len(messages)),

@@ -1,6 +1,8 @@
-"""Links for pull-request comments (``c/{sha}``, ``t/{task}``) and the branch timeline (``b/{branch}``)."""
+"""Links for pull-request comments (``c/{sha}``, ``t/{task}``, ``m/{uuid}``) and the branch timeline."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -98,3 +100,15 @@ def test_the_branch_timeline_shows_checkpoints_in_order(client, world, make_sess
 
 def test_an_unknown_branch_is_404(client, world, rich_session) -> None:
     assert _get(client, world, "b/no/such/branch").status_code == 404
+
+
+def test_every_message_the_api_returns_names_a_block_on_its_page(client, world, rich_session, api_as) -> None:
+    """A tool result, a sub-agent's prompt and report, a compaction summary: none has a link of its
+    own, yet ``?at=`` names blocks on the page that hold it (the browser test follows them)."""
+    url = f"/api/v1/projects/acme-api/sessions/{rich_session.pk}/messages"
+    messages = api_as(world.viewer).get(url, {"limit": 1000}).json()["results"]
+    client.force_login(world.viewer)
+    for message in (m for m in messages if m.get("uuid")):
+        html = client.get(f"/p/acme-api/s/{rich_session.pk}", {"at": message["uuid"]}).content.decode()
+        named = re.search(r'id="cards" data-at="([^"]+)"', html)
+        assert named and any(f'id="{anchor}"' in html for anchor in named.group(1).split()), message

@@ -60,7 +60,7 @@ def test_a_task_call_is_folded_with_the_agent_facts_in_its_header(page) -> None:
 def test_the_report_and_the_prompt_are_shown_once(page) -> None:
     assert page.count(REPORT) == 1
     assert page.count("Brief-7f3") == 1  # in the folded prompt section only
-    assert '<details class="tool-section agent-prompt">' in page
+    assert '<details class="tool-section agent-prompt"' in page
 
 
 def test_injected_reminders_are_folded(page) -> None:

@@ -162,14 +162,37 @@
     if (link) { event.preventDefault(); loadMore(link); }
   });
 
-  /* Show a card or block: unfold the details around it, scroll to it, focus it. */
+  /* Show a card or block: unfold it and the details around it (a card whose message is a folded
+   * block, such as a tool call, unfolds that block), mark it, scroll to it (the CSS keeps a margin
+   * above), focus it. */
   function reveal(target) {
-    for (var node = target; node; node = node.parentElement) {
-      if (node.tagName === "DETAILS" && node !== target) { node.open = true; }
+    for (var node = target.parentElement; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") { node.open = true; }
     }
+    var fold = target.tagName === "DETAILS" ? target
+      : target.querySelector(":scope > details:first-child, :scope > header + details");
+    if (fold) { fold.open = true; }
+    document.querySelectorAll("#cards .is-target").forEach(function (old) { old.classList.remove("is-target"); });
+    target.classList.add("is-target");
     target.scrollIntoView({ block: "start" });
     if (!target.hasAttribute("tabindex")) { target.setAttribute("tabindex", "-1"); }
     target.focus({ preventScroll: true });
+  }
+
+  /* The element a permalink names: its own, or (for a message drawn inside another, or with no
+   * link of its own) the innermost of the blocks the server names for ?at= (data-at). */
+  function permalinkTarget(hash) {
+    var target = document.getElementById(hash);
+    if (target) { return target.classList.contains("plink") ? (target.closest("article, details") || target) : target; }
+    var cards = document.getElementById("cards");
+    var at = new URLSearchParams(window.location.search).get("at");
+    if (!cards || !cards.hasAttribute("data-at") || at !== hash.slice(2)) { return null; }
+    var ids = cards.getAttribute("data-at").split(" ");
+    for (var i = ids.length - 1; i >= 0; i--) {
+      var found = document.getElementById(ids[i]);
+      if (found) { return found; }
+    }
+    return null;
   }
 
   /* Turn and step navigation, permalinks: stay on the page when the target is already loaded. */
@@ -190,11 +213,8 @@
   function resolveHash() {
     var hash = decodeURIComponent(window.location.hash.slice(1));
     if (!/^m-[0-9A-Za-z-]{1,64}$/.test(hash)) { return; }
-    var target = document.getElementById(hash);
-    if (target) {
-      reveal(target.classList.contains("plink") ? (target.closest("article, details") || target) : target);
-      return;
-    }
+    var target = permalinkTarget(hash);
+    if (target) { reveal(target); return; }
     var params = new URLSearchParams(window.location.search);
     if (params.get("at") === hash.slice(2)) { return; } /* already asked: hidden by the filters */
     params.set("at", hash.slice(2));
@@ -315,4 +335,7 @@
   watchTurns();
   if (filters.elements.q && filters.elements.q.value && !window.location.hash) { showHit(0); }
   resolveHash();
+  /* again once loaded: the browser's own jump to the #fragment (to the link in a card's header,
+   * without the margin) comes after this script */
+  window.addEventListener("load", function () { if (window.scrollY > 0) { resolveHash(); } });
 })();

@@ -113,7 +113,8 @@ def test_sub_agent_folded_with_its_facts_and_report_once(wide, world, long) -> N
     call.scroll_into_view_if_needed()
     screenshot(wide, "long-session-subagent", full_page=False)
 
-    # the compaction agent sits where it ran (the document appends it at the end), folded
+    # the compaction agent sits where it ran (the document appends it at the end); the permalink to
+    # its first message unfolds it
     messages = selectors.session_document(session=long)["messages"]
     first = next(m for m in messages if m.get("agent_id") == "acompact-e1f845")
     wide.goto(_url(world, long, f"?at={first['uuid']}#m-{first['uuid']}"))
@@ -124,7 +125,7 @@ def test_sub_agent_folded_with_its_facts_and_report_once(wide, world, long) -> N
             card => card && card.querySelector("time[datetime]").getAttribute("datetime"))"""
     )
     assert times[0] <= times[1] <= times[2], times
-    assert run.locator("details").first.get_attribute("open") is None
+    assert run.locator("details").first.get_attribute("open") is not None
 
 
 def test_find_opens_the_hit_and_long_output_has_line_numbers(wide, world, long) -> None:
