@@ -78,7 +78,7 @@ def on_commit(repo: Repo, sha: str, branch: str, sessions: list) -> bool:
     return queued is not None
 
 
-def _newest_first(sessions: list) -> list:
+def _newest_first(sessions: list[tuple[object, str]]) -> list[tuple[object, str]]:
     """The conversation written last most likely made the commit (or is the one its author watched)."""
 
     def written(entry: tuple[object, str]) -> float:
