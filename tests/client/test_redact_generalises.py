@@ -156,6 +156,17 @@ def test_kubernetes_secret_data_values_are_redacted() -> None:
     assert b"namespace: production" in result.data
 
 
+def test_every_kubernetes_secret_string_data_value_is_redacted() -> None:
+    values = [rand(17) + "!", rand(13) + "#" + rand(5), rand(21)]  # plain text, not base64
+    manifest = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\nstringData:\n"
+        f"  connection: {values[0]}\n  region: eu\n  upstream: '{values[1]}'\n  signing: \"{values[2]}\"\n"
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: frontend-settings\n"
+    )
+    result = assert_gone(read_result(manifest), *values, kind="k8s_secret")
+    assert b"region: eu" in result.data and b"name: frontend-settings" in result.data
+
+
 def test_quoted_password_holding_braces_is_redacted() -> None:
     secret = rand(5) + "{" + rand(4) + "}" + rand(5)
     assert_gone(read_result(f'APP=shop\nDB_PASSWORD="{secret}"\n'), secret, kind="password")

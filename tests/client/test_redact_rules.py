@@ -112,7 +112,7 @@ def _unbounded_quantifiers(pattern: str) -> list[str]:
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_rule_quantifiers_are_bounded(name: str) -> None:
     rule = SPECS[name].rule
-    for pattern in (rule.pattern, *rule.anchors, *rule.lower_anchors, rule.follow, rule.name_pattern):
+    for pattern in (rule.pattern, *rule.anchors, *rule.lower_anchors, rule.follow, rule.name_pattern, rule.then):
         assert _unbounded_quantifiers(pattern) == [], pattern[:80]
 
 

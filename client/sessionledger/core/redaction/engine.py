@@ -257,7 +257,24 @@ class Redactor:
                 span = group_span(match, compiled.rule.group)
                 if span and compiled.accepts(match, data[span[0] : span[1]].decode("utf-8", "surrogateescape")):
                     spans.append(Span(span[0], span[1], compiled.rule.kind))
+                if compiled.then is not None:
+                    spans += self._block_entries(compiled, data, match.end(), end)
             done = end
+        return spans
+
+    @staticmethod
+    def _block_entries(compiled: Compiled, data: bytes, at: int, end: int) -> list[Span]:
+        """The rule's `then` matched entry after entry from `at` (a Secret's later `stringData:`
+        values): the accepted `secret` of each."""
+        assert compiled.then is not None
+        spans: list[Span] = []
+        match = compiled.then.match(data, at, end)
+        while match is not None and match.end() > at:
+            span = group_span(match, "secret")
+            if span and compiled.accepts(match, data[span[0] : span[1]].decode("utf-8", "surrogateescape")):
+                spans.append(Span(span[0], span[1], compiled.rule.kind))
+            at = match.end()
+            match = compiled.then.match(data, at, end)
         return spans
 
     def _copies(self, data: bytes, found: list[Span]) -> list[Span]:
