@@ -8,13 +8,15 @@ checks that no copy survives, that every line is still JSON, and that placeholde
 from __future__ import annotations
 
 import base64
+import json
 import random
 import string
 
 import pytest
 
 from sessionledger.core.redaction.examples import random_chars
-from tests.client.test_redact_leaks import assert_gone, bash, prompt, read_result, redact
+from tests.client.test_redact_leaks import PATH, assert_gone, bash, numbered, prompt, read_result, redact
+from tests.client.transcript_builder import TranscriptBuilder
 
 RNG = random.Random(41)
 ALNUM = string.ascii_letters + string.digits
@@ -199,6 +201,28 @@ def test_token_folded_over_two_yaml_lines_is_redacted(place: object) -> None:
     data = place(f'ci:\n  token: "{token[:14]}\\\n    {token[14:]}"\n  stage: build')  # type: ignore[operator]
     result = assert_gone(data, token[:14], token[14:], kind="gitlab")
     assert b"stage: build" in result.data
+
+
+def test_token_folded_over_two_lines_in_an_edit_result_is_redacted() -> None:
+    """The Edit result's hunk holds each half in its own string; the first half alone looks like a
+    generic value, and its second half must go with it."""
+    token = "glpat-" + rand(20)
+    text = f'ci:\n  token: "{token[:14]}\\\n    {token[14:]}"\n  stage: build'
+    hunk = [
+        {
+            "oldStart": 1,
+            "oldLines": 1,
+            "newStart": 1,
+            "newLines": 4,
+            "lines": ["-x", *("+" + x for x in text.split("\n"))],
+        }
+    ]
+    tool_use_result = {"filePath": PATH, "oldString": "x", "newString": text, "structuredPatch": hunk}
+    edit = {"file_path": PATH, "old_string": "x", "new_string": text}
+    data = TranscriptBuilder().tool_call("Edit", edit, result=numbered(text), tool_use_result=tool_use_result).build()
+    result = assert_gone(data, token[:14], token[14:])
+    lines = json.loads(result.data.splitlines()[1])["toolUseResult"]["structuredPatch"][0]["lines"]
+    assert len(lines) == 5 and lines[-1] == "+  stage: build"
 
 
 def test_json_private_key_string_is_no_quoted_password() -> None:

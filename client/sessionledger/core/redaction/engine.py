@@ -50,6 +50,7 @@ from .spans import (
     group_by_line,
     group_span,
     into_duplicates,
+    join_folds,
     map_strings,
     match_at,
     merge_counts,
@@ -213,7 +214,7 @@ class Redactor:
             accept_all(accepted, into_duplicates(data, accepted, duplicates))
         if accepted:
             accept_all(accepted, self._copies(data, accepted))
-        return accepted
+        return join_folds(data, accepted) if jsonl else accepted
 
     def _rule_spans(self, compiled: Compiled, data: bytes, positions: list[int], jsonl: bool) -> list[Span]:
         """Matches of one rule at its candidate positions, left to right, never overlapping."""
