@@ -237,12 +237,22 @@ def test_shell_continuation_without_a_secret_leaves_the_line_alone() -> None:
     assert redact(data).data == data
 
 
-@pytest.mark.parametrize("shape", ["echo {} | base64 -d > .env", "ENV_FILE_B64={}"], ids=["piped", "named"])
+@pytest.mark.parametrize(
+    "shape",
+    ["echo {} | base64 -d > .env", "ENV_FILE_B64={}", "DOTENV={}", "env_file: {}"],
+    ids=["piped", "named", "any-name", "yaml"],
+)
 def test_base64_encoded_env_file_is_redacted_whole(shape: str) -> None:
     env = f"DB_PASSWORD={rand(10)}!{rand(3)}\nSTRIPE_KEY=sk_live_{rand(24)}\nLOG_LEVEL=info\n"
     blob = base64.b64encode(env.encode()).decode()
     result = assert_gone(bash(shape.format(blob)), blob)
     assert shape.split("{}")[0].encode() in result.data
+
+
+def test_base64_config_without_a_secret_is_left_alone() -> None:
+    blob = base64.b64encode(b"LOG_LEVEL=info\nPORT=8080\nREGION=eu-west-1\nFEATURES=search,export\n").decode()
+    data = bash(f"APP_CONFIG={blob}")
+    assert redact(data).data == data
 
 
 def test_base64_image_near_its_name_is_left_alone() -> None:

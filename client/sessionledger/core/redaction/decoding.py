@@ -125,10 +125,34 @@ _PIPE_GAP = re.compile(rb"[ \t\\\"']{0,12}\|[ \t]{0,4}(?:base64|BASE64)")  # `bl
 _BASE64_BLOCKS = 64  # blocks decoded per buffer at most
 
 
+# Any other name: a long base64 value right after `=` or `: ` (and a quote) that decodes to a
+# config file (a line starting `NAME=` or `name: `) is a `.env` shipped whole, whatever its name.
+# One scan per separator (a leading literal is found at memory speed; a class is tested per byte),
+# `: ` with its blank (YAML; a bare `:` is everywhere in JSONL). The gate's first class holds the
+# first base64 character of text starting with a letter, `_`, `#`, a blank or a newline.
+_BASE64_ASSIGNED = tuple(
+    re.compile(sep + rb"(?<=[A-Za-z0-9_\"']" + sep + rb")[ \t]{0,4}(?:\\{0,8}[\"'])?(?=[CIQ-Za-e][A-Za-z0-9+/]{47})")
+    for sep in (b"=", b": ")
+)
+_CONFIG_LINE = re.compile(
+    rb"(?:^|\n)[ \t]{0,8}(?:export[ \t]{1,4})?[A-Za-z_][A-Za-z0-9_.-]{0,127}[ \t]{0,4}(?:=|:[ \t])"
+)
+
+
 def base64_blocks(data: bytes) -> list[tuple[int, int, bytes]]:
     """(start, end, decoded text) of every base64 block assigned to a `…64` name or piped into
-    `base64 -d` that decodes to text."""
+    `base64 -d` that decodes to text, and of every other assigned one that decodes to a config file."""
     blocks: list[tuple[int, int, bytes]] = []
+    seen: set[int] = set()
+    for hit in (hit for scan in _BASE64_ASSIGNED for hit in scan.finditer(data)):
+        head = base64.b64decode(data[hit.end() : hit.end() + 4])  # most random tokens fail here
+        run = _BASE64_RUN.match(data, hit.end()) if head.isascii() and head.decode().isprintable() else None
+        text = None if run is None else _text(run.group())
+        if run is not None and text is not None and _CONFIG_LINE.search(text):
+            blocks.append((run.start(), run.end(), text))
+            seen.add(run.start())
+            if len(blocks) >= _BASE64_BLOCKS:
+                return blocks
     for hit in _BASE64_NAMED.finditer(data):
         if hit.group("decode") is None:
             run = _BASE64_RUN.match(data, hit.end())
@@ -137,7 +161,7 @@ def base64_blocks(data: bytes) -> list[tuple[int, int, bytes]]:
             runs = list(_BASE64_RUN.finditer(data, max(0, pipe - _PIPED), pipe)) if pipe > 0 else []
             # the last run before the pipe, if only quotes and spaces lie between
             run = runs[-1] if runs and _PIPE_GAP.match(data, runs[-1].end()) else None
-        text = None if run is None else _text(run.group())
+        text = None if run is None or run.start() in seen else _text(run.group())
         if run is not None and text is not None:
             blocks.append((run.start(), run.end(), text))
             if len(blocks) >= _BASE64_BLOCKS:
