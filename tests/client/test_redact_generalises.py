@@ -15,7 +15,7 @@ import string
 import pytest
 
 from sessionledger.core.redaction.examples import random_chars
-from tests.client.test_redact_leaks import PATH, assert_gone, bash, numbered, prompt, read_result, redact
+from tests.client.test_redact_leaks import PATH, REDACTOR, assert_gone, bash, numbered, prompt, read_result, redact
 from tests.client.transcript_builder import TranscriptBuilder
 
 RNG = random.Random(41)
@@ -181,6 +181,15 @@ def test_password_holding_an_escaped_quote_is_cut_nowhere() -> None:
     head, tail = rand(6), rand(8)
     result = assert_gone(bash("cat settings.py", f'password = "{head}\\"{tail}"'), kind="password")
     assert head.encode() not in result.data and tail.encode() not in result.data
+
+
+@pytest.mark.parametrize("template", ['password = "{}"', 'const apiToken = "{}";'], ids=["password", "token"])
+def test_escaped_quote_inside_a_value_in_a_plain_file_is_cut_nowhere(template: str) -> None:
+    head, tail = rand(6), rand(12)
+    text = 'print("done \\"ok\\"")\n' + template.format(f'{head}\\"{tail}') + "\n"
+    result = REDACTOR.redact_plain(text.encode())
+    assert head.encode() not in result.data and tail.encode() not in result.data
+    assert result.data.startswith(b'print("done \\"ok\\"")\n') and result.changed_lines == [1]
 
 
 def test_cli_password_holding_a_backslash_and_dollar_is_cut_nowhere() -> None:

@@ -27,6 +27,7 @@ _ESCAPE = re.compile(
     rb"|(\\\\\\n(?: {0,8}[0-9]{1,9}(?:\xe2\x86\x92|\\u2192))?[ \t]{0,64}"
     rb'|\\\\","\+[ \t]{0,64})'
 )
+_SPECIAL = re.compile(rb'[\\"]')
 _ENTITIES = {b"amp": b"&", b"lt": b"<", b"gt": b">", b"apos": b"'"}
 _UNSAFE = frozenset(b'"\\\x7f')
 
@@ -37,13 +38,15 @@ class Decoded:
     The map is sparse: after each escape the offset between decoded and original bytes grows.
     """
 
-    def __init__(self, line: bytes) -> None:
+    def __init__(self, line: bytes, *, escape: bool = False) -> None:
+        """`escape`: the other way round, plain text JSON-escaped (`\\` and `"` get a backslash),
+        so the rules, written for JSONL, read `pa\\"ss` in a plain file as one value."""
         pieces: list[bytes] = []
         self._points: list[int] = [0]  # decoded index from which `_shifts` applies
         self._shifts: list[int] = [0]  # original index minus decoded index
         done = size = 0
-        for match in _ESCAPE.finditer(line):
-            char = _decode(match)
+        for match in (_SPECIAL if escape else _ESCAPE).finditer(line):
+            char = b"\\" + match.group() if escape else _decode(match)
             if char is None:
                 continue
             pieces += (line[done : match.start()], char)
@@ -92,11 +95,20 @@ _TRIGGERS = tuple(
 )
 
 
-def encoded_windows(data: bytes) -> list[tuple[int, int]]:
+# in plain text (not JSONL): a quote escaped inside a value (`"pa\\"ss…"`)
+_ESCAPED_QUOTE = re.compile(rb'(?<=[^\s\\])\\"')
+
+
+def escaped_quote_windows(data: bytes) -> list[tuple[int, int]]:
+    """Like encoded_windows, around each escaped quote of plain text (to be JSON-escaped)."""
+    return encoded_windows(data, (_ESCAPED_QUOTE,))
+
+
+def encoded_windows(data: bytes, triggers: tuple[re.Pattern[bytes], ...] = _TRIGGERS) -> list[tuple[int, int]]:
     """Byte ranges around every escape worth decoding, merged, each inside one line: a secret
     holding an escape lies within _WINDOW bytes of it (longer lines cost no more than short ones)."""
     windows: list[tuple[int, int]] = []
-    for trigger in _TRIGGERS:
+    for trigger in triggers:
         for match in trigger.finditer(data):
             line_start = data.rfind(b"\n", max(0, match.start() - _WINDOW), match.start()) + 1
             line_end = data.find(b"\n", match.end(), match.end() + _WINDOW)

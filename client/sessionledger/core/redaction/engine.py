@@ -36,7 +36,7 @@ from typing import Any
 
 from .compiled import Compiled, compile_rule, rule_from_mapping, substitute
 from .copies import duplicate_copies
-from .decoding import Decoded, base64_blocks, encoded_windows
+from .decoding import Decoded, base64_blocks, encoded_windows, escaped_quote_windows
 from .rules import Rule
 from .scans import Haystack, build_groups, scan, self_anchored
 from .spans import (
@@ -332,6 +332,8 @@ class Redactor:
         Only spans that hold an escape count: the others were seen (or not) undecoded already. A
         base64 block whose decoded text holds a secret is replaced whole."""
         windows = [(start, Decoded(data[start:end])) for start, end in encoded_windows(data)]
+        if not jsonl:  # plain text's `\"` inside a value: searched as JSONL would hold it
+            windows += [(start, Decoded(data[start:end], escape=True)) for start, end in escaped_quote_windows(data)]
         windows = [(start, decoded) for start, decoded in windows if decoded.changed]
         found: list[Span] = []
         # one search over every decoded window, one per line: a search has a fixed cost
