@@ -150,6 +150,9 @@ ADVERSARIAL = [
     "mysql -p" + "x" * 200_000,
     "# ~/.pgpass\n" + "h:5432:d:u:" * 20_000,
     "\\n" * 100_000,
+    "kind: Secret\nstringData:\n" + "  k: v1234567\n" * 16_000,
+    'token: "' + "Ab3dEf9h\\\n    " * 14_000,
+    "ENV=" + "QUJDPTEyMw" * 20_000,
 ]
 
 
