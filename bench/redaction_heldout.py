@@ -74,6 +74,13 @@ def _k8s_string_data(rng: random.Random) -> Example:
     return _one(f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\nstringData:\n  connection: {value}\n", value)
 
 
+def _k8s_string_data_keys(rng: random.Random) -> Example:
+    values = [_r(rng, 15) + "!" + _r(rng, 3), _r(rng, 22), _pw(rng)]
+    entries = "".join(f"  {name}: {v}\n" for name, v in zip(["connection", "upstream", "signing"], values, strict=True))
+    text = f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\nstringData:\n  region: eu\n{entries}"
+    return Example(text, tuple(values))
+
+
 def _dockerconfigjson(rng: random.Random) -> Example:
     auth = _b64("ci:" + _r(rng, 20))
     blob = _b64(json.dumps({"auths": {"registry.acme.io": {"auth": auth}}}))
@@ -83,6 +90,11 @@ def _dockerconfigjson(rng: random.Random) -> Example:
 def _env_base64(rng: random.Random) -> Example:
     blob = _b64(f"DB_PASSWORD={_pw(rng)}\nSTRIPE_KEY=sk_live_{_r(rng, 24)}\n")
     return _one(f"ENV_FILE_B64={blob}", blob)
+
+
+def _env_base64_any_name(rng: random.Random) -> Example:
+    blob = _b64(f"DB_PASSWORD={_pw(rng)}\nSTRIPE_KEY=sk_live_{_r(rng, 24)}\nLOG_LEVEL=info\n")
+    return _one(rng.choice(["DOTENV={}", "PROD_ENV_FILE={}", "env_file: {}"]).format(blob), blob)
 
 
 def _pw_backslash(rng: random.Random) -> Example:
@@ -230,6 +242,8 @@ HELD_OUT: list[HeldOut] = [
     HeldOut("k8s_secret", "generic", "Kubernetes docs: Secret stringData", _k8s_string_data),
     HeldOut("k8s_secret", "generic", "Kubernetes docs: dockerconfigjson Secret", _dockerconfigjson),
     HeldOut("env_base64", "generic", "base64(1) of a .env file", _env_base64),
+    HeldOut("k8s_secret", "generic", "Kubernetes docs: Secret stringData with several keys", _k8s_string_data_keys),
+    HeldOut("env_base64", "generic", "GitHub Actions docs: a file stored as a base64 secret", _env_base64_any_name),
     HeldOut("password", "generic", "MySQL docs: --password with shell characters", _pw_backslash),
     HeldOut("password", "generic", "dotenv: quoted value with braces", _pw_braces),
     HeldOut("password", "generic", "escaped quote in a string literal", _pw_quote),

@@ -8,13 +8,15 @@ checks that no copy survives, that every line is still JSON, and that placeholde
 from __future__ import annotations
 
 import base64
+import json
 import random
 import string
 
 import pytest
 
 from sessionledger.core.redaction.examples import random_chars
-from tests.client.test_redact_leaks import assert_gone, bash, prompt, read_result, redact
+from tests.client.test_redact_leaks import PATH, REDACTOR, assert_gone, bash, numbered, prompt, read_result, redact
+from tests.client.transcript_builder import TranscriptBuilder
 
 RNG = random.Random(41)
 ALNUM = string.ascii_letters + string.digits
@@ -156,6 +158,17 @@ def test_kubernetes_secret_data_values_are_redacted() -> None:
     assert b"namespace: production" in result.data
 
 
+def test_every_kubernetes_secret_string_data_value_is_redacted() -> None:
+    values = [rand(17) + "!", rand(13) + "#" + rand(5), rand(21)]  # plain text, not base64
+    manifest = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\nstringData:\n"
+        f"  connection: {values[0]}\n  region: eu\n  upstream: '{values[1]}'\n  signing: \"{values[2]}\"\n"
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: frontend-settings\n"
+    )
+    result = assert_gone(read_result(manifest), *values, kind="k8s_secret")
+    assert b"region: eu" in result.data and b"name: frontend-settings" in result.data
+
+
 def test_quoted_password_holding_braces_is_redacted() -> None:
     secret = rand(5) + "{" + rand(4) + "}" + rand(5)
     assert_gone(read_result(f'APP=shop\nDB_PASSWORD="{secret}"\n'), secret, kind="password")
@@ -168,6 +181,15 @@ def test_password_holding_an_escaped_quote_is_cut_nowhere() -> None:
     head, tail = rand(6), rand(8)
     result = assert_gone(bash("cat settings.py", f'password = "{head}\\"{tail}"'), kind="password")
     assert head.encode() not in result.data and tail.encode() not in result.data
+
+
+@pytest.mark.parametrize("template", ['password = "{}"', 'const apiToken = "{}";'], ids=["password", "token"])
+def test_escaped_quote_inside_a_value_in_a_plain_file_is_cut_nowhere(template: str) -> None:
+    head, tail = rand(6), rand(12)
+    text = 'print("done \\"ok\\"")\n' + template.format(f'{head}\\"{tail}') + "\n"
+    result = REDACTOR.redact_plain(text.encode())
+    assert head.encode() not in result.data and tail.encode() not in result.data
+    assert result.data.startswith(b'print("done \\"ok\\"")\n') and result.changed_lines == [1]
 
 
 def test_cli_password_holding_a_backslash_and_dollar_is_cut_nowhere() -> None:
@@ -190,6 +212,28 @@ def test_token_folded_over_two_yaml_lines_is_redacted(place: object) -> None:
     assert b"stage: build" in result.data
 
 
+def test_token_folded_over_two_lines_in_an_edit_result_is_redacted() -> None:
+    """The Edit result's hunk holds each half in its own string; the first half alone looks like a
+    generic value, and its second half must go with it."""
+    token = "glpat-" + rand(20)
+    text = f'ci:\n  token: "{token[:14]}\\\n    {token[14:]}"\n  stage: build'
+    hunk = [
+        {
+            "oldStart": 1,
+            "oldLines": 1,
+            "newStart": 1,
+            "newLines": 4,
+            "lines": ["-x", *("+" + x for x in text.split("\n"))],
+        }
+    ]
+    tool_use_result = {"filePath": PATH, "oldString": "x", "newString": text, "structuredPatch": hunk}
+    edit = {"file_path": PATH, "old_string": "x", "new_string": text}
+    data = TranscriptBuilder().tool_call("Edit", edit, result=numbered(text), tool_use_result=tool_use_result).build()
+    result = assert_gone(data, token[:14], token[14:])
+    lines = json.loads(result.data.splitlines()[1])["toolUseResult"]["structuredPatch"][0]["lines"]
+    assert len(lines) == 5 and lines[-1] == "+  stage: build"
+
+
 def test_json_private_key_string_is_no_quoted_password() -> None:
     body = base64.b64encode(RNG.randbytes(120)).decode()
     document = f'{{"private_key": "-----BEGIN PRIVATE KEY-----\\n{body}\\n-----END PRIVATE KEY-----\\n"}}'
@@ -202,12 +246,22 @@ def test_shell_continuation_without_a_secret_leaves_the_line_alone() -> None:
     assert redact(data).data == data
 
 
-@pytest.mark.parametrize("shape", ["echo {} | base64 -d > .env", "ENV_FILE_B64={}"], ids=["piped", "named"])
+@pytest.mark.parametrize(
+    "shape",
+    ["echo {} | base64 -d > .env", "ENV_FILE_B64={}", "DOTENV={}", "env_file: {}"],
+    ids=["piped", "named", "any-name", "yaml"],
+)
 def test_base64_encoded_env_file_is_redacted_whole(shape: str) -> None:
     env = f"DB_PASSWORD={rand(10)}!{rand(3)}\nSTRIPE_KEY=sk_live_{rand(24)}\nLOG_LEVEL=info\n"
     blob = base64.b64encode(env.encode()).decode()
     result = assert_gone(bash(shape.format(blob)), blob)
     assert shape.split("{}")[0].encode() in result.data
+
+
+def test_base64_config_without_a_secret_is_left_alone() -> None:
+    blob = base64.b64encode(b"LOG_LEVEL=info\nPORT=8080\nREGION=eu-west-1\nFEATURES=search,export\n").decode()
+    data = bash(f"APP_CONFIG={blob}")
+    assert redact(data).data == data
 
 
 def test_base64_image_near_its_name_is_left_alone() -> None:

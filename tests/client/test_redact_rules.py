@@ -112,7 +112,7 @@ def _unbounded_quantifiers(pattern: str) -> list[str]:
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_rule_quantifiers_are_bounded(name: str) -> None:
     rule = SPECS[name].rule
-    for pattern in (rule.pattern, *rule.anchors, *rule.lower_anchors, rule.follow, rule.name_pattern):
+    for pattern in (rule.pattern, *rule.anchors, *rule.lower_anchors, rule.follow, rule.name_pattern, rule.then):
         assert _unbounded_quantifiers(pattern) == [], pattern[:80]
 
 
@@ -150,6 +150,9 @@ ADVERSARIAL = [
     "mysql -p" + "x" * 200_000,
     "# ~/.pgpass\n" + "h:5432:d:u:" * 20_000,
     "\\n" * 100_000,
+    "kind: Secret\nstringData:\n" + "  k: v1234567\n" * 16_000,
+    'token: "' + "Ab3dEf9h\\\n    " * 14_000,
+    "ENV=" + "QUJDPTEyMw" * 20_000,
 ]
 
 

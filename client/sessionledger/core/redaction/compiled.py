@@ -31,6 +31,7 @@ class Compiled:
     lead: bytes
     replacement: bytes
     name: re.Pattern[str] | None = None  # the `name` group must fullmatch this
+    then: re.Pattern[bytes] | None = None  # the rule's `then`: the block's later entries
     _names_seen: dict[str | bytes, bool] = field(default_factory=dict, compare=False, repr=False)
 
     def names(self, match: re.Match[Any]) -> bool:
@@ -89,11 +90,14 @@ def compile_rule(index: int, rule: Rule) -> Compiled:
     lead = bytes(b for b in range(128) if re.fullmatch(f"[{rule.lead}]", chr(b))) if rule.lead else b""
     try:
         name = re.compile(rule.name_pattern) if rule.name_pattern else None
+        then = re.compile(rule.then.encode()) if rule.then else None
     except re.error as exc:
         raise ValueError(f"redaction rule {rule.kind!r}: invalid name pattern: {exc}") from exc
     if name is not None and "name" not in text.groupindex:
         raise ValueError(f"redaction rule {rule.kind!r}: a name pattern needs a (?P<name>…) group")
-    return Compiled(index, rule, text, raw, lead, b"[REDACTED:" + rule.kind.encode() + b"]", name)
+    if then is not None and "secret" not in then.groupindex:
+        raise ValueError(f"redaction rule {rule.kind!r}: a `then` pattern needs a (?P<secret>…) group")
+    return Compiled(index, rule, text, raw, lead, b"[REDACTED:" + rule.kind.encode() + b"]", name, then)
 
 
 def _raw_pattern(rule: Rule) -> re.Pattern[bytes] | None:

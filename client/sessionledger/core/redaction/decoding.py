@@ -27,6 +27,7 @@ _ESCAPE = re.compile(
     rb"|(\\\\\\n(?: {0,8}[0-9]{1,9}(?:\xe2\x86\x92|\\u2192))?[ \t]{0,64}"
     rb'|\\\\","\+[ \t]{0,64})'
 )
+_SPECIAL = re.compile(rb'[\\"]')
 _ENTITIES = {b"amp": b"&", b"lt": b"<", b"gt": b">", b"apos": b"'"}
 _UNSAFE = frozenset(b'"\\\x7f')
 
@@ -37,13 +38,15 @@ class Decoded:
     The map is sparse: after each escape the offset between decoded and original bytes grows.
     """
 
-    def __init__(self, line: bytes) -> None:
+    def __init__(self, line: bytes, *, escape: bool = False) -> None:
+        """`escape`: the other way round, plain text JSON-escaped (`\\` and `"` get a backslash),
+        so the rules, written for JSONL, read `pa\\"ss` in a plain file as one value."""
         pieces: list[bytes] = []
         self._points: list[int] = [0]  # decoded index from which `_shifts` applies
         self._shifts: list[int] = [0]  # original index minus decoded index
         done = size = 0
-        for match in _ESCAPE.finditer(line):
-            char = _decode(match)
+        for match in (_SPECIAL if escape else _ESCAPE).finditer(line):
+            char = b"\\" + match.group() if escape else _decode(match)
             if char is None:
                 continue
             pieces += (line[done : match.start()], char)
@@ -92,11 +95,20 @@ _TRIGGERS = tuple(
 )
 
 
-def encoded_windows(data: bytes) -> list[tuple[int, int]]:
+# in plain text (not JSONL): a quote escaped inside a value (`"pa\\"ss…"`)
+_ESCAPED_QUOTE = re.compile(rb'(?<=[^\s\\])\\"')
+
+
+def escaped_quote_windows(data: bytes) -> list[tuple[int, int]]:
+    """Like encoded_windows, around each escaped quote of plain text (to be JSON-escaped)."""
+    return encoded_windows(data, (_ESCAPED_QUOTE,))
+
+
+def encoded_windows(data: bytes, triggers: tuple[re.Pattern[bytes], ...] = _TRIGGERS) -> list[tuple[int, int]]:
     """Byte ranges around every escape worth decoding, merged, each inside one line: a secret
     holding an escape lies within _WINDOW bytes of it (longer lines cost no more than short ones)."""
     windows: list[tuple[int, int]] = []
-    for trigger in _TRIGGERS:
+    for trigger in triggers:
         for match in trigger.finditer(data):
             line_start = data.rfind(b"\n", max(0, match.start() - _WINDOW), match.start()) + 1
             line_end = data.find(b"\n", match.end(), match.end() + _WINDOW)
@@ -125,10 +137,34 @@ _PIPE_GAP = re.compile(rb"[ \t\\\"']{0,12}\|[ \t]{0,4}(?:base64|BASE64)")  # `bl
 _BASE64_BLOCKS = 64  # blocks decoded per buffer at most
 
 
+# Any other name: a long base64 value right after `=` or `: ` (and a quote) that decodes to a
+# config file (a line starting `NAME=` or `name: `) is a `.env` shipped whole, whatever its name.
+# One scan per separator (a leading literal is found at memory speed; a class is tested per byte),
+# `: ` with its blank (YAML; a bare `:` is everywhere in JSONL). The gate's first class holds the
+# first base64 character of text starting with a letter, `_`, `#`, a blank or a newline.
+_BASE64_ASSIGNED = tuple(
+    re.compile(sep + rb"(?<=[A-Za-z0-9_\"']" + sep + rb")[ \t]{0,4}(?:\\{0,8}[\"'])?(?=[CIQ-Za-e][A-Za-z0-9+/]{47})")
+    for sep in (b"=", b": ")
+)
+_CONFIG_LINE = re.compile(
+    rb"(?:^|\n)[ \t]{0,8}(?:export[ \t]{1,4})?[A-Za-z_][A-Za-z0-9_.-]{0,127}[ \t]{0,4}(?:=|:[ \t])"
+)
+
+
 def base64_blocks(data: bytes) -> list[tuple[int, int, bytes]]:
     """(start, end, decoded text) of every base64 block assigned to a `…64` name or piped into
-    `base64 -d` that decodes to text."""
+    `base64 -d` that decodes to text, and of every other assigned one that decodes to a config file."""
     blocks: list[tuple[int, int, bytes]] = []
+    seen: set[int] = set()
+    for hit in (hit for scan in _BASE64_ASSIGNED for hit in scan.finditer(data)):
+        head = base64.b64decode(data[hit.end() : hit.end() + 4])  # most random tokens fail here
+        run = _BASE64_RUN.match(data, hit.end()) if head.isascii() and head.decode().isprintable() else None
+        text = None if run is None else _text(run.group())
+        if run is not None and text is not None and _CONFIG_LINE.search(text):
+            blocks.append((run.start(), run.end(), text))
+            seen.add(run.start())
+            if len(blocks) >= _BASE64_BLOCKS:
+                return blocks
     for hit in _BASE64_NAMED.finditer(data):
         if hit.group("decode") is None:
             run = _BASE64_RUN.match(data, hit.end())
@@ -137,7 +173,7 @@ def base64_blocks(data: bytes) -> list[tuple[int, int, bytes]]:
             runs = list(_BASE64_RUN.finditer(data, max(0, pipe - _PIPED), pipe)) if pipe > 0 else []
             # the last run before the pipe, if only quotes and spaces lie between
             run = runs[-1] if runs and _PIPE_GAP.match(data, runs[-1].end()) else None
-        text = None if run is None else _text(run.group())
+        text = None if run is None or run.start() in seen else _text(run.group())
         if run is not None and text is not None:
             blocks.append((run.start(), run.end(), text))
             if len(blocks) >= _BASE64_BLOCKS:

@@ -36,7 +36,7 @@ from typing import Any
 
 from .compiled import Compiled, compile_rule, rule_from_mapping, substitute
 from .copies import duplicate_copies
-from .decoding import Decoded, base64_blocks, encoded_windows
+from .decoding import Decoded, base64_blocks, encoded_windows, escaped_quote_windows
 from .rules import Rule
 from .scans import Haystack, build_groups, scan, self_anchored
 from .spans import (
@@ -50,6 +50,7 @@ from .spans import (
     group_by_line,
     group_span,
     into_duplicates,
+    join_folds,
     map_strings,
     match_at,
     merge_counts,
@@ -213,7 +214,7 @@ class Redactor:
             accept_all(accepted, into_duplicates(data, accepted, duplicates))
         if accepted:
             accept_all(accepted, self._copies(data, accepted))
-        return accepted
+        return join_folds(data, accepted) if jsonl else accepted
 
     def _rule_spans(self, compiled: Compiled, data: bytes, positions: list[int], jsonl: bool) -> list[Span]:
         """Matches of one rule at its candidate positions, left to right, never overlapping."""
@@ -257,7 +258,24 @@ class Redactor:
                 span = group_span(match, compiled.rule.group)
                 if span and compiled.accepts(match, data[span[0] : span[1]].decode("utf-8", "surrogateescape")):
                     spans.append(Span(span[0], span[1], compiled.rule.kind))
+                if compiled.then is not None:
+                    spans += self._block_entries(compiled, data, match.end(), end)
             done = end
+        return spans
+
+    @staticmethod
+    def _block_entries(compiled: Compiled, data: bytes, at: int, end: int) -> list[Span]:
+        """The rule's `then` matched entry after entry from `at` (a Secret's later `stringData:`
+        values): the accepted `secret` of each."""
+        assert compiled.then is not None
+        spans: list[Span] = []
+        match = compiled.then.match(data, at, end)
+        while match is not None and match.end() > at:
+            span = group_span(match, "secret")
+            if span and compiled.accepts(match, data[span[0] : span[1]].decode("utf-8", "surrogateescape")):
+                spans.append(Span(span[0], span[1], compiled.rule.kind))
+            at = match.end()
+            match = compiled.then.match(data, at, end)
         return spans
 
     def _copies(self, data: bytes, found: list[Span]) -> list[Span]:
@@ -314,6 +332,8 @@ class Redactor:
         Only spans that hold an escape count: the others were seen (or not) undecoded already. A
         base64 block whose decoded text holds a secret is replaced whole."""
         windows = [(start, Decoded(data[start:end])) for start, end in encoded_windows(data)]
+        if not jsonl:  # plain text's `\"` inside a value: searched as JSONL would hold it
+            windows += [(start, Decoded(data[start:end], escape=True)) for start, end in escaped_quote_windows(data)]
         windows = [(start, decoded) for start, decoded in windows if decoded.changed]
         found: list[Span] = []
         # one search over every decoded window, one per line: a search has a fixed cost

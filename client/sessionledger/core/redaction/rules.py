@@ -423,6 +423,7 @@ class Rule:
     multiline: bool = False
     id: str = ""
     name_pattern: str = ""  # fullmatch on the `name` group: a match whose name fails is no secret
+    then: str = ""  # matched again and again right after a match: a block's later entries (their `secret`)
 
     @property
     def name(self) -> str:
@@ -491,6 +492,7 @@ def _spec(entry: Mapping[str, Any]) -> RuleSpec:
         multiline=bool(entry.get("multiline", False)),
         id=rule_id,
         name_pattern=expand_fragments(str(entry.get("name", ""))),
+        then=expand_fragments(str(entry.get("then", ""))),
     )
     return RuleSpec(
         rule=rule,

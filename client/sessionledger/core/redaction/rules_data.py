@@ -1000,13 +1000,18 @@ fp = ["apiVersion: v1\nkind: Secret\nmetadata:\n  name: frontend\n  namespace: p
 id = "kubernetes-secret-string-data"
 kind = "k8s_secret"
 category = "generic"
-description = "The first value under a Kubernetes Secret's `stringData:` (plain text, a secret by definition)"
+description = "Every value under a Kubernetes Secret's `stringData:` (plain text, a secret by definition)"
 source = "Kubernetes docs: Secrets (data and stringData fields)"
 context = ["ind: secret", "ind: \"secret\"", "ind:\"secret\"", "ind: 'secret'"]
 window = 40
-regex = '''stringData:[ \t]{0,8}<<BREAK>>[ \t]{1,16}<<Q>>[A-Za-z0-9_.-]{1,253}<<Q>>[ \t]{0,4}:[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{6,4096})'''
+regex = '''stringData:[ \t]{0,8}<<BREAK>>[ \t]{1,16}<<Q>>[A-Za-z0-9_.-]{1,253}<<Q>>[ \t]{0,4}:[ \t]{1,8}<<Q>>(?:(?P<secret>[^\s"'\\`]{6,4096})|[^\s"'\\`]{0,5})'''
+# the block's next entries: same shape, one per line, until a line that is not one
+then = '''<<Q>>[ \t]{0,64}<<BREAK>>[ \t]{1,16}<<Q>>[A-Za-z0-9_.-]{1,253}<<Q>>[ \t]{0,4}:[ \t]{1,8}<<Q>>(?:(?P<secret>[^\s"'\\`]{6,4096})|[^\s"'\\`]{0,5})'''
 validator = "cli_password"
-tp = ["kind: Secret\nstringData:\n  connection: «{alnum:20}»"]
+tp = [
+  "kind: Secret\nstringData:\n  connection: «{alnum:20}»",
+  "kind: Secret\nstringData:\n  user: app\n  password: «{alnum:16}»\n  api-token: \"«{alnum:24}»\"\nmetadata:\n  name: frontend-config",
+]
 fp = ["stringData:\n  password: ${DB_PASSWORD}"]
 
 [[rule]]

@@ -258,3 +258,29 @@ def dump_json(obj: Any) -> bytes:
 def merge_counts(into: dict[str, int], counts: Mapping[str, int]) -> None:
     for kind, n in counts.items():
         into[kind] = into.get(kind, 0) + n
+
+
+# A value folded over two lines (a YAML double-quoted scalar, a shell continuation): a backslash
+# right after the value, then the next line (in JSONL an escaped `\\n`, in a Read result its line
+# number, in a structuredPatch hunk the next string `","+`) and its indentation, then the rest.
+_FOLD = re.compile(
+    rb"\\\\(?:\\n(?: {0,8}[0-9]{1,9}(?:\xe2\x86\x92|\\u2192))?[ \t]{0,64}|\",\"\+[ \t]{0,64})[^\s\"'\\`]{1,4096}"
+)
+_TOKEN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+=-")
+
+
+def join_folds(data: bytes, spans: list[Span]) -> list[Span]:
+    """JSONL spans that end where their value is folded onto the next line, extended over the rest
+    of it (a secret found by its first half must not leave the second); sorted spans stay disjoint."""
+    out: list[Span] = []
+    for span in spans:
+        if out and span.start < out[-1].end:  # reached by the previous span's extension: one span
+            out[-1] = Span(out[-1].start, max(out[-1].end, span.end), out[-1].kind)
+            continue
+        at = span.end - 2 if data.endswith(b"\\\\", span.start, span.end) else span.end
+        if at > span.start and data[at - 1] in _TOKEN_BYTES:
+            match = _FOLD.match(data, at)
+            if match is not None:
+                span = Span(span.start, match.end(), span.kind)
+        out.append(span)
+    return out
