@@ -62,13 +62,19 @@ def renames(repo: str, sha: str) -> dict[str, str]:
 
 
 def line_counts(repo: str, sha: str, paths: list[str]) -> dict[str, int]:
-    """Each file's number of lines at the commit (one `git cat-file --batch` for all)."""
+    """Each file's number of lines at the commit (one `git cat-file --batch` for all).
+
+    The blobs are asked for by id, read from the commit's raw diff: asking for ``sha:path`` makes
+    git walk the trees again for each path, quadratic in a directory's size (a commit of 10,000
+    files in one directory took 10 s; by id, a fraction of a second)."""
     if not paths:
         return {}
-    request = "".join(f"{sha}:{path}\n" for path in paths).encode("utf-8", "surrogateescape")
-    out = gitmeta._run(repo, ("cat-file", "--batch"), request).stdout
+    blobs = _new_blobs(repo, sha)
+    found = [path for path in paths if path in blobs]
+    request = "".join(f"{blobs[path]}\n" for path in found).encode()
+    out = gitmeta._run(repo, ("cat-file", "--batch"), request).stdout if found else b""
     counts, position = {}, 0
-    for path in paths:
+    for path in found:
         end = out.find(b"\n", position)
         header = out[position:end].split(b" ")
         position = end + 1
@@ -79,6 +85,22 @@ def line_counts(repo: str, sha: str, paths: list[str]) -> dict[str, int]:
         position += size + 1
         counts[path] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     return counts
+
+
+def _new_blobs(repo: str, sha: str) -> dict[str, str]:
+    """Path → object id at the commit of every path its diff against its first parent changes."""
+    out = gitmeta._run(
+        repo,
+        ("diff-tree", "-r", "--root", "-m", "--first-parent", "--no-renames", "--no-commit-id", "--raw", "-z", sha),
+        None,
+    ).stdout
+    fields = out.split(b"\0")
+    found: dict[str, str] = {}
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        parts = meta.split(b" ")  # b":100644 100644 <old id> <new id> M"
+        if len(parts) == 5:
+            found[path.decode("utf-8", "replace")] = parts[3].decode("ascii", "replace")
+    return found
 
 
 def record_for_commit(

@@ -19,7 +19,7 @@ from tests.client.slow_server import SlowServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SHORT = {"SESSIONLEDGER_UPLOAD_TIMEOUT": "2", "SESSIONLEDGER_COMMAND_TIMEOUT": "2"}
+SHORT = {"SESSIONLEDGER_UPLOAD_TIMEOUT": "1", "SESSIONLEDGER_COMMAND_TIMEOUT": "1"}
 
 
 @pytest.fixture
@@ -52,16 +52,16 @@ def test_a_trickling_server_holds_no_command_and_the_queue_drains_once_it_recove
     commit(claude, "a")  # the hook's inline upload meets the trickle and gives up
     [entry] = client_env.queue()
     assert client_env.status(entry)["state"] == "pending"
-    assert "did not answer within 2 s" in client_env.status(entry)["reason"]
+    assert "did not answer within 1 s" in client_env.status(entry)["reason"]
 
     status = client_env.cli("status", "--check", cwd=repo)
     assert "did not answer within" in status.stdout  # said, not hung on
     init = client_env.cli("init", "--project", ledger.slug, cwd=repo)
     assert init.returncode == 0 and "could not check the project" in init.stdout, init.stdout + init.stderr
     listing = client_env.cli("list", cwd=repo)
-    assert listing.returncode != 0 and "did not answer within 2 s" in listing.stderr
+    assert listing.returncode != 0 and "did not answer within 1 s" in listing.stderr
     sync = client_env.cli("sync", cwd=repo)
-    assert sync.returncode != 0 and "did not answer within 2 s" in sync.stdout
+    assert sync.returncode != 0 and "did not answer within 1 s" in sync.stdout
     assert slow.trickled >= 4 and len(client_env.queue()) == 1
 
     slow.recover()

@@ -22,8 +22,8 @@ def test_a_commit_too_big_for_the_metadata_limits_keeps_its_conversation(
     claude.prompt("Vendor the generated fixtures")
     generated = repo / "gen"
     generated.mkdir()
-    for n in range(FILES):
-        (generated / f"f{n:05}.txt").write_text(f"{n}\n")
+    for n in range(FILES):  # one content: git stores one blob, not 10,040 (4 s less on `git add`)
+        (generated / f"f{n:05}.txt").write_text("generated\n")
     deep = repo.joinpath(*["d" * 200] * 5)
     deep.mkdir(parents=True)
     (deep / "long.txt").write_text("x\n")

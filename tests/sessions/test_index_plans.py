@@ -12,17 +12,22 @@ SELECT generate_series, and compare their answers with the plain condition's.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.http import QueryDict
+from django_scopes import scopes_disabled
 
+from projects.models import Project, Role, User
 from projects.scoping import project_scope
 from sessions_app import selectors
 from sessions_app.context import candidates_statement, context_candidates
 from sessions_app.filters import SessionFilter
+from tests.factories import ProjectFactory, make_member
 from tests.seeding import commit_of, seed_sessions
 
 ROWS = 100_000
@@ -66,80 +71,95 @@ def _assert_index_finds(queryset, operator: str) -> None:
     assert operator in conditions, json.dumps(nodes, indent=1)[:4000]
 
 
-@pytest.fixture
-def many(world) -> int:
-    with connection.cursor() as cursor:
-        # Seeding measures nothing here: the insights rollup is skipped (the test's transaction is rolled back).
-        cursor.execute(f"ALTER TABLE {TABLE} DISABLE TRIGGER USER")
-        seed_sessions(cursor, project_id=world.project.pk, author_ids=[world.member.pk], start=1, stop=ROWS)
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the foreign keys' checks, before ALTER TABLE again
-        cursor.execute(f"ALTER TABLE {TABLE} ENABLE TRIGGER USER")
-        # every table the lists join, analysed now rather than whenever autovacuum gets to them: the plans
-        # must not depend on the timing of a full run
-        cursor.execute(f"ANALYZE {TABLE}, projects_project, projects_user")
-    return ROWS
+@dataclass(frozen=True)
+class Seeded:
+    project: Project
+    member: User
 
 
-def _listed(world, query: str):
+@pytest.fixture(scope="module")
+def seeded(django_db_setup, django_db_blocker) -> Iterator[Seeded]:
+    """One project of ``ROWS`` sessions for the module's tests, seeded once (half a minute on a loaded
+    box) in a transaction of its own that is rolled back afterwards; each test runs in a savepoint in it."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        with scopes_disabled():
+            project = ProjectFactory(slug="acme-api")
+            member = make_member(project, Role.MEMBER, email="mallory@example.com")
+        with connection.cursor() as cursor:
+            # Seeding measures nothing here: the insights rollup is skipped (the transaction is rolled back).
+            cursor.execute(f"ALTER TABLE {TABLE} DISABLE TRIGGER USER")
+            seed_sessions(cursor, project_id=project.pk, author_ids=[member.pk], start=1, stop=ROWS)
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the foreign keys' checks, before ALTER TABLE again
+            cursor.execute(f"ALTER TABLE {TABLE} ENABLE TRIGGER USER")
+            # every table the lists join, analysed now rather than whenever autovacuum gets to them: the plans
+            # must not depend on the timing of a full run
+            cursor.execute(f"ANALYZE {TABLE}, projects_project, projects_user")
+        yield Seeded(project, member)
+        transaction.set_rollback(True)
+
+
+def _listed(seeded: Seeded, query: str):
     """The API list's queryset for ``query`` (the pages build theirs with the same filter)."""
-    filters = SessionFilter(QueryDict(query), queryset=selectors.session_queryset(project=world.project))
+    filters = SessionFilter(QueryDict(query), queryset=selectors.session_queryset(project=seeded.project))
     assert filters.is_valid(), filters.errors
     return filters.qs.order_by("-captured_at", "-id")[:51]
 
 
-def _plain_answers(world) -> dict[str, list[Any]]:
+def _plain_answers(seeded: Seeded) -> dict[str, list[Any]]:
     """Each of ``PLAIN``'s ids, newest first, by its condition on the table as the owner."""
     answers = {}
     with connection.cursor() as cursor:
         for query, (condition, value) in PLAIN.items():
             cursor.execute(
                 f"SELECT id FROM {TABLE} WHERE project_id = %s AND {condition} ORDER BY captured_at DESC, id DESC",
-                [world.project.pk, value],
+                [seeded.project.pk, value],
             )
             answers[query] = [row[0] for row in cursor.fetchall()]
     return answers
 
 
-def test_search_commit_prefix_and_files_use_an_index_as_the_web_role_and_answer_right(world, many) -> None:
-    plain = _plain_answers(world)
+def test_search_commit_prefix_and_files_use_an_index_as_the_web_role_and_answer_right(db: None, seeded: Seeded) -> None:
+    plain = _plain_answers(seeded)
     assert [len(ids) for ids in plain.values()] == [1, ROWS // 10, ROWS // 1000]
-    with project_scope(world.project):
+    with project_scope(seeded.project):
         with connection.cursor() as cursor:
             cursor.execute("SELECT current_user, rolsuper FROM pg_roles WHERE rolname = session_user")
             # the web role, under row-level security, of a connecting owner that is no superuser
             assert cursor.fetchone() == (settings.DATABASE_WEB_ROLE, False)
-        _assert_index_finds(_listed(world, "q=u4242"), "@@")
-        _assert_index_finds(_listed(world, "q=u4242 test"), "@@")
-        _assert_index_finds(_listed(world, f"commit={commit_of(4242)[:10]}"), "~>=~")
-        _assert_index_finds(_listed(world, "files=src/only4242.py"), "?|")
-        _assert_index_finds(_listed(world, "files=src/only4242.py&files=src/only17.py"), "?|")
-        _assert_index_finds(selectors.sessions_for_commit(project=world.project, sha=commit_of(4242)[:12]), "~>=~")
-        snippets = selectors.session_list_with_snippets(selectors.session_list_queryset(project=world.project), "u4242")
+        _assert_index_finds(_listed(seeded, "q=u4242"), "@@")
+        _assert_index_finds(_listed(seeded, "q=u4242 test"), "@@")
+        _assert_index_finds(_listed(seeded, f"commit={commit_of(4242)[:10]}"), "~>=~")
+        _assert_index_finds(_listed(seeded, "files=src/only4242.py"), "?|")
+        _assert_index_finds(_listed(seeded, "files=src/only4242.py&files=src/only17.py"), "?|")
+        _assert_index_finds(selectors.sessions_for_commit(project=seeded.project, sha=commit_of(4242)[:12]), "~>=~")
+        snippets = selectors.session_list_with_snippets(
+            selectors.session_list_queryset(project=seeded.project), "u4242"
+        )
         _assert_index_finds(snippets.order_by("-captured_at", "-id")[:51], "@@")
         # and the answers are right: one session each
-        assert [s.commit_hash for s in _listed(world, f"commit={commit_of(4242)[:10]}")] == [commit_of(4242)]
-        assert [s.title for s in _listed(world, "q=u4242")] == ["Session 4242"]
-        assert [s.title for s in _listed(world, "files=src/only4242.py&files=src/only17.py")] == [
+        assert [s.commit_hash for s in _listed(seeded, f"commit={commit_of(4242)[:10]}")] == [commit_of(4242)]
+        assert [s.title for s in _listed(seeded, "q=u4242")] == ["Session 4242"]
+        assert [s.title for s in _listed(seeded, "files=src/only4242.py&files=src/only17.py")] == [
             "Session 17",
             "Session 4242",
         ]
         # every match, not a page: the view's ids are the plain condition's
         for query, ids in plain.items():
-            filters = SessionFilter(QueryDict(query), queryset=selectors.session_queryset(project=world.project))
+            filters = SessionFilter(QueryDict(query), queryset=selectors.session_queryset(project=seeded.project))
             assert list(filters.qs.order_by("-captured_at", "-id").values_list("pk", flat=True)) == ids, query
 
 
-def test_newest_first_lists_and_the_context_digest_walk_an_index(world, many) -> None:
-    with project_scope(world.project):
+def test_newest_first_lists_and_the_context_digest_walk_an_index(db: None, seeded: Seeded) -> None:
+    with project_scope(seeded.project):
         for query in ("", "branch=main", "branch=feat/branch-7", "q=deadlock", "since=2026-01-01T00:00:00Z"):
-            nodes = _plan(_listed(world, query))
+            nodes = _plan(_listed(seeded, query))
             # the sessions only: once the joined one-row project and user tables have been analysed, a
             # sequential scan of those is the right plan
             assert not _sessions_scanned(nodes), (query, json.dumps(nodes, indent=1)[:4000])
-        rare_files = context_candidates(project=world.project, branch="feat/branch-7", files=["src/only4242.py"])
+        rare_files = context_candidates(project=seeded.project, branch="feat/branch-7", files=["src/only4242.py"])
         assert [c.reason for c in rare_files].count("same files") == 1
         # the digest's one statement: each group an index read (branch, files, recent), never a scan
-        sql, params, _ = candidates_statement(project=world.project, branch="feat/branch-7", files=["src/only4242.py"])
+        sql, params, _ = candidates_statement(project=seeded.project, branch="feat/branch-7", files=["src/only4242.py"])
         with connection.cursor() as cursor:
             cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
             [[document]] = cursor.fetchall()

@@ -91,6 +91,9 @@ class Watch:
         self.page, self.origin = page, origin
         self.reader = page.context.new_page()  # fetches twins; stays put whatever a hostile page does
         self.reader.goto("/static/frontend/app.css")
+        # The page under test in front: Chromium runs a background tab's timers and animation frames once
+        # a second, which Playwright's clicks and waits poll on (a second or two per later page).
+        page.bring_to_front()
         self.navigations: list[str] = []
         self.foreign: list[str] = []
         page.on("framenavigated", lambda frame: frame == page.main_frame and self.navigations.append(frame.url))
