@@ -13,12 +13,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.core.mail import send_mail
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.generic import TemplateView, View
 
-from frontend.access import PAGE_ADMIN, PAGE_READ, ProjectPageMixin
+from frontend.access import PAGE_ADMIN, ProjectPageMixin
 from frontend.forms import InvitationForm, RetentionForm, TokenForm
 from projects import selectors, services
 from projects.access import acting_user
@@ -168,12 +168,10 @@ class ProjectSettingsView(ProjectPageMixin, TemplateView):
 
 
 class ProjectExportView(ProjectPageMixin, View):
-    """``/p/{project}/settings/export`` (admins): the whole project as a zip (docs/security.md "Export"),
-    streamed. To anyone else, members included, the download does not exist: 404."""
+    """``/p/{project}/settings/export`` (admins, like the settings page): the whole project as a zip
+    (docs/security.md "Export"), streamed."""
 
-    required_roles = PAGE_READ
+    required_roles = PAGE_ADMIN
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> StreamingHttpResponse:
-        if self.membership.role != Role.ADMIN:
-            raise Http404("No such page.")
         return export.download(self.project)
