@@ -85,6 +85,9 @@ def test_the_detached_uploader_lets_go_of_the_lock_and_a_later_segment_goes_afte
     assert len(client_env.queue()) == 1
 
     slow.recover()
+    # A healthy server on a loaded test box may answer after a 1 s deadline (the segment stored, the
+    # answer late), which would leave a segment in backoff after this run's 4 s: room, as a real client has.
+    client_env.vars.update(SESSIONLEDGER_UPLOAD_TIMEOUT="60", SESSIONLEDGER_UPLOADER_MAX_SECONDS="120")
     first = head(repo)
     commit(claude, "b")  # the next hook's uploader sends the new segment; the first goes when its backoff ends
 
