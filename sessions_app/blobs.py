@@ -20,6 +20,7 @@ from django.core.files.base import ContentFile, File
 from django.core.files.storage import Storage, storages
 
 from projects.errors import Unavailable
+from sessions_app.budget import deferred
 
 CHUNK = 64 * 1024
 
@@ -69,7 +70,8 @@ def subagent_key(project_id: object, session_id: object, index: int) -> str:
 def put(key: str, data: bytes | IO[bytes]) -> None:
     body = ContentFile(data) if isinstance(data, bytes) else File(data)
     try:
-        saved = blob_storage().save(key, body)
+        with deferred():  # a CPU budget spent inside boto3 could hang it (sessions_app/budget.py)
+            saved = blob_storage().save(key, body)
     except STORAGE_ERRORS as exc:
         raise StorageUnavailable(f"object storage refused {key}: {exc}") from exc
     if saved != key:  # local disk renames on collision; we overwrite by deleting first on retries
@@ -78,7 +80,7 @@ def put(key: str, data: bytes | IO[bytes]) -> None:
 
 def get(key: str) -> bytes:
     try:
-        with blob_storage().open(key, "rb") as handle:
+        with deferred(), blob_storage().open(key, "rb") as handle:
             return handle.read()
     except FileNotFoundError:
         raise

@@ -6,6 +6,10 @@ sessions, and it works in every pool and in-process. When the budget is spent a 
 raises ``BudgetExceeded`` at the next bytecode — also inside ``re`` matching, which checks for
 signals. It derives from ``BaseException`` so that no ``except Exception`` in a parser can
 swallow it, and the timer keeps firing every second in case something does.
+
+Storage calls are the exception: boto3's transfer manager hands work to threads and holds locks
+while it does, and an exception landing inside it can leave a lock held and hang the worker. So
+``sessions_app.blobs`` wraps them in ``deferred()``, and a budget spent there raises when they end.
 """
 
 from __future__ import annotations
@@ -23,6 +27,27 @@ class BudgetExceeded(BaseException):
         self.seconds = seconds
 
 
+class _Held(threading.local):
+    depth = 0
+    pending: BudgetExceeded | None = None
+
+
+_held = _Held()  # the signal handler runs in the main thread, so it reads the main thread's
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Hold a spent budget's exception until this block ends (see the module's docstring)."""
+    _held.depth += 1
+    try:
+        yield
+    finally:
+        _held.depth -= 1
+    if _held.depth == 0 and _held.pending is not None:
+        exc, _held.pending = _held.pending, None
+        raise exc
+
+
 @contextmanager
 def cpu_budget(seconds: float) -> Iterator[None]:
     """Raise ``BudgetExceeded`` in this (main) thread once ``seconds`` of CPU are used; 0 = none."""
@@ -32,7 +57,9 @@ def cpu_budget(seconds: float) -> Iterator[None]:
     armed = True
 
     def expired(signum: int, frame: FrameType | None) -> None:
-        if armed:
+        if armed and _held.depth:
+            _held.pending = BudgetExceeded(seconds)
+        elif armed:
             raise BudgetExceeded(seconds)
 
     previous = signal.signal(signal.SIGPROF, expired)
@@ -43,3 +70,4 @@ def cpu_budget(seconds: float) -> Iterator[None]:
         armed = False
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
+        _held.pending = None
