@@ -126,7 +126,6 @@ def test_two_active_conversations_lose_nothing_to_one_commit(ledger, repo, clien
     [second] = ledger.wait_for(lambda: ledger.sessions(commit_hash=head(repo), kind="checkpoint"))
     assert second.agent_session_id == claude.session_id
     assert ledger.raw(second) == claude.content()  # from its first line: nothing was lost
-    assert "409" not in client_env.log()
 
 
 def test_a_commit_inside_claudes_bash_is_left_to_its_own_hook(ledger, repo, client_env, claude) -> None:
