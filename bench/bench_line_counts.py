@@ -25,20 +25,7 @@ from sessionledger import attribution_capture, gitmeta
 
 def _by_path(repo: str, sha: str, paths: list[str]) -> dict[str, int]:
     """The former way: one ``git cat-file --batch`` of ``sha:path`` lines."""
-    request = "".join(f"{sha}:{path}\n" for path in paths).encode()
-    out = gitmeta._run(repo, ("cat-file", "--batch"), request).stdout
-    counts, position = {}, 0
-    for path in paths:
-        end = out.find(b"\n", position)
-        header = out[position:end].split(b" ")
-        position = end + 1
-        if len(header) != 3 or header[1] != b"blob":
-            continue
-        size = int(header[2])
-        data = out[position : position + size]
-        position += size + 1
-        counts[path] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-    return counts
+    return attribution_capture.batch_line_counts(repo, {path: f"{sha}:{path}" for path in paths})
 
 
 def main() -> None:

@@ -70,11 +70,15 @@ def line_counts(repo: str, sha: str, paths: list[str]) -> dict[str, int]:
     if not paths:
         return {}
     blobs = _new_blobs(repo, sha)
-    found = [path for path in paths if path in blobs]
-    request = "".join(f"{blobs[path]}\n" for path in found).encode()
-    out = gitmeta._run(repo, ("cat-file", "--batch"), request).stdout if found else b""
+    return batch_line_counts(repo, {path: blobs[path] for path in paths if path in blobs})
+
+
+def batch_line_counts(repo: str, objects: dict[str, str]) -> dict[str, int]:
+    """Lines of each object named as `git cat-file --batch` takes it (an id, or `sha:path`), by key."""
+    request = "".join(f"{name}\n" for name in objects.values()).encode()
+    out = gitmeta._run(repo, ("cat-file", "--batch"), request).stdout if objects else b""
     counts, position = {}, 0
-    for path in found:
+    for path in objects:
         end = out.find(b"\n", position)
         header = out[position:end].split(b" ")
         position = end + 1
