@@ -26,11 +26,11 @@ whole project checked row by row unless a superuser had marked ``@@`` and ``?|``
 report's ``leakproof_marks`` says whether this database has them). A list's answer is
 its columns, not its ids: every lookup row also carries ``floor_columns``, the bare SQL by hand that returns
 the columns the API's list returns (author joined, as the owner), and ``query_ratio_columns`` against it.
-Rows: commit 10-hex prefix, ``q`` matching one row, ``q`` matching 10 %, files (one row, one in a thousand), list
-newest, list ``?branch=``, the context digest of a branch (``context_digest``; its floor is the two index reads it
-needs). Then bulk seeding: ``--bulk-rows`` more sessions in one statement with the insights triggers off and on
-(rolled back both times), and their ratio; then VACUUM ANALYZE, as autovacuum would, before the
-lookups. Prints one JSON object.
+Rows: commit 10-hex prefix, ``q`` matching one row, 2 % (twenty rarer words or'ed) and 10 %, files (one row,
+one in a thousand), list newest, list ``?branch=``, the context digest of a branch (``context_digest``; its
+floor is the two index reads it needs). Then bulk seeding: ``--bulk-rows`` more sessions in one statement with
+the insights triggers off and on (rolled back both times), and their ratio; then VACUUM ANALYZE, as autovacuum
+would, before the lookups. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -209,6 +209,7 @@ def rows_at(project: Any, user: Any, size: int, repeat: int) -> dict[str, Any]:
     one = rng.randrange(1, size)
     prefix = commit_of(one)[:10]
     branch = f"feat/branch-{(size // 2) // 2000}"
+    two_percent = " or ".join(f"b{bucket}" for bucket in range(1, 21))  # 20 of the thousand ``b<g % 1000>`` words
     cases: dict[str, tuple[str, list[Any], dict[str, str]]] = {
         "commit_prefix": (
             "commit_hash ~>=~ %s AND commit_hash ~<~ %s",
@@ -216,6 +217,7 @@ def rows_at(project: Any, user: Any, size: int, repeat: int) -> dict[str, Any]:
             {"commit": prefix},
         ),
         "q_one_row": ("search_vector @@ websearch_to_tsquery('english', %s)", [f"u{one}"], {"q": f"u{one}"}),
+        "q_2_percent": ("search_vector @@ websearch_to_tsquery('english', %s)", [two_percent], {"q": two_percent}),
         "q_10_percent": ("search_vector @@ websearch_to_tsquery('english', %s)", ["deadlock"], {"q": "deadlock"}),
         "files_one_row": ("files_touched ?| %s", [[f"src/only{one}.py"]], {"files": f"src/only{one}.py"}),
         "files_per_mille": ("files_touched ?| %s", [[f"src/mod{one % 1000}.py"]], {"files": f"src/mod{one % 1000}.py"}),

@@ -27,6 +27,7 @@ DASH = "—"
 LOOKUPS = {
     "commit_prefix": "`?commit=` 10-hex prefix",
     "q_one_row": "`?q=` word in 1 row",
+    "q_2_percent": "`?q=` twenty words, together in 2 % of rows",
     "q_10_percent": "`?q=` word in 10 % of rows",
     "files_one_row": "`?files=` path in 1 row",
     "list_newest": "list, newest first",

@@ -3,8 +3,9 @@
 Never the ORM: a million rows take about a minute this way. Rows are shaped for the lookups of
 docs/scaling.md, with terms of known frequency:
 
-- search: every row has ``session``, ``fix``, ``test``; ``deadlock`` is in one row in ten; ``u<g>``
-  (e.g. ``u4242``) in row ``g`` only. Prompts/commit words are weighted like the worker's (A–D).
+- search: every row has ``session``, ``fix``, ``test``; ``deadlock`` is in one row in ten; ``b<g % 1000>``
+  in one row in a thousand; ``u<g>`` (e.g. ``u4242``) in row ``g`` only. Prompts/commit words are weighted
+  like the worker's (A–D).
 - files: every row touched ``README.md``; ``src/mod<g % 1000>.py`` is in one row in a thousand and
   ``src/only<g>.py`` in row ``g`` only.
 - commit: a distinct 40-hex hash per row, ``md5(g || 'c') || left(md5(g), 8)``.

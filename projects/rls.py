@@ -47,7 +47,7 @@ def tenant_transaction(project_id: object, *, durable: bool = True) -> Iterator[
             lazy = "" if durable else ", set_config('synchronous_commit', 'off', true)"  # = lazy_commit()
             joins = _KEEP_VIEW_JOINS if getattr(connection, "pg_version", 0) >= 180000 else ""
             cursor.execute(
-                f"SELECT set_config(%s, %s, true), set_config('role', %s, true){lazy}{joins}",
+                f"SELECT set_config(%s, %s, true), set_config('role', %s, true){_SERIAL}{lazy}{joins}",
                 [SETTING, str(project_id), settings.DATABASE_WEB_ROLE],
             )
         try:
@@ -56,6 +56,11 @@ def tenant_transaction(project_id: object, *, durable: bool = True) -> Iterator[
             if not outermost:
                 _reset()
 
+
+# A tenant transaction reads pages (≤ 51 rows) and single records: parallel workers cost more to start than
+# they save there, and a search, whose condition the planner counts twice (``sessions_app.selectors.indexed``),
+# looks costly enough to the planner to get them (bench/bench_scale.py ``q_10_percent``; docs/scaling.md).
+_SERIAL = ", set_config('max_parallel_workers_per_gather', '0', true)"
 
 # PostgreSQL 18 may fold ``id IN (SELECT id FROM sessions_app_session_tenant …)`` into the outer, policed
 # scan of the same table (self-join elimination), where the view's index condition ranks below the policy

@@ -175,10 +175,10 @@ def candidates_statement(
     (docs/scaling.md "The context digest"), with what a block shows of each row and its author's e-mail."""
     groups: list[tuple[str, str, Any]] = [("same branch", "s.feature_branch = %s", branch)] if branch else []
     if files:
-        # ``?|`` from the GIN index under row-level security: read in the owner's view (``selectors.indexed``)
+        # ``?|`` from the GIN index under row-level security: read in the owner's view too (``selectors.indexed``)
         condition = "s.files_touched ?| %s"
         if settings.SESSIONLEDGER_RLS:
-            condition = f"s.id IN (SELECT id FROM {TenantSession._meta.db_table} WHERE files_touched ?| %s)"
+            condition += f" AND s.id IN (SELECT id FROM {TenantSession._meta.db_table} WHERE files_touched ?| %s)"
         groups.append(("same files", condition, files))
     groups.append(("recent", "", None))
     parts: list[str] = []
@@ -191,7 +191,7 @@ def candidates_statement(
             f" FROM {Session._meta.db_table} AS s WHERE s.project_id = %s AND s.status = ANY(%s)"
             f"{f' AND {condition}' if condition else ''} ORDER BY s.captured_at DESC, s.id DESC LIMIT {PER_GROUP})"
         )
-        params += [project.pk, [status.value for status in USEFUL_STATUSES], *([value] if condition else [])]
+        params += [project.pk, [status.value for status in USEFUL_STATUSES], *[value] * condition.count("%s")]
     sql = (
         "SELECT c.grp, c.id, c.kind, c.status, c.commit_hash, c.task_id, (c.captured_at AT TIME ZONE 'UTC')::date,"
         " u.email, c.context_text, c.amends, c.agent_session_id, c.end_offset"

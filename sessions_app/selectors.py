@@ -53,15 +53,16 @@ def commit_prefix(value: str) -> str:
 
 
 def indexed(condition: Q) -> Q:
-    """``condition`` on a GIN-indexed column (``search_vector``, ``files_touched``, ``message_uuids``) as
-    ``id IN (the scoped project's sessions that meet it)``, read from the owner's view ``TenantSession``:
-    there it is an index condition, where under the policy ``@@``, ``?|`` and ``@>`` (not leakproof)
-    would be checked row by row through the whole project. The outer query keeps row-level security
-    (docs/scaling.md "Search under row-level security"). Without row-level security no scope names a
-    project to the view, and the condition applies as it is."""
+    """``condition`` on a GIN-indexed column (``search_vector``, ``files_touched``, ``message_uuids``), with
+    ``id IN (the scoped project's sessions that meet it)`` read from the owner's view ``TenantSession``: there
+    it is an index condition, where under the policy ``@@``, ``?|`` and ``@>`` (not leakproof) would be checked
+    row by row through the whole project. The outer query keeps row-level security, and keeps ``condition``
+    too: a frequent word is found by walking the project newest-first and checking each row, and the view is
+    then probed only for the rows that match (docs/scaling.md "Search under row-level security"). Without
+    row-level security no scope names a project to the view, and the condition applies as it is."""
     if not settings.SESSIONLEDGER_RLS:
         return condition
-    return Q(pk__in=TenantSession.objects.filter(condition).values("pk"))
+    return condition & Q(pk__in=TenantSession.objects.filter(condition).values("pk"))
 
 
 def session_search(queryset: QuerySet[Session], text: str) -> QuerySet[Session]:

@@ -156,6 +156,12 @@ def test_newest_first_lists_and_the_context_digest_walk_an_index(db: None, seede
             # the sessions only: once the joined one-row project and user tables have been analysed, a
             # sequential scan of those is the right plan
             assert not _sessions_scanned(nodes), (query, json.dumps(nodes, indent=1)[:4000])
+            # a page is never worth parallel workers' start (they cost more than the page: docs/scaling.md)
+            assert not [n for n in nodes if n["Node Type"].startswith("Gather")], (query, json.dumps(nodes)[:4000])
+        # a word in one row in ten: each walked row is checked as it is read, and only the matches are
+        # looked up in the owner's view — not every walked row
+        walk = [n for n in _plan(_listed(seeded, "q=deadlock")) if n.get("Index Name") == "session_project_recent"]
+        assert walk and "@@" in walk[0].get("Filter", ""), json.dumps(walk, indent=1)[:4000]
         rare_files = context_candidates(project=seeded.project, branch="feat/branch-7", files=["src/only4242.py"])
         assert [c.reason for c in rare_files].count("same files") == 1
         # the digest's one statement: each group an index read (branch, files, recent), never a scan
