@@ -4,7 +4,11 @@
 - its own log lines (start-up, worker deaths, the access log) in the same format as the app's
   (``LOG_FORMAT``), the access line carrying the request id the app put on the response;
 - with ``PROMETHEUS_MULTIPROC_DIR`` set, a worker that exits is marked dead for prometheus_client,
-  so /metrics (answered by any worker) adds up every worker's counters and drops dead workers' gauges.
+  so /metrics (answered by any worker) adds up every worker's counters and drops dead workers' gauges;
+- threaded workers (``gthread``): a worker keeps telling the master it is alive while one of its
+  threads streams a long download (a project's export), so ``--timeout`` no longer cuts the download
+  short, and one slow request does not hold up the worker's others. Each thread has its own database
+  connection: workers × threads per instance (``--threads`` on the command line overrides the 4 here).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ _logging["loggers"].update(
     }
 )
 logconfig_dict = _logging
+worker_class = "gthread"
+threads = 4
 access_log_format = '%(h)s "%(r)s" %(s)s %(B)s %(M)sms request_id=%({x-request-id}o)s'
 
 

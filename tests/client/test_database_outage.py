@@ -8,11 +8,7 @@ after it, `sessionledger sync --wait` drains the queue and every commit has its 
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -21,16 +17,11 @@ from django.conf import settings
 
 from tests.client.conftest import head
 from tests.e2e.tcp_proxy import OutageProxy, database_target
+from tests.e2e.web_server import gunicorn
 from tests.factories import make_token
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 COMMITS = 9
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
@@ -41,45 +32,8 @@ def proxied_server(world):
     proxy = OutageProxy(database_target(configured["HOST"], configured["PORT"]))
     netloc = f"{database.username or 'postgres'}@127.0.0.1:{proxy.port}"
     url = urlunsplit(database._replace(netloc=netloc, path="/" + settings.DATABASES["default"]["NAME"]))
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": url,
-        "DATABASE_CONN_MAX_AGE": "0",
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SITE_URL": f"http://127.0.0.1:{port}",
-    }
-    web = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "config.wsgi",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            "2",
-            "--log-level",
-            "warning",
-        ],
-        cwd=settings.BASE_DIR,
-        env=env,
-    )
-    base = f"http://127.0.0.1:{port}"
-    _wait_healthy(base)
-    yield base, proxy
-    web.terminate()
-    web.wait(timeout=30)
-
-
-def _wait_healthy(base: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(f"{base}/healthz", timeout=5).ok:
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.3)
-    raise AssertionError("gunicorn did not become healthy")
+    with gunicorn("-w", "2", "--log-level", "warning", DATABASE_URL=url, DATABASE_CONN_MAX_AGE="0") as base:
+        yield base, proxy
 
 
 def _wait_for_a_refused_upload(client_env) -> None:

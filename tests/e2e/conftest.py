@@ -7,7 +7,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.conf import settings
@@ -15,11 +14,7 @@ from django_scopes import scopes_disabled
 
 from config.celery import app
 from sessions_app.models import Session, Status
-
-
-def _test_database_url() -> str:
-    parts = urlsplit(os.environ["DATABASE_URL"])
-    return urlunsplit(parts._replace(path="/" + settings.DATABASES["default"]["NAME"]))
+from tests.e2e.web_server import tests_database_url
 
 
 def _wait_until_ready(process: subprocess.Popen, seconds: float = 30) -> None:
@@ -38,7 +33,7 @@ def start_worker(transactional_db: None) -> Iterator[Callable[[], subprocess.Pop
     started: list[subprocess.Popen] = []
 
     def start(*worker_args: str, **extra_env: str) -> subprocess.Popen:
-        env = {**os.environ, "DATABASE_URL": _test_database_url(), **extra_env}
+        env = {**os.environ, "DATABASE_URL": tests_database_url(), **extra_env}
         process = subprocess.Popen(
             [
                 sys.executable,

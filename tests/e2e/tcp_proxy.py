@@ -1,5 +1,6 @@
 """A proxy in front of PostgreSQL that can "restart" it: drop every connection and refuse
-new ones for a while, exactly what the application sees when the database restarts.
+new ones for a while, exactly what the application sees when the database restarts. In front
+of any server it can also answer slowly (``delay``): a bucket on a slow link.
 
 It listens on a loopback TCP port and forwards to the server's TCP address or, for the
 embedded PostgreSQL of `make test` (which listens only on a Unix socket), to its socket file.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 
 Target = tuple[str, int] | str  # (host, port) or the path of a Unix socket
 
@@ -31,8 +33,10 @@ def _connect(target: Target) -> socket.socket:
 
 
 class OutageProxy:
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, *, delay: float = 0.0) -> None:
+        """``delay``: seconds each chunk of the server's answers waits before it is passed on."""
         self.target = target
+        self.delay = delay
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.available = threading.Event()
@@ -66,12 +70,13 @@ class OutageProxy:
             with self._lock:
                 self._open.update((client, upstream))
             threading.Thread(target=_pump, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=_pump, args=(upstream, client), daemon=True).start()
+            threading.Thread(target=_pump, args=(upstream, client, self.delay), daemon=True).start()
 
 
-def _pump(source: socket.socket, sink: socket.socket) -> None:
+def _pump(source: socket.socket, sink: socket.socket, delay: float = 0.0) -> None:
     try:
         while data := source.recv(65536):
+            time.sleep(delay)
             sink.sendall(data)
     except OSError:
         pass
