@@ -7,7 +7,6 @@ after it, `sessionledger sync --wait` drains the queue and every commit has its 
 
 from __future__ import annotations
 
-import os
 import time
 from urllib.parse import urlsplit, urlunsplit
 
@@ -17,7 +16,7 @@ from django.conf import settings
 
 from tests.client.conftest import head
 from tests.e2e.tcp_proxy import OutageProxy, database_target
-from tests.e2e.web_server import gunicorn
+from tests.e2e.web_server import gunicorn, tests_database_url
 from tests.factories import make_token
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -27,11 +26,10 @@ COMMITS = 9
 @pytest.fixture
 def proxied_server(world):
     """gunicorn on the test database, through an outage proxy; yields (url, proxy)."""
-    database = urlsplit(os.environ["DATABASE_URL"])
     configured = settings.DATABASES["default"]
     proxy = OutageProxy(database_target(configured["HOST"], configured["PORT"]))
-    netloc = f"{database.username or 'postgres'}@127.0.0.1:{proxy.port}"
-    url = urlunsplit(database._replace(netloc=netloc, path="/" + settings.DATABASES["default"]["NAME"]))
+    database = urlsplit(tests_database_url())
+    url = urlunsplit(database._replace(netloc=f"{database.username or 'postgres'}@127.0.0.1:{proxy.port}"))
     with gunicorn("-w", "2", "--log-level", "warning", DATABASE_URL=url, DATABASE_CONN_MAX_AGE="0") as base:
         yield base, proxy
 

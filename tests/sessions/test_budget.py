@@ -31,8 +31,9 @@ def test_a_budget_spent_inside_a_storage_call_is_raised_when_the_call_ends() -> 
     assert finished == ["storage call"]
 
 
-def test_nothing_is_held_over_once_the_budget_is_disarmed() -> None:
-    with cpu_budget(10), deferred():
-        _burn(0.01)
+def test_nothing_is_held_over_when_a_storage_call_fails_after_the_budget_ran_out() -> None:
+    with pytest.raises(OSError), cpu_budget(0.01), deferred():
+        _burn(0.2)  # the budget runs out in here, then the call fails on its own
+        raise OSError("the bucket refused")
     with deferred():
-        pass  # no stale exception from an earlier budget
+        pass  # no stale exception from the earlier budget
