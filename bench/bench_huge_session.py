@@ -154,7 +154,10 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         with unscoped():
             keys = [
-                k for s in Session.objects.filter(project=project) for k in (s.raw_storage_key, s.content_storage_key) if k
+                k
+                for s in Session.objects.filter(project=project)
+                for k in (s.raw_storage_key, s.content_storage_key)
+                if k
             ]
         blobs.delete(*keys)
         project.delete()

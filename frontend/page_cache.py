@@ -1,7 +1,7 @@
 """The session page, rendered once: each page of a session's conversation is kept in the cache.
 
 A session's content never changes once processed — only ``reprocess`` rewrites it, and that sets
-``processed_at`` again — so what ``frontend.reading.read`` makes of it (the page's cards as HTML,
+``processed_at`` again — so what ``frontend.reading`` makes of it (the page's cards as HTML,
 the turn navigation, the totals) is a function of:
 
 - the session and its content generation (``content_storage_key``, ``processed_at``);
@@ -25,6 +25,11 @@ segment takes a millisecond or two, which would be a quarter of the worker's who
 segment (docs/scaling.md, worker), while for a long one it is a few percent of its processing and saves
 its first reader the decoding and rendering (docs/scaling.md, session page).
 
+Beside each rendered page, the layout of its filters (``reading.Layout``: no HTML, no link, no
+name) and each page's cards are kept (``reading_of``): another page, or a permalink, of a filter already
+laid out costs that page, not the session (docs/scaling.md, huge sessions). The whole-conversation page
+keys all of this by every segment's content generation.
+
 The decoded content document is kept too, for ``DOCUMENT_SECONDS``, under the same content generation:
 a reader who moves to another page or filter of the session they just opened skips the blob read and
 the JSON decode (a 3.5 MB session: ~1 ms to unpickle against ~6 ms to read and decode). Documents of
@@ -45,8 +50,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.urls import reverse
 
-from frontend.forms import ALL_ROLES, MessageFilterForm
 from frontend import reading
+from frontend.forms import ALL_ROLES, MessageFilterForm
 from frontend.reading import CardsWriter, Reading, cards_only
 from frontend.render import Where
 from sessions_app.models import Session

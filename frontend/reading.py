@@ -127,7 +127,9 @@ def read(
     return render_page(layout, pages[page - 1], page, form, where=where, write=write)
 
 
-def lay_out(document: dict[str, Any], form: MessageFilterForm, *, params: dict[str, Any]) -> tuple[Layout, list[PageCards]]:
+def lay_out(
+    document: dict[str, Any], form: MessageFilterForm, *, params: dict[str, Any]
+) -> tuple[Layout, list[PageCards]]:
     """The layout of ``document`` under ``form``'s filters (its page and ``at`` aside), and its pages."""
     messages = document.get("messages") or []
     shown = matched = messages
@@ -263,6 +265,8 @@ def _turn_link(turn: dict[str, Any], located: tuple[int, str] | None, base: str)
         query = "&".join(part for part in (base, f"page={link.page}" if link.page > 1 else "") if part)
         link.href = f"?{query}#{link.anchor}"
     return link
+
+
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 

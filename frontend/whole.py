@@ -6,9 +6,9 @@ so anchors, turn links and steps stay unique, and hands it to the session page's
 (``frontend.reading.read``): the same filters, Find, paging and cards. Commit boundaries are
 drawn between the cards of two segments; a card's "full message" link goes to its own segment.
 
-Cost: one content document per segment (each kept in the page cache as the session page keeps
-it), joined per request by shallow copies of the messages; the overview walks the joined
-messages once. No blob is read per overview row.
+Cost: one content document per segment, joined by shallow copies of the messages, laid out and
+walked by the overview once; the page cache keeps the layout, each page, the segments' spans and the
+overview per window (``frontend.views.conversation_page.Joined``), so a later view reads no blob.
 """
 
 from __future__ import annotations

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from markupsafe import Markup
-
 from django.http import Http404
 from django.urls import NoReverseMatch, reverse
 from django.views.generic import TemplateView
+from markupsafe import Markup
 
-from frontend import whole
+from frontend import page_cache, whole
 from frontend.access import PAGE_READ
 from frontend.forms import ROLE_CHOICES, MessageFilterForm
-from frontend import page_cache
 from frontend.page_cache import page_where
 from frontend.views.sessions import SessionObjectMixin, _document, _filter_params
 from sessions_app import stitch
