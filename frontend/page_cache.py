@@ -1,7 +1,7 @@
 """The session page, rendered once: each page of a session's conversation is kept in the cache.
 
 A session's content never changes once processed — only ``reprocess`` rewrites it, and that sets
-``processed_at`` again — so what ``frontend.reading.read`` makes of it (the page's cards as HTML,
+``processed_at`` again — so what ``frontend.reading`` makes of it (the page's cards as HTML,
 the turn navigation, the totals) is a function of:
 
 - the session and its content generation (``content_storage_key``, ``processed_at``);
@@ -25,6 +25,11 @@ segment takes a millisecond or two, which would be a quarter of the worker's who
 segment (docs/scaling.md, worker), while for a long one it is a few percent of its processing and saves
 its first reader the decoding and rendering (docs/scaling.md, session page).
 
+Beside each rendered page, the layout of its filters (``reading.Layout``: no HTML, no link, no
+name) and each page's cards are kept (``reading_of``): another page, or a permalink, of a filter already
+laid out costs that page, not the session (docs/scaling.md, huge sessions). The whole-conversation page
+keys all of this by every segment's content generation.
+
 The decoded content document is kept too, for ``DOCUMENT_SECONDS``, under the same content generation:
 a reader who moves to another page or filter of the session they just opened skips the blob read and
 the JSON decode (a 3.5 MB session: ~1 ms to unpickle against ~6 ms to read and decode). Documents of
@@ -36,15 +41,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import cache
 from django.urls import reverse
 
+from frontend import reading
 from frontend.forms import ALL_ROLES, MessageFilterForm
-from frontend.reading import read
+from frontend.reading import CardsWriter, Reading, cards_only
 from frontend.render import Where
 from sessions_app.models import Session
 
@@ -67,36 +75,111 @@ DOCUMENT_MAX_RAW_BYTES = 16 * 1024 * 1024
 WARM_MIN_RAW_BYTES = 256 * 1024
 
 
-def page_key(session: Session, form: MessageFilterForm, where: Where) -> str | None:
-    """The cache key of this page of this session under these filters, or None when it is not cached."""
-    if not settings.SESSIONLEDGER_PAGE_CACHE_SECONDS or not session.content_storage_key:
-        return None
+def generation(sessions: Sequence[Session]) -> list[Any]:
+    """What a reading of these sessions' content depends on besides the request: each one's id and
+    content generation (``reprocess`` writes a new key and ``processed_at``)."""
+    return [
+        [str(s.pk), str(s.content_storage_key), s.processed_at.isoformat() if s.processed_at else None]
+        for s in sessions
+    ]
+
+
+def _filters(form: MessageFilterForm) -> list[Any]:
     roles = sorted(form.roles) if set(form.roles) != set(ALL_ROLES) else None
     moments = [form.value(name).isoformat() if form.value(name) else None for name in ("since", "until")]
+    return [roles, *moments, form.value("q") or ""]
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value).encode()).hexdigest()[:32]
+
+
+def _cacheable(sessions: Sequence[Session]) -> bool:
+    return bool(settings.SESSIONLEDGER_PAGE_CACHE_SECONDS) and all(s.content_storage_key for s in sessions)
+
+
+def page_key(session: Session, form: MessageFilterForm, where: Where) -> str | None:
+    """The cache key of this page of this session under these filters, or None when it is not cached."""
+    return reading_key("session-page", [session], form, where)
+
+
+def reading_key(kind: str, sessions: Sequence[Session], form: MessageFilterForm, where: Where) -> str | None:
+    """The key of one page (``kind``: which page shows it) of the content of ``sessions`` under ``form``."""
+    if not sessions or not _cacheable(sessions):
+        return None
     asked = [
-        str(session.content_storage_key),
-        session.processed_at.isoformat() if session.processed_at else None,
-        roles,
-        *moments,
-        form.value("q") or "",
+        generation(sessions),
+        _filters(form),
         form.value("page") or 1,
         form.value("at") or "",  # a message permalink picks the page that holds it
         where.session_url,
         where.author,
     ]
-    digest = hashlib.sha256(json.dumps(asked).encode()).hexdigest()[:32]
-    return f"session-page:{RENDERER_VERSION}:{session.pk}:{digest}"
+    return f"{kind}:{RENDERER_VERSION}:{sessions[0].pk}:{_digest(asked)}"
+
+
+def layout_key(sessions: Sequence[Session], form: MessageFilterForm) -> str | None:
+    """The key of the layout of the content of ``sessions`` under ``form``'s filters, whatever the page
+    and whoever reads it (it holds no link or name; ``frontend.reading.Layout``); None: not kept."""
+    if not sessions or not _cacheable(sessions):
+        return None
+    return f"session-layout:{RENDERER_VERSION}:{sessions[0].pk}:{_digest([generation(sessions), _filters(form)])}"
+
+
+def frame_key(sessions: Sequence[Session]) -> str | None:
+    """The key of what the whole-conversation page keeps of its joined document (``frontend.whole.Frame``)."""
+    if not sessions or not _cacheable(sessions):
+        return None
+    return f"whole-frame:{RENDERER_VERSION}:{sessions[0].pk}:{_digest(generation(sessions))}"
 
 
 def document_key(session: Session) -> str | None:
     """The cache key of the session's decoded content document, or None when it is not cached."""
-    if not settings.SESSIONLEDGER_PAGE_CACHE_SECONDS or not session.content_storage_key:
+    if not _cacheable([session]):
         return None
     if session.raw_size_bytes > DOCUMENT_MAX_RAW_BYTES:
         return None
-    generation = [str(session.content_storage_key), session.processed_at.isoformat() if session.processed_at else None]
-    digest = hashlib.sha256(json.dumps(generation).encode()).hexdigest()[:32]
-    return f"session-document:{session.pk}:{digest}"
+    return f"session-document:{session.pk}:{_digest(generation([session])[0][1:])}"
+
+
+@dataclass(frozen=True)
+class Page:
+    """How a view gets a page of a conversation it may show (the permission checks are done)."""
+
+    sessions: Sequence[Session]  # whose content it is: the session, or the segments of an agent session
+    kind: str  # which page: its key's prefix
+    where: Where
+    params: dict[str, Any]
+    load: Callable[[], tuple[dict[str, Any] | None, bool]]  # (document, whether it may be kept)
+    write: CardsWriter = cards_only
+
+
+def reading_of(page: Page, form: MessageFilterForm) -> Reading | None:
+    """The page ``form`` asks for: from the cache; else rendered from the cached layout and that page's
+    cards (the cost of one page); else laid out from the document, keeping the layout and every page.
+    None when the document cannot be read."""
+    key = reading_key(page.kind, page.sessions, form, page.where)
+    found = cached(key)
+    if found is not None:
+        return cast(Reading, found)
+    lkey = layout_key(page.sessions, form)
+    layout = cached(lkey)
+    number = reading.page_number(layout, form) if layout is not None else 0
+    cards = cached(f"{lkey}:{number}") if layout is not None else None
+    cacheable = True
+    if layout is None or cards is None:
+        document, cacheable = page.load()
+        if document is None:
+            return None
+        layout, pages = reading.lay_out(document, form, params=page.params)
+        number = reading.page_number(layout, form)
+        cards = pages[number - 1]
+        if cacheable and lkey is not None:
+            keep_many({lkey: layout, **{f"{lkey}:{n}": p for n, p in enumerate(pages, start=1)}})
+    result = reading.render_page(layout, cards, number, form, where=page.where, write=page.write)
+    if cacheable:
+        keep(key, result)
+    return result
 
 
 def cached(key: str | None) -> Any:
@@ -107,6 +190,13 @@ def cached(key: str | None) -> Any:
     except Exception as exc:  # the cache is an optimisation: down, the page is rendered
         logger.warning("session page cache unavailable: %s", exc)
         return None
+
+
+def keep_many(values: dict[str, Any]) -> None:
+    try:
+        cache.set_many(values, settings.SESSIONLEDGER_PAGE_CACHE_SECONDS)
+    except Exception as exc:
+        logger.warning("session layout not cached: %s", exc)
 
 
 def keep(key: str | None, value: Any, seconds: int | None = None) -> None:
@@ -134,9 +224,4 @@ def warm(session: Session, document: dict[str, Any]) -> None:
         return
     form = MessageFilterForm({})
     form.is_valid()
-    where = page_where(session)
-    key = page_key(session, form, where)
-    if key is None:
-        return
-    reading = read(document, form, where=where, params={})
-    keep(key, reading)
+    reading_of(Page([session], "session-page", page_where(session), {}, lambda: (document, True)), form)

@@ -1,7 +1,15 @@
 """What the session page shows of a content document under the reader's filters.
 
 Filtering is the selectors' (the API applies the same); grouping, paging and HTML are the
-page's. Only the cards of the requested page are turned into HTML.
+page's. A reading is made in two steps so that one request costs its page, not the session:
+
+- ``lay_out`` walks the whole document once per filter (O(document)): which messages show, their
+  cards cut into pages, where each turn, step and message landed, the totals. It makes no HTML.
+  ``frontend.page_cache`` keeps the ``Layout`` and each page's cards apart, so another page of the
+  same filter reads one small entry.
+- ``render_page`` turns one page's cards into HTML, with side panels bounded to ``PANEL_ENTRIES``
+  entries around that page (a session of thousands of tiny turns would otherwise send megabytes of
+  turn links with every page).
 """
 
 from __future__ import annotations
@@ -11,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from frontend import format as fmt
-from frontend.conversation import Card, Paged, anchors_of, build_cards, paginate, with_tool_partners
+from frontend.conversation import Card, anchors_of, build_cards, paginate, with_tool_partners
 from frontend.forms import ALL_ROLES, MessageFilterForm
 from frontend.present import present
 from frontend.render import Where, cards_html, turns_html
@@ -20,6 +28,7 @@ from sessionledger.core.formats.facts import time_span
 from sessions_app.selectors import filter_messages, role_bucket
 
 PROMPT_PREVIEW = 90
+PANEL_ENTRIES = 400  # turns, steps or overview entries one page lists, centred on the page shown
 
 
 @dataclass(slots=True)
@@ -33,6 +42,33 @@ class TurnLink:
     href: str | None
 
 
+@dataclass(slots=True)
+class PageCards:
+    """One page of a layout: its cards, and the first message of the next page's first card (a commit
+    boundary after this page's last card depends on it)."""
+
+    cards: list[Card]
+    following: int | None
+
+
+@dataclass
+class Layout:
+    """Everything a page of ``document`` under one filter needs but its own cards (see the module)."""
+
+    total: int
+    shown: int
+    page_count: int
+    turns: list[TurnLink]
+    steps: list[Step]
+    usage: dict[str, int]
+    first_timestamp: str | None
+    last_timestamp: str | None
+    located: dict[int, int]  # shown message index -> its page
+    uuids: dict[str, int]  # message uuid -> index of the first message with it (for ?at=)
+    results_hidden: bool
+    minimap_html: str
+
+
 @dataclass
 class Reading:
     total: int
@@ -40,11 +76,11 @@ class Reading:
     page_count: int
     page: int
     html: str  # the cards of this page
-    turns: list[TurnLink]
+    turns: list[TurnLink]  # the turns the panel lists (at most PANEL_ENTRIES, around this page)
     usage: dict[str, int]
     first_timestamp: str | None
     last_timestamp: str | None
-    steps: list[Step] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)  # likewise
     # The message asked for with ?at=, when shown on this page: its element's id and those of the
     # blocks holding it, outermost first (conversation.anchors_of), space-separated.
     at: str = ""
@@ -52,13 +88,9 @@ class Reading:
     turns_html: str = ""
     steps_html: str = ""
     minimap_html: str = ""
-
-    @property
-    def step_counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(KINDS, 0)
-        for step in self.steps:
-            counts[step.kind] += 1
-        return counts
+    turn_count: int = 0
+    step_counts: dict[str, int] = field(default_factory=dict)
+    turn_window: tuple[int, int] = (0, 0)  # the turns listed: [start, stop) of the document's turns
 
     @property
     def previous_page(self) -> int | None:
@@ -73,10 +105,10 @@ class Reading:
         return self.page + 1 if self.page < self.page_count else None
 
 
-CardsWriter = Callable[[list[Card], Where, Paged, int], str]
+CardsWriter = Callable[[list[Card], Where, int | None], str]
 
 
-def _cards_only(cards: list[Card], where: Where, paged: Paged, page: int) -> str:
+def cards_only(cards: list[Card], where: Where, following: int | None) -> str:
     return cards_html(cards, where)
 
 
@@ -86,63 +118,133 @@ def read(
     *,
     where: Where,
     params: dict[str, Any],
-    write: CardsWriter = _cards_only,
+    write: CardsWriter = cards_only,
 ) -> Reading:
     """The page of ``document`` that ``form`` asks for; ``params`` are the filters links must keep;
     ``write`` turns the page's cards into HTML (the whole-conversation page adds commit boundaries)."""
+    layout, pages = lay_out(document, form, params=params)
+    page = page_number(layout, form)
+    return render_page(layout, pages[page - 1], page, form, where=where, write=write)
+
+
+def lay_out(
+    document: dict[str, Any], form: MessageFilterForm, *, params: dict[str, Any]
+) -> tuple[Layout, list[PageCards]]:
+    """The layout of ``document`` under ``form``'s filters (its page and ``at`` aside), and its pages."""
     messages = document.get("messages") or []
     shown = matched = messages
+    roles = None
     if form.narrowed:
         roles = form.roles if set(form.roles) != set(ALL_ROLES) else None
         since, until, text = form.value("since"), form.value("until"), form.value("q")
         matched = filter_messages(messages, buckets=roles, since=since, until=until, text=text)
         allowed = None if roles is None else (lambda message: role_bucket(message) in roles)
         shown = with_tool_partners(messages, matched, allowed=allowed)
-        where = replace(where, results_hidden=roles is not None and "tool" not in roles)
     paged = paginate(build_cards(shown))
-    page = min(form.value("page") or 1, paged.count)
-    at = _message_at(messages, form.value("at"))
-    if at is not None and at in paged.located:
-        page = paged.located[at][0]  # a permalink: the page holding the message, whatever ?page says
-    cards = paged.page(page)
-    present(cards, form.value("q") or "")
-    at_anchors = anchors_of(cards, at) if at is not None else []
     base = fmt.query_string(params)[1:]
-    turns = [_turn_link(turn, paged, base) for turn in document.get("turns") or []]
+    turns = [_turn_link(turn, paged.locate_turn(turn), base) for turn in document.get("turns") or []]
     steps = outline(messages)
     for step in steps:
-        _locate_step(step, paged, base)
+        _locate_step(step, paged.located.get(step.index), base)
     first, last = time_span(messages)
-    return Reading(
+    uuids: dict[str, int] = {}
+    for message in messages:
+        if isinstance(message.get("uuid"), str):
+            uuids.setdefault(message["uuid"], message["index"])
+    following = [pages[0].first["index"] if pages else None for pages in paged.pages[1:]] + [None]
+    layout = Layout(
         total=len(messages),
         shown=len(matched),
         page_count=paged.count,
-        page=page,
-        html=write(cards, where, paged, page),
         turns=turns,
+        steps=steps,
         usage=token_totals(messages),
         first_timestamp=first,
         last_timestamp=last,
+        located={index: where[0] for index, where in paged.located.items()},
+        uuids=uuids,
+        results_hidden=roles is not None and "tool" not in roles,
+        minimap_html=minimap_html(steps, len(messages)),
+    )
+    return layout, [PageCards(cards, after) for cards, after in zip(paged.pages, following, strict=True)]
+
+
+def page_number(layout: Layout, form: MessageFilterForm) -> int:
+    """The page ``form`` asks for; a permalink (``?at=``) asks for the page holding its message."""
+    at = message_at(layout, form.value("at"))
+    if at is not None and at in layout.located:
+        return layout.located[at]
+    return min(form.value("page") or 1, layout.page_count)
+
+
+def render_page(
+    layout: Layout,
+    page_cards: PageCards,
+    page: int,
+    form: MessageFilterForm,
+    *,
+    where: Where,
+    write: CardsWriter = cards_only,
+) -> Reading:
+    """Page ``page`` of ``layout`` as HTML: O(the page), whatever the session's length."""
+    cards = page_cards.cards
+    present(cards, form.value("q") or "")
+    at = message_at(layout, form.value("at"))
+    at_anchors = anchors_of(cards, at) if at is not None else []
+    where = replace(where, results_hidden=layout.results_hidden)
+    start, stop = panel_window([turn.page for turn in layout.turns], page)
+    turns = layout.turns[start:stop]
+    steps = _steps_around(layout.steps, page)
+    counts = dict.fromkeys(KINDS, 0)
+    for step in layout.steps:
+        counts[step.kind] += 1
+    return Reading(
+        total=layout.total,
+        shown=layout.shown,
+        page_count=layout.page_count,
+        page=page,
+        html=write(cards, where, page_cards.following),
+        turns=turns,
+        usage=layout.usage,
+        first_timestamp=layout.first_timestamp,
+        last_timestamp=layout.last_timestamp,
         steps=steps,
         at=" ".join(at_anchors),
         turns_html=turns_html(turns),
         steps_html=outline_html(steps),
-        minimap_html=minimap_html(steps, len(messages)),
+        minimap_html=layout.minimap_html,
+        turn_count=len(layout.turns),
+        step_counts=counts,
+        turn_window=(start, stop),
     )
 
 
-def _message_at(messages: list[dict[str, Any]], at: str | None) -> int | None:
+def panel_window(pages: list[int | None], page: int, limit: int = PANEL_ENTRIES) -> tuple[int, int]:
+    """[start, stop) of at most ``limit`` panel entries around the first one on ``page`` or later
+    (entries are in document order; an entry hidden by the filters, page None, counts where it stands)."""
+    if len(pages) <= limit:
+        return 0, len(pages)
+    here = next((n for n, on in enumerate(pages) if on is not None and on >= page), len(pages))
+    start = max(0, min(here - limit // 4, len(pages) - limit))
+    return start, start + limit
+
+
+def _steps_around(steps: list[Step], page: int) -> list[Step]:
+    start, stop = panel_window([step.page for step in steps], page)
+    return steps[start:stop]
+
+
+def message_at(layout: Layout, at: str | None) -> int | None:
     """The index of the message ``?at=`` names: its uuid (first message with it) or its index."""
     if not at:
         return None
     if at.isdigit():
         index = int(at)
-        return index if index < len(messages) else None
-    return next((m["index"] for m in messages if m.get("uuid") == at), None)
+        return index if index < layout.total else None
+    return layout.uuids.get(at)
 
 
-def _locate_step(step: Step, paged: Paged, base: str) -> None:
-    located = paged.located.get(step.index)
+def _locate_step(step: Step, located: tuple[int, str] | None, base: str) -> None:
     if located is None:
         return
     step.page = located[0]
@@ -151,14 +253,13 @@ def _locate_step(step: Step, paged: Paged, base: str) -> None:
     step.href = f"?{query}#{step.anchor}"
 
 
-def _turn_link(turn: dict[str, Any], paged: Paged, base: str) -> TurnLink:
+def _turn_link(turn: dict[str, Any], located: tuple[int, str] | None, base: str) -> TurnLink:
     """A turn-navigation entry; ``base`` is the encoded filters the link keeps."""
     prompt = " ".join(str(turn.get("prompt") or "")[: PROMPT_PREVIEW * 4].split())
     if len(prompt) > PROMPT_PREVIEW:
         prompt = prompt[: PROMPT_PREVIEW - 1] + "…"
     stamp = turn.get("timestamp")
     link = TurnLink(turn["index"] + 1, prompt or "(no text)", fmt.clock(stamp), fmt.iso(stamp), None, None, None)
-    located = paged.locate_turn(turn)
     if located is not None:
         link.page, link.anchor = located
         query = "&".join(part for part in (base, f"page={link.page}" if link.page > 1 else "") if part)

@@ -31,7 +31,6 @@ EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 LOOKING = frozenset({"Read", "Grep", "Glob", "LS", "TodoWrite"})  # calls that do not end an edit burst
 KINDS = ("prompt", "commit", "error", "edit")
 LABEL_LIMIT = 90
-STEPS_SHOWN = 400  # a pathological session lists its first steps; the minimap still spans all
 
 
 @dataclass(slots=True)
@@ -199,11 +198,13 @@ KIND_LABELS = {"prompt": "Prompt", "commit": "Commit", "error": "Error", "edit":
 
 
 def outline_html(steps: list[Step]) -> Markup:
-    """The outline's list items: kind, label and a link to the page and card of each step."""
-    return _macros().outline(steps[:STEPS_SHOWN])
+    """The outline's list items: kind, label and a link to the page and card of each step (the page
+    passes the few hundred around it, ``frontend.reading.panel_window``; the minimap spans all)."""
+    return _macros().outline(steps)
 
 
 MINIMAP_HEIGHT = 1000
+TICK_WEIGHT = {"edit": 0, "prompt": 1, "error": 2, "commit": 3}
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,8 +220,15 @@ def minimap_html(steps: list[Step], total: int) -> Markup:
     class (app.css), each a link (labels: the outline beside it)."""
     if not steps or total <= 0:
         return Markup("")
-    ticks = [_tick(step, total) for step in steps]
-    return _macros().minimap(ticks, MINIMAP_HEIGHT)
+    # One tick per unit of the bar, the weightiest kind winning: a session of thousands of steps
+    # draws at most MINIMAP_HEIGHT ticks, which is all the bar can show apart.
+    ticks: dict[int, Tick] = {}
+    for step in steps:
+        tick = _tick(step, total)
+        held = ticks.get(int(tick.y))
+        if held is None or TICK_WEIGHT[tick.kind] > TICK_WEIGHT[held.kind]:
+            ticks[int(tick.y)] = tick
+    return _macros().minimap(list(ticks.values()), MINIMAP_HEIGHT)
 
 
 def _tick(step: Step, total: int) -> Tick:

@@ -6,9 +6,9 @@ so anchors, turn links and steps stay unique, and hands it to the session page's
 (``frontend.reading.read``): the same filters, Find, paging and cards. Commit boundaries are
 drawn between the cards of two segments; a card's "full message" link goes to its own segment.
 
-Cost: one content document per segment (each kept in the page cache as the session page keeps
-it), joined per request by shallow copies of the messages; the overview walks the joined
-messages once. No blob is read per overview row.
+Cost: one content document per segment, joined by shallow copies of the messages, laid out and
+walked by the overview once; the page cache keeps the layout, each page, the segments' spans and the
+overview per window (``frontend.views.conversation_page.Joined``), so a later view reads no blob.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from frontend.conversation import Card, Paged
+from frontend.conversation import Card
 from frontend.render import Where, cards_html
 from frontend.templating import Macros, macros
 from sessions_app.models import Kind, Session
@@ -79,16 +79,15 @@ def segment_of(segments: list[Segment], index: int) -> Segment:
     return segments[max(bisect_right(starts, index) - 1, 0)]
 
 
-def boundaries_after(pages: list[list[Card]], page: int, segments: list[Segment]) -> dict[int, list[Segment]]:
-    """The segments that end after each card of ``page`` (keyed by the card's first message index):
-    a segment ends after a card when the next shown card belongs to a later segment, or none follows."""
-    cards = pages[page - 1]
-    following = pages[page][0] if page < len(pages) and pages[page] else None
+def boundaries_after(cards: list[Card], following: int | None, segments: list[Segment]) -> dict[int, list[Segment]]:
+    """The segments that end after each card of a page (keyed by the card's first message index): a
+    segment ends after a card when the next shown card, on this page or first on the next one
+    (``following``: its first message), belongs to a later segment, or none follows."""
     ends: dict[int, list[Segment]] = {}
     for position, card in enumerate(cards):
-        after = cards[position + 1] if position + 1 < len(cards) else following
+        after = cards[position + 1].first["index"] if position + 1 < len(cards) else following
         own = segment_of(segments, card.first["index"]).number
-        upto = segment_of(segments, after.first["index"]).number - 1 if after is not None else len(segments)
+        upto = segment_of(segments, after).number - 1 if after is not None else len(segments)
         if upto >= own:
             ends[card.first["index"]] = segments[own - 1 : upto]
     return ends
@@ -150,8 +149,8 @@ class BoundaryWriter:
     segments: list[Segment]
     links: dict[int, tuple[str, str]]  # segment number -> (session URL, commit permalink or "")
 
-    def __call__(self, cards: list[Card], where: Where, paged: Paged, page: int) -> str:
-        ends = boundaries_after(paged.pages, page, self.segments)
+    def __call__(self, cards: list[Card], where: Where, following: int | None) -> str:
+        ends = boundaries_after(cards, following, self.segments)
         parts: list[str] = []
         run: list[Card] = []
         for card in cards:
@@ -164,6 +163,21 @@ class BoundaryWriter:
         if run:
             parts.append(cards_html(run, where))
         return Markup("").join(parts)
+
+
+Span = tuple[int, int, bool]  # a segment's place in the joined document: (first, count, available)
+
+
+def spans(segments: list[Segment]) -> list[Span]:
+    return [(segment.first, segment.count, segment.available) for segment in segments]
+
+
+def placed(sessions: list[Session], kept: list[Span]) -> list[Segment]:
+    """The segments of ``sessions`` where ``spans`` (kept in the page cache) put them."""
+    return [
+        Segment(session, number, first, count, available)
+        for number, (session, (first, count, available)) in enumerate(zip(sessions, kept, strict=True), start=1)
+    ]
 
 
 def overview_html(entries: list[PromptEntry], commit_urls: dict[str, str]) -> Markup:

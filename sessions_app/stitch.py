@@ -54,7 +54,7 @@ def agent_session_chain(*, project: Project, agent_session_id: str) -> Chain:
     rows = list(
         Session.objects.filter(project=project, agent_session_id=agent_session_id)
         .select_related("author", "project")
-        .defer("search_vector")
+        .defer("search_vector", "search_text", "message_uuids", "context_text")  # megabytes for a long one
         .order_by("start_offset", "created_at")
     )
     if any(session.kind != Kind.TASK for session in rows):

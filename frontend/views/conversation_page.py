@@ -8,17 +8,17 @@ prompt above the conversation (``docs/ui.md``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.http import Http404
 from django.urls import NoReverseMatch, reverse
 from django.views.generic import TemplateView
+from markupsafe import Markup
 
-from frontend import whole
+from frontend import page_cache, whole
 from frontend.access import PAGE_READ
 from frontend.forms import ROLE_CHOICES, MessageFilterForm
 from frontend.page_cache import page_where
-from frontend.reading import read
 from frontend.views.sessions import SessionObjectMixin, _document, _filter_params
 from sessions_app import stitch
 from sessions_app.audit import access_record
@@ -36,11 +36,11 @@ class WholeConversationView(SessionObjectMixin, TemplateView):
         chain = stitch.agent_session_chain(project=self.project, agent_session_id=agent_session_id)
         if not chain.segments:
             raise Http404("No such agent session.")
-        documents = [(session, _document(session)[0]) for session in chain.segments]
-        document, segments = whole.join(documents)
         form = MessageFilterForm(self.request.GET)
         form.is_valid()
         params = _filter_params(form)
+        joined = Joined(chain.segments)
+        segments = whole.placed(chain.segments, joined.spans())
         urls = [page_where(session).session_url for session in chain.segments]
         links = {segment.number: (urls[segment.number - 1], _commit_url(segment.session)) for segment in segments}
         where = whole.WholeWhere(
@@ -49,11 +49,12 @@ class WholeConversationView(SessionObjectMixin, TemplateView):
             starts=tuple(segment.first for segment in segments),
             urls=tuple(urls),
         )
-        reading = read(document, form, where=where, params=params, write=whole.BoundaryWriter(segments, links))
+        write = whole.BoundaryWriter(segments, links)
+        page = page_cache.Page(chain.segments, "whole-page", where, params, joined.load, write)
+        reading = page_cache.reading_of(page, form)
         for session in chain.segments:
             access_record(session=session, request=self.request, via="web")
-        entries = whole.overview(document, segments)
-        commit_urls = {s.commit_hash: _commit_url(s) for e in entries for s in e.commits if s.commit_hash}
+        overview_html, prompt_count = joined.overview(reading.turn_window if reading is not None else (0, 0))
         return super().get_context_data(
             first=chain.segments[0],
             segments=segments,
@@ -63,11 +64,62 @@ class WholeConversationView(SessionObjectMixin, TemplateView):
             role_choices=ROLE_CHOICES,
             reading=reading,
             params=params,
-            overview_html=whole.overview_html(entries, commit_urls),
-            prompt_count=len(entries),
+            overview_html=overview_html,
+            prompt_count=prompt_count,
             agent_session_id=agent_session_id,
             **kwargs,
         )
+
+
+class Joined:
+    """The segments' documents joined, read only when the page cache lacks what this request needs:
+    where the segments sit, the layout of the filters asked for, or the overview of the prompts shown.
+    Each is kept under the segments' content generations (``page_cache.frame_key``)."""
+
+    def __init__(self, sessions: list[Session]) -> None:
+        self.sessions = sessions
+        self.key = page_cache.frame_key(sessions)
+        self._document: tuple[dict[str, Any], bool] | None = None
+        self._spans: list[whole.Span] | None = None
+        self._entries: list[whole.PromptEntry] | None = None
+
+    def load(self) -> tuple[dict[str, Any] | None, bool]:
+        if self._document is None:
+            loaded = [(session, _document(session)) for session in self.sessions]
+            document, segments = whole.join([(session, found) for session, (found, _) in loaded])
+            complete = not any(unavailable for _, (_, unavailable) in loaded)
+            self._document = (document, complete)
+            self._spans, self._entries = whole.spans(segments), whole.overview(document, segments)
+            if complete and self.key is not None:  # an outage's missing segments are not kept
+                page_cache.keep_many({self.key: self._spans, f"{self.key}:entries": self._entries})
+        return self._document
+
+    def spans(self) -> list[whole.Span]:
+        if self._spans is None:
+            self._spans = page_cache.cached(self.key)
+        if self._spans is None:
+            self.load()
+        return self._spans or []
+
+    def overview(self, window: tuple[int, int]) -> tuple[Markup, int]:
+        """The overview's entries for the turns the page's panel lists (``Reading.turn_window``), as
+        HTML, and how many prompts there are: kept per window, so a page served from the cache
+        renders no overview either."""
+        key = f"{self.key}:overview:{window[0]}:{window[1]}" if self.key else None
+        found = page_cache.cached(key)
+        if found is not None:
+            return cast(tuple[Markup, int], found)
+        if self._entries is None:
+            self._entries = page_cache.cached(f"{self.key}:entries") if self.key else None
+        if self._entries is None:
+            self.load()
+        entries = self._entries or []
+        shown = entries[window[0] : window[1]]
+        commit_urls = {s.commit_hash: _commit_url(s) for e in shown for s in e.commits if s.commit_hash}
+        made = (whole.overview_html(shown, commit_urls), len(entries))
+        if self._document is None or self._document[1]:
+            page_cache.keep(key, made)
+        return made
 
 
 def _commit_url(session: Session) -> str:

@@ -16,7 +16,7 @@ from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
 from frontend.pagination import SessionListPagination, keyset_page
 from frontend.present import full_message_html, viewer_title
-from frontend.reading import read
+from frontend.render import Where
 from projects import selectors as project_selectors
 from projects.models import Role
 from sessions_app import blobs, selectors
@@ -108,17 +108,22 @@ class SessionView(SessionObjectMixin, TemplateView):
     def _reading(self, session: Session, form: MessageFilterForm, params: dict[str, Any]) -> tuple[Any, bool]:
         if session.status in (Status.PROCESSING, Status.FAILED):
             return None, False
-        where = page_cache.page_where(session)
-        key = page_cache.page_key(session, form, where)  # after the permission checks (frontend/page_cache.py)
-        reading = page_cache.cached(key)
+        # after the permission checks (frontend/page_cache.py)
+        reading = page_cache.reading_of(session_page(session, page_cache.page_where(session), params), form)
         if reading is None:
-            document, unavailable = _document(session)
-            if document is None:
-                return None, unavailable
-            reading = read(document, form, where=where, params=params)
-            page_cache.keep(key, reading)
+            return None, True
         access_record(session=session, request=self.request, via="web")
         return reading, False
+
+
+def session_page(session: Session, where: Where, params: dict[str, Any]) -> page_cache.Page:
+    """How a page of one session's conversation is made (the session page's and the shared page's)."""
+    return page_cache.Page([session], "session-page", where, params, lambda: _loaded(session))
+
+
+def _loaded(session: Session) -> tuple[dict[str, Any] | None, bool]:
+    document, unavailable = _document(session)
+    return document, not unavailable
 
 
 def _document(session: Session) -> tuple[dict[str, Any] | None, bool]:

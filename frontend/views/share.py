@@ -19,15 +19,14 @@ from django.views import View
 from frontend import page_cache
 from frontend.forms import MessageFilterForm
 from frontend.present import full_message_html
-from frontend.reading import read
 from frontend.render import Where
-from frontend.views.sessions import _document
+from frontend.views.sessions import _document, session_page
 from projects import limits
 from projects.errors import DomainError
 from projects.scoping import project_scope
 from sessions_app import selectors, shares
 from sessions_app.audit import access_record
-from sessions_app.models import Session, ShareLink
+from sessions_app.models import Session, ShareLink, Status
 
 
 def _no_trace(response: HttpResponse) -> HttpResponse:
@@ -79,16 +78,8 @@ def _reading(request: HttpRequest, session: Session, token: str) -> tuple[Any, b
     page.is_valid()
     author = (session.author.email if session.author else "").split("@")[0]
     where = Where(f"/share/{token}", author)
-    key = page_cache.page_key(session, page, where)
-    reading = page_cache.cached(key)
-    if reading is not None:
-        return reading, False
-    document, unavailable = _document(session)
-    if document is None:
-        return None, unavailable
-    reading = read(document, page, where=where, params={})
-    page_cache.keep(key, reading)
-    return reading, False
+    reading = page_cache.reading_of(session_page(session, where, {}), page)
+    return reading, reading is None and session.status not in (Status.PROCESSING, Status.FAILED)
 
 
 def _too_many(exc: DomainError) -> HttpResponse:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from django_scopes import scopes_disabled
 
+from frontend import reading
 from projects.models import Project, User
 from projects.scoping import project_scope
 from sessions_app.models import Session
@@ -88,6 +89,20 @@ def long_transcript(turns: int, *, tools_per_turn: int = 3, start: str = "2026-0
             )
         b.new_response().assistant_text(f"Turn {turn} done.").turn_end()
     return b.build()
+
+
+@pytest.fixture
+def renders(monkeypatch) -> list[int]:
+    """How many times a page of a conversation was turned into HTML (the real renderer still runs)."""
+    calls: list[int] = []
+    real = reading.render_page
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(reading, "render_page", counted)
+    return calls
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from django.core.cache import cache
 from django_scopes import scopes_disabled
 
 from frontend import page_cache
-from frontend.views import sessions as session_views
 from projects.scoping import project_scope
 from sessions_app import blobs
 from sessions_app.models import AccessLog, Session
@@ -19,20 +18,6 @@ from tests.client.transcript_builder import TranscriptBuilder
 from tests.frontend.conftest import long_transcript
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def renders(monkeypatch) -> list[int]:
-    """How many times a page was actually rendered (the real renderer still runs)."""
-    calls: list[int] = []
-    real = session_views.read
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(session_views, "read", counted)
-    return calls
 
 
 def _get(client, world, session: Session, query: str = "", user=None):
@@ -122,6 +107,7 @@ def test_the_worker_renders_the_first_page_so_the_first_reader_does_not(
     with django_capture_on_commit_callbacks(execute=True):  # the worker's commit, then its announcement
         session = make_session(world.project, world.member, long_transcript(60), seed="warm")
         small = make_session(world.project, world.member, long_transcript(5), seed="small")
+    renders.clear()  # the worker's own rendering
     assert session.raw_size_bytes >= page_cache.WARM_MIN_RAW_BYTES > small.raw_size_bytes
     first = _get(client, world, session)
     assert first.status_code == 200 and renders == []  # served as the worker rendered it

@@ -7,23 +7,8 @@ import pytest
 from django.test import Client
 from django_scopes import scopes_disabled
 
-from frontend.views import share as share_views
 from sessions_app.models import AccessLog
 from tests.frontend.conftest import long_transcript
-
-
-@pytest.fixture
-def renders(monkeypatch) -> list[int]:
-    """How many times a shared page was actually rendered (the real renderer still runs)."""
-    calls: list[int] = []
-    real = share_views.read
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(share_views, "read", counted)
-    return calls
 
 
 @pytest.fixture
