@@ -288,11 +288,14 @@ def _print(fork: Forked, repo_dir: str) -> None:
     for note in _notes(fork):
         print(f"  note      {terminal_safe(note)}")
     replayed = fork.replayed
-    if replayed is not None and (replayed.written or replayed.not_reproduced):
+    if replayed is not None and (replayed.written or replayed.not_reproduced or replayed.refused):
         files = ", ".join(replayed.written) or "none"
         print(terminal_safe(f"  replayed  {len(replayed.written)} file(s) written since {fork.commit[:10]}: {files}"))
         for change in replayed.not_reproduced:
             print(f"  not reproduced  {terminal_safe(change)}")
+        for refusal in replayed.refused:
+            line = f"{refusal.tool} {refusal.path}: {refusal.why}".replace("\n", "\\n")  # a name can't add a line
+            print(f"  refused   {terminal_safe(line)}")
 
 
 def _notes(fork: Forked) -> list[str]:
