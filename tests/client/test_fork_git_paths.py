@@ -123,11 +123,13 @@ HOSTILE = [
     "git~1",
     "GIT~1/config",
     ".g\u200cit",  # HFS+ ignores the zero-width non-joiner
+    ".g\u0131t",  # a dotless i: upper-cased, it is I
     ".git::$INDEX_ALLOCATION/config",  # an NTFS stream of the directory
     "sub\\.git\\config",  # a Windows separator
     ".gitmodules",
     "vendor/lib/.gitmodules",
     "GITMOD~1",
+    "gi7eba~1",  # git's hashed 8.3 alias of .gitmodules
     ".gitattributes",
     "sub/.GitAttributes",
     ".lfsconfig",
