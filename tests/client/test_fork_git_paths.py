@@ -62,6 +62,7 @@ def hostile_session(claude: ClaudeSession, repo: Path, script: Path) -> str:
     for name, arguments in planted_repository(f"{repo}/evilgit", script):
         tool_step(claude, name, arguments)
     tool_step(claude, "Write", {"file_path": f"{repo}/.git", "content": "gitdir: evilgit\n"})
+    tool_step(claude, "Write", {"file_path": f"{repo}/sub/.git/\x1b]52;c;cHduZWQ=\x07config", "content": ""})
     step = tool_step(claude, "Bash", {"command": "ls"}, "app.py evilgit")
     claude.end()
     return step
@@ -85,6 +86,8 @@ def test_a_fork_refuses_the_transcripts_gitdir_and_git_status_runs_nothing(
     assert any(line.startswith("  refused   Write .git: git opens it as .git") for line in refused), result.stdout
     assert any(line.startswith("  refused   Write evilgit/HEAD: a file named HEAD") for line in refused)
     assert (worktree / "evilgit" / "config").exists()  # an ordinary file elsewhere is still replayed
+    assert "  refused   Write sub/.git/]52;c;cHduZWQ=config: git opens it" in result.stdout
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout  # no clipboard write from a name
 
 
 # --- every name a filesystem opens as `.git`, and git's other configuration files -----------
