@@ -63,6 +63,7 @@ def hostile_session(claude: ClaudeSession, repo: Path, script: Path) -> str:
         tool_step(claude, name, arguments)
     tool_step(claude, "Write", {"file_path": f"{repo}/.git", "content": "gitdir: evilgit\n"})
     tool_step(claude, "Write", {"file_path": f"{repo}/sub/.git/\x1b]52;c;cHduZWQ=\x07config", "content": ""})
+    tool_step(claude, "Write", {"file_path": "/elsewhere\n  refused   nothing: forged", "content": ""})
     step = tool_step(claude, "Bash", {"command": "ls"}, "app.py evilgit")
     claude.end()
     return step
@@ -88,6 +89,7 @@ def test_a_fork_refuses_the_transcripts_gitdir_and_git_status_runs_nothing(
     assert (worktree / "evilgit" / "config").exists()  # an ordinary file elsewhere is still replayed
     assert "  refused   Write sub/.git/]52;c;cHduZWQ=config: git opens it" in result.stdout
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout  # no clipboard write from a name
+    assert not any("forged" in line for line in refused)  # a newline in a name adds no line to the report
 
 
 # --- every name a filesystem opens as `.git`, and git's other configuration files -----------
@@ -137,6 +139,13 @@ HOSTILE = [
     "sub/.GitAttributes",
     ".lfsconfig",
     "evil/HEAD",
+    # what an agent started by `fork --exec` in the fork reads, each naming commands it runs
+    ".claude/settings.json",
+    "sub/.claude/settings.local.json",
+    ".CLAUDE/Settings.json",
+    ".mcp.json",
+    ".gemini/settings.json",
+    ".codex/config.toml",
 ]
 
 
@@ -153,7 +162,16 @@ def test_a_write_to_a_path_git_reads_is_refused_and_said(worktree: Path, name: s
 
 @pytest.mark.parametrize(
     "name",
-    [".gitignore", ".github/workflows/ci.yml", "docs/git.md", "head.py", "src/head/index.html", ".git-blame-ignore"],
+    [
+        ".gitignore",
+        ".github/workflows/ci.yml",
+        "docs/git.md",
+        "head.py",
+        "src/head/index.html",
+        ".git-blame-ignore",
+        ".claude/commands/review.md",
+        "docs/settings.json",
+    ],
 )
 def test_ordinary_files_that_look_like_git_ones_are_still_replayed(worktree: Path, name: str) -> None:
     done = replayed(worktree, [("Write", {"file_path": f"{RECORDED}/{name}", "content": "x\n"})])

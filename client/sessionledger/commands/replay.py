@@ -65,6 +65,15 @@ _GIT_READS = {
     ".lfsconfig": (("lfscon",), "Git LFS reads it as .lfsconfig, its configuration"),
 }
 _HEAD = "a file named HEAD makes its directory a repository to git, whose config names commands to run"
+# Folded path (at any depth: the agent starts in the session's directory) -> why: files an agent reads
+# when `fork --exec` starts it in the fork, each naming commands it runs (hooks, helpers, MCP servers).
+_AGENT_READS = {
+    ".claude/settings.json": "Claude Code runs the hooks and helpers its project settings name",
+    ".claude/settings.local.json": "Claude Code runs the hooks and helpers its local settings name",
+    ".mcp.json": "Claude Code starts the MCP servers it names",
+    ".gemini/settings.json": "Gemini CLI runs the hooks and starts the MCP servers its settings name",
+    ".codex/config.toml": "Codex CLI runs the commands and MCP servers its project config names",
+}
 
 
 def refused_path(relative: str) -> str | None:
@@ -82,9 +91,14 @@ def refused_path(relative: str) -> str | None:
     own `verify_path`: case-insensitively (with Unicode folding), without the code points HFS+
     ignores, without trailing dots and spaces or an NTFS `:stream`, and as 8.3 aliases (`git~1`);
     `\\` separates components too. `.gitignore` and other files stay allowed: git reads them as
-    data, not commands.
+    data, not commands. The agents' own project settings (`.claude/settings.json`, `.mcp.json`, …, at any
+    depth) are refused too: `fork --exec` starts the agent there at once, and they name
+    commands it runs.
     """
     parts = [p for p in re.split(r"[\\/]", relative) if p not in ("", ".")]
+    folded = "/" + "/".join(_folded(part) for part in parts)
+    if why := next((why for name, why in _AGENT_READS.items() if folded.endswith("/" + name)), None):
+        return why
     for index, part in enumerate(parts):
         name = _folded(part)
         last = index == len(parts) - 1
