@@ -288,11 +288,17 @@ def _print(fork: Forked, repo_dir: str) -> None:
     for note in _notes(fork):
         print(f"  note      {terminal_safe(note)}")
     replayed = fork.replayed
-    if replayed is not None and (replayed.written or replayed.not_reproduced):
+    if replayed is not None and (replayed.written or replayed.not_reproduced or replayed.refused):
         files = ", ".join(replayed.written) or "none"
-        print(terminal_safe(f"  replayed  {len(replayed.written)} file(s) written since {fork.commit[:10]}: {files}"))
+        print(
+            terminal_safe(
+                _one_line(f"  replayed  {len(replayed.written)} file(s) written since {fork.commit[:10]}: {files}")
+            )
+        )
         for change in replayed.not_reproduced:
-            print(f"  not reproduced  {terminal_safe(change)}")
+            print(f"  not reproduced  {terminal_safe(_one_line(change))}")
+        for refusal in replayed.refused:
+            print(f"  refused   {terminal_safe(_one_line(f'{refusal.tool} {refusal.path}: {refusal.why}'))}")
 
 
 def _notes(fork: Forked) -> list[str]:
@@ -309,3 +315,8 @@ def _notes(fork: Forked) -> list[str]:
     if fork.report.images:
         notes.append(f"replaced {fork.report.images} image(s) not kept at capture by a note")
     return notes
+
+
+def _one_line(text: str) -> str:
+    """A path from the transcript may hold a newline: escaped, it cannot forge a line of the report."""
+    return text.replace("\n", "\\n")

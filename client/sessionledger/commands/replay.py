@@ -6,8 +6,9 @@ tree its history describes.
 
 Each write is checked before it is applied: an Edit whose `old_string` is not in the file is not
 applied (and said so), a path that leaves the worktree is refused (`confined`: the transcript is a
-teammate's words), and what no tool call records — files written by shell commands — is listed as
-not reproduced, never guessed at.
+teammate's words), so is a path git reads as a repository or as configuration (`refused_path`), and
+what no tool call records — files written by shell commands — is listed as not reproduced, never
+guessed at.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,12 +35,88 @@ _SHELL_WRITES = re.compile(
 MAX_SHELL = 4000  # characters of a shell command examined for writes
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A write replay would not make: the tool, the path as the worktree names it, and why."""
+
+    tool: str
+    path: str
+    why: str
+
+
 @dataclass
 class Replayed:
-    """What replaying did: files written, and each change that could not be reproduced."""
+    """What replaying did: files written, each change that could not be reproduced, and each
+    write refused because of where it would land (`refused_path`)."""
 
     written: list[str] = field(default_factory=list)
     not_reproduced: list[str] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
+
+
+# Code points HFS+ leaves out of a name (git's utf8.c `next_hfs_char`): `.g\u200cit` is `.git` there.
+_HFS_IGNORED = dict.fromkeys([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF])
+_SHORT_NAME = re.compile(r"([a-z0-9]{1,6})~[0-9]+")  # an NTFS 8.3 alias: `GIT~1`, `GITMOD~1`
+# Folded name -> (the prefixes its 8.3 aliases start with, why git or Git LFS must not find it written).
+_GIT_READS = {
+    ".git": (("git",), "git opens it as .git, the repository, whose config names commands to run"),
+    ".gitmodules": (("gitmod", "gi7eba"), "git reads it as .gitmodules, submodule configuration"),
+    ".gitattributes": (("gitatt", "gi7d29"), "git reads it as .gitattributes, which picks filter and diff commands"),
+    ".lfsconfig": (("lfscon",), "Git LFS reads it as .lfsconfig, its configuration"),
+}
+_HEAD = "a file named HEAD makes its directory a repository to git, whose config names commands to run"
+# Folded path (at any depth: the agent starts in the session's directory) -> why: files an agent reads
+# when `fork --exec` starts it in the fork, each naming commands it runs (hooks, helpers, MCP servers).
+_AGENT_READS = {
+    ".claude/settings.json": "Claude Code runs the hooks and helpers its project settings name",
+    ".claude/settings.local.json": "Claude Code runs the hooks and helpers its local settings name",
+    ".mcp.json": "Claude Code starts the MCP servers it names",
+    ".gemini/settings.json": "Gemini CLI runs the hooks and starts the MCP servers its settings name",
+    ".codex/config.toml": "Codex CLI runs the commands and MCP servers its project config names",
+}
+
+
+def refused_path(relative: str) -> str | None:
+    """Why replay must not write, edit, create, delete or rename ``relative`` (a path inside the
+    worktree), or None: replay writes a teammate's words onto your machine, and git runs commands
+    that its configuration names (`core.fsmonitor`, `core.pager`, `core.editor`, hooks) on your
+    next `git status`. So no component may be what a filesystem opens as `.git` — a `.git` file
+    saying `gitdir: planted/` makes a planted directory the fork's repository — nor may the path be
+    another file git or Git LFS reads as configuration from the tree: `.gitmodules`, `.gitattributes`
+    (it picks which of your configured filter, diff and merge drivers run on which files, and its
+    parser has had memory-safety bugs), `.lfsconfig`; nor a file named HEAD, which with `objects/` and
+    `refs/` beside it turns any directory into a bare repository git uses when run inside it.
+
+    Names are compared as the filesystems that may hold the worktree fold them, stricter than git's
+    own `verify_path`: case-insensitively (with Unicode folding), without the code points HFS+
+    ignores, without trailing dots and spaces or an NTFS `:stream`, and as 8.3 aliases (`git~1`);
+    `\\` separates components too. `.gitignore` and other files stay allowed: git reads them as
+    data, not commands. The agents' own project settings (`.claude/settings.json`, `.mcp.json`, …, at any
+    depth) are refused too: `fork --exec` starts the agent there at once, and they name
+    commands it runs.
+    """
+    parts = [p for p in re.split(r"[\\/]", relative) if p not in ("", ".")]
+    folded = "/" + "/".join(_folded(part) for part in parts)
+    if why := next((why for name, why in _AGENT_READS.items() if folded.endswith("/" + name)), None):
+        return why
+    for index, part in enumerate(parts):
+        name = _folded(part)
+        last = index == len(parts) - 1
+        short = _SHORT_NAME.fullmatch(name)
+        for reserved, (aliases, why) in _GIT_READS.items():
+            if (name == reserved or (short and any(a.startswith(short[1]) for a in aliases))) and (
+                last or reserved == ".git"
+            ):
+                return why
+        if last and name == "head":
+            return _HEAD
+    return None
+
+
+def _folded(name: str) -> str:
+    """``name`` as case-insensitive HFS+ and NTFS compare it (`.G\\u200cIT. ` is `.git`)."""
+    name = unicodedata.normalize("NFKC", name.translate(_HFS_IGNORED)).upper().lower()
+    return name.split(":", 1)[0].rstrip(". ")  # `.git::$INDEX_ALLOCATION` is `.git` on NTFS
 
 
 def replay(messages: Iterable[Mapping[str, Any]], *, worktree: str, cwd_from: str, cwd: str) -> Replayed:
@@ -68,14 +146,22 @@ class _Paths:
         self.worktree, self.cwd_from, self.cwd = worktree, cwd_from.rstrip(os.sep), cwd
 
     def local(self, path: str) -> str:
-        """The worktree's file for a path the conversation wrote (CommandError: outside it)."""
+        """The worktree's file for a path the conversation wrote (CommandError: outside it;
+        _GitRefused: `refused_path`, as named or once symlinks are followed)."""
         if path == self.cwd_from or path.startswith(self.cwd_from + os.sep):
             mapped = self.worktree + path[len(self.cwd_from) :]
         elif os.path.isabs(path):
             mapped = path  # elsewhere on the recording machine: refused below
         else:
             mapped = os.path.join(self.cwd, path)
-        return confined(mapped, self.worktree, "a file the conversation wrote,")
+        resolved = confined(mapped, self.worktree, "a file the conversation wrote,")
+        named = os.path.relpath(mapped, self.worktree)
+        if why := refused_path(named):
+            raise _GitRefused(named, why)
+        target = os.path.relpath(resolved, os.path.realpath(self.worktree))
+        if why := refused_path(target):  # a committed symlink `docs -> .git`
+            raise _GitRefused(named, f"it leads to {target}; {why}")
+        return resolved
 
 
 def _apply(name: str, arguments: Mapping[str, Any], where: _Paths, done: Replayed) -> None:
@@ -107,6 +193,9 @@ def _apply_one(tool: str, path: str, edits: list[Mapping[str, Any]], where: _Pat
     except CommandError as exc:
         done.not_reproduced.append(f"{tool} {path}: {exc}")
         return
+    except _GitRefused as exc:
+        done.refused.append(Refusal(tool, exc.path, exc.why))
+        return
     try:
         before = _read(local)
         after = before
@@ -129,6 +218,12 @@ def _apply_one(tool: str, path: str, edits: list[Mapping[str, Any]], where: _Pat
 
 class _Refused(Exception):
     pass
+
+
+class _GitRefused(Exception):
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(why)
+        self.path, self.why = path, why
 
 
 def _edited(text: str | None, edit: Mapping[str, Any], path: str) -> str | None:
