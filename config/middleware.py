@@ -16,6 +16,7 @@ from django.utils.html import escape
 
 logger = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = 5
+SCIM_ERROR = "urn:ietf:params:scim:api:messages:2.0:Error"
 
 
 class DatabaseUnavailableMiddleware:
@@ -61,6 +62,12 @@ class UnreadableRequestMiddleware:
         message = f"The request's {problem} is not valid text (a NUL character, or bytes that are not UTF-8)."
         if request.path_info.startswith("/api/"):
             return JsonResponse({"error": {"code": "invalid", "field": problem, "message": message}}, status=400)
+        if request.path_info.startswith("/scim/"):  # an identity provider reads RFC 7644's error shape
+            return JsonResponse(
+                {"schemas": [SCIM_ERROR], "status": "400", "scimType": "invalidSyntax", "detail": message},
+                status=400,
+                content_type="application/scim+json",
+            )
         return HttpResponseBadRequest(
             f"<!doctype html><title>Bad request</title><h1>Bad request</h1><p>{escape(message)}"
         )

@@ -8,6 +8,7 @@ from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core.exceptions import ImmediateHttpResponse
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from allauth.socialaccount.models import SocialLogin
+from allauth.socialaccount.providers.base import AuthProcess
 from django import forms
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
@@ -16,6 +17,7 @@ from django.shortcuts import render
 from django_scopes import scopes_disabled
 
 from projects import audit_trail, oidc, sso
+from projects.addresses import account_reclaim, address_verified
 from projects.models import Project, Role
 
 
@@ -34,16 +36,17 @@ class AccountAdapter(DefaultAccountAdapter):
 class SocialAccountAdapter(DefaultSocialAccountAdapter):  # type: ignore[misc, unused-ignore]  # allauth is untyped
     def pre_social_login(self, request: HttpRequest, sociallogin: SocialLogin) -> None:
         """Refuse an ID token issued for another login (projects/oidc.py), then an address whose
-        domain is not allowed."""
+        domain is not allowed; then take back an account the address was squatted with."""
         email = _email_of(sociallogin)
         if not oidc.nonce_matches(sociallogin):
             _refused(request, sociallogin, email, "nonce")
             raise PermissionDenied("The ID token does not answer this sign-in.")  # allauth's error page
-        if sso.domain_allowed(email):
-            return
-        _refused(request, sociallogin, email, "domain")
-        response = render(request, "account/sso_refused.html", {"email": email}, status=403)
-        raise ImmediateHttpResponse(response)
+        if not sso.domain_allowed(email):
+            _refused(request, sociallogin, email, "domain")
+            response = render(request, "account/sso_refused.html", {"email": email}, status=403)
+            raise ImmediateHttpResponse(response)
+        if _connects_by_email(sociallogin) and not address_verified(user=sociallogin.user, email=email):
+            account_reclaim(user=sociallogin.user, email=email, provider=sociallogin.account.provider)
 
     def is_open_for_signup(self, request: HttpRequest, sociallogin: SocialLogin) -> bool:
         """Just-in-time creation of the accounts the provider vouches for (SESSIONLEDGER_SSO_JIT)."""
@@ -69,6 +72,14 @@ def _refused(request: HttpRequest, sociallogin: SocialLogin, email: str, reason:
         target=email,
         detail={"provider": sociallogin.account.provider, "reason": reason},
     )
+
+
+def _connects_by_email(sociallogin: SocialLogin) -> bool:
+    """allauth found an existing account by this login's address and is about to connect the two
+    (SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT): the identity is not stored yet. Connecting from
+    a signed-in account's settings is not this: there the account's own holder asks."""
+    by_email = sociallogin.is_existing and sociallogin.account.pk is None
+    return bool(by_email) and sociallogin.state.get("process") != AuthProcess.CONNECT
 
 
 def _email_of(sociallogin: SocialLogin) -> str:

@@ -23,6 +23,7 @@ _request: contextvars.ContextVar[HttpRequest | None] = contextvars.ContextVar("a
 _via: contextvars.ContextVar[str] = contextvars.ContextVar("audit_via", default="system")
 
 SSO_LOGIN_REFUSED = "sso.login_refused"  # projects/adapters.py: a domain not allowed, or a wrong nonce
+SSO_ACCOUNT_RECLAIMED = "sso.account_reclaimed"  # projects/adapters.py: a never-verified account taken over
 KINDS = (
     "membership.added",
     "membership.removed",
@@ -50,6 +51,7 @@ KINDS = (
     "user.deleted",
     "user.erased",
     SSO_LOGIN_REFUSED,
+    SSO_ACCOUNT_RECLAIMED,
 )
 
 

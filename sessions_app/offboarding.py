@@ -13,7 +13,7 @@ Lives here rather than in ``projects``: share links are a ``sessions_app`` table
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.contrib.sessions.models import Session as BrowserSession
 from django.db import transaction
@@ -39,10 +39,23 @@ class Offboarded:
 @transaction.atomic
 def user_deactivate(*, user: User) -> Offboarded:
     """End every access of ``user`` now; idempotent (a second call finds nothing left to end)."""
-    now = timezone.now()
     with unscoped():
         User.objects.filter(pk=user.pk).update(is_active=False)
         user.is_active = False
+        ended = user_credentials_end(user=user)
+        memberships = list(Membership.objects.filter(user=user))
+        for membership in memberships:  # one by one: the share-link revocation signal sees each
+            membership.delete()
+    return replace(ended, memberships=len(memberships))
+
+
+@transaction.atomic
+def user_credentials_end(*, user: User) -> Offboarded:
+    """End everything that lets someone act as ``user`` — tokens, device logins, share links, browser
+    sessions — and leave the account, its memberships and its work alone (also what single sign-on
+    does to a squatted account it reclaims, ``account_reclaimed_end``)."""
+    now = timezone.now()
+    with unscoped():
         live_tokens = list(ApiToken.objects.filter(user=user, revoked_at__isnull=True))
         for token in live_tokens:  # a child is revoked with its parent, and recorded with it
             if ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).exists():
@@ -51,16 +64,18 @@ def user_deactivate(*, user: User) -> Offboarded:
             denied_at=now
         )
         links = ShareLink.objects.filter(created_by=user, revoked_at__isnull=True).update(revoked_at=now)
-        memberships = list(Membership.objects.filter(user=user))
-        for membership in memberships:  # one by one: the share-link revocation signal sees each
-            membership.delete()
     return Offboarded(
         tokens=len(live_tokens),
         device_grants=grants,
         share_links=links,
-        memberships=len(memberships),
+        memberships=0,
         browser_sessions=browser_sessions_end(user),
     )
+
+
+def account_reclaimed_end(sender: object, *, user: User, **_: object) -> Offboarded:
+    """Receiver of ``projects.sso.account_reclaimed`` (connected in ``SessionsAppConfig.ready``)."""
+    return user_credentials_end(user=user)
 
 
 def browser_sessions_end(user: User) -> int:

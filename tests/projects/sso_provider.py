@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
@@ -61,6 +62,22 @@ def _answers(url: str) -> bool:
             return bool(response.status == 200)
     except (urllib.error.URLError, OSError):
         return False
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):  # the callback is for the test client, not for urllib
+        return None
+
+
+def authorize(url: str, sub: str) -> str:
+    """Approve as ``sub`` on the provider's form; returns the redirect back to us (code and state)."""
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        opener.open(urllib.request.Request(url, data=urlencode({"sub": sub}).encode()), timeout=10)
+    except urllib.error.HTTPError as answer:
+        assert answer.code == 302, answer.read()
+        return str(answer.headers["Location"])
+    raise AssertionError("the provider did not redirect back")
 
 
 @pytest.fixture(scope="session")

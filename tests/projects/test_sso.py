@@ -8,8 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -19,7 +17,7 @@ from config import env, variables
 from projects import audit_trail
 from projects.models import AuditEvent, User
 from tests.factories import UserFactory
-from tests.projects.sso_provider import PROVIDER_ID, configure, oidc_provider  # noqa: F401 (fixture)
+from tests.projects.sso_provider import PROVIDER_ID, authorize, configure, oidc_provider  # noqa: F401 (fixture)
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 PASSWORD = "pw-for-tests-1"
@@ -132,22 +130,6 @@ def test_configured_providers_become_allauth_apps_and_may_receive_the_login_form
     assert form_action == ["'self'", "https://acme.okta.com"]
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):  # the callback is for the test client, not for urllib
-        return None
-
-
-def _authorize(url: str, sub: str) -> str:
-    """Approve as ``sub`` on the provider's form; returns the redirect back to us (code and state)."""
-    opener = urllib.request.build_opener(_NoRedirect)
-    try:
-        opener.open(urllib.request.Request(url, data=urlencode({"sub": sub}).encode()), timeout=10)
-    except urllib.error.HTTPError as answer:
-        assert answer.code == 302, answer.read()
-        return str(answer.headers["Location"])
-    raise AssertionError("the provider did not redirect back")
-
-
 @pytest.mark.parametrize("tamper", ["none", "other", "missing"])
 def test_an_id_token_must_carry_the_nonce_this_sign_in_sent(db, client, settings, oidc_provider, tamper) -> None:  # noqa: F811 (fixture)
     """A code issued for another authorization request (another nonce, or none) cannot finish this one."""
@@ -161,7 +143,7 @@ def test_an_id_token_must_carry_the_nonce_this_sign_in_sent(db, client, settings
         params["nonce"] = "chosen-by-someone-else"
     elif tamper == "missing":
         del params["nonce"]
-    back = urlsplit(_authorize(url._replace(query=urlencode(params)).geturl(), f"nonce-{tamper}"))
+    back = urlsplit(authorize(url._replace(query=urlencode(params)).geturl(), f"nonce-{tamper}"))
 
     response = client.get(f"{back.path}?{back.query}")
     if tamper == "none":
