@@ -36,7 +36,8 @@ class AccountAdapter(DefaultAccountAdapter):
 class SocialAccountAdapter(DefaultSocialAccountAdapter):  # type: ignore[misc, unused-ignore]  # allauth is untyped
     def pre_social_login(self, request: HttpRequest, sociallogin: SocialLogin) -> None:
         """Refuse an ID token issued for another login (projects/oidc.py), then an address whose
-        domain is not allowed; then take back an account the address was squatted with."""
+        domain is not allowed; then take back an account the address was squatted with (its main
+        address), or refuse one that holds it, unverified, beside another."""
         email = _email_of(sociallogin)
         if not oidc.nonce_matches(sociallogin):
             _refused(request, sociallogin, email, "nonce")
@@ -46,6 +47,13 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):  # type: ignore[misc, u
             response = render(request, "account/sso_refused.html", {"email": email}, status=403)
             raise ImmediateHttpResponse(response)
         if _connects_by_email(sociallogin) and not address_verified(user=sociallogin.user, email=email):
+            if str(sociallogin.user.email).strip().lower() != email:
+                # An unverified second address on someone else's account: reclaiming would end that
+                # account's credentials, but its holder would reset them through their own address
+                # and then read everything the real person does under "their" login.
+                _refused(request, sociallogin, email, "unverified_second_address")
+                context = {"email": email, "reason": "unverified_second_address"}
+                raise ImmediateHttpResponse(render(request, "account/sso_refused.html", context, status=403))
             account_reclaim(user=sociallogin.user, email=email, provider=sociallogin.account.provider)
 
     def is_open_for_signup(self, request: HttpRequest, sociallogin: SocialLogin) -> bool:

@@ -153,3 +153,27 @@ def test_a_second_sso_sign_in_reclaims_nothing(provider) -> None:
 
     assert _projects(secret) == 200
     assert AuditEvent.objects.filter(kind=audit_trail.SSO_ACCOUNT_RECLAIMED).count() == 1
+
+
+def test_an_unverified_second_address_on_another_account_is_refused_not_connected(provider) -> None:
+    """A squatter with an account of their own adds the victim's address to it, unverified: taking the
+    account back would end its credentials, but its holder would reset them through their own address."""
+    squatter = UserFactory(email="squatter@elsewhere.test")
+    EmailAddress.objects.create(user=squatter, email=VICTIM, verified=False, primary=False)
+    browser = Client()
+    browser.force_login(squatter)
+    secret = _mint(browser)
+    provider.set_user("victim-sub-4", VICTIM)
+    person = Client()
+    started = person.post(f"/accounts/oidc/{PROVIDER_ID}/login/")
+    back = urlsplit(authorize(started["Location"], "victim-sub-4"))
+
+    refused = person.get(f"{back.path}?{back.query}")
+
+    assert refused.status_code == 403
+    assert b"second address it never verified" in refused.content
+    assert "_auth_user_id" not in person.session
+    assert not SocialAccount.objects.filter(user=squatter).exists()
+    assert _projects(secret) == 200  # nothing of the squatter's account changed hands
+    [event] = AuditEvent.objects.filter(kind=audit_trail.SSO_LOGIN_REFUSED)
+    assert event.target == VICTIM and event.detail["reason"] == "unverified_second_address"
