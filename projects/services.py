@@ -22,11 +22,15 @@ INVITATION_DAYS = 7
 
 
 def user_create(*, email: str, password: str | None = None, staff: bool = False) -> User:
+    exists = DomainError("exists", f"A user with e-mail {email} already exists.", field="email", status_code=409)
     if User.objects.filter(email__iexact=email).exists():
-        raise DomainError("exists", f"A user with e-mail {email} already exists.", field="email", status_code=409)
-    with transaction.atomic():
-        user = User.objects.create_user(email, password, is_staff=staff, is_superuser=staff)
-        address_vouch(user=user)
+        raise exists
+    try:
+        with transaction.atomic():
+            user = User.objects.create_user(email, password, is_staff=staff, is_superuser=staff)
+            address_vouch(user=user)
+    except IntegrityError as exc:  # created by a concurrent request since the check (two SCIM pushes)
+        raise exists from exc
     return user
 
 

@@ -227,3 +227,32 @@ def test_no_scim_input_gets_a_5xx(scim, someone, method, path, body, params, use
     assert response.status_code < 500, response.content[:300]
     if response.status_code >= 400:
         assert response.json()["schemas"] == [ERROR_SCHEMA]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_user_created_by_a_concurrent_push_since_the_check_is_a_409_not_a_500(settings) -> None:
+    """Okta and Entra retry and push in parallel: the row appears, from another connection, between the
+    existence check and the insert."""
+    import psycopg
+    from django.db import connection
+
+    settings.SESSIONLEDGER_SCIM_TOKEN = SCIM_TOKEN
+    client = APIClient(raise_request_exception=False)
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {SCIM_TOKEN}")
+    params = connection.get_connection_params()
+    other = psycopg.connect(**{k: v for k, v in params.items() if k != "cursor_factory"}, autocommit=True)
+
+    def insert_first(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        if sql.startswith('INSERT INTO "projects_user"'):  # every existence check has passed
+            other.execute(
+                "INSERT INTO projects_user (email, name, password, is_active, is_staff, is_superuser, date_joined)"
+                " VALUES ('race@example.com', '', '!', true, false, false, now())"
+            )
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(insert_first):
+        response = client.post(USERS, {"userName": "race@example.com"}, format="json")
+
+    other.close()
+    _assert_scim_error(response, 409, "uniqueness")
+    assert User.objects.filter(email="race@example.com").count() == 1
