@@ -31,15 +31,18 @@ def _queue_blobs(sessions: list[Session]) -> list[str]:
     return keys
 
 
-def _blob_fields(queryset: QuerySet[Session]) -> QuerySet[Session]:
-    return queryset.only("pk", "project_id", "raw_storage_key", "content_storage_key", "subagents")
+def _locked_blob_fields(queryset: QuerySet[Session]) -> QuerySet[Session]:
+    """The sessions, locked first: a worker processing one holds its row while it writes its blobs
+    (``processing.session_lock``), so this waits for it to commit, before this transaction has locked
+    anything the worker's final write needs (the insights rows its trigger updates)."""
+    return queryset.select_for_update().only("pk", "project_id", "raw_storage_key", "content_storage_key", "subagents")
 
 
 def project_delete(*, project: Project) -> int:
     """Delete the project with every row it owns; its blobs go through the outbox. Returns the
     number of sessions deleted."""
     with unscoped(), transaction.atomic():
-        sessions = list(_blob_fields(Session.objects.filter(project=project)))
+        sessions = list(_locked_blob_fields(Session.objects.filter(project=project)))
         keys = _queue_blobs(sessions)
         record(kind="project.deleted", project=project, target=project.slug, detail={"sessions": len(sessions)})
         Project.objects.filter(pk=project.pk).delete()
@@ -61,7 +64,7 @@ def user_erase(*, user: User) -> Erased:
     new event records that an erasure happened."""
     pseudonym = f"erased user #{user.pk}"
     with unscoped(), transaction.atomic():
-        sessions = list(_blob_fields(Session.objects.filter(author=user)))
+        sessions = list(_locked_blob_fields(Session.objects.filter(author=user)))
         keys = _queue_blobs(sessions)
         Session.objects.filter(pk__in=[s.pk for s in sessions]).delete()
         read_rows, _ = AccessLog.objects.filter(user=user).delete()
