@@ -17,6 +17,7 @@ from django.db.models import QuerySet
 from projects.audit_trail import record
 from projects.models import ApiToken, AuditEvent, DeviceGrant, Invitation, Membership, Project, User
 from projects.scoping import unscoped
+from projects.services import invitations_revoke
 from sessions_app.models import AccessLog, BlobDeletion, Session, ShareLink
 from sessions_app.offboarding import browser_sessions_end
 from sessions_app.services import blob_deletions_run, session_keys
@@ -60,8 +61,8 @@ class Erased:
 def user_erase(*, user: User) -> Erased:
     """Erase a person across projects: the sessions they uploaded (prompts, content, attribution and
     the share links to them), their access-log rows, tokens, device logins, share links, memberships,
-    invitations and the account. Their name in earlier audit events is replaced by a pseudonym; one
-    new event records that an erasure happened."""
+    the invitations to them (those they sent are revoked) and the account. Their name in earlier
+    audit events is replaced by a pseudonym; one new event records that an erasure happened."""
     pseudonym = f"erased user #{user.pk}"
     with unscoped(), transaction.atomic():
         sessions = list(_locked_blob_fields(Session.objects.filter(author=user)))
@@ -73,6 +74,7 @@ def user_erase(*, user: User) -> Erased:
         DeviceGrant.objects.filter(approved_by=user).delete()
         Membership.objects.filter(user=user).delete()
         Invitation.objects.filter(email__iexact=user.email).delete()
+        invitations_revoke(sent_by=user)
         AuditEvent.objects.filter(actor_id=user.pk).update(actor_email=pseudonym)
         AuditEvent.objects.filter(target__iexact=user.email).update(target=pseudonym)
         browser_sessions_end(user)
