@@ -1,23 +1,19 @@
 """Erasure while the worker is processing one of the sessions: whichever side reaches the session first,
 nothing of it stays in the bucket (docs/security.md "Erasure").
 
-The worker runs the real task (``process_session``) in a thread, stopped at the exact point of the race
-by the real blob storage holding one write; the deletion runs through the real API in another thread
-and database connection. Nothing here waits a fixed time: each side is released when the other has
-reached its point (the deletion done, or waiting for the worker's lock).
+The worker runs the real task (``process_session``) in a thread, held at the exact point of the race
+by the real blob storage (``tests.racing``); the deletion runs through the real API in another thread
+and database connection, until it is done or waits for the worker's lock.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from botocore.exceptions import EndpointConnectionError
 from django.core.files.storage import Storage, storages
-from django.db import connection
 from django_scopes import scopes_disabled
 
 from projects.scoping import project_scope
@@ -28,39 +24,11 @@ from sessions_app.services import blob_deletions_retry
 from sessions_app.tasks import process_session
 from tests.conftest import conversation
 from tests.factories import UserFactory
+from tests.racing import HANG_GUARD, HeldWrite, in_thread, raise_any, wait_until_done_or_blocked
 from tests.sessions.test_erasure import bucket_keys
 from tests.uploads import commit_hash, metadata_for, upload
 
 pytestmark = pytest.mark.django_db(transaction=True)  # two threads, two connections, real commits
-
-HANG_GUARD = 60  # seconds: only a broken interleaving ever waits this long
-
-
-class HeldWrite:
-    """The real blob storage, holding the write of ``key`` — before it reaches the bucket, or just after —
-    until the test releases it, and noting the database session of the thread it held."""
-
-    def __init__(self, key: str, *, stored: bool) -> None:
-        self.real: Storage = storages["blobs"]
-        self.key, self.stored = key, stored
-        self.reached, self.released = threading.Event(), threading.Event()
-        self.backend_pid = 0
-
-    def save(self, name: str, content: Any, max_length: int | None = None) -> str:
-        if name == self.key and not self.stored:
-            self._hold()
-        saved = self.real.save(name, content, max_length=max_length)
-        if name == self.key and self.stored:
-            self._hold()
-        return saved
-
-    def _hold(self) -> None:
-        self.backend_pid = connection.connection.info.backend_pid
-        self.reached.set()
-        assert self.released.wait(HANG_GUARD)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.real, name)
 
 
 class RefusingDeletes:
@@ -93,47 +61,21 @@ def _prefix(session: Session) -> str:
     return f"{session.project_id}/{session.pk}/"
 
 
-def _blocked_by(backend_pid: int) -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid)))", [backend_pid]
-        )
-        return bool(cursor.fetchone()[0])
-
-
-def _in_thread(run: Callable[[], Any], results: dict[str, Any], name: str) -> threading.Thread:
-    def target() -> None:
-        try:
-            results[name] = run()
-        except BaseException as exc:  # re-raised by the test, not lost in the thread
-            results[name] = exc
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=target, name=name)
-    thread.start()
-    return thread
-
-
 def race(monkeypatch, session: Session, deletion: Callable[[], Any], *, stored: bool) -> dict[str, Any]:
     """The worker processes ``session`` and is held at the write of its content document; the deletion
     then runs until it is done or waits for the worker; then the worker goes on. Both results."""
-    held = HeldWrite(blobs.content_key(session.project_id, session.pk), stored=stored)
+    key = blobs.content_key(session.project_id, session.pk)
+    held = HeldWrite(lambda name: name == key, stored=stored)
     monkeypatch.setattr(blobs, "blob_storage", lambda: held)
     results: dict[str, Any] = {}
-    worker = _in_thread(lambda: process_session.apply(args=[str(session.pk)], throw=True), results, "worker")
+    worker = in_thread(lambda: process_session.apply(args=[str(session.pk)], throw=True), results, "worker")
     assert held.reached.wait(HANG_GUARD), results
-    deleter = _in_thread(deletion, results, "deletion")
-    deadline = time.monotonic() + HANG_GUARD
-    while deleter.is_alive() and not _blocked_by(held.backend_pid):
-        assert time.monotonic() < deadline, "the deletion neither finished nor waited for the worker"
-        time.sleep(0.01)
+    deleter = in_thread(deletion, results, "deletion")
+    wait_until_done_or_blocked(deleter, held)
     held.released.set()
     worker.join(HANG_GUARD)
     deleter.join(HANG_GUARD)
-    for result in results.values():
-        if isinstance(result, BaseException):
-            raise result
+    raise_any(results)
     return results
 
 
