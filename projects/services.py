@@ -176,16 +176,18 @@ def invitations_revoke(*, sent_by: User) -> int:
     invitation admits with its sender's authority, which ends with them. Returns how many."""
     with unscoped():
         pending = Invitation.objects.filter(invited_by=sent_by, accepted_at__isnull=True, revoked_at__isnull=True)
-        return pending.update(revoked_at=timezone.now())
+        revoked: int = pending.update(revoked_at=timezone.now())
+    return revoked
 
 
 def invitation_inviter_can_admit(*, invitation: Invitation) -> bool:
     """Whether the invitation's sender still holds what sending it needed: an active account and the admin
     role in its project, now. Offboarding revokes a leaving admin's invitations; this also refuses one
     whose sender was demoted, or deactivated by a path that skipped offboarding."""
-    return Membership.objects.filter(
+    admits: bool = Membership.objects.filter(
         project_id=invitation.project_id, user_id=invitation.invited_by_id, user__is_active=True, role=Role.ADMIN
     ).exists()
+    return admits
 
 
 INVITER_GONE = (

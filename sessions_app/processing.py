@@ -128,8 +128,8 @@ def session_lock(*, session: Session, **condition: object) -> bool:
     ``no_key``: a share link or attribution inserted meanwhile, which only needs the row to stay, is
     not held up.
     """
-    rows = Session.objects.select_for_update(no_key=True).filter(pk=session.pk, **condition)
-    return rows.exists()
+    found: bool = Session.objects.select_for_update(no_key=True).filter(pk=session.pk, **condition).exists()
+    return found
 
 
 def session_reprocess(*, session: Session) -> None:
