@@ -32,7 +32,7 @@ it must read the blob, write the document and commit the row, each a round trip 
 does not pay — cannot go below it, whereas gunzip + parse of a 10 KB segment is an order of
 magnitude under any storage or database round trip, so a ratio to it mostly measures round trips.
 What the io floor leaves out is what the task may be asked to justify: loading the row, the fairness
-slot and the attempt count (each a round trip), the tenant settings, redaction, the digest, the search
+slot, the attempt count and the row's lock (each a round trip), the tenant settings, redaction, the digest, the search
 vector's text, serialising and compressing the document (the floor writes ready bytes), and logging.
 Its UPDATE writes the task's own values, including the tsvector, to a fresh ``processing`` row of the
 same project, so the indexes and the insights trigger do the same work (docs/scaling.md, worker).

@@ -17,10 +17,9 @@ from allauth.account.models import EmailAddress
 from allauth.socialaccount.models import SocialAccount
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
-from django.utils import timezone
 
 from projects import audit_trail, sso
-from projects.models import Invitation, Membership, User
+from projects.models import Membership, User
 from projects.scoping import unscoped
 
 
@@ -46,8 +45,8 @@ def address_vouch(*, user: User, email: str | None = None) -> EmailAddress:
 def account_reclaim(*, user: User, email: str, provider: str) -> dict[str, Any]:
     """The identity provider vouches for ``email``, which ``user`` never verified: whoever signed up
     with it may not be the person now signing in, so everything they could act with ends — tokens,
-    device logins, share links, browser sessions (``sso.account_reclaimed``), the password, other
-    single sign-on identities, invitations they sent. Memberships stay: an unverified account can
+    device logins, share links, invitations they sent, browser sessions (``sso.account_reclaimed``),
+    the password, other single sign-on identities. Memberships stay: an unverified account can
     neither accept an invitation nor be added by ``add_member``, so staff granted each one by hand,
     naming this address, which now proves to be this person's. One audit event names what ended."""
     answers = [answer for _, answer in sso.account_reclaimed.send(sender=User, user=user)]
@@ -58,9 +57,6 @@ def account_reclaim(*, user: User, email: str, provider: str) -> dict[str, Any]:
     user.save(update_fields=["password"])
     ended["identities"] = SocialAccount.objects.filter(user=user).delete()[0]  # the new one is not saved yet
     with unscoped():
-        ended["invitations"] = Invitation.objects.filter(
-            invited_by=user, accepted_at__isnull=True, revoked_at__isnull=True
-        ).update(revoked_at=timezone.now())
         kept = sorted(Membership.objects.filter(user=user).values_list("project__slug", flat=True))
     address_vouch(user=user, email=email)
     detail = {"provider": provider, "ended": ended, "memberships_kept": kept}

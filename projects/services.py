@@ -15,6 +15,7 @@ from projects import audit_trail
 from projects.addresses import address_verified, address_vouch
 from projects.errors import DomainError
 from projects.models import ApiToken, Invitation, Membership, Project, Role, Scope, User
+from projects.scoping import unscoped
 from projects.tokens import display_prefix, hash_secret, new_secret
 from sessionledger.core.remotes import normalise_remote
 
@@ -174,10 +175,37 @@ def invitation_revoke(*, invitation: Invitation) -> None:
         audit_trail.record(kind="invitation.revoked", project=invitation.project, target=invitation.email)
 
 
+def invitations_revoke(*, sent_by: User) -> int:
+    """Revoke every pending invitation ``sent_by`` sent, in every project (offboarding, erasure): an
+    invitation admits with its sender's authority, which ends with them. Returns how many."""
+    with unscoped():
+        pending = Invitation.objects.filter(invited_by=sent_by, accepted_at__isnull=True, revoked_at__isnull=True)
+        revoked: int = pending.update(revoked_at=timezone.now())
+    return revoked
+
+
+def invitation_inviter_can_admit(*, invitation: Invitation) -> bool:
+    """Whether the invitation's sender still holds what sending it needed: an active account and the admin
+    role in its project, now. Offboarding revokes a leaving admin's invitations; this also refuses one
+    whose sender was demoted, or deactivated by a path that skipped offboarding."""
+    admits: bool = Membership.objects.filter(
+        project_id=invitation.project_id, user_id=invitation.invited_by_id, user__is_active=True, role=Role.ADMIN
+    ).exists()
+    return admits
+
+
+INVITER_GONE = (
+    "This invitation is no longer valid: the person who sent it is no longer an admin of {project}. "
+    "Ask one of its admins to invite you again."
+)
+
+
 @transaction.atomic
 def invitation_accept(*, invitation: Invitation, user: User) -> Membership:
     if not invitation.is_open:
         raise DomainError("invitation_closed", "This invitation has expired, was revoked or was already used.")
+    if not invitation_inviter_can_admit(invitation=invitation):
+        raise DomainError("inviter_gone", INVITER_GONE.format(project=invitation.project.name), status_code=403)
     if invitation.email.lower() != user.email.lower():
         raise DomainError(
             "wrong_user", f"This invitation is for {invitation.email}; log in with that address.", status_code=403

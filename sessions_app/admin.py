@@ -11,18 +11,16 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from projects import admin as projects_admin
-from projects.audit_trail import record
 from projects.models import Project, User
 from projects.scoping import unscoped
 from sessions_app.erasure import project_delete
 from sessions_app.offboarding import user_deactivate
 
 
-@admin.action(description="Deactivate: end every access (tokens, device logins, share links, memberships)")
+@admin.action(description="Deactivate: end every access (tokens, device logins, share links, memberships, invitations)")
 def deactivate(modeladmin: admin.ModelAdmin[User], request: HttpRequest, queryset: QuerySet[User]) -> None:
     for user in queryset.filter(is_active=True):
         user_deactivate(user=user)
-        record(request, kind="user.deactivated", target=user.email)
 
 
 class OffboardingUserAdmin(projects_admin.UserAdmin):
@@ -33,7 +31,6 @@ class OffboardingUserAdmin(projects_admin.UserAdmin):
         super().save_model(request, obj, form, change)
         if was_active and not obj.is_active:
             user_deactivate(user=obj)
-            record(request, kind="user.deactivated", target=obj.email)
 
 
 class ErasingProjectAdmin(projects_admin.ProjectAdmin):

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from config import metrics
@@ -56,6 +56,7 @@ def session_ingest(
     keys = _store_blobs(session, transcript, subagents, measured.sizes, metadata)
     try:
         with transaction.atomic():
+            _refuse_unless_active(author)
             session.save(force_insert=True)
             transaction.on_commit(lambda: enqueue_processing(session.pk))
     except IntegrityError:
@@ -70,6 +71,18 @@ def session_ingest(
     metrics.UPLOADED_BYTES.inc(measured.total)
     logger.info("session %s accepted (%d bytes)", session.pk, measured.total, extra={"session_id": str(session.pk)})
     return IngestResult(session, created=True)
+
+
+def _refuse_unless_active(author: User) -> None:
+    """Refuse the upload if its author was deactivated since the request was authorised (its body may
+    take minutes to arrive). The row is share-locked until the session's row commits: a deactivation
+    committed first is seen here, one that comes later waits for that commit (its first write is this
+    row: ``offboarding.user_deactivate``), so no session is stored after offboarding ended the account.
+    Share, not update: uploads of one author do not wait for each other. Django's ORM has no FOR SHARE."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT 1 FROM {User._meta.db_table} WHERE id = %s AND is_active FOR SHARE", [author.pk])
+        if cursor.fetchone() is None:
+            raise DomainError("authentication_failed", "This account is disabled.", status_code=401)
 
 
 def _same_key(project: Project, key: str | None) -> Session | None:

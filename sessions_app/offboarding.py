@@ -4,7 +4,8 @@
 ``manage.py deactivate_user`` and SCIM (``sessions_app.scim``). In one transaction it marks the user
 inactive, revokes their API tokens (and the tokens minted with them), denies the device logins
 they approved but the CLI has not collected yet, revokes every share link they created, removes
-their memberships and ends their browser sessions. What they uploaded stays the project's:
+their memberships, revokes the invitations they sent that nobody accepted yet, ends their browser
+sessions, and records one ``user.deactivated`` event counting each. What they uploaded stays the project's:
 sessions keep their rows and blobs (erasing a person is ``sessions_app.erasure``).
 
 Lives here rather than in ``projects``: share links are a ``sessions_app`` table, and the layers
@@ -13,15 +14,16 @@ Lives here rather than in ``projects``: share links are a ``sessions_app`` table
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from django.contrib.sessions.models import Session as BrowserSession
 from django.db import transaction
 from django.utils import timezone
 
+from projects.audit_trail import record
 from projects.models import ApiToken, DeviceGrant, Membership, User
 from projects.scoping import unscoped
-from projects.services import token_revoke
+from projects.services import invitations_revoke, token_revoke
 from sessions_app.models import ShareLink
 
 BROWSER_SESSION_BATCH = 2000
@@ -29,16 +31,21 @@ BROWSER_SESSION_BATCH = 2000
 
 @dataclass(frozen=True)
 class Offboarded:
+    """What offboarding ended, counted: the answer of the staff API and the ``user.deactivated`` event's detail."""
+
     tokens: int
     device_grants: int
     share_links: int
     memberships: int
+    invitations: int
     browser_sessions: int
 
 
 @transaction.atomic
 def user_deactivate(*, user: User) -> Offboarded:
-    """End every access of ``user`` now; idempotent (a second call finds nothing left to end)."""
+    """End every access of ``user`` now and record it (``user.deactivated``, with what was ended: the
+    request being served or ``acting`` says who and how); idempotent (a second call finds nothing left
+    to end)."""
     with unscoped():
         User.objects.filter(pk=user.pk).update(is_active=False)
         user.is_active = False
@@ -46,14 +53,16 @@ def user_deactivate(*, user: User) -> Offboarded:
         memberships = list(Membership.objects.filter(user=user))
         for membership in memberships:  # one by one: the share-link revocation signal sees each
             membership.delete()
-    return replace(ended, memberships=len(memberships))
+    done = replace(ended, memberships=len(memberships))
+    record(kind="user.deactivated", target=user.email, detail=asdict(done))
+    return done
 
 
 @transaction.atomic
 def user_credentials_end(*, user: User) -> Offboarded:
-    """End everything that lets someone act as ``user`` — tokens, device logins, share links, browser
-    sessions — and leave the account, its memberships and its work alone (also what single sign-on
-    does to a squatted account it reclaims, ``account_reclaimed_end``)."""
+    """End everything that lets someone act as ``user`` — tokens, device logins, share links, the
+    invitations they sent, browser sessions — and leave the account, its memberships and its work
+    alone (also what single sign-on does to a squatted account it reclaims, ``account_reclaimed_end``)."""
     now = timezone.now()
     with unscoped():
         live_tokens = list(ApiToken.objects.filter(user=user, revoked_at__isnull=True))
@@ -69,6 +78,7 @@ def user_credentials_end(*, user: User) -> Offboarded:
         device_grants=grants,
         share_links=links,
         memberships=0,
+        invitations=invitations_revoke(sent_by=user),
         browser_sessions=browser_sessions_end(user),
     )
 

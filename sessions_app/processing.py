@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import operator
 import uuid
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import reduce
 from typing import Any
@@ -64,6 +65,12 @@ def session_process(*, session: Session) -> None:
     """
     if session.status != Status.PROCESSING:
         return
+    with _transaction():
+        if session_lock(session=session, status=Status.PROCESSING):
+            _process(session)
+
+
+def _process(session: Session) -> None:
     try:
         with cpu_budget(settings.SESSIONLEDGER_PROCESS_CPU_SECONDS):
             derived = derive(session)
@@ -104,8 +111,35 @@ def sessions_give_up(*, session_ids: list[object], attempts: int) -> int:
     )
 
 
+def _transaction() -> AbstractContextManager[object]:
+    """The task's transaction (``project_task``), or one of our own without row-level security (the lock
+    lives until a transaction ends)."""
+    return nullcontext() if transaction.get_connection().in_atomic_block else transaction.atomic()
+
+
+def session_lock(*, session: Session, **condition: object) -> bool:
+    """Hold the session's row until this transaction ends; whether it (still matching ``condition``) exists.
+
+    Every blob the worker writes (the second wall's redacted parts, the content document) is written
+    under this lock, and every deletion deletes the row, which waits for it. So either the worker
+    commits first and the deletion, which queues every key a session can have
+    (``services.session_keys``), deletes what it wrote once the deletion commits; or the deletion
+    commits first and the worker finds no row here and writes nothing (docs/security.md "Erasure").
+    ``no_key``: a share link or attribution inserted meanwhile, which only needs the row to stay, is
+    not held up.
+    """
+    found: bool = Session.objects.select_for_update(no_key=True).filter(pk=session.pk, **condition).exists()
+    return found
+
+
 def session_reprocess(*, session: Session) -> None:
     """Re-derive content for a stored session (parser upgrade); a final status stays as it was."""
+    with _transaction():
+        if session_lock(session=session):
+            _reprocess(session)
+
+
+def _reprocess(session: Session) -> None:
     derived = derive(session)
     session.processed_at = timezone.now()  # anew: cached pages of the old content expire
     search_vector = _search_vector(pg_safe(derived.search))

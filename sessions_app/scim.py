@@ -210,8 +210,7 @@ def _apply(user: User, *, active: bool | None, name: str | None, request: Reques
         user.name = name
         user.save(update_fields=["name"])
     if active is False and user.is_active:
-        user_deactivate(user=user)
-        audit_trail.record(request, kind="user.deactivated", target=user.email, via="scim")
+        user_deactivate(user=user)  # records user.deactivated (via scim: the request being served)
     elif active is True and not user.is_active:
         user_reactivate(user=user)
         audit_trail.record(request, kind="user.reactivated", target=user.email, via="scim")

@@ -26,8 +26,17 @@ RETRY_BATCH = 1000
 
 
 def session_keys(session: Session) -> list[str]:
-    keys = [session.raw_storage_key, session.content_storage_key, *(s["key"] for s in session.subagents or [])]
-    return [key for key in keys if key]
+    """Every key the session can ever have, written yet or not: the worker may be writing the content
+    document while the row is deleted, so its key comes from the ids, not from the row (docs/security.md
+    "Erasure"). Sub-agent parts are written at ingest, before the row exists, and listed on it."""
+    keys = [
+        blobs.raw_key(session.project_id, session.pk),
+        blobs.content_key(session.project_id, session.pk),
+        session.raw_storage_key,
+        session.content_storage_key,
+        *(part["key"] for part in session.subagents or []),
+    ]
+    return list(dict.fromkeys(key for key in keys if key))
 
 
 def session_delete(*, session: Session, by: str, audit: bool = True) -> None:

@@ -40,8 +40,12 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
             with project_scope(invitation.project):
                 services.invitation_accept(invitation=invitation, user=acting_user(request))
         except DomainError as exc:
-            messages.error(request, exc.message)
+            if exc.code != "inviter_gone":  # the page itself says so
+                messages.error(request, exc.message)
         else:
             messages.success(request, f"You joined {invitation.project.name} as {invitation.role}.")
             return redirect("project-home", project=invitation.project.slug)
-    return render(request, "frontend/invitation.html", {"invitation": invitation})
+    with project_scope(invitation.project):
+        admits = services.invitation_inviter_can_admit(invitation=invitation)
+    gone = "" if admits else services.INVITER_GONE.format(project=invitation.project.name)
+    return render(request, "frontend/invitation.html", {"invitation": invitation, "inviter_gone": gone})

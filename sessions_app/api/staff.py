@@ -4,7 +4,7 @@ the endpoint did not exist."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import exceptions, permissions, serializers
@@ -13,11 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from projects.access import TokenScopePermission
-from projects.audit_trail import record
 from projects.models import ApiToken, User
 from projects.scoping import unscoped
 from sessions_app.erasure import user_erase
-from sessions_app.offboarding import user_deactivate
+from sessions_app.offboarding import Offboarded, user_deactivate
 
 
 class IsStaff(permissions.BasePermission):
@@ -44,18 +43,13 @@ class UserDeactivateView(StaffAPIView):
         request=None,
         responses=inline_serializer(
             "Offboarded",
-            {
-                name: serializers.IntegerField()
-                for name in ("tokens", "device_grants", "share_links", "memberships", "browser_sessions")
-            },
+            {name: serializers.IntegerField() for name in (field.name for field in fields(Offboarded))},
         ),
         description="Deactivate the user and end every access they have (staff).",
     )
     def post(self, request: Request, user_id: int) -> Response:
         user = self.target(user_id)
-        done = user_deactivate(user=user)
-        record(request, kind="user.deactivated", target=user.email)
-        return Response(asdict(done))
+        return Response(asdict(user_deactivate(user=user)))
 
 
 class UserEraseView(StaffAPIView):

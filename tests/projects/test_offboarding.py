@@ -12,9 +12,9 @@ from django_scopes import scopes_disabled
 from rest_framework.test import APIClient
 
 from projects import device
-from projects.models import Membership, User
+from projects.models import AuditEvent, Membership, Role, User
 from sessions_app.models import Session
-from tests.factories import UserFactory, make_token
+from tests.factories import UserFactory, make_member, make_token
 
 SCIM_TOKEN = "scim-token-for-tests-0123456789"
 
@@ -213,3 +213,76 @@ def test_scim_reactivation_lets_the_user_sign_in_but_revives_nothing(world, acce
     assert Client().get(f"/share/{access.share_token}").status_code == 404
     fresh = Client()
     assert fresh.login(username=world.member.email, password="pw-for-tests-1")
+
+
+# --- the invitations a leaving admin sent ---------------------------------------------------------
+
+PRIVATE = "leaving.private@example.net"
+
+
+def _deactivate_by(path: str, user: User, api_as, scim: APIClient) -> None:
+    if path == "scim":
+        body = {"Operations": [{"op": "replace", "path": "active", "value": False}]}
+        assert scim.patch(f"/scim/v2/Users/{user.pk}", body, format="json").status_code == 200
+    elif path == "staff-api":
+        staff = api_as(UserFactory(email="ops@example.com", is_staff=True))
+        assert staff.post(f"/api/v1/users/{user.pk}/deactivate").json()["invitations"] == 1
+    elif path == "command":
+        call_command("deactivate_user", user.email)
+    else:
+        admin = Client()
+        admin.force_login(User.objects.create_superuser("root@example.com", "pw-for-tests-1"))
+        response = admin.post("/admin/projects/user/", {"action": "deactivate", "_selected_action": [str(user.pk)]})
+        assert response.status_code == 302
+
+
+def _leaving_admin_invites_their_private_address(world, api_as) -> tuple[User, str, Client]:
+    """An admin about to leave invites an address of their own as admin; it has an account, verified."""
+    with scopes_disabled():
+        leaving = make_member(world.project, Role.ADMIN, email="leaving@example.com")
+    url = f"/api/v1/projects/{world.project.slug}/invitations"
+    sent = api_as(leaving).post(url, {"email": PRIVATE, "role": "admin"}, format="json")
+    assert sent.status_code == 201, sent.content
+    browser = Client()
+    browser.force_login(UserFactory(email=PRIVATE))
+    return leaving, sent.json()["url"].removeprefix("http://testserver"), browser
+
+
+@pytest.mark.parametrize("path", ["scim", "staff-api", "command", "django-admin"])
+def test_a_leaving_admins_invitation_cannot_bring_them_back_as_admin(world, api_as, scim, path) -> None:
+    leaving, page, browser = _leaving_admin_invites_their_private_address(world, api_as)
+    _deactivate_by(path, leaving, api_as, scim)
+
+    assert "was revoked" in browser.get(page).content.decode()
+    refused = browser.post(page)
+    assert refused.status_code == 200 and "was revoked" in refused.content.decode()
+    with scopes_disabled():
+        assert not Membership.objects.filter(project=world.project, user__email=PRIVATE).exists()
+        [event] = AuditEvent.objects.filter(kind="user.deactivated", target=leaving.email)
+    assert event.detail == {
+        "tokens": 1,  # the one the invitation was sent with
+        "device_grants": 0,
+        "share_links": 0,
+        "memberships": 1,
+        "invitations": 1,
+        "browser_sessions": 0,
+    }
+
+
+@pytest.mark.parametrize("inviter", ["demoted", "deactivated-bypassing-offboarding"])
+def test_an_invitation_whose_sender_is_no_longer_an_active_admin_is_refused_on_its_page(world, api_as, inviter) -> None:
+    leaving, page, browser = _leaving_admin_invites_their_private_address(world, api_as)
+    with scopes_disabled():
+        membership = Membership.objects.get(project=world.project, user=leaving)
+    if inviter == "demoted":
+        url = f"/api/v1/projects/{world.project.slug}/members/{membership.pk}"
+        assert api_as(world.admin).patch(url, {"role": "member"}, format="json").status_code == 200
+    else:  # a write that skips user_deactivate (a script, a shell): the accept still checks
+        User.objects.filter(pk=leaving.pk).update(is_active=False)
+
+    shown = browser.get(page).content.decode()
+    assert "no longer an admin of Acme Api" in shown and "Accept invitation" not in shown
+    refused = browser.post(page)
+    assert "no longer an admin of Acme Api" in refused.content.decode()
+    with scopes_disabled():
+        assert not Membership.objects.filter(project=world.project, user__email=PRIVATE).exists()

@@ -155,3 +155,16 @@ def test_only_staff_may_erase_a_person(world, api_as) -> None:
     for user in (world.admin, world.outsider, world.member):
         assert api_as(user).post(f"/api/v1/users/{world.viewer.pk}/erase").status_code == 404
     assert User.objects.filter(pk=world.viewer.pk).exists()
+
+
+def test_erasing_an_admin_revokes_the_invitations_they_sent(world, api_as) -> None:
+    url = f"/api/v1/projects/{world.project.slug}/invitations"
+    sent = api_as(world.admin).post(url, {"email": "dana@example.com", "role": "admin"}, format="json").json()
+    call_command("erase_user", world.admin.email)
+    invitee = Client()
+    invitee.force_login(UserFactory(email="dana@example.com"))
+    page = sent["url"].removeprefix("http://testserver")
+    assert "was revoked" in invitee.post(page).content.decode()
+    with scopes_disabled():
+        assert not Membership.objects.filter(user__email="dana@example.com").exists()
+        assert Invitation.objects.get(pk=sent["id"]).revoked_at is not None

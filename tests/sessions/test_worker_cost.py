@@ -25,7 +25,7 @@ def _uploaded(world, api_as, prompt: str) -> Session:
         return Session.objects.get(pk=response.json()["id"])
 
 
-def test_processing_a_small_session_costs_ten_statements_and_two_redis_round_trips(
+def test_processing_a_small_session_costs_eleven_statements_and_two_redis_round_trips(
     world, api_as, redis_commands
 ) -> None:
     process_session(str(_uploaded(world, api_as, "warm up").pk))  # caches, prepared plans, loaded scripts
@@ -35,15 +35,17 @@ def test_processing_a_small_session_costs_ten_statements_and_two_redis_round_tri
         process_session(str(session.pk))
     statements = [q["sql"] for q in queries.captured_queries]
     # load (with project and author); the attempt: BEGIN, SET LOCAL, UPDATE, COMMIT; the result: BEGIN,
-    # tenant settings with synchronous_commit, SAVEPOINT, UPDATE, COMMIT (which releases the savepoint;
-    # docs/scaling.md)
-    assert len(statements) == 10, statements
+    # tenant settings with synchronous_commit, the row's lock (held while the blobs are written, so a
+    # deletion waits for them: docs/security.md "Erasure"), SAVEPOINT, UPDATE, COMMIT (which releases the
+    # savepoint; docs/scaling.md)
+    assert len(statements) == 11, statements
     assert not any(sql.startswith("RELEASE") for sql in statements)
     assert '"projects_project"' in statements[0] and '"projects_user"' in statements[0]
     assert statements[2] == "SET LOCAL synchronous_commit TO OFF"  # no WAL flush wait
     assert "set_config('synchronous_commit', 'off', true)" in statements[6]  # nor for the result
     assert statements[3].startswith('UPDATE "sessions_app_session" SET "processing_attempts" = 1 ')
-    assert statements[8].startswith('UPDATE "sessions_app_session" SET "status" = ')
+    assert statements[7].endswith("FOR NO KEY UPDATE")
+    assert statements[9].startswith('UPDATE "sessions_app_session" SET "status" = ')
     # the project's fairness slot taken (one script), the slot handed on (one script); the first page of
     # a session this small is rendered by its first reader, not kept by the worker (frontend/page_cache.py)
     assert redis_commands == ["EVALSHA", "EVALSHA"]

@@ -1,12 +1,12 @@
 from django.core.management.base import CommandParser
 
-from projects.audit_trail import acting, record
+from projects.audit_trail import acting
 from projects.management.commands._base import OperatorCommand, user_by_email
 from sessions_app.offboarding import user_deactivate
 
 
 class Command(OperatorCommand):
-    help = "Deactivate a user and end every access they have: tokens, device logins, share links, memberships."
+    help = "Deactivate a user and end every access: tokens, device logins, share links, memberships, invitations."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("email")
@@ -15,9 +15,9 @@ class Command(OperatorCommand):
         user = user_by_email(email)
         with acting(via="command"):
             done = user_deactivate(user=user)
-            record(kind="user.deactivated", target=user.email)
         self.stdout.write(
             f"deactivated {user.email}: {done.tokens} token(s) revoked, {done.device_grants} device login(s) denied, "
             f"{done.share_links} share link(s) revoked, {done.memberships} membership(s) removed, "
+            f"{done.invitations} invitation(s) revoked, "
             f"{done.browser_sessions} browser session(s) ended"
         )
