@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint format browser bench clean
+.PHONY: install run test lint format browser bench clean chart-readme chart-install-test
 
 $(STAMP): pyproject.toml client/pyproject.toml client/sessionledger/core/version.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,14 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/python tools/mypy_ratchet.py
 	$(BIN)/python tools/check_chart.py
+
+## make chart-readme: deploy/helm/sessionledger/README.md from the comments of its values.yaml
+chart-readme: install
+	$(BIN)/python tools/chart_readme.py
+
+## make chart-install-test IMAGE=repo:tag: `ct install` on the current kubectl context's cluster (docs/deployment.md)
+chart-install-test:
+	tools/chart_install_test.sh
 
 format: install
 	$(BIN)/ruff format .

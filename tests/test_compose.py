@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -161,13 +162,24 @@ def test_readme_configuration_table_lists_every_setting() -> None:
 
 def test_the_image_is_python_311_slim_runs_as_non_root_and_collects_static_files() -> None:
     dockerfile = (BASE_DIR / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.11-slim\b", dockerfile, flags=re.MULTILINE)
+    [base] = re.findall(r"^FROM (\S+)", dockerfile, flags=re.MULTILINE)
+    match = PINNED.match(base)
+    assert match and match["name"] == "python", base  # two builds a month apart start from the same bytes
+    assert re.fullmatch(r"3\.11\.\d+-slim-\w+", match["tag"]), base
     assert "COPY client/ client/" in dockerfile  # the server's declared dependency, installed by `pip install .`
     assert "RUN pip install --require-hashes --no-deps -r requirements.lock" in dockerfile
     assert re.search(r"^RUN pip install --no-deps \./client \.(\s|$)", dockerfile, flags=re.MULTILINE)
     users = re.findall(r"^USER (\S+)", dockerfile, flags=re.MULTILINE)
-    assert users and users[-1] not in {"root", "0"}
+    assert users and re.fullmatch(r"[1-9]\d*(:\d+)?", users[-1])  # numeric: Kubernetes checks runAsNonRoot by it
     assert "manage.py collectstatic --no-input" in dockerfile
+
+
+def test_the_image_starts_gunicorn_with_its_config_by_default() -> None:
+    dockerfile = (BASE_DIR / "Dockerfile").read_text()
+    [command] = re.findall(r"^CMD (\[.*?\])\s*$", dockerfile, flags=re.MULTILINE | re.DOTALL)
+    argv = json.loads(command.replace("\\\n", ""))
+    assert argv[:2] == ["gunicorn", "config.wsgi"]
+    assert argv[argv.index("--config") + 1] == "python:config.gunicorn"  # threaded workers, checked config
 
 
 def test_the_docker_context_leaves_out_local_state_and_secrets() -> None:
