@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from projects.models import Project, User
     from projects.scoping import project_scope
-    from sessions_app import blobs, erasure
+    from sessions_app import blobs, deletion
     from sessions_app.export import project_zip
 
     tag = uuid.uuid4().hex[:8]
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     finally:
-        erasure.project_delete(project=project)
+        deletion.project_delete(project=project)
         user.delete()
     figures = {
         "sessions": args.sessions,

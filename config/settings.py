@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "allauth.socialaccount.providers.openid_connect",
     "projects",
     "sessions_app",
+    "governance",  # after sessions_app: its admin replaces the projects app's User admin
 ]
 
 MIDDLEWARE = [
@@ -80,7 +81,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "config.client_wheel.client_install",
-                "projects.sso.context",
+                "governance.sso.context",
             ],
         },
     },
@@ -102,9 +103,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "projects.User"
 
 AUTHENTICATION_BACKENDS = [
-    # Django's and allauth's password backends, refusing passwords when SSO is required (projects/sso.py)
-    "projects.sso.PasswordBackend",
-    "projects.sso.AllauthPasswordBackend",
+    # Django's and allauth's password backends, refusing passwords when SSO is required (governance/sso.py)
+    "governance.sso.PasswordBackend",
+    "governance.sso.AllauthPasswordBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -131,14 +132,14 @@ SESSIONLEDGER_INVITE_RATE = env["SESSIONLEDGER_INVITE_RATE"]
 # Views of one share link (anonymous readers; its pages come from the page cache).
 SESSIONLEDGER_SHARE_VIEW_RATE = env["SESSIONLEDGER_SHARE_VIEW_RATE"]
 SESSIONLEDGER_DEVICE_TOKEN_DAYS = env["SESSIONLEDGER_DEVICE_TOKEN_DAYS"]
-ACCOUNT_ADAPTER = "projects.adapters.AccountAdapter"
+ACCOUNT_ADAPTER = "governance.adapters.AccountAdapter"
 # Single sign-on (docs/security.md "Single sign-on"): OpenID Connect, authorization code with PKCE; allauth
 # reads each provider's discovery document and checks the ID token's signature (JWKS), issuer and audience;
-# projects/oidc.py adds the nonce. Policies are read by projects/adapters.py.
-SOCIALACCOUNT_ADAPTER = "projects.adapters.SocialAccountAdapter"
+# governance/oidc.py adds the nonce. Policies are read by governance/adapters.py.
+SOCIALACCOUNT_ADAPTER = "governance.adapters.SocialAccountAdapter"
 SOCIALACCOUNT_PROVIDERS = {
     "openid_connect": {
-        "provider_class": "projects.oidc.NonceOpenIDConnectProvider",
+        "provider_class": "governance.oidc.NonceOpenIDConnectProvider",
         "OAUTH_PKCE_ENABLED": True,
         "APPS": [
             {
@@ -273,7 +274,7 @@ SESSIONLEDGER_PAGE_CACHE_SECONDS = env["SESSIONLEDGER_PAGE_CACHE_SECONDS"]
 SESSIONLEDGER_ACCESS_LOG_DAYS = env["SESSIONLEDGER_ACCESS_LOG_DAYS"]
 # Administrative events (projects.AuditEvent) older than this are deleted by the hourly retention run.
 SESSIONLEDGER_AUDIT_DAYS = env["SESSIONLEDGER_AUDIT_DAYS"]
-# SCIM 2.0 (/scim/v2, sessions_app/scim.py): the identity provider's bearer token; empty turns SCIM off.
+# SCIM 2.0 (/scim/v2, governance/scim.py): the identity provider's bearer token; empty turns SCIM off.
 SESSIONLEDGER_SCIM_TOKEN = env["SESSIONLEDGER_SCIM_TOKEN"]
 # Insights' estimated cost: JSON {model prefix: [input, output, cache write, cache read] USD per million
 # tokens}; empty: the defaults of sessions_app/prices.py (see docs/ui.md).

@@ -23,9 +23,10 @@ urlpatterns = [
         ),
         name="api-docs",
     ),
-    path("scim/v2/", include("sessions_app.scim_urls")),
+    path("scim/v2/", include("governance.scim_urls")),
     path("api/v1/", include("projects.urls")),
     path("api/v1/", include("sessions_app.urls")),
+    path("api/v1/", include("governance.urls")),
     path("", include("frontend.urls")),
 ]
 

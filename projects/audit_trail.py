@@ -22,8 +22,8 @@ from projects.models import AuditEvent, Project, User
 _request: contextvars.ContextVar[HttpRequest | None] = contextvars.ContextVar("audit_request", default=None)
 _via: contextvars.ContextVar[str] = contextvars.ContextVar("audit_via", default="system")
 
-SSO_LOGIN_REFUSED = "sso.login_refused"  # projects/adapters.py: a domain not allowed, or a wrong nonce
-SSO_ACCOUNT_RECLAIMED = "sso.account_reclaimed"  # projects/adapters.py: a never-verified account taken over
+SSO_LOGIN_REFUSED = "sso.login_refused"  # governance/adapters.py: a domain not allowed, or a wrong nonce
+SSO_ACCOUNT_RECLAIMED = "sso.account_reclaimed"  # governance/adapters.py: a never-verified account taken over
 KINDS = (
     "membership.added",
     "membership.removed",

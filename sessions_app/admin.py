@@ -1,36 +1,17 @@
-"""Django admin paths that must go through this app's services: deactivating a user ends every access
-(``offboarding``), deleting a project queues its blobs (``erasure``). The ``projects`` admin classes stay;
-these replace their registrations with subclasses that call the services."""
+"""Django admin's project deletion goes through this app's service: deleting a project queues its
+blobs (``sessions_app.deletion``). The ``projects`` admin class stays; this replaces its registration
+with a subclass that calls the service (deactivating a user is ``governance.admin``'s)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from projects import admin as projects_admin
-from projects.models import Project, User
+from projects.models import Project
 from projects.scoping import unscoped
-from sessions_app.erasure import project_delete
-from sessions_app.offboarding import user_deactivate
-
-
-@admin.action(description="Deactivate: end every access (tokens, device logins, share links, memberships, invitations)")
-def deactivate(modeladmin: admin.ModelAdmin[User], request: HttpRequest, queryset: QuerySet[User]) -> None:
-    for user in queryset.filter(is_active=True):
-        user_deactivate(user=user)
-
-
-class OffboardingUserAdmin(projects_admin.UserAdmin):
-    actions = [deactivate]
-
-    def save_model(self, request: HttpRequest, obj: User, form: Any, change: bool) -> None:
-        was_active = change and User.objects.filter(pk=obj.pk, is_active=True).exists()
-        super().save_model(request, obj, form, change)
-        if was_active and not obj.is_active:
-            user_deactivate(user=obj)
+from sessions_app.deletion import project_delete
 
 
 class ErasingProjectAdmin(projects_admin.ProjectAdmin):
@@ -43,7 +24,5 @@ class ErasingProjectAdmin(projects_admin.ProjectAdmin):
                 project_delete(project=project)
 
 
-admin.site.unregister(User)
-admin.site.register(User, OffboardingUserAdmin)
 admin.site.unregister(Project)
 admin.site.register(Project, ErasingProjectAdmin)

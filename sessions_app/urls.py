@@ -1,8 +1,6 @@
 from django.urls import path
 
 from sessions_app import api
-from sessions_app.api import audit as audit_api
-from sessions_app.api import staff
 from sessions_app.api.export import ProjectExportView
 from sessions_app.api.projects import ProjectView
 
@@ -10,10 +8,6 @@ P = "projects/<slug:project>"
 urlpatterns = [
     path("projects/<slug:project>", ProjectView.as_view(), name="api-project"),
     path(f"{P}/export", ProjectExportView.as_view(), name="api-project-export"),
-    path(f"{P}/audit", audit_api.ProjectAuditView.as_view(), name="api-project-audit"),
-    path("audit", audit_api.AuditView.as_view(), name="api-audit"),
-    path("users/<int:user_id>/deactivate", staff.UserDeactivateView.as_view(), name="api-user-deactivate"),
-    path("users/<int:user_id>/erase", staff.UserEraseView.as_view(), name="api-user-erase"),
     path(f"{P}/sessions", api.SessionsView.as_view(), name="api-sessions"),
     path(f"{P}/sessions/<uuid:session_id>", api.SessionDetailView.as_view(), name="api-session"),
     path(f"{P}/sessions/<uuid:session_id>/messages", api.SessionMessagesView.as_view(), name="api-session-messages"),

@@ -32,6 +32,7 @@ PACKAGES: tuple[tuple[str, str], ...] = (
     ("config/", "config"),
     ("projects/", "projects"),
     ("sessions_app/", "sessions_app"),
+    ("governance/", "governance"),
     ("frontend/", "frontend"),
 )
 MUST_BE_ZERO = frozenset({"sessionledger.core"})

@@ -13,9 +13,9 @@ from django.views.generic import TemplateView
 
 from frontend.access import ProjectPageMixin
 from frontend.forms import MomentField
+from governance.audit import events_filtered, export_response
 from projects.audit_trail import KINDS
 from projects.models import AuditEvent, Role
-from sessions_app.audit import events_filtered, export_response
 
 PAGE_SIZE = 200
 FILTERS = ("actor", "kind", "since", "until")

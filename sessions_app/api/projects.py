@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from projects.api import ProjectDetailView
-from sessions_app.erasure import project_delete
+from sessions_app.deletion import project_delete
 
 
 class ProjectView(ProjectDetailView):

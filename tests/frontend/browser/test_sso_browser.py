@@ -1,4 +1,4 @@
-"""Single sign-on in Chromium against a real OpenID Provider (tests/projects/sso_provider.py)."""
+"""Single sign-on in Chromium against a real OpenID Provider (tests/governance/sso_provider.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from projects import audit_trail
 from projects.models import AuditEvent, Membership, User
 from tests.factories import UserFactory
 from tests.frontend.browser.conftest import PASSWORD
-from tests.projects.sso_provider import oidc_provider, sso  # noqa: F401 (fixtures)
+from tests.governance.sso_provider import oidc_provider, sso  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -1,8 +1,8 @@
 from django.core.management.base import CommandParser
 
+from governance.erasure import user_erase
 from projects.audit_trail import acting
 from projects.management.commands._base import OperatorCommand, user_by_email
-from sessions_app.erasure import user_erase
 
 
 class Command(OperatorCommand):

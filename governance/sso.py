@@ -1,7 +1,7 @@
 """Single sign-on policies (docs/security.md "Single sign-on"): who may sign in, and how.
 
 OpenID Connect itself is django-allauth's ``openid_connect`` provider (config/settings.py); the hooks
-that apply these policies are in projects/adapters.py. When SSO is required, passwords are refused by
+that apply these policies are in governance/adapters.py. When SSO is required, passwords are refused by
 the authentication backends themselves, so Django admin's login page and allauth's agree.
 """
 
@@ -12,16 +12,9 @@ from typing import Any
 from allauth.account.auth_backends import AuthenticationBackend
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
-from django.dispatch import Signal
 from django.http import HttpRequest
 
 PASSWORD_OFF = "Password sign-in is off here: sign in with single sign-on."
-
-# Sent with ``user=`` when a single sign-on login takes over an account whose address was never
-# verified (projects/adapters.py). Its receiver, ``sessions_app.offboarding.account_reclaimed_end``,
-# ends the account's tokens, device logins, share links and browser sessions and answers what it
-# ended: a signal because share links live in sessions_app, which projects may not import.
-account_reclaimed = Signal()
 
 
 def sso_required() -> bool:

@@ -1,4 +1,4 @@
-"""django-allauth's hooks: sign-up, password and single sign-on policies (projects/sso.py)."""
+"""django-allauth's hooks: sign-up, password and single sign-on policies (governance/sso.py)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,14 @@ from django.http import HttpRequest
 from django.shortcuts import render
 from django_scopes import scopes_disabled
 
-from projects import audit_trail, oidc, sso
-from projects.addresses import account_reclaim, address_verified
+from governance import oidc, sso
+from governance.reclaim import account_reclaim
+from projects import audit_trail
+from projects.addresses import address_verified
 from projects.models import Project, Role
 
 
-class AccountAdapter(DefaultAccountAdapter):
+class AccountAdapter(DefaultAccountAdapter):  # type: ignore[misc, unused-ignore]  # allauth is untyped
     def is_open_for_signup(self, request: HttpRequest) -> bool:
         return bool(settings.ACCOUNT_ALLOW_SIGNUPS) and not sso.sso_required()
 
@@ -35,7 +37,7 @@ class AccountAdapter(DefaultAccountAdapter):
 
 class SocialAccountAdapter(DefaultSocialAccountAdapter):  # type: ignore[misc, unused-ignore]  # allauth is untyped
     def pre_social_login(self, request: HttpRequest, sociallogin: SocialLogin) -> None:
-        """Refuse an ID token issued for another login (projects/oidc.py), then an address whose
+        """Refuse an ID token issued for another login (governance/oidc.py), then an address whose
         domain is not allowed; then take back an account the address was squatted with (its main
         address), or refuse one that holds it, unverified, beside another."""
         email = _email_of(sociallogin)

@@ -1,15 +1,12 @@
 """Offboarding: a deactivated user loses every access at once (docs/security.md "Offboarding").
 
 ``user_deactivate`` is the one function every path calls — Django admin, the staff API,
-``manage.py deactivate_user`` and SCIM (``sessions_app.scim``). In one transaction it marks the user
+``manage.py deactivate_user`` and SCIM (``governance.scim``). In one transaction it marks the user
 inactive, revokes their API tokens (and the tokens minted with them), denies the device logins
 they approved but the CLI has not collected yet, revokes every share link they created, removes
 their memberships, revokes the invitations they sent that nobody accepted yet, ends their browser
-sessions, and records one ``user.deactivated`` event counting each. What they uploaded stays the project's:
-sessions keep their rows and blobs (erasing a person is ``sessions_app.erasure``).
-
-Lives here rather than in ``projects``: share links are a ``sessions_app`` table, and the layers
-(docs/design.md "The layers") let ``sessions_app`` use ``projects``, not the other way round.
+sessions, and records one ``user.deactivated`` event counting each. What they uploaded stays the
+project's: sessions keep their rows and blobs (erasing a person is ``governance.erasure``).
 """
 
 from __future__ import annotations
@@ -62,7 +59,7 @@ def user_deactivate(*, user: User) -> Offboarded:
 def user_credentials_end(*, user: User) -> Offboarded:
     """End everything that lets someone act as ``user`` — tokens, device logins, share links, the
     invitations they sent, browser sessions — and leave the account, its memberships and its work
-    alone (also what single sign-on does to a squatted account it reclaims, ``account_reclaimed_end``)."""
+    alone (also what single sign-on does to a squatted account it reclaims, ``governance.sso.account_reclaim``)."""
     now = timezone.now()
     with unscoped():
         live_tokens = list(ApiToken.objects.filter(user=user, revoked_at__isnull=True))
@@ -81,11 +78,6 @@ def user_credentials_end(*, user: User) -> Offboarded:
         invitations=invitations_revoke(sent_by=user),
         browser_sessions=browser_sessions_end(user),
     )
-
-
-def account_reclaimed_end(sender: object, *, user: User, **_: object) -> Offboarded:
-    """Receiver of ``projects.sso.account_reclaimed`` (connected in ``SessionsAppConfig.ready``)."""
-    return user_credentials_end(user=user)
 
 
 def browser_sessions_end(user: User) -> int:

@@ -17,7 +17,7 @@ from config import env, variables
 from projects import audit_trail
 from projects.models import AuditEvent, User
 from tests.factories import UserFactory
-from tests.projects.sso_provider import PROVIDER_ID, authorize, configure, oidc_provider  # noqa: F401 (fixture)
+from tests.governance.sso_provider import PROVIDER_ID, authorize, configure, oidc_provider  # noqa: F401 (fixture)
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 PASSWORD = "pw-for-tests-1"
@@ -120,7 +120,7 @@ def test_configured_providers_become_allauth_apps_and_may_receive_the_login_form
     assert result.returncode == 0, result.stderr
     providers, form_action = json.loads(result.stdout.strip().splitlines()[-1])
     assert providers["openid_connect"]["OAUTH_PKCE_ENABLED"] is True
-    assert providers["openid_connect"]["provider_class"] == "projects.oidc.NonceOpenIDConnectProvider"
+    assert providers["openid_connect"]["provider_class"] == "governance.oidc.NonceOpenIDConnectProvider"
     [app] = providers["openid_connect"]["APPS"]
     assert (app["provider_id"], app["client_id"], app["settings"]["server_url"]) == (
         "okta",

@@ -12,11 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from governance.erasure import user_erase
+from governance.offboarding import Offboarded, user_deactivate
 from projects.access import TokenScopePermission
 from projects.models import ApiToken, User
 from projects.scoping import unscoped
-from sessions_app.erasure import user_erase
-from sessions_app.offboarding import Offboarded, user_deactivate
 
 
 class IsStaff(permissions.BasePermission):

@@ -22,7 +22,7 @@ from projects import audit_trail, device
 from projects.models import AuditEvent, Invitation, Membership, Role, User
 from projects.services import invitation_create
 from tests.factories import UserFactory
-from tests.projects.sso_provider import PROVIDER_ID, authorize, configure, oidc_provider  # noqa: F401 (fixture)
+from tests.governance.sso_provider import PROVIDER_ID, authorize, configure, oidc_provider  # noqa: F401 (fixture)
 
 PASSWORD = "Squatters-pass-123"
 VICTIM = "victim@acme.test"

@@ -24,8 +24,8 @@ from sessions_app.services import blob_deletions_retry
 from sessions_app.tasks import process_session
 from tests.conftest import conversation
 from tests.factories import UserFactory
+from tests.governance.test_erasure import bucket_keys
 from tests.racing import HANG_GUARD, HeldWrite, in_thread, raise_any, wait_until_done_or_blocked
-from tests.sessions.test_erasure import bucket_keys
 from tests.uploads import commit_hash, metadata_for, upload
 
 pytestmark = pytest.mark.django_db(transaction=True)  # two threads, two connections, real commits

@@ -29,12 +29,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.parsers import BoundedJSONParser
+from governance.offboarding import user_deactivate, user_reactivate
 from projects import audit_trail
 from projects.auth import bearer_secret
 from projects.errors import DomainError
 from projects.models import User
 from projects.services import user_create
-from sessions_app.offboarding import user_deactivate, user_reactivate
 from sessions_app.validation import CONTROL, MAX_DB_INT, MAX_USER_ID_DIGITS, SURROGATE
 
 USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User"

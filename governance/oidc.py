@@ -3,7 +3,7 @@
 allauth's ``openid_connect`` provider neither sends a nonce nor checks one. This subclass, installed
 through allauth's ``provider_class`` setting (config/settings.py), adds a fresh random nonce to each
 authorization request and keeps it in the login's state (server-side session); ``nonce_matches``,
-called by ``projects.adapters.SocialAccountAdapter.pre_social_login``, refuses an ID token whose
+called by ``governance.adapters.SocialAccountAdapter.pre_social_login``, refuses an ID token whose
 ``nonce`` claim is not that one (OpenID Connect Core 3.1.3.7, step 11), so a code or an ID token
 issued for another login cannot complete this one.
 """

@@ -17,8 +17,8 @@ from sessions_app import blobs
 from sessions_app.models import Session
 from tests.conftest import conversation
 from tests.factories import UserFactory
+from tests.governance.test_erasure import bucket_keys
 from tests.racing import HANG_GUARD, HeldWrite, in_thread, raise_any
-from tests.sessions.test_erasure import bucket_keys
 from tests.uploads import commit_hash, metadata_for, upload
 
 pytestmark = pytest.mark.django_db(transaction=True)  # two threads, two connections, real commits

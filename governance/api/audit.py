@@ -16,13 +16,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from governance.api.staff import IsStaff
+from governance.audit import event_row, events_filtered, export_response
 from projects.access import ADMIN_ONLY, ProjectAPIView, TokenScopePermission
 from projects.audit_trail import KINDS
 from projects.models import AuditEvent
 from projects.scoping import unscoped
 from sessions_app.api.common import OffsetPagination, offset_page
-from sessions_app.api.staff import IsStaff
-from sessions_app.audit import event_row, events_filtered, export_response
 
 
 class _Download(BaseRenderer):

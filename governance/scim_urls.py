@@ -1,8 +1,8 @@
-"""SCIM 2.0 for identity providers, mounted at ``/scim/v2/`` (sessions_app/scim.py)."""
+"""SCIM 2.0 for identity providers, mounted at ``/scim/v2/`` (governance/scim.py)."""
 
 from django.urls import path, re_path
 
-from sessions_app import scim
+from governance import scim
 
 urlpatterns = [
     path("Users", scim.ScimUsersView.as_view(), name="scim-users"),

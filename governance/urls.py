@@ -1,0 +1,12 @@
+"""The governance API under ``/api/v1/``: the audit trail, and staff's offboarding and erasure."""
+
+from django.urls import path
+
+from governance.api import audit, staff
+
+urlpatterns = [
+    path("projects/<slug:project>/audit", audit.ProjectAuditView.as_view(), name="api-project-audit"),
+    path("audit", audit.AuditView.as_view(), name="api-audit"),
+    path("users/<int:user_id>/deactivate", staff.UserDeactivateView.as_view(), name="api-user-deactivate"),
+    path("users/<int:user_id>/erase", staff.UserEraseView.as_view(), name="api-user-erase"),
+]
