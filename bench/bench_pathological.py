@@ -34,7 +34,7 @@ def _best(repeat: int, work: Any) -> tuple[float, Any]:
 
 
 def measure(case: Any, project: Any, user: Any, client: Any, repeat: int) -> dict[str, Any]:
-    from frontend.markdown import _render_memo
+    from frontend.session_page.markdown import _render_memo
     from projects.scoping import project_scope
     from sessionledger.core.formats import parse_transcript
     from sessions_app.models import Session

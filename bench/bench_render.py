@@ -3,8 +3,8 @@
     .venv/bin/python bench/bench_render.py [--turns 25] [--output-lines 330] [--repeat 40]
 
 The page bench's session (``bench_session_page.transcript``) is parsed and grouped into pages once;
-then page 1 is presented (Markdown, tool views, highlighting: ``frontend.present``) and its cards
-written (``frontend.render``), ``--repeat`` times. ``cards`` times writing the cards alone;
+then page 1 is presented (Markdown, tool views, highlighting: ``frontend.session_page.present``) and its cards
+written (``frontend.session_page.render``), ``--repeat`` times. ``cards`` times writing the cards alone;
 ``present_and_cards`` both, the Markdown memo cleared each time as for a page nobody has rendered.
 The page benches carry the database, storage and middleware too, and on a shared machine their
 noise hides a few milliseconds; this one isolates the markup step they contain, to compare the
@@ -45,10 +45,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=40)
     args = parser.parse_args(argv)
     setup()
-    from frontend.conversation import build_cards, paginate
-    from frontend.markdown import _render_memo
-    from frontend.present import present
-    from frontend.render import Where, cards_html
+    from frontend.session_page.conversation import build_cards, paginate
+    from frontend.session_page.markdown import _render_memo
+    from frontend.session_page.present import present
+    from frontend.session_page.render import Where, cards_html
     from sessionledger.core.formats import parse_transcript
 
     messages = parse_transcript(transcript(args.turns, args.output_lines)).to_document()["messages"]

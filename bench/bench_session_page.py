@@ -98,7 +98,7 @@ def timed(repeat: int, work: Callable[[], object]) -> dict[str, float]:
 
 
 def page_figures(client, project, session, tiny, repeat: int) -> dict[str, Any]:
-    from frontend.markdown import _render_memo
+    from frontend.session_page.markdown import _render_memo
     from sessions_app import blobs
 
     blob = blobs.get(session.content_storage_key)
@@ -118,7 +118,7 @@ def page_figures(client, project, session, tiny, repeat: int) -> dict[str, Any]:
     fixed = figures["page_tiny_session"]["median_ms"]
     base = f"/p/{project.slug}/s/{session.pk}"
     floor = figures["fetch_decode"]
-    from frontend import page_cache
+    from frontend.session_page import page_cache
 
     key = page_cache.document_key(session)  # the decoded document as another page of the session gets it
     page_cache.keep(key, blobs.load_json_gz(session.content_storage_key), page_cache.DOCUMENT_SECONDS)
@@ -130,7 +130,8 @@ def page_figures(client, project, session, tiny, repeat: int) -> dict[str, Any]:
                         ("find_text", "?q=unicode")):  # fmt: skip
         response = client.get(base + query)
         assert response.status_code == 200, response.status_code
-        # rendered: what the first reader of a page pays (frontend/page_cache.py off); cached: every later one
+        # rendered: what the first reader of a page pays (frontend/session_page/page_cache.py off);
+        # cached: every later one
         with settings_override(SESSIONLEDGER_PAGE_CACHE_SECONDS=0):
             page = {**timed(repeat, lambda q=query: client.get(base + q)), "html_bytes": len(response.content)}
         cached = timed(repeat, lambda q=query: client.get(base + q))

@@ -6,7 +6,7 @@ The page bench's session (``bench_session_page.transcript``; the defaults give ~
 ``--segments`` segments at line boundaries (as commits cut a real one, mid-turn) and each parsed to its own
 content document. ``single`` reads page 1 of the uncut document as the session page does;
 ``whole`` joins the segment documents, reads page 1 with the commit boundaries and builds the overview
-(``frontend.whole``), which the whole-conversation page does per request. Decoding the stored documents
+(``frontend.session_page.whole``), which the whole-conversation page does per request. Decoding the stored documents
 is left out of both (the page cache keeps them).
 
 Prints one JSON object (best and median of N).
@@ -30,11 +30,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=10)
     args = parser.parse_args(argv)
     setup()
-    from frontend import whole
     from frontend.forms import MessageFilterForm
-    from frontend.markdown import _render_memo
-    from frontend.reading import read
-    from frontend.render import Where
+    from frontend.session_page import whole
+    from frontend.session_page.markdown import _render_memo
+    from frontend.session_page.reading import read
+    from frontend.session_page.render import Where
     from sessionledger.core.formats import parse_transcript
     from sessions_app.models import Kind, Session
 

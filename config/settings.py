@@ -268,8 +268,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     "apply-retention": {"task": "sessions.apply_retention", "schedule": 3600},
 }
-# Rendered pages of the session page, per session, content generation, filters and page (frontend/page_cache.py);
-# 0 renders every request.
+# Rendered pages of the session page, per session, content generation, filters and page
+# (frontend/session_page/page_cache.py); 0 renders every request.
 SESSIONLEDGER_PAGE_CACHE_SECONDS = env["SESSIONLEDGER_PAGE_CACHE_SECONDS"]
 SESSIONLEDGER_ACCESS_LOG_DAYS = env["SESSIONLEDGER_ACCESS_LOG_DAYS"]
 # Administrative events (projects.AuditEvent) older than this are deleted by the hourly retention run.

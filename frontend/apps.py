@@ -14,6 +14,6 @@ class FrontendConfig(AppConfig):
 
 def _warm_session_page(sender: Any, *, session: Any, document: dict[str, Any], **_: Any) -> None:
     """The worker has just processed ``session``: render its first page for the first reader."""
-    from frontend import page_cache
+    from frontend.session_page import page_cache
 
     page_cache.warm(session, document)

@@ -30,8 +30,9 @@ def macros(name: str, helpers: dict[str, Any] | None = None) -> Macros:
     """The macros of template ``name`` (under ``frontend/jinja2/``), with ``helpers`` in scope.
 
     The module is made once per template (and helpers, a caller's constant), as Jinja2 makes its
-    own: a renderer called for every block or page (``frontend.tools``, ``frontend.render``) pays
-    no set-up per call. A template reloaded from disk (``DEBUG``) gets a new module."""
+    own: a renderer called for every block or page (``frontend.session_page.tools``,
+    ``frontend.session_page.render``) pays no set-up per call. A template reloaded from disk
+    (``DEBUG``) gets a new module."""
     engine = engines["jinja2"]
     assert isinstance(engine, Jinja2)
     template = engine.get_template(name).template

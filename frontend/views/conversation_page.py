@@ -2,7 +2,7 @@
 page. Named by one of its sessions, so the link never carries a teammate's agent session id in its path.
 
 The session page's reading (filters, Find, lazy pages, cards, steps, turns) over the segments'
-documents joined by ``frontend.whole``, with each commit boundary marked and an overview per
+documents joined by ``frontend.session_page.whole``, with each commit boundary marked and an overview per
 prompt above the conversation (``docs/ui.md``).
 """
 
@@ -15,11 +15,12 @@ from django.urls import NoReverseMatch, reverse
 from django.views.generic import TemplateView
 from markupsafe import Markup
 
-from frontend import page_cache, whole
 from frontend.access import PAGE_READ
 from frontend.forms import ROLE_CHOICES, MessageFilterForm
-from frontend.page_cache import page_where
-from frontend.views.sessions import SessionObjectMixin, _document, _filter_params
+from frontend.session_page import page_cache, whole
+from frontend.session_page.load import document_load, filter_params
+from frontend.session_page.page_cache import page_where
+from frontend.views.sessions import SessionObjectMixin
 from sessions_app import stitch
 from sessions_app.audit import access_record
 from sessions_app.models import Kind, Session
@@ -38,7 +39,7 @@ class WholeConversationView(SessionObjectMixin, TemplateView):
             raise Http404("No such agent session.")
         form = MessageFilterForm(self.request.GET)
         form.is_valid()
-        params = _filter_params(form)
+        params = filter_params(form)
         joined = Joined(chain.segments)
         segments = whole.placed(chain.segments, joined.spans())
         urls = [page_where(session).session_url for session in chain.segments]
@@ -85,7 +86,7 @@ class Joined:
 
     def load(self) -> tuple[dict[str, Any] | None, bool]:
         if self._document is None:
-            loaded = [(session, _document(session)) for session in self.sessions]
+            loaded = [(session, document_load(session)) for session in self.sessions]
             document, segments = whole.join([(session, found) for session, (found, _) in loaded])
             complete = not any(unavailable for _, (_, unavailable) in loaded)
             self._document = (document, complete)

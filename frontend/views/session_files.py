@@ -13,7 +13,8 @@ from typing import Any
 
 from django.views.generic import TemplateView
 
-from frontend.views.sessions import SessionObjectMixin, _document
+from frontend.session_page.load import document_load
+from frontend.views.sessions import SessionObjectMixin
 from sessionledger.core.attribution import VENDOR
 from sessionledger.core.attribution_record import step_of
 from sessions_app.attribution import selectors
@@ -92,7 +93,7 @@ def _prompts(session: Any, record: dict[str, Any]) -> dict[str, str]:
     for _ in range(MAX_EARLIER_SEGMENTS + 1):
         if current is None or not wanted - found.keys():
             break
-        document, _ = _document(current)
+        document, _ = document_load(current)
         for message in (document or {}).get("messages") or []:
             if message.get("uuid") in wanted:
                 text = " ".join(str(message.get("content") or "").split())

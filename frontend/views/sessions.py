@@ -11,12 +11,13 @@ from django.views import View
 from django.views.decorators.gzip import gzip_page
 from django.views.generic import TemplateView
 
-from frontend import page_cache
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
 from frontend.pagination import SessionListPagination, keyset_page
-from frontend.present import full_message_html, viewer_title
-from frontend.render import Where
+from frontend.session_page import page_cache
+from frontend.session_page.load import document_load, filter_params
+from frontend.session_page.present import full_message_html, viewer_title
+from frontend.session_page.render import Where
 from projects import selectors as project_selectors
 from projects.models import Role
 from sessions_app import blobs, selectors
@@ -84,7 +85,7 @@ class SessionView(SessionObjectMixin, TemplateView):
         session = self.get_session()
         form = MessageFilterForm(self.request.GET)
         form.is_valid()
-        params = _filter_params(form)
+        params = filter_params(form)
         reading, unavailable = self._reading(session, form, params)
         return super().get_context_data(
             session=session,
@@ -108,7 +109,7 @@ class SessionView(SessionObjectMixin, TemplateView):
     def _reading(self, session: Session, form: MessageFilterForm, params: dict[str, Any]) -> tuple[Any, bool]:
         if session.status in (Status.PROCESSING, Status.FAILED):
             return None, False
-        # after the permission checks (frontend/page_cache.py)
+        # after the permission checks (frontend/session_page/page_cache.py)
         reading = page_cache.reading_of(session_page(session, page_cache.page_where(session), params), form)
         if reading is None:
             return None, True
@@ -122,41 +123,8 @@ def session_page(session: Session, where: Where, params: dict[str, Any]) -> page
 
 
 def _loaded(session: Session) -> tuple[dict[str, Any] | None, bool]:
-    document, unavailable = _document(session)
+    document, unavailable = document_load(session)
     return document, not unavailable
-
-
-def _document(session: Session) -> tuple[dict[str, Any] | None, bool]:
-    """(document, storage unavailable); no document while processing or after a failure."""
-    if session.status in (Status.PROCESSING, Status.FAILED):
-        return None, False
-    key = page_cache.document_key(session)  # the decoded document, kept a few minutes (frontend/page_cache.py)
-    document = page_cache.cached(key)
-    if document is not None:
-        return document, False
-    try:
-        document = selectors.session_document(session=session)
-        page_cache.keep(key, document, page_cache.DOCUMENT_SECONDS)
-        return document, False
-    except blobs.StorageUnavailable:
-        logger.warning("content of session %s unavailable", session.pk, exc_info=True)
-        return None, True
-    except FileNotFoundError:
-        logger.error("content blob of session %s is missing", session.pk)
-        return None, True
-
-
-def _filter_params(form: MessageFilterForm) -> dict[str, Any]:
-    """The active message filters as query parameters (for page and turn links)."""
-    params: dict[str, Any] = {}
-    if set(form.roles) != {value for value, _ in ROLE_CHOICES}:
-        params["role"] = form.roles
-    for name in ("since", "until"):
-        if form.value(name):
-            params[name] = form.local_value(name)
-    if form.value("q"):
-        params["q"] = form.value("q")
-    return params
 
 
 def markdown_link(session: Session) -> str:
@@ -187,7 +155,7 @@ class SessionMessageView(SessionObjectMixin, TemplateView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         session = self.get_session()
-        document, unavailable = _document(session)
+        document, unavailable = document_load(session)
         messages = (document or {}).get("messages") or []
         index = self.kwargs["index"]
         if unavailable or not 0 <= index < len(messages):

@@ -16,11 +16,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views import View
 
-from frontend import page_cache
 from frontend.forms import MessageFilterForm
-from frontend.present import full_message_html
-from frontend.render import Where
-from frontend.views.sessions import _document, session_page
+from frontend.session_page import page_cache
+from frontend.session_page.load import document_load
+from frontend.session_page.present import full_message_html
+from frontend.session_page.render import Where
+from frontend.views.sessions import session_page
 from projects import limits
 from projects.errors import DomainError
 from projects.scoping import project_scope
@@ -55,7 +56,7 @@ class SharedSessionView(View):
     def _page(self, request: HttpRequest, link: ShareLink, session: Session, token: str, index: int | None) -> Any:
         context: dict[str, Any] = {"session": session, "link": link, "token": token}
         if index is not None:
-            document, unavailable = _document(session)
+            document, unavailable = document_load(session)
             messages = (document or {}).get("messages") or []
             if not 0 <= index < len(messages):
                 raise Http404("No such page.")
@@ -72,7 +73,7 @@ class SharedSessionView(View):
 
 
 def _reading(request: HttpRequest, session: Session, token: str) -> tuple[Any, bool]:
-    """The page as a member's is made: from the page cache (frontend/page_cache.py) when it holds it, so a
+    """The page as a member's is made: from the page cache (frontend/session_page/page_cache.py) when it holds it, so a
     link passed around costs one rendering per page, not one per reader."""
     page = MessageFilterForm({"page": request.GET.get("page", "1")})
     page.is_valid()

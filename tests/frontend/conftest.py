@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django_scopes import scopes_disabled
 
-from frontend import reading
+from frontend.session_page import reading
 from projects.models import Project, User
 from projects.scoping import project_scope
 from sessions_app.models import Session

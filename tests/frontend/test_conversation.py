@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from frontend.conversation import build_cards, paginate
+from frontend.session_page.conversation import build_cards, paginate
 from sessionledger.core.formats import parse_transcript
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.frontend.conftest import long_transcript, rich_transcript

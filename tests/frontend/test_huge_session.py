@@ -12,9 +12,9 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from frontend import page_cache, reading
-from frontend.conversation import PAGE_MESSAGES
-from frontend.steps import MINIMAP_HEIGHT
+from frontend.session_page import page_cache, reading
+from frontend.session_page.conversation import PAGE_MESSAGES
+from frontend.session_page.steps import MINIMAP_HEIGHT
 from sessions_app import blobs
 from sessions_app.models import Session
 from tests.client.transcript_builder import TranscriptBuilder

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from frontend.tools import RESULT_LIMIT, numbered_lines
+from frontend.session_page.tools import RESULT_LIMIT, numbered_lines
 from tests.client.transcript_builder import TranscriptBuilder
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,14 @@ from html.parser import HTMLParser
 
 import pytest
 
-from frontend.markdown import highlight_code, link_is_safe, mark_matches, render_budget, render_markdown, render_plain
+from frontend.session_page.markdown import (
+    highlight_code,
+    link_is_safe,
+    mark_matches,
+    render_budget,
+    render_markdown,
+    render_plain,
+)
 from tests.frontend.conftest import XSS_PAYLOADS
 from tests.work import assert_linear
 

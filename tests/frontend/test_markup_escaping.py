@@ -23,7 +23,7 @@ FRONTEND = ROOT / "frontend"
 TEMPLATE_DIRS = [FRONTEND / "templates", FRONTEND / "jinja2", ROOT / "projects" / "templates"]
 TEMPLATE_DIRS.append(ROOT / "config" / "templates")
 # It makes Markup from text that markdown-it and Pygments escape themselves.
-TRUSTED = {"frontend/markdown.py"}
+TRUSTED = {"frontend/session_page/markdown.py"}
 SAFE_MAKERS = {"Markup", "mark_safe", "SafeString", "SafeText", "format_html", "format_html_join"}
 TAG = re.compile(r"<(?:[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|\Z)|/[A-Za-z]|!)")  # a start or end tag, comment
 UNSAFE_TEMPLATE = re.compile(r"\|\s*safe(?:seq)?\b|{%-?\s*autoescape\s+(?:off|false)|{%-?\s*filter\s+safe")

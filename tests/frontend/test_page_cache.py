@@ -1,4 +1,4 @@
-"""The session page is rendered once per session, content, filters and page (frontend/page_cache.py)."""
+"""The session page is rendered once per session, content, filters and page (frontend/session_page/page_cache.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from django.core.cache import cache
 from django_scopes import scopes_disabled
 
-from frontend import page_cache
+from frontend.session_page import page_cache
 from projects.scoping import project_scope
 from sessions_app import blobs
 from sessions_app.models import AccessLog, Session

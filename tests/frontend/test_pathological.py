@@ -18,7 +18,7 @@ import pygments
 import pytest
 from django_scopes import scopes_disabled
 
-from frontend.markdown import _render_memo
+from frontend.session_page.markdown import _render_memo
 from projects.scoping import project_scope
 from sessions_app.models import Session
 from sessions_app.processing import session_process

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from frontend.steps import is_git_commit, outline
+from frontend.session_page.steps import is_git_commit, outline
 from sessionledger.core.formats import parse_transcript
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.frontend.conftest import long_transcript

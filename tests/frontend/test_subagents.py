@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from frontend.tools import agent_report
+from frontend.session_page.tools import agent_report
 from tests.client.transcript_builder import TranscriptBuilder
 
 pytestmark = pytest.mark.django_db

@@ -47,7 +47,7 @@ def test_processing_a_small_session_costs_eleven_statements_and_two_redis_round_
     assert statements[7].endswith("FOR NO KEY UPDATE")
     assert statements[9].startswith('UPDATE "sessions_app_session" SET "status" = ')
     # the project's fairness slot taken (one script), the slot handed on (one script); the first page of
-    # a session this small is rendered by its first reader, not kept by the worker (frontend/page_cache.py)
+    # a session this small is rendered by its first reader, not kept by the worker (frontend/session_page/page_cache.py)
     assert redis_commands == ["EVALSHA", "EVALSHA"]
     with scopes_disabled():
         done = Session.objects.get(pk=session.pk)

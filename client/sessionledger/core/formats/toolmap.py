@@ -1,6 +1,6 @@
 """Codex CLI and Gemini CLI tool calls in the shape the session page renders richly.
 
-The session page knows Claude Code's tools (`frontend/tools.py`: `Bash` shows `input.command`, `Edit`
+The session page knows Claude Code's tools (`frontend/session_page/tools.py`: `Bash` shows `input.command`, `Edit`
 diffs `old_string`/`new_string` or each entry of `input.edits`, `Write` shows `content`, `TodoWrite`
 shows `todos`). A call of another agent keeps all its own arguments, gains those keys, and keeps the
 agent's own tool name in `tool.agent_name`:

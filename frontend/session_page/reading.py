@@ -5,7 +5,7 @@ page's. A reading is made in two steps so that one request costs its page, not t
 
 - ``lay_out`` walks the whole document once per filter (O(document)): which messages show, their
   cards cut into pages, where each turn, step and message landed, the totals. It makes no HTML.
-  ``frontend.page_cache`` keeps the ``Layout`` and each page's cards apart, so another page of the
+  ``frontend.session_page.page_cache`` keeps the ``Layout`` and each page's cards apart, so another page of the
   same filter reads one small entry.
 - ``render_page`` turns one page's cards into HTML, with side panels bounded to ``PANEL_ENTRIES``
   entries around that page (a session of thousands of tiny turns would otherwise send megabytes of
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from frontend import format as fmt
-from frontend.conversation import Card, anchors_of, build_cards, paginate, with_tool_partners
 from frontend.forms import ALL_ROLES, MessageFilterForm
-from frontend.present import present
-from frontend.render import Where, cards_html, turns_html
-from frontend.steps import KINDS, Step, minimap_html, outline, outline_html
+from frontend.session_page.conversation import Card, anchors_of, build_cards, paginate, with_tool_partners
+from frontend.session_page.present import present
+from frontend.session_page.render import Where, cards_html, turns_html
+from frontend.session_page.steps import KINDS, Step, minimap_html, outline, outline_html
 from sessionledger.core.formats.facts import time_span
 from sessions_app.selectors import filter_messages, role_bucket
 

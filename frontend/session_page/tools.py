@@ -15,7 +15,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from frontend.markdown import afford, highlight_code, render_markdown
+from frontend.session_page.markdown import afford, highlight_code, render_markdown
 from frontend.templating import Macros, macros
 from sessionledger.core.formats.subagents import split_usage_trailer
 

@@ -2,7 +2,7 @@
 
 Every ``*html`` field is ``Markup`` from a template or the Markdown renderer; the rest is
 plain text that the cards template escapes. The Markdown and highlighting of one page share
-one cost budget (``frontend.markdown.render_budget``), so a page of hostile texts stays cheap.
+one cost budget (``frontend.session_page.markdown.render_budget``), so a page of hostile texts stays cheap.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 from markupsafe import Markup
 
-from frontend import tools
-from frontend.conversation import Card, Item
-from frontend.markdown import mark_matches, plain_block, render_budget, render_markdown, render_plain
+from frontend.session_page import tools
+from frontend.session_page.conversation import Card, Item
+from frontend.session_page.markdown import mark_matches, plain_block, render_budget, render_markdown, render_plain
 from sessionledger.core.formats import injected_context
 
 TEXT_LIMIT = 30_000  # characters of a prompt or reply shown inline; the rest via the message page

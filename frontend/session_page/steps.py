@@ -199,7 +199,7 @@ KIND_LABELS = {"prompt": "Prompt", "commit": "Commit", "error": "Error", "edit":
 
 def outline_html(steps: list[Step]) -> Markup:
     """The outline's list items: kind, label and a link to the page and card of each step (the page
-    passes the few hundred around it, ``frontend.reading.panel_window``; the minimap spans all)."""
+    passes the few hundred around it, ``frontend.session_page.reading.panel_window``; the minimap spans all)."""
     return _macros().outline(steps)
 
 

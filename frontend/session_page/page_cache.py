@@ -1,7 +1,7 @@
 """The session page, rendered once: each page of a session's conversation is kept in the cache.
 
 A session's content never changes once processed — only ``reprocess`` rewrites it, and that sets
-``processed_at`` again — so what ``frontend.reading`` makes of it (the page's cards as HTML,
+``processed_at`` again — so what ``frontend.session_page.reading`` makes of it (the page's cards as HTML,
 the turn navigation, the totals) is a function of:
 
 - the session and its content generation (``content_storage_key``, ``processed_at``);
@@ -50,10 +50,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.urls import reverse
 
-from frontend import reading
 from frontend.forms import ALL_ROLES, MessageFilterForm
-from frontend.reading import CardsWriter, Reading, cards_only
-from frontend.render import Where
+from frontend.session_page import reading
+from frontend.session_page.reading import CardsWriter, Reading, cards_only
+from frontend.session_page.render import Where
 from sessions_app.models import Session
 
 logger = logging.getLogger(__name__)
@@ -120,14 +120,14 @@ def reading_key(kind: str, sessions: Sequence[Session], form: MessageFilterForm,
 
 def layout_key(sessions: Sequence[Session], form: MessageFilterForm) -> str | None:
     """The key of the layout of the content of ``sessions`` under ``form``'s filters, whatever the page
-    and whoever reads it (it holds no link or name; ``frontend.reading.Layout``); None: not kept."""
+    and whoever reads it (it holds no link or name; ``frontend.session_page.reading.Layout``); None: not kept."""
     if not sessions or not _cacheable(sessions):
         return None
     return f"session-layout:{RENDERER_VERSION}:{sessions[0].pk}:{_digest([generation(sessions), _filters(form)])}"
 
 
 def frame_key(sessions: Sequence[Session]) -> str | None:
-    """The key of what the whole-conversation page keeps of its joined document (``frontend.whole.Frame``)."""
+    """The key of what the whole-conversation page keeps of its joined document (``whole.Frame``)."""
     if not sessions or not _cacheable(sessions):
         return None
     return f"whole-frame:{RENDERER_VERSION}:{sessions[0].pk}:{_digest(generation(sessions))}"

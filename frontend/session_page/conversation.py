@@ -28,7 +28,7 @@ class Item:
     message: Message
     result: Message | None = None
     children: list[Card] = field(default_factory=list)
-    view: Any = None  # filled in by frontend.present for the cards of the page being shown
+    view: Any = None  # filled in by frontend.session_page.present for the cards of the page being shown
 
     @property
     def child_count(self) -> int:
@@ -250,7 +250,7 @@ def anchors_of(cards: list[Card], index: int) -> list[str]:
 
     The last is the message's own (a card, a later block of a response, a tool result); the
     ones before are the blocks holding it. The page's script shows the innermost that exists. A
-    sub-agent's prompt and final report are drawn by its Task call (``frontend.present`` marks
+    sub-agent's prompt and final report are drawn by its Task call (``frontend.session_page.present`` marks
     them ``duplicate``), so their block is the call's prompt section or report. Call it on cards
     ``present`` has seen.
     """

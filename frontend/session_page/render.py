@@ -3,7 +3,7 @@
 The session page is the one hot path of the UI (a page holds up to ~150 messages, and the
 whole page must cost no more than a few times decoding the document), so cards are written by
 Jinja2 macros, compiled to Python, rather than nested Django template includes, which cost
-~10× more. Transcript text reaches a card either as ``Markup`` from ``frontend.present``
+~10× more. Transcript text reaches a card either as ``Markup`` from ``frontend.session_page.present``
 (Markdown rendered without raw HTML, highlighted code) or as plain values from the document,
 which the template escapes. This module holds what the template asks of the cards.
 """
@@ -18,7 +18,7 @@ from typing import Any
 from markupsafe import Markup
 
 from frontend import format as fmt
-from frontend.conversation import Card, Item, card_kind
+from frontend.session_page.conversation import Card, Item, card_kind
 from frontend.templating import Macros, macros
 
 
@@ -108,7 +108,7 @@ def cards_html(cards: list[Card], where: Where) -> Markup:
     return _macros().cards(cards, where)
 
 
-def turns_html(turns: list[Any]) -> Markup:  # list[frontend.reading.TurnLink]
+def turns_html(turns: list[Any]) -> Markup:  # list[frontend.session_page.reading.TurnLink]
     """The turn navigation's items: a link to the page and card where each turn starts."""
     return _macros().turns(turns)
 

@@ -3,7 +3,7 @@
 An agent session is captured as one session per commit (``sessions_app.stitch``: segments in
 offset order). This page joins their content documents into one, renumbering messages and turns
 so anchors, turn links and steps stay unique, and hands it to the session page's reading
-(``frontend.reading.read``): the same filters, Find, paging and cards. Commit boundaries are
+(``frontend.session_page.reading.read``): the same filters, Find, paging and cards. Commit boundaries are
 drawn between the cards of two segments; a card's "full message" link goes to its own segment.
 
 Cost: one content document per segment, joined by shallow copies of the messages, laid out and
@@ -20,8 +20,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from frontend.conversation import Card
-from frontend.render import Where, cards_html
+from frontend.session_page.conversation import Card
+from frontend.session_page.render import Where, cards_html
 from frontend.templating import Macros, macros
 from sessions_app.models import Kind, Session
 
