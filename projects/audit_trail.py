@@ -53,6 +53,23 @@ KINDS = (
     SSO_LOGIN_REFUSED,
     SSO_ACCOUNT_RECLAIMED,
 )
+# Authentication, privileges, reading the trail, retention and holds (governance/auth_events.py,
+# governance/audit.py, governance/holds.py; docs/security.md "Audit trail").
+KINDS += (
+    "auth.login",
+    "auth.login_failed",
+    "auth.logout",
+    "auth.password_changed",
+    "auth.password_reset",
+    "user.privileges_changed",
+    "user.jit_created",
+    "audit.read",
+    "audit.exported",
+    "audit.expired",
+    "project.legal_hold_set",
+    "project.legal_hold_released",
+    "project.audit_retention_changed",
+)
 
 
 class AuditRequestMiddleware:

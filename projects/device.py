@@ -171,4 +171,7 @@ def device_poll(*, device_code: str) -> str:
         raise DomainError("authorization_pending", "Waiting for approval in the browser.", status_code=428)
     grant.consumed_at = timezone.now()
     grant.save(update_fields=["consumed_at"])
-    return _mint(grant)
+    secret = _mint(grant)
+    user = grant.approved_by
+    audit_trail.record(kind="auth.login", actor=user, target=user.email, detail={"method": "device"})  # type: ignore[union-attr]
+    return secret
