@@ -3,8 +3,8 @@
 Django's ``user_logged_in``/``user_logged_out``/``user_login_failed`` are sent by Django admin's login
 and allauth's alike, so each sign-in, sign-out and refused password writes one event whatever page it
 came through; allauth's signals name password changes, resets and accounts created on a first single
-sign-on login; a change of ``is_staff``/``is_superuser`` (or reactivation) is seen on the ``User``
-row itself, so Django admin, a command or a shell all write it. Deactivation is not here: every path
+sign-on login; a change of ``is_staff``/``is_superuser`` (or reactivation), of Django permissions or
+groups, is seen on the ``User`` row itself, so Django admin, a command or a shell all write it. Deactivation is not here: every path
 goes through ``governance.offboarding.user_deactivate``, which records it with what it ended.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 from allauth.account import signals as account_signals
 from allauth.account.authentication import get_authentication_records
 from django.contrib.auth import signals as auth_signals
+from django.contrib.auth.models import Permission
 from django.db.models import signals as model_signals
 from django.http import HttpRequest
 
@@ -29,7 +30,7 @@ _BEFORE = "_audit_flags_before"
 def login_method(request: HttpRequest | None, user: User) -> str:
     """``sso:<provider>`` when allauth's latest authentication step in this session was a provider's
     (recorded before the login itself), else ``password``: the only other way into a browser session."""
-    records = get_authentication_records(request) if request is not None and hasattr(request, "session") else []
+    records = get_authentication_records(request, user) if request is not None and hasattr(request, "session") else []
     latest = records[-1] if records else {}
     if latest.get("method") == "socialaccount":
         return f"sso:{latest.get('provider', '')}"
@@ -110,6 +111,20 @@ def _flags_after(sender: Any, instance: User, created: bool, **kwargs: Any) -> N
         record(kind="user.reactivated", target=instance.email)
 
 
+def _grants_changed(sender: Any, instance: Any, action: str, model: Any, pk_set: Any, **kwargs: Any) -> None:
+    """Django permissions or groups given to or taken from a user (Django admin's form, ``.add()``):
+    a grant of admin powers as real as ``is_staff``. One event per add or remove."""
+    if action not in ("post_add", "post_remove") or not pk_set or not isinstance(instance, User):
+        return
+    if model is Permission:
+        names = sorted(f"{p.content_type.app_label}.{p.codename}" for p in model.objects.filter(pk__in=pk_set))
+        field = "permissions"
+    else:
+        names, field = sorted(model.objects.filter(pk__in=pk_set).values_list("name", flat=True)), "groups"
+    added, removed = (names, []) if action == "post_add" else ([], names)
+    record(kind="user.privileges_changed", target=instance.email, detail={field: {"added": added, "removed": removed}})
+
+
 def connect() -> None:
     """Called once by ``GovernanceConfig.ready``."""
     auth_signals.user_logged_in.connect(_logged_in, dispatch_uid="audit_login")
@@ -121,3 +136,5 @@ def connect() -> None:
     account_signals.user_signed_up.connect(_signed_up, dispatch_uid="audit_signed_up")
     model_signals.pre_save.connect(_flags_before, sender=User, dispatch_uid="audit_flags_before")
     model_signals.post_save.connect(_flags_after, sender=User, dispatch_uid="audit_flags_after")
+    for through in (User.user_permissions.through, User.groups.through):
+        model_signals.m2m_changed.connect(_grants_changed, sender=through, dispatch_uid=f"audit_{through.__name__}")
