@@ -4,8 +4,9 @@ Django's ``user_logged_in``/``user_logged_out``/``user_login_failed`` are sent b
 and allauth's alike, so each sign-in, sign-out and refused password writes one event whatever page it
 came through; allauth's signals name password changes, resets and accounts created on a first single
 sign-on login; a change of ``is_staff``/``is_superuser`` (or reactivation), of Django permissions or
-groups, is seen on the ``User`` row itself, so Django admin, a command or a shell all write it. Deactivation is not here: every path
-goes through ``governance.offboarding.user_deactivate``, which records it with what it ended.
+groups, is seen on the ``User`` row itself, so Django admin, a command or a shell all write it.
+Deactivation is not here: every path goes through ``governance.offboarding.user_deactivate``, which
+records it with what it ended.
 """
 
 from __future__ import annotations
