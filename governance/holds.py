@@ -1,4 +1,5 @@
-"""A project's legal hold and the retention of its audit trail (docs/security.md "Legal hold").
+"""A project's legal hold and the retention of its audit trail (docs/security.md "Audit retention and
+legal hold").
 
 Both are staff's (``manage.py project_policy``), never a project admin's: whoever a review is about
 must not be able to shorten the record of their own actions or lift the hold that keeps it. A held

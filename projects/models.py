@@ -78,7 +78,8 @@ class Project(models.Model):
         null=True, blank=True, help_text='archived: read-only, uploads refused (docs/security.md "Admin API")'
     )
     # Set by staff only (manage.py project_policy): a project admin could otherwise shorten the record
-    # of their own actions, or lift the hold that keeps it (docs/security.md "Legal hold").
+    # of their own actions, or lift the hold that keeps it (docs/security.md "Audit retention and
+    # legal hold").
     audit_retention_days = models.PositiveIntegerField(
         null=True, blank=True, help_text="days this project's audit events are kept; empty: SESSIONLEDGER_AUDIT_DAYS"
     )

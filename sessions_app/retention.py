@@ -25,7 +25,8 @@ logger = logging.getLogger(__name__)
 def retention_apply(*, project: Project, now: datetime | None = None) -> int:
     """Delete this project's sessions older than its retention (and old access-log rows); returns how many."""
     now = now or timezone.now()
-    if project.legal_hold_since is not None:  # a legal hold keeps everything (docs/security.md "Legal hold")
+    # A legal hold keeps everything (docs/security.md "Audit retention and legal hold").
+    if project.legal_hold_since is not None:
         return 0
     with project_scope(project):
         AccessLog.objects.filter(
