@@ -2,8 +2,9 @@
 
 Who may come in and what a company may demand of the data: single sign-on's policies and allauth's
 hooks (``sso``, ``oidc``, ``adapters``, ``reclaim``), SCIM provisioning (``scim``), offboarding and
-erasing a person (``offboarding``, ``erasure``), and reading and exporting the audit trail (``audit``,
-``api``). It may use ``sessions_app`` (share links, sessions and their blobs are ended or erased
+erasing a person (``offboarding``, ``erasure``), reading and exporting the audit trail (``audit``,
+``api``), sign-in and privilege events (``auth_events``), and a project's audit retention and legal
+hold (``holds``). It may use ``sessions_app`` (share links, sessions and their blobs are ended or erased
 here) and ``projects``; neither imports it. Events are still written by ``projects.audit_trail.record``
 where they happen, in every layer.
 """

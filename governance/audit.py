@@ -1,6 +1,7 @@
 """Reading the audit trail (docs/security.md "Audit trail"): the filters of its page and API, and its
 export as CSV (formula cells defused) or JSON lines, streamed a chunk of rows at a time. The events
-are written by ``projects.audit_trail.record`` wherever they happen."""
+are written by ``projects.audit_trail.record`` wherever they happen; reading them is one too
+(``trail_read_record``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 
-from projects.models import AuditEvent
+from projects.audit_trail import record
+from projects.models import AuditEvent, Project
 from sessions_app.csv_export import spreadsheet_cell
 
 EXPORT_CHUNK = 2000
@@ -40,6 +42,14 @@ def events_filtered(
     if until:
         events = events.filter(at__lte=until)
     return events
+
+
+def trail_read_record(request: Any, *, project: Project | None, filters: dict[str, Any], fmt: str = "") -> None:
+    """One ``audit.read`` per page or API page served, one ``audit.exported`` per download (however many
+    rows it streams), naming the filters: who looked at the trail, and at what."""
+    shown = {name: str(value) for name, value in filters.items() if value}
+    kind, detail = ("audit.exported", {"format": fmt, "filters": shown}) if fmt else ("audit.read", {"filters": shown})
+    record(request, kind=kind, project=project, target=project.slug if project else "", detail=detail)
 
 
 def event_row(event: AuditEvent) -> dict[str, Any]:

@@ -1,16 +1,23 @@
 """Erasing a person (docs/security.md "Erasure"): every row about them and every blob of the sessions
 they uploaded, in one transaction whose blob keys go through the deletion outbox as a project's do
-(``sessions_app.deletion``). One audit event says it happened, not what was erased.
+(``sessions_app.deletion``). One audit event says it happened, not what was erased. A person with
+anything in a project under legal hold is not erased at all (``governance.holds``): the hold keeps the
+record whole, and a partial erasure would leave the person neither erased nor held.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from django.contrib.admin.models import LogEntry
 from django.db import transaction
+from django.db.models import Q
 
+from governance.holds import held_projects_of
 from governance.offboarding import browser_sessions_end
 from projects.audit_trail import record
+from projects.errors import DomainError
 from projects.models import ApiToken, AuditEvent, DeviceGrant, Invitation, Membership, User
 from projects.scoping import unscoped
 from projects.services import invitations_revoke
@@ -29,8 +36,18 @@ def user_erase(*, user: User) -> Erased:
     """Erase a person across projects: the sessions they uploaded (prompts, content, attribution and
     the share links to them), their access-log rows, tokens, device logins, share links, memberships,
     the invitations to them (those they sent are revoked) and the account. Their name in earlier
-    audit events is replaced by a pseudonym; one new event records that an erasure happened."""
+    audit events and in Django admin's change history is replaced by a pseudonym, and the address and
+    user agent of the events they acted in, or that name them, are cleared; one new event records that
+    an erasure happened. Refused, with nothing erased, while a project under legal hold holds any of it."""
     pseudonym = f"erased user #{user.pk}"
+    held = held_projects_of(user)
+    if held:
+        raise DomainError(
+            "legal_hold",
+            f"{user.email} cannot be erased: under legal hold in {', '.join(held)}. Release the hold first.",
+            status_code=409,
+            extra={"projects": held},
+        )
     with unscoped(), transaction.atomic():
         sessions = sessions_locked(Session.objects.filter(author=user))
         keys = blobs_queue(sessions)
@@ -42,10 +59,26 @@ def user_erase(*, user: User) -> Erased:
         Membership.objects.filter(user=user).delete()
         Invitation.objects.filter(email__iexact=user.email).delete()
         invitations_revoke(sent_by=user)
+        theirs = Q(actor_id=user.pk) | Q(target__iexact=user.email)
+        AuditEvent.objects.filter(theirs).update(ip=None, user_agent="")
         AuditEvent.objects.filter(actor_id=user.pk).update(actor_email=pseudonym)
         AuditEvent.objects.filter(target__iexact=user.email).update(target=pseudonym)
+        admin_log_scrub(user.email, pseudonym)
         browser_sessions_end(user)
         record(kind="user.erased", target=pseudonym)
         User.objects.filter(pk=user.pk).delete()
         transaction.on_commit(lambda: blob_deletions_run(keys))
     return Erased(sessions=len(sessions), access_log_rows=read_rows)
+
+
+def admin_log_scrub(email: str, pseudonym: str) -> int:
+    """Django admin's change history names objects by their ``str`` (a user, a membership or an
+    invitation by the address) and may quote it in the change message: replace the address with the
+    pseudonym wherever it appears, whatever its case. Returns how many entries changed."""
+    address = re.compile(re.escape(email), re.IGNORECASE)  # a literal: linear
+    entries = LogEntry.objects.filter(Q(object_repr__icontains=email) | Q(change_message__icontains=email))
+    for entry in entries:
+        entry.object_repr = address.sub(pseudonym, entry.object_repr)[:200]
+        entry.change_message = address.sub(pseudonym, entry.change_message)
+        entry.save(update_fields=["object_repr", "change_message"])
+    return len(entries)

@@ -39,10 +39,11 @@ class Offboarded:
 
 
 @transaction.atomic
-def user_deactivate(*, user: User) -> Offboarded:
+def user_deactivate(*, user: User, audit: bool = True) -> Offboarded:
     """End every access of ``user`` now and record it (``user.deactivated``, with what was ended: the
     request being served or ``acting`` says who and how); idempotent (a second call finds nothing left
-    to end)."""
+    to end). ``audit=False``: the caller records one event of its own with what this returns (SCIM's
+    DELETE, ``user.deleted``)."""
     with unscoped():
         User.objects.filter(pk=user.pk).update(is_active=False)
         user.is_active = False
@@ -51,7 +52,8 @@ def user_deactivate(*, user: User) -> Offboarded:
         for membership in memberships:  # one by one: the share-link revocation signal sees each
             membership.delete()
     done = replace(ended, memberships=len(memberships))
-    record(kind="user.deactivated", target=user.email, detail=asdict(done))
+    if audit:
+        record(kind="user.deactivated", target=user.email, detail=asdict(done))
     return done
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hmac
 import io
 import re
+from dataclasses import asdict
 from typing import Any
 
 from django.conf import settings
@@ -273,8 +274,10 @@ class ScimUserView(ScimView):
     def delete(self, request: Request, user_id: str) -> Response:
         user = self.user_or_404(user_id)
         with transaction.atomic():
-            user_deactivate(user=user)
-            audit_trail.record(request, kind="user.deleted", target=user.email, via="scim")
+            # One event, itemised as user.deactivated is: what the delete ended (nothing more for a
+            # user deactivated earlier), then the account.
+            detail = asdict(user_deactivate(user=user, audit=False))
+            audit_trail.record(request, kind="user.deleted", target=user.email, via="scim", detail=detail)
             user.delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 

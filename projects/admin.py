@@ -44,6 +44,8 @@ class MembershipInline(admin.TabularInline):
 class ProjectAdmin(UnscopedAdmin):
     list_display = ["slug", "name", "repo", "retention_days", "created_at"]
     search_fields = ["slug", "name", "repo"]
+    # Set and audited by manage.py project_policy only (docs/security.md "Audit retention and legal hold").
+    readonly_fields = ["audit_retention_days", "legal_hold_since", "legal_hold_reason"]
     inlines = [MembershipInline]
 
 

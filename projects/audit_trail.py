@@ -24,7 +24,7 @@ _via: contextvars.ContextVar[str] = contextvars.ContextVar("audit_via", default=
 
 SSO_LOGIN_REFUSED = "sso.login_refused"  # governance/adapters.py: a domain not allowed, or a wrong nonce
 SSO_ACCOUNT_RECLAIMED = "sso.account_reclaimed"  # governance/adapters.py: a never-verified account taken over
-KINDS = (
+KINDS: tuple[str, ...] = (
     "membership.added",
     "membership.removed",
     "membership.role_changed",
@@ -52,6 +52,23 @@ KINDS = (
     "user.erased",
     SSO_LOGIN_REFUSED,
     SSO_ACCOUNT_RECLAIMED,
+)
+# Authentication, privileges, reading the trail, retention and holds (governance/auth_events.py,
+# governance/audit.py, governance/holds.py; docs/security.md "Audit trail").
+KINDS += (
+    "auth.login",
+    "auth.login_failed",
+    "auth.logout",
+    "auth.password_changed",
+    "auth.password_reset",
+    "user.privileges_changed",
+    "user.jit_created",
+    "audit.read",
+    "audit.exported",
+    "audit.expired",
+    "project.legal_hold_set",
+    "project.legal_hold_released",
+    "project.audit_retention_changed",
 )
 
 

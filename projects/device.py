@@ -171,4 +171,8 @@ def device_poll(*, device_code: str) -> str:
         raise DomainError("authorization_pending", "Waiting for approval in the browser.", status_code=428)
     grant.consumed_at = timezone.now()
     grant.save(update_fields=["consumed_at"])
-    return _mint(grant)
+    secret = _mint(grant)
+    user = grant.approved_by
+    # The CLI's sign-in (docs/security.md "Audit trail"): the request is anonymous, the person approved it.
+    audit_trail.record(kind="auth.login", actor=user, target=user.email, detail={"method": "device"})
+    return secret

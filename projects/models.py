@@ -77,6 +77,16 @@ class Project(models.Model):
     archived_at = models.DateTimeField(
         null=True, blank=True, help_text='archived: read-only, uploads refused (docs/security.md "Admin API")'
     )
+    # Set by staff only (manage.py project_policy): a project admin could otherwise shorten the record
+    # of their own actions, or lift the hold that keeps it (docs/security.md "Audit retention and
+    # legal hold").
+    audit_retention_days = models.PositiveIntegerField(
+        null=True, blank=True, help_text="days this project's audit events are kept; empty: SESSIONLEDGER_AUDIT_DAYS"
+    )
+    legal_hold_since = models.DateTimeField(
+        null=True, blank=True, help_text="under legal hold: no retention, no erasure of its members"
+    )
+    legal_hold_reason = models.CharField(max_length=300, blank=True, default="")
 
     class Meta:
         ordering = ["slug"]

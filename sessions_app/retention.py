@@ -10,6 +10,7 @@ import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from projects.audit_trail import record
@@ -24,6 +25,9 @@ logger = logging.getLogger(__name__)
 def retention_apply(*, project: Project, now: datetime | None = None) -> int:
     """Delete this project's sessions older than its retention (and old access-log rows); returns how many."""
     now = now or timezone.now()
+    # A legal hold keeps everything (docs/security.md "Audit retention and legal hold").
+    if project.legal_hold_since is not None:
+        return 0
     with project_scope(project):
         AccessLog.objects.filter(
             project=project, at__lt=now - timedelta(days=settings.SESSIONLEDGER_ACCESS_LOG_DAYS)
@@ -56,8 +60,26 @@ def retention_apply_all() -> dict[str, int]:
 
 
 def audit_events_expire(now: datetime | None = None) -> int:
-    """The audit trail's own retention (``SESSIONLEDGER_AUDIT_DAYS``), run by the owner role: the web
-    role cannot delete an event."""
-    cutoff = (now or timezone.now()) - timedelta(days=settings.SESSIONLEDGER_AUDIT_DAYS)
+    """The audit trail's own retention, run by the owner role (the web role cannot delete an event): a
+    project's events after its ``audit_retention_days``, else ``SESSIONLEDGER_AUDIT_DAYS``, none of a
+    project under legal hold; deployment-wide events after ``SESSIONLEDGER_AUDIT_DAYS``. Each deletion
+    is recorded as one ``audit.expired`` event (per project, and one for the deployment's)."""
+    now = now or timezone.now()
+    default = timedelta(days=settings.SESSIONLEDGER_AUDIT_DAYS)
+    deleted = 0
     with unscoped():
-        return AuditEvent.objects.filter(at__lt=cutoff).delete()[0]
+        for project in Project.objects.filter(legal_hold_since__isnull=True):
+            days = project.audit_retention_days or settings.SESSIONLEDGER_AUDIT_DAYS
+            deleted += _expire(AuditEvent.objects.filter(project_id=project.pk), now - timedelta(days=days), project)
+        # Deployment-wide events, and those of deleted projects (no row, so no hold): the default.
+        elsewhere = Q(project_id__isnull=True) | ~Q(project_id__in=Project.objects.values("pk"))
+        deleted += _expire(AuditEvent.objects.filter(elsewhere), now - default, None)
+    return deleted
+
+
+def _expire(events: QuerySet[AuditEvent], cutoff: datetime, project: Project | None) -> int:
+    count = events.filter(at__lt=cutoff).delete()[0]
+    if count:
+        detail = {"events_deleted": count, "before": cutoff.isoformat()}
+        record(kind="audit.expired", project=project, target=project.slug if project else "", detail=detail)
+    return int(count)

@@ -13,7 +13,7 @@ from django.views.generic import TemplateView
 
 from frontend.access import ProjectPageMixin
 from frontend.forms import MomentField
-from governance.audit import events_filtered, export_response
+from governance.audit import events_filtered, export_response, trail_read_record
 from projects.audit_trail import KINDS
 from projects.models import AuditEvent, Role
 
@@ -62,7 +62,9 @@ class ProjectAuditView(ProjectPageMixin, TemplateView):
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:  # type: ignore[override]
         fmt = request.GET.get("format", "")
-        if fmt in ("csv", "jsonl"):
+        download = fmt if fmt in ("csv", "jsonl") else ""
+        trail_read_record(request, project=self.project, filters=self.form.params(), fmt=download)
+        if download:
             return export_response(self.events(), fmt, f"audit-{self.project.slug}")
         return super().get(request, *args, **kwargs)
 

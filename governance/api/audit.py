@@ -17,10 +17,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance.api.staff import IsStaff
-from governance.audit import event_row, events_filtered, export_response
+from governance.audit import event_row, events_filtered, export_response, trail_read_record
 from projects.access import ADMIN_ONLY, ProjectAPIView, TokenScopePermission
 from projects.audit_trail import KINDS
-from projects.models import AuditEvent
+from projects.models import AuditEvent, Project
 from projects.scoping import unscoped
 from sessions_app.api.common import OffsetPagination, offset_page
 
@@ -96,6 +96,10 @@ class AuditListMixin:
         response: Response = super().handle_exception(exc)  # type: ignore[misc]
         return response
 
+    def audited_project(self) -> Project | None:
+        """The project whose trail is read (its admins see the read in it); ``None``: the deployment's."""
+        return None
+
     def answer(self, request: Request, events: QuerySet[AuditEvent], filename: str) -> HttpResponseBase:
         filters = AuditFilters(data=request.query_params)
         filters.is_valid(raise_exception=True)
@@ -106,7 +110,9 @@ class AuditListMixin:
             events, actor=data["actor"], kind=data["kind"], since=data["since"], until=data["until"]
         )
         fmt = request.query_params.get("format", "")
-        if fmt in ("csv", "jsonl"):
+        download = fmt if fmt in ("csv", "jsonl") else ""
+        trail_read_record(request, project=self.audited_project(), filters=data, fmt=download)
+        if download:
             return export_response(events, fmt, filename)
         paginator = OffsetPagination()
         page = paginator.paginate_queryset(events, request, view=self) or []  # type: ignore[arg-type]
@@ -118,6 +124,9 @@ class ProjectAuditView(AuditListMixin, ProjectAPIView):
 
     required_roles = ADMIN_ONLY
     renderer_classes = RENDERERS
+
+    def audited_project(self) -> Project | None:
+        return self.project
 
     @extend_schema(parameters=FILTER_PARAMETERS, responses=AUDIT_RESPONSES)
     def get(self, request: Request, project: str) -> HttpResponseBase:
