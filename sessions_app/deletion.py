@@ -18,7 +18,7 @@ from projects.audit_trail import record
 from projects.models import Project
 from projects.scoping import unscoped
 from sessions_app.models import BlobDeletion, Session
-from sessions_app.services import blob_deletions_run, session_keys
+from sessions_app.services import blob_deletions_run, hold_refuses, session_keys
 
 logger = logging.getLogger(__name__)
 BATCH = 1000
@@ -42,6 +42,7 @@ def sessions_locked(queryset: QuerySet[Session]) -> list[Session]:
 def project_delete(*, project: Project) -> int:
     """Delete the project with every row it owns; its blobs go through the outbox. Returns the
     number of sessions deleted."""
+    hold_refuses(project, f"Project {project.slug}")
     with unscoped(), transaction.atomic():
         sessions = sessions_locked(Session.objects.filter(project=project))
         keys = blobs_queue(sessions)

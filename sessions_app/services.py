@@ -16,6 +16,8 @@ from django.db import transaction
 from django.db.models import F
 
 from projects import audit_trail
+from projects.errors import DomainError
+from projects.models import Project
 from projects.scoping import unscoped
 from sessions_app import blobs
 from sessions_app.audit import deletion_logged
@@ -39,9 +41,18 @@ def session_keys(session: Session) -> list[str]:
     return list(dict.fromkeys(key for key in keys if key))
 
 
+def hold_refuses(project: Project, what: str) -> None:
+    """A project under legal hold keeps everything (docs/security.md "Audit retention and legal hold"):
+    no deletion by anyone until staff release the hold."""
+    if project.legal_hold_since is not None:
+        message = f"{what} cannot be deleted: project {project.slug} is under legal hold."
+        raise DomainError("legal_hold", message, status_code=409)
+
+
 def session_delete(*, session: Session, by: str, audit: bool = True) -> None:
     """Delete the row (with its search entry) now and its blobs as soon as that is committed.
     ``audit=False``: the caller records the event (retention records one per run)."""
+    hold_refuses(session.project, f"Session {session.pk}")
     keys = session_keys(session)
     with transaction.atomic():
         Session.objects.filter(pk=session.pk).delete()

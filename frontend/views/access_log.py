@@ -25,6 +25,7 @@ from frontend.pagination import AccessLogPagination, KeysetPage, keyset_page
 from frontend.views.sessions import SessionObjectMixin
 from projects import selectors as project_selectors
 from projects.access import acting_user
+from projects.errors import DomainError
 from projects.models import Role
 from sessions_app.audit import access_record
 from sessions_app.models import AccessLog, Session
@@ -105,8 +106,12 @@ class SessionDeleteView(SessionObjectMixin, TemplateView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         session = self.get_session()
+        try:
+            session_delete(session=session, by=f"{acting_user(request).email} (web)")
+        except DomainError as exc:  # a project under legal hold
+            messages.error(request, exc.message)
+            return redirect("session", project=self.project.slug, session_id=session.pk)
         access_record(session=session, request=request, via="delete")
-        session_delete(session=session, by=f"{acting_user(request).email} (web)")
         title = session.title or session.ref or str(session.pk)
         messages.success(request, f"Deleted the session “{title}” with its transcript.")
         return redirect("project-home", project=self.project.slug)

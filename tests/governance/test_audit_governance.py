@@ -241,3 +241,26 @@ def test_scim_delete_is_one_itemised_event(world, settings) -> None:
     }
     with scopes_disabled():
         assert AuditEvent.objects.filter(kind="user.deactivated").count() == before
+
+
+def test_nothing_of_a_held_project_can_be_deleted_by_api_page_or_admin(world, session, api_as) -> None:
+    """A hold that retention respects but a delete button ignores would hold nothing."""
+    call_command("project_policy", world.project.slug, "--hold", "Acme v. Globex")
+    admin = api_as(world.admin)
+
+    refused_session = admin.delete(f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}")
+    refused_project = admin.delete(f"/api/v1/projects/{world.project.slug}")
+    page = Client()
+    page.force_login(world.admin)
+    refused_page = page.post(f"/p/{world.project.slug}/s/{session.pk}/delete", follow=True)
+    staff = UserFactory(email="ops@example.com", is_staff=True, is_superuser=True)
+    page.force_login(staff)
+    admin_form = page.get(f"/admin/projects/project/{world.project.pk}/delete/")
+
+    assert (refused_session.status_code, refused_session.json()["error"]["code"]) == (409, "legal_hold")
+    assert (refused_project.status_code, refused_project.json()["error"]["code"]) == (409, "legal_hold")
+    assert "under legal hold" in refused_page.content.decode()
+    assert admin_form.status_code == 403
+    with scopes_disabled():
+        assert Session.objects.filter(pk=session.pk).exists() and Project.objects.filter(pk=world.project.pk).exists()
+    assert not AuditEvent.objects.filter(kind__in=["session.deleted", "project.deleted"]).exists()
