@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class GovernanceConfig(AppConfig):
     name = "governance"
     verbose_name = "Identity and governance"
+
+    def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_in
+
+        from governance import browser_sessions
+
+        user_logged_in.connect(browser_sessions.on_sign_in, dispatch_uid="governance.on_sign_in")

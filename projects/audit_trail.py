@@ -24,6 +24,7 @@ _via: contextvars.ContextVar[str] = contextvars.ContextVar("audit_via", default=
 
 SSO_LOGIN_REFUSED = "sso.login_refused"  # governance/adapters.py: a domain not allowed, or a wrong nonce
 SSO_ACCOUNT_RECLAIMED = "sso.account_reclaimed"  # governance/adapters.py: a never-verified account taken over
+SSO_USER_CREATED = "sso.user_created"  # governance/adapters.py: an account made by a first sign-on (JIT)
 KINDS = (
     "membership.added",
     "membership.removed",
@@ -52,6 +53,7 @@ KINDS = (
     "user.erased",
     SSO_LOGIN_REFUSED,
     SSO_ACCOUNT_RECLAIMED,
+    SSO_USER_CREATED,
 )
 
 
