@@ -52,7 +52,8 @@ def on_sign_in(sender: Any, request: HttpRequest | None, user: Any, **kwargs: An
 
 
 def made_by_sso(request: HttpRequest) -> bool:
-    return any(record.get("method") == "socialaccount" for record in get_authentication_records(request))
+    records = get_authentication_records(request, request.user)  # allauth's, of this user only
+    return any(record.get("method") == "socialaccount" for record in records)
 
 
 def end_session(request: HttpRequest) -> EndSession | None:
