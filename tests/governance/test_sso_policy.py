@@ -173,3 +173,22 @@ def test_a_password_session_signs_out_locally(db, client) -> None:
     client.post("/accounts/login/", {"login": user.email, "password": "pw-for-tests-1"})
     assert client.session["_auth_user_id"]
     assert client.post("/accounts/logout/")["Location"] == "/accounts/login/"
+
+
+ENTRA = (
+    '{"id": "entra", "name": "Entra ID", "server_url": "https://login.microsoftonline.com/t/v2.0", '
+    '"client_id": "c", "secret": "s3cr3t", "email_verified_claim": "xms_edov", "domains": ["@Acme.com"], '
+    '"end_session": true}'
+)
+
+
+def test_a_providers_policy_is_read_with_it_and_malformed_policy_refused(monkeypatch) -> None:
+    from config import env, variables
+
+    monkeypatch.setenv("SESSIONLEDGER_OIDC_PROVIDERS", f"[{ENTRA}]")
+    [entra] = variables.load()["SESSIONLEDGER_OIDC_PROVIDERS"]
+    assert (entra["email_verified_claim"], entra["domains"], entra["end_session"]) == ("xms_edov", ["acme.com"], True)
+    for bad in ('"trust_email": "yes"', '"domains": "acme.com"', '"email_verified_claim": ""'):
+        monkeypatch.setenv("SESSIONLEDGER_OIDC_PROVIDERS", f"[{ENTRA[:-1]}, {bad}}}]")
+        with pytest.raises(env.ConfigError, match="SESSIONLEDGER_OIDC_PROVIDERS is not valid: provider 0: "):
+            variables.load()
