@@ -137,6 +137,7 @@ ACCOUNT_ADAPTER = "governance.adapters.AccountAdapter"
 # reads each provider's discovery document and checks the ID token's signature (JWKS), issuer and audience;
 # governance/oidc.py adds the nonce. Policies are read by governance/adapters.py.
 SOCIALACCOUNT_ADAPTER = "governance.adapters.SocialAccountAdapter"
+OIDC_POLICY_KEYS = ("trust_email", "email_verified_claim", "domains", "end_session")
 SOCIALACCOUNT_PROVIDERS = {
     "openid_connect": {
         "provider_class": "governance.oidc.NonceOpenIDConnectProvider",
@@ -147,7 +148,12 @@ SOCIALACCOUNT_PROVIDERS = {
                 "name": provider["name"],
                 "client_id": provider["client_id"],
                 "secret": provider["secret"],
-                "settings": {"server_url": provider["server_url"], "oauth_pkce_enabled": True},
+                "settings": {
+                    "server_url": provider["server_url"],
+                    "oauth_pkce_enabled": True,
+                    # the provider's policy (governance/oidc.py, docs/identity.md)
+                    **{key: provider[key] for key in OIDC_POLICY_KEYS if key in provider},
+                },
             }
             for provider in env["SESSIONLEDGER_OIDC_PROVIDERS"]
         ],
@@ -164,6 +170,15 @@ SESSIONLEDGER_SSO_JIT = env["SESSIONLEDGER_SSO_JIT"]
 SESSIONLEDGER_SSO_DEFAULT_PROJECTS = env["SESSIONLEDGER_SSO_DEFAULT_PROJECTS"]
 SESSIONLEDGER_SSO_REQUIRED = env["SESSIONLEDGER_SSO_REQUIRED"]
 SESSIONLEDGER_SSO_STAFF_PASSWORD = env["SESSIONLEDGER_SSO_STAFF_PASSWORD"]
+# Browser sessions' lifetime and idle timeout, and API tokens' longest life (governance/browser_sessions.py)
+SESSIONLEDGER_SESSION_HOURS = env["SESSIONLEDGER_SESSION_HOURS"]
+SESSIONLEDGER_SESSION_IDLE_MINUTES = env["SESSIONLEDGER_SESSION_IDLE_MINUTES"]
+SESSIONLEDGER_TOKEN_MAX_DAYS = env["SESSIONLEDGER_TOKEN_MAX_DAYS"]
+SESSION_COOKIE_AGE = SESSIONLEDGER_SESSION_HOURS * 3600
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.contrib.messages.middleware.MessageMiddleware") + 1,
+    "governance.browser_sessions.SessionPolicyMiddleware",
+)
 # allauth's "continue" form redirects to the provider: the CSP's form-action must allow its origin.
 SSO_ORIGINS = sorted(
     {"{0.scheme}://{0.netloc}".format(urlsplit(p["server_url"])) for p in env["SESSIONLEDGER_OIDC_PROVIDERS"]}

@@ -101,7 +101,7 @@ def sample_rate(value: str) -> float:
     return rate
 
 
-def oidc_providers(value: str) -> list[dict[str, str]]:
+def oidc_providers(value: str) -> list[dict[str, Any]]:
     """``[{"id", "name", "server_url", "client_id", "secret"}, ...]``: the OpenID Providers (docs/security.md)."""
     import json
 
@@ -119,8 +119,31 @@ def oidc_providers(value: str) -> list[dict[str, str]]:
         if not provider["id"] or not provider["id"].replace("-", "").isalnum() or provider["id"] in seen:
             raise ValueError(f"provider {index} needs a unique id of letters, digits and dashes")
         seen.add(provider["id"])
-        parsed.append({key: provider[key] for key in keys} | {"server_url": http_url(provider["server_url"])})
+        policy = _provider_policy(index, provider)
+        parsed.append({key: provider[key] for key in keys} | {"server_url": http_url(provider["server_url"])} | policy)
     return parsed
+
+
+def _provider_policy(index: int, provider: dict[str, Any]) -> dict[str, Any]:
+    """A provider's optional policy keys (docs/identity.md): which claim proves the address, its domains,
+    and whether signing out ends its session."""
+    policy: dict[str, Any] = {}
+    for key in ("trust_email", "end_session"):
+        if key in provider:
+            if not isinstance(provider[key], bool):
+                raise ValueError(f"provider {index}: {key} must be true or false")
+            policy[key] = provider[key]
+    if "email_verified_claim" in provider:
+        claim = provider["email_verified_claim"]
+        if not isinstance(claim, str) or not claim.strip():
+            raise ValueError(f"provider {index}: email_verified_claim must be a claim's name")
+        policy["email_verified_claim"] = claim.strip()
+    if "domains" in provider:
+        domains = provider["domains"]
+        if not isinstance(domains, list) or not all(isinstance(d, str) and d.strip().lstrip("@") for d in domains):
+            raise ValueError(f"provider {index}: domains must be a list of e-mail domains")
+        policy["domains"] = [d.strip().lower().lstrip("@") for d in domains]
+    return policy
 
 
 def domain_projects(value: str) -> dict[str, str]:
@@ -165,6 +188,9 @@ SCHEMA: tuple[Variable, ...] = (
     Variable("SESSIONLEDGER_SSO_DEFAULT_PROJECTS", domain_projects, {}),
     Variable("SESSIONLEDGER_SSO_REQUIRED", BOOLEAN, False),
     Variable("SESSIONLEDGER_SSO_STAFF_PASSWORD", BOOLEAN, False),
+    Variable("SESSIONLEDGER_SESSION_HOURS", at_least(1), 14 * 24),  # browser sessions (docs/identity.md)
+    Variable("SESSIONLEDGER_SESSION_IDLE_MINUTES", COUNT, 0),  # 0: no idle timeout
+    Variable("SESSIONLEDGER_TOKEN_MAX_DAYS", COUNT, 0),  # 0: no cap on API tokens' lifetime
     Variable("SESSIONLEDGER_TOKEN_MINT_RATE", RATE, "20/hour"),
     Variable("SESSIONLEDGER_DEVICE_START_RATE", RATE, "30/min"),
     Variable("SESSIONLEDGER_DEVICE_CODE_RATE", RATE, "10/min"),

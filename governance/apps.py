@@ -6,6 +6,9 @@ class GovernanceConfig(AppConfig):
     verbose_name = "Identity and governance"
 
     def ready(self) -> None:
-        from governance import auth_events
+        from django.contrib.auth.signals import user_logged_in
+
+        from governance import auth_events, browser_sessions
 
         auth_events.connect()
+        user_logged_in.connect(browser_sessions.on_sign_in, dispatch_uid="governance.on_sign_in")

@@ -11,7 +11,9 @@ project's: sessions keep their rows and blobs (erasing a person is ``governance.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from django.contrib.sessions.models import Session as BrowserSession
 from django.db import transaction
@@ -83,14 +85,19 @@ def user_credentials_end(*, user: User) -> Offboarded:
 
 
 def browser_sessions_end(user: User) -> int:
-    """Delete the user's signed-in browser sessions (the database session store holds them encoded,
-    so each live one is decoded; an inactive user is refused by the auth backend anyway)."""
+    """Delete the user's signed-in browser sessions (an inactive user is refused by the auth backend anyway)."""
+    return browser_sessions_end_where(lambda data: str(data.get("_auth_user_id")) == str(user.pk))
+
+
+def browser_sessions_end_where(ends: Callable[[dict[str, Any]], bool]) -> int:
+    """Delete the live browser sessions whose data ``ends`` selects (the database session store holds
+    them encoded, so each live one is decoded)."""
     ended = 0
     live = BrowserSession.objects.filter(expire_date__gt=timezone.now()).order_by("pk")
     last = ""
     while batch := list(live.filter(pk__gt=last)[:BROWSER_SESSION_BATCH]):
-        mine = [row.pk for row in batch if str(row.get_decoded().get("_auth_user_id")) == str(user.pk)]
-        ended += BrowserSession.objects.filter(pk__in=mine).delete()[0]
+        chosen = [row.pk for row in batch if ends(row.get_decoded())]
+        ended += BrowserSession.objects.filter(pk__in=chosen).delete()[0]
         last = batch[-1].pk
     return ended
 

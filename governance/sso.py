@@ -32,9 +32,10 @@ def domain_of(email: str) -> str:
     return email.rpartition("@")[2].strip().lower()
 
 
-def domain_allowed(email: str) -> bool:
-    """An empty SESSIONLEDGER_SSO_DOMAINS allows every domain the provider vouches for."""
-    domains = settings.SESSIONLEDGER_SSO_DOMAINS
+def domain_allowed(email: str, provider_domains: list[str] | None = None) -> bool:
+    """A provider's own ``domains`` (docs/identity.md), else SESSIONLEDGER_SSO_DOMAINS; an empty list
+    allows every domain the provider vouches for."""
+    domains = settings.SESSIONLEDGER_SSO_DOMAINS if provider_domains is None else provider_domains
     return bool(email) and (not domains or domain_of(email) in domains)
 
 

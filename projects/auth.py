@@ -12,7 +12,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from projects.models import ApiToken
-from projects.tokens import hash_secret
+from projects.tokens import hash_secret, longest_expiry
 
 # Where ProjectAPIView leaves the token it read with the project and the membership
 # (projects.access.caller_by_token), so that authentication does not read it a second time.
@@ -44,7 +44,9 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("Invalid token.")
         if token.revoked_at is not None:
             raise exceptions.AuthenticationFailed("This token has been revoked.")
-        if token.expires_at is not None and token.expires_at <= timezone.now():
+        now = timezone.now()
+        cap = longest_expiry(token.created_at)
+        if (token.expires_at is not None and token.expires_at <= now) or (cap is not None and cap <= now):
             raise exceptions.AuthenticationFailed("This token has expired; create a new one or log in again.")
         if not token.user.is_active:
             raise exceptions.AuthenticationFailed("This account is disabled.")

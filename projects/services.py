@@ -16,7 +16,7 @@ from projects.addresses import address_verified, address_vouch
 from projects.errors import DomainError
 from projects.models import ApiToken, Invitation, Membership, Project, Role, Scope, User
 from projects.scoping import unscoped
-from projects.tokens import display_prefix, hash_secret, new_secret
+from projects.tokens import display_prefix, hash_secret, longest_expiry, new_secret
 from sessionledger.core.remotes import normalise_remote
 
 INVITATION_DAYS = 7
@@ -251,8 +251,12 @@ def token_create(
     """Create a token; returns it with its secret, which is never stored or shown again."""
     scope_list = _scope_list(scopes)
     secret = new_secret()
+    now = timezone.now()
     if expires_days:
-        expires_at = timezone.now() + timedelta(days=expires_days)
+        expires_at = now + timedelta(days=expires_days)
+    cap = longest_expiry(now)
+    if cap is not None:  # asking for longer, or for no expiry, gets the longest allowed
+        expires_at = min(expires_at, cap) if expires_at else cap
     token = ApiToken.objects.create(
         user=user,
         name=name,

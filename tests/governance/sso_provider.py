@@ -47,7 +47,12 @@ class Provider:
         )
 
     def set_user(self, sub: str, email: str, *, verified: bool = True) -> None:
-        self.call("PUT", f"/users/{sub}", {"email": email, "email_verified": verified})
+        self.set_claims(sub, {"email": email, "email_verified": verified})
+
+    def set_claims(self, sub: str, claims: dict[str, Any]) -> None:
+        """Exactly these claims (beside ``sub``), in the ID token and userinfo: a standard one only
+        when its scope is asked for (``email`` for ``email_verified``), any other always."""
+        self.call("PUT", f"/users/{sub}", claims)
 
 
 def _free_port() -> int:
@@ -105,8 +110,9 @@ def oidc_provider() -> Iterator[Provider]:
         process.wait(timeout=10)
 
 
-def configure(settings, provider: Provider, site_url: str) -> Provider:
-    """``settings`` as SESSIONLEDGER_OIDC_PROVIDERS would make them, for a server at ``site_url``."""
+def configure(settings, provider: Provider, site_url: str, **policy: Any) -> Provider:
+    """``settings`` as SESSIONLEDGER_OIDC_PROVIDERS would make them, for a server at ``site_url``, with
+    the provider's ``policy`` keys (``trust_email``, ``email_verified_claim``, ``domains``, ``end_session``)."""
     client = provider.register(f"{site_url}/accounts/oidc/{PROVIDER_ID}/login/callback/")
     configured = settings.SOCIALACCOUNT_PROVIDERS["openid_connect"]  # the nonce provider class, PKCE
     app = {
@@ -114,7 +120,7 @@ def configure(settings, provider: Provider, site_url: str) -> Provider:
         "name": "Acme Login",
         "client_id": client["client_id"],
         "secret": client["client_secret"],
-        "settings": {"server_url": provider.url, "oauth_pkce_enabled": True},
+        "settings": {"server_url": provider.url, "oauth_pkce_enabled": True, **policy},
     }
     settings.SOCIALACCOUNT_PROVIDERS = {"openid_connect": {**configured, "APPS": [app]}}
     policy = settings.CONTENT_SECURITY_POLICY
