@@ -11,7 +11,8 @@ from django.db import transaction
 
 from governance.offboarding import browser_sessions_end
 from projects.audit_trail import record
-from projects.models import ApiToken, AuditEvent, DeviceGrant, Invitation, Membership, User
+from governance.integrity import pseudonymise as audit_pseudonymise
+from projects.models import ApiToken, DeviceGrant, Invitation, Membership, User
 from projects.scoping import unscoped
 from projects.services import invitations_revoke
 from sessions_app.deletion import blobs_queue, sessions_locked
@@ -42,8 +43,7 @@ def user_erase(*, user: User) -> Erased:
         Membership.objects.filter(user=user).delete()
         Invitation.objects.filter(email__iexact=user.email).delete()
         invitations_revoke(sent_by=user)
-        AuditEvent.objects.filter(actor_id=user.pk).update(actor_email=pseudonym)
-        AuditEvent.objects.filter(target__iexact=user.email).update(target=pseudonym)
+        audit_pseudonymise(user_id=user.pk, email=user.email)  # the runtime login may not UPDATE them
         browser_sessions_end(user)
         record(kind="user.erased", target=pseudonym)
         User.objects.filter(pk=user.pk).delete()
