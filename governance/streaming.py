@@ -272,10 +272,10 @@ def status() -> list[DeliveryStatus]:
 
     with unscoped(), connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT e.chain, e.slug, e.count FROM (SELECT coalesce(e.project_id::text, '') AS chain,"
-            f" max(e.project_slug) AS slug, count(*) AS count FROM {AUDIT_TABLE} AS e"
-            " LEFT JOIN governance_auditdelivery AS d ON d.chain = coalesce(e.project_id::text, '')"
-            " WHERE e.id > coalesce(d.delivered_id, 0) GROUP BY 1) AS e"
+            f"SELECT coalesce(e.project_id::text, ''), max(e.project_slug),"
+            " count(*) FILTER (WHERE e.id > coalesce(d.delivered_id, 0))"
+            f" FROM {AUDIT_TABLE} AS e"
+            " LEFT JOIN governance_auditdelivery AS d ON d.chain = coalesce(e.project_id::text, '') GROUP BY 1"
         )
         pending = {chain: (slug, count) for chain, slug, count in cursor.fetchall()}
         cursors = {c.chain: c for c in AuditDelivery.objects.all()}
