@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from governance.integrity import pseudonymise as audit_pseudonymise
 from governance.offboarding import browser_sessions_end
 from projects.audit_trail import record
-from governance.integrity import pseudonymise as audit_pseudonymise
 from projects.models import ApiToken, DeviceGrant, Invitation, Membership, User
 from projects.scoping import unscoped
 from projects.services import invitations_revoke

@@ -49,7 +49,9 @@ def verify() -> list[Finding]:
         rows = cursor.fetchall()
     chains: dict[str, list[tuple[int, str, str, bool]]] = {}
     for event_id, chain, prev_hash, hash_, content_intact, personal_intact in rows:
-        chains.setdefault(chain, []).append((event_id, prev_hash or "", hash_ or "", content_intact and personal_intact))
+        chains.setdefault(chain, []).append(
+            (event_id, prev_hash or "", hash_ or "", content_intact and personal_intact)
+        )
     findings = [f for chain, links in chains.items() for f in _walk(chain, links, anchors.get(chain, ""))]
     return sorted(findings, key=lambda f: f.event_id)
 
@@ -90,7 +92,7 @@ def prune(*, project_id: object, before: dt.datetime) -> int:
         cursor.execute(
             f"DELETE FROM {AUDIT_TABLE} WHERE coalesce(project_id::text, '') = %s AND id <= %s", [chain, last[0]]
         )
-        removed = cursor.rowcount
+        removed: int = cursor.rowcount
         cursor.execute(
             "INSERT INTO governance_auditanchor (chain, hash, up_to_id, at) VALUES (%s, %s, %s, now())"
             " ON CONFLICT (chain) DO UPDATE SET hash = excluded.hash, up_to_id = excluded.up_to_id, at = now()",

@@ -56,7 +56,9 @@ def test_verify_audit_names_an_edited_a_deleted_and_a_reordered_event(world, cap
 def test_a_forged_chain_start_is_a_deletion_but_retention_leaves_the_chain_whole(world) -> None:
     ours = events(world.project, 4)
     owner_sql("DELETE FROM projects_auditevent WHERE id = %s", [ours[0]])
-    assert [str(f) for f in verify()] == [f"deleted: row(s) missing before event {ours[1]} (project {world.project.pk})"]
+    assert [str(f) for f in verify()] == [
+        f"deleted: row(s) missing before event {ours[1]} (project {world.project.pk})"
+    ]
     owner_sql("UPDATE projects_auditevent SET at = now() - interval '400 days' WHERE id = ANY(%s)", [ours[1:3]])
     assert verify()  # moving events back in time is an edit too
     # retention, as the owner: removes the oldest rows and anchors the chain where they end
