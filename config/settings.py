@@ -99,6 +99,15 @@ DATABASES = {
 DATABASE_WEB_ROLE = env["DATABASE_WEB_ROLE"]
 SESSIONLEDGER_RLS = env["SESSIONLEDGER_RLS"]
 DATABASES["default"]["TEST"] = {"NAME": env["DATABASE_TEST_NAME"] or None}
+# The owner login runs migrations and maintenance only (governance/dbroles.py); web and worker log in with
+# DATABASE_URL, which may then not UPDATE or DELETE audit events. Without it, one login does both.
+DATABASES["owner"] = {
+    **(env["DATABASE_OWNER_URL"] or DATABASES["default"]),
+    "CONN_MAX_AGE": 0,
+    "TEST": {"MIRROR": "default"},
+}
+DATABASE_RUNTIME_USER = DATABASES["default"]["USER"]
+DATABASE_ROLES_SPLIT = DATABASES["owner"]["USER"] != DATABASE_RUNTIME_USER
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "projects.User"
 
@@ -422,3 +431,11 @@ if SENTRY_DSN:
         environment=ENVIRONMENT,
         traces_sample_rate=str(env["SENTRY_TRACES_SAMPLE_RATE"]),
     )
+
+# Audit events streamed off the box as they happen (docs/security.md "Audit trail"; governance/streaming.py):
+# the sink, the HMAC key of webhook deliveries, the CA bundle a TLS syslog server is checked against.
+SESSIONLEDGER_AUDIT_SINK = env["SESSIONLEDGER_AUDIT_SINK"]
+SESSIONLEDGER_AUDIT_SINK_SECRET = env["SESSIONLEDGER_AUDIT_SINK_SECRET"]
+SESSIONLEDGER_AUDIT_SINK_CA_FILE = env["SESSIONLEDGER_AUDIT_SINK_CA_FILE"]
+CELERY_BEAT_SCHEDULE["audit-stream"] = {"task": "governance.audit_stream", "schedule": 30.0}  # retries, backoff
+CELERY_BEAT_SCHEDULE["expire-audit"] = {"task": "governance.expire_audit", "schedule": 3600}  # as the owner

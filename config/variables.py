@@ -161,6 +161,26 @@ def _production(values: Mapping[str, Any]) -> bool:
     return bool(values["SESSIONLEDGER_ENV"] == "production")
 
 
+def optional_database_url(value: str) -> dict[str, Any] | None:
+    return database_url(value) if value.strip() else None
+
+
+AUDIT_SINK_SCHEMES = ("https", "http", "syslog+tcp", "syslog+tls", "bucket")
+
+
+def audit_sink(value: str) -> str:
+    """Where audit events are streamed (``governance.streaming``): empty, or a URL of one of its schemes."""
+    value = value.strip()
+    if not value:
+        return ""
+    parts = urlsplit(value)
+    if parts.scheme not in AUDIT_SINK_SCHEMES or not (parts.netloc or parts.scheme == "bucket"):
+        raise ValueError("expected https://…, syslog+tcp://host:port, syslog+tls://host:port or bucket:PREFIX")
+    if parts.scheme.startswith("syslog") and not parts.port:
+        raise ValueError("a syslog sink needs a port: syslog+tcp://host:6514")
+    return value
+
+
 STRING, INTEGER, COUNT, BOOLEAN, CSV, RATE = str, int, at_least(0), env.parse_bool, env.parse_csv, env.parse_rate
 
 SCHEMA: tuple[Variable, ...] = (
@@ -256,6 +276,11 @@ SCHEMA: tuple[Variable, ...] = (
     Variable("PROMETHEUS_MULTIPROC_DIR", STRING, ""),  # prometheus_client reads it itself
     Variable("SENTRY_DSN", optional_url, ""),
     Variable("SENTRY_TRACES_SAMPLE_RATE", sample_rate, 0.0),
+    # The audit trail's integrity and its copy off the box (docs/security.md "Audit trail").
+    Variable("DATABASE_OWNER_URL", optional_database_url, None),
+    Variable("SESSIONLEDGER_AUDIT_SINK", audit_sink, ""),
+    Variable("SESSIONLEDGER_AUDIT_SINK_SECRET", STRING, ""),
+    Variable("SESSIONLEDGER_AUDIT_SINK_CA_FILE", STRING, ""),
 )
 NAMES = frozenset(variable.name for variable in SCHEMA)
 _SECRET_PARTS = ("SECRET", "PASSWORD", "TOKEN", "URL", "DSN", "OIDC")  # values that may hold credentials

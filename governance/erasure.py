@@ -15,10 +15,11 @@ from django.db import transaction
 from django.db.models import Q
 
 from governance.holds import held_projects_of
+from governance.integrity import pseudonymise as audit_pseudonymise
 from governance.offboarding import browser_sessions_end
 from projects.audit_trail import record
 from projects.errors import DomainError
-from projects.models import ApiToken, AuditEvent, DeviceGrant, Invitation, Membership, User
+from projects.models import ApiToken, DeviceGrant, Invitation, Membership, User
 from projects.scoping import unscoped
 from projects.services import invitations_revoke
 from sessions_app.deletion import blobs_queue, sessions_locked
@@ -37,7 +38,7 @@ def user_erase(*, user: User) -> Erased:
     the share links to them), their access-log rows, tokens, device logins, share links, memberships,
     the invitations to them (those they sent are revoked) and the account. Their name in earlier
     audit events and in Django admin's change history is replaced by a pseudonym, and the address and
-    user agent of the events they acted in, or that name them, are cleared; one new event records that
+    user agent of the events they acted in, or that name them with no known actor, are cleared; one new event records that
     an erasure happened. Refused, with nothing erased, while a project under legal hold holds any of it."""
     pseudonym = f"erased user #{user.pk}"
     held = held_projects_of(user)
@@ -59,10 +60,7 @@ def user_erase(*, user: User) -> Erased:
         Membership.objects.filter(user=user).delete()
         Invitation.objects.filter(email__iexact=user.email).delete()
         invitations_revoke(sent_by=user)
-        theirs = Q(actor_id=user.pk) | Q(target__iexact=user.email)
-        AuditEvent.objects.filter(theirs).update(ip=None, user_agent="")
-        AuditEvent.objects.filter(actor_id=user.pk).update(actor_email=pseudonym)
-        AuditEvent.objects.filter(target__iexact=user.email).update(target=pseudonym)
+        audit_pseudonymise(user_id=user.pk, email=user.email)  # the runtime login may not UPDATE them
         admin_log_scrub(user.email, pseudonym)
         browser_sessions_end(user)
         record(kind="user.erased", target=pseudonym)

@@ -10,11 +10,10 @@ import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from projects.audit_trail import record
-from projects.models import AuditEvent, Project
+from projects.models import Project
 from projects.scoping import project_scope, unscoped
 from sessions_app.models import AccessLog, Session
 from sessions_app.services import blob_deletions_retry, session_delete
@@ -55,31 +54,4 @@ def retention_apply_all() -> dict[str, int]:
         projects = list(Project.objects.all())
     deleted = {project.slug: retention_apply(project=project) for project in projects}
     blob_deletions_retry()
-    audit_events_expire()
     return deleted
-
-
-def audit_events_expire(now: datetime | None = None) -> int:
-    """The audit trail's own retention, run by the owner role (the web role cannot delete an event): a
-    project's events after its ``audit_retention_days``, else ``SESSIONLEDGER_AUDIT_DAYS``, none of a
-    project under legal hold; deployment-wide events after ``SESSIONLEDGER_AUDIT_DAYS``. Each deletion
-    is recorded as one ``audit.expired`` event (per project, and one for the deployment's)."""
-    now = now or timezone.now()
-    default = timedelta(days=settings.SESSIONLEDGER_AUDIT_DAYS)
-    deleted = 0
-    with unscoped():
-        for project in Project.objects.filter(legal_hold_since__isnull=True):
-            days = project.audit_retention_days or settings.SESSIONLEDGER_AUDIT_DAYS
-            deleted += _expire(AuditEvent.objects.filter(project_id=project.pk), now - timedelta(days=days), project)
-        # Deployment-wide events, and those of deleted projects (no row, so no hold): the default.
-        elsewhere = Q(project_id__isnull=True) | ~Q(project_id__in=Project.objects.values("pk"))
-        deleted += _expire(AuditEvent.objects.filter(elsewhere), now - default, None)
-    return deleted
-
-
-def _expire(events: QuerySet[AuditEvent], cutoff: datetime, project: Project | None) -> int:
-    count = events.filter(at__lt=cutoff).delete()[0]
-    if count:
-        detail = {"events_deleted": count, "before": cutoff.isoformat()}
-        record(kind="audit.expired", project=project, target=project.slug if project else "", detail=detail)
-    return int(count)

@@ -41,6 +41,19 @@ class World:
         }[role]
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """With two logins (governance/dbroles.py) the harness creates, migrates and truncates the test
+    database, which is the owner's work; the runtime login is tested by connecting as it
+    (tests/governance/test_audit_integrity.py)."""
+    from django.conf import settings
+
+    if settings.DATABASE_ROLES_SPLIT:
+        owner = settings.DATABASES["owner"]
+        settings.DATABASE_RUNTIME_PASSWORD = settings.DATABASES["default"]["PASSWORD"]
+        settings.DATABASES["default"].update(USER=owner["USER"], PASSWORD=owner["PASSWORD"])
+
+
 @pytest.fixture
 def world(db: None) -> World:
     with scopes_disabled():

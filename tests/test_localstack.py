@@ -59,6 +59,7 @@ def empty_data_dir(monkeypatch) -> Iterator[Path]:
     monkeypatch.setattr(localstack, "DATA_DIR", folder)
     monkeypatch.setenv("SESSIONLEDGER_DATA_DIR", str(folder))
     monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("DATABASE_OWNER_URL", raising=False)
     monkeypatch.delenv("REDIS_URL", raising=False)
     try:
         yield folder
@@ -73,9 +74,15 @@ def test_embedded_stack_starts_postgres_and_redis_when_no_urls_are_set_and_reuse
 ) -> None:
     urls = localstack.ensure_environment()
 
-    assert urls == {"DATABASE_URL": os.environ["DATABASE_URL"], "REDIS_URL": os.environ["REDIS_URL"]}
+    assert urls == {name: os.environ[name] for name in ("DATABASE_URL", "DATABASE_OWNER_URL", "REDIS_URL")}
     assert urls["REDIS_URL"] == f"unix://{empty_data_dir}/redis/redis.sock"
     with psycopg.connect(urls["DATABASE_URL"], connect_timeout=5) as connection:
+        # web and worker log in as a role that may be nothing more (governance/dbroles.py)
+        assert connection.execute(
+            "SELECT current_user, rolsuper, rolcreaterole, rolcreatedb, rolbypassrls FROM pg_roles"
+            " WHERE rolname = current_user"
+        ).fetchone() == (localstack.RUNTIME, False, False, False, False)
+    with psycopg.connect(urls["DATABASE_OWNER_URL"], connect_timeout=5) as connection:
         assert connection.execute("SELECT current_database()").fetchone() == ("sessionledger",)
         # as on a managed PostgreSQL: the app's role owns its database, may create roles and databases, no more
         assert connection.execute(
@@ -85,22 +92,24 @@ def test_embedded_stack_starts_postgres_and_redis_when_no_urls_are_set_and_reuse
     assert redis.Redis.from_url(urls["REDIS_URL"], socket_timeout=2).ping()
 
     # what a data directory from before the owner role held: the superuser's table and web role
-    superuser = urls["DATABASE_URL"].replace(f"//{localstack.OWNER}@", "//postgres@")
+    superuser = urls["DATABASE_OWNER_URL"].replace(f"//{localstack.OWNER}@", "//postgres@")
     with psycopg.connect(superuser, autocommit=True) as connection:
         connection.execute("CREATE TABLE made_by_superuser (id int); CREATE ROLE sessionledger_web NOLOGIN")
 
     redis_pid = (empty_data_dir / "redis" / "redis.pid").read_text()
     monkeypatch.delenv("DATABASE_URL")
+    monkeypatch.delenv("DATABASE_OWNER_URL")
     monkeypatch.delenv("REDIS_URL")
     assert localstack.ensure_environment() == urls, "a second command must find the running services"
     assert (empty_data_dir / "redis" / "redis.pid").read_text() == redis_pid
-    with psycopg.connect(urls["DATABASE_URL"], connect_timeout=5) as connection:  # handed over to the owner
+    with psycopg.connect(urls["DATABASE_OWNER_URL"], connect_timeout=5) as connection:  # handed over to the owner
         connection.execute("ALTER TABLE made_by_superuser ADD COLUMN more int")
         connection.execute("SET ROLE sessionledger_web")
 
 
 def test_configured_services_are_used_as_they_are(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setattr(localstack, "DATA_DIR", tmp_path)
+    monkeypatch.delenv("DATABASE_OWNER_URL", raising=False)
     monkeypatch.setenv("DATABASE_URL", "postgres://db.example/x")
     monkeypatch.setenv("REDIS_URL", "redis://cache.example:6379/0")
     assert localstack.ensure_environment() == {
