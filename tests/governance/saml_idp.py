@@ -31,7 +31,7 @@ DSIG = "http://www.w3.org/2000/09/xmldsig#"
 GIVEN_NAME_ATTRIBUTE = "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname"
 
 
-def _key_and_certificate(directory: Path) -> tuple[Path, Path, str]:
+def key_and_certificate(directory: Path) -> tuple[Path, Path, str]:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
@@ -89,7 +89,7 @@ class IdP:
         from saml2.server import Server
 
         self.url = url
-        key_path, cert_path, self.cert = _key_and_certificate(directory)
+        key_path, cert_path, self.cert = key_and_certificate(directory)
         config = IdPConfig()
         config.load(
             {
@@ -108,6 +108,8 @@ class IdP:
         )
         self.server = Server(config=config)
         self.server.sec.crypto = _crypto_backend()
+        # No SP metadata: the SP is whoever the AuthnRequest names, and nothing is encrypted for it
+        self.server.has_encrypt_cert_in_metadata = lambda sp_entity_id: False
 
     def metadata(self) -> str:
         from saml2.metadata import entity_descriptor
@@ -122,28 +124,23 @@ class IdP:
     def answer(self, query: dict[str, str]) -> str:
         """The auto-posting form carrying the signed Response to the AuthnRequest in ``query``."""
         from saml2 import BINDING_HTTP_REDIRECT
-        from saml2.saml import NameID
+        from saml2.assertion import Policy
+        from saml2.saml import NAME_FORMAT_URI, NameID
 
         request = self.server.parse_authn_request(query["SAMLRequest"], BINDING_HTTP_REDIRECT).message
         email = query.get("email", "")
         name_id = NameID(format=NAME_ID_EMAIL, text=query.get("name_id", email))
-        self.server.config.setattr("idp", "policy", None)
-        minutes = int(query.get("minutes", "5"))
-        policy = {
-            "default": {
-                "lifetime": {"minutes": minutes},
-                "name_form": "urn:oasis:names:tc:SAML:2.0:attrname-format:uri",
-            }
-        }
-        self.server.config.setattr("idp", "policy", _policy(policy))
+        # How long the assertion is valid: negative for one that has already expired
+        lifetime = {"lifetime": {"minutes": int(query.get("minutes", "5"))}, "name_form": NAME_FORMAT_URI}
         sign = query.get("sign", "assertion")
         sha = query.get("algorithm", "sha256")
         response = self.server.create_authn_response(
             identity={EMAIL_ATTRIBUTE: [email], GIVEN_NAME_ATTRIBUTE: [query.get("given_name", "Ada")]},
-            in_response_to=request.id,
+            in_response_to=None if query.get("unsolicited") else request.id,  # IdP-initiated
             destination=request.assertion_consumer_service_url,
             sp_entity_id=query.get("audience", request.issuer.text),
             name_id=name_id,
+            release_policy=Policy({"default": lifetime}, mds=self.server.metadata),
             authn={"class_ref": "urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport"},
             sign_assertion=sign == "assertion",
             sign_response=sign == "response",
@@ -157,12 +154,6 @@ class IdP:
         )
         action = html.escape(request.assertion_consumer_service_url)
         return f'<form method="post" action="{action}">{inputs}<button>Continue</button></form>'
-
-
-def _policy(spec: dict[str, Any]) -> Any:
-    from saml2.assertion import Policy
-
-    return Policy(spec)
 
 
 def _app(idp: IdP) -> Any:
