@@ -1,4 +1,4 @@
-"""``SESSIONLEDGER_SAML_PROVIDERS``: the SAML 2.0 identity providers (docs/identity.md).
+"""``SESSIONLEDGER_SAML_PROVIDERS``: the SAML 2.0 identity providers (docs/saml.md).
 
 Parsed here, declared in config/variables.py; config/settings.py turns each into an app of allauth's
 ``saml`` provider (python3-saml). The parser refuses what would only fail at the first sign-in: a missing
@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 # What allauth maps to the account; each names one attribute (or a list, the first present wins).
 ATTRIBUTE_KEYS = ("uid", "email", "first_name", "last_name")
-# Where ADFS, Entra ID, Okta and PingFederate put them by default (docs/identity.md); a provider's
+# Where ADFS, Entra ID, Okta and PingFederate put them by default (docs/saml.md); a provider's
 # "attributes" replace these key by key. Without "uid" the NameID identifies the person.
 DEFAULT_ATTRIBUTES = {
     "email": [

@@ -44,7 +44,7 @@ INSTALLED_APPS = [
     "allauth.account",
     "allauth.socialaccount",
     "allauth.socialaccount.providers.openid_connect",
-    "allauth.socialaccount.providers.saml",  # SAML 2.0 through python3-saml (docs/identity.md)
+    "allauth.socialaccount.providers.saml",  # SAML 2.0 through python3-saml (docs/saml.md)
     "projects",
     "sessions_app",
     "governance",  # after sessions_app: its admin replaces the projects app's User admin
@@ -155,7 +155,7 @@ SOCIALACCOUNT_PROVIDERS = {
         ],
     }
 }
-# SAML 2.0 (docs/identity.md): each SESSIONLEDGER_SAML_PROVIDERS entry becomes an app of allauth's saml
+# SAML 2.0 (docs/saml.md): each SESSIONLEDGER_SAML_PROVIDERS entry becomes an app of allauth's saml
 # provider, its URLs under /accounts/saml/<id>/; the policies below apply to it as to OpenID Connect.
 SOCIALACCOUNT_PROVIDERS["saml"] = {"APPS": [saml.allauth_app(p) for p in env["SESSIONLEDGER_SAML_PROVIDERS"]]}
 SOCIALACCOUNT_ONLY = False

@@ -1,4 +1,4 @@
-"""SAML 2.0 sign-in (docs/identity.md) against a real IdP: pysaml2's, in a second process
+"""SAML 2.0 sign-in (docs/saml.md) against a real IdP: pysaml2's, in a second process
 (tests/governance/saml_flow.py). The single sign-on policies of OpenID Connect apply unchanged, and an
 assertion is only believed when it is signed, untouched, fresh, for us, and answers this browser's request.
 """
@@ -133,10 +133,16 @@ def test_a_squatted_account_is_reclaimed_by_a_saml_sign_in(saml, settings) -> No
     assert (event.target, event.detail["provider"], event.detail["ended"]["tokens"]) == (ADA, PROVIDER_ID, 1)
 
 
+def test_the_sign_in_page_offers_the_saml_provider(saml) -> None:
+    page = browser().get("/accounts/login/").content.decode()
+    assert "Acme SAML" in page and f"/accounts/saml/{PROVIDER_ID}/login/" in page
+
+
 def test_the_service_provider_metadata_asks_for_signed_assertions(saml) -> None:
     """What the operator hands the IdP: our entity id and ACS, and that assertions must be signed."""
     metadata = browser().get(f"/accounts/saml/{PROVIDER_ID}/metadata/").content.decode()
     assert 'WantAssertionsSigned="true"' in metadata
+    assert 'AuthnRequestsSigned="false"' in metadata and 'use="encryption"' not in metadata  # docs/saml.md
     assert f"http://sessionledger.test/accounts/saml/{PROVIDER_ID}/acs/" in metadata
 
 
@@ -177,7 +183,8 @@ def test_a_replayed_assertion_is_refused_in_the_same_browser_and_in_another(saml
     posted = idp_answer(client, email=ADA)
     post_to_acs(client, posted)
     assert signed_in_as(client) == ADA
-    client.post("/accounts/logout/")
+    signed_out = client.post("/accounts/logout/")
+    assert signed_out["Location"] == "/accounts/login/"  # local: no single logout (docs/saml.md)
     assert signed_in_as(client) is None
 
     post_to_acs(client, posted)
