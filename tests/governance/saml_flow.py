@@ -71,19 +71,21 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def saml_idp() -> Iterator[IdP]:
+def saml_idp(tmp_path_factory) -> Iterator[IdP]:
     port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.governance.saml_idp", str(port)],
-        cwd=BASE_DIR,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    log = tmp_path_factory.mktemp("saml-idp") / "stderr"  # a file: a pipe nobody reads could fill and block it
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.governance.saml_idp", str(port)],
+            cwd=BASE_DIR,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):  # readiness: until the certificate is served or the process died
             if process.poll() is not None:
-                pytest.fail(f"the SAML IdP exited while starting: {process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+                pytest.fail(f"the SAML IdP exited while starting: {log.read_text()[-2000:]}")
             with contextlib.suppress(requests.RequestException):
                 cert = requests.get(f"{url}/cert", timeout=2)
                 if cert.status_code == 200:
