@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 import jinja2
 
+from config import saml
 from config.logging import logging_config, sentry_init
 from config.variables import load_or_exit
 from sessionledger.core.version import __version__ as SESSIONLEDGER_VERSION
@@ -43,6 +44,7 @@ INSTALLED_APPS = [
     "allauth.account",
     "allauth.socialaccount",
     "allauth.socialaccount.providers.openid_connect",
+    "allauth.socialaccount.providers.saml",  # SAML 2.0 through python3-saml (docs/saml.md)
     "projects",
     "sessions_app",
     "governance",  # after sessions_app: its admin replaces the projects app's User admin
@@ -168,6 +170,9 @@ SOCIALACCOUNT_PROVIDERS = {
         ],
     }
 }
+# SAML 2.0 (docs/saml.md): each SESSIONLEDGER_SAML_PROVIDERS entry becomes an app of allauth's saml
+# provider, its URLs under /accounts/saml/<id>/; the policies below apply to it as to OpenID Connect.
+SOCIALACCOUNT_PROVIDERS["saml"] = {"APPS": [saml.allauth_app(p) for p in env["SESSIONLEDGER_SAML_PROVIDERS"]]}
 SOCIALACCOUNT_ONLY = False
 SOCIALACCOUNT_AUTO_SIGNUP = True
 # An address the provider verified signs in to the account that already has it (the company owns it).
@@ -191,6 +196,7 @@ MIDDLEWARE.insert(
 # allauth's "continue" form redirects to the provider: the CSP's form-action must allow its origin.
 SSO_ORIGINS = sorted(
     {"{0.scheme}://{0.netloc}".format(urlsplit(p["server_url"])) for p in env["SESSIONLEDGER_OIDC_PROVIDERS"]}
+    | {saml.sso_origin(p) for p in env["SESSIONLEDGER_SAML_PROVIDERS"]}
 )
 LOGIN_REDIRECT_URL = "/"
 ACCOUNT_LOGOUT_REDIRECT_URL = "/accounts/login/"

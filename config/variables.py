@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from config import env
+from config.saml import saml_providers
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEV_SECRET = "dev-only-insecure-secret-key-change-me"
@@ -211,6 +212,7 @@ SCHEMA: tuple[Variable, ...] = (
     Variable("SESSIONLEDGER_SESSION_HOURS", at_least(1), 14 * 24),  # browser sessions (docs/identity.md)
     Variable("SESSIONLEDGER_SESSION_IDLE_MINUTES", COUNT, 0),  # 0: no idle timeout
     Variable("SESSIONLEDGER_TOKEN_MAX_DAYS", COUNT, 0),  # 0: no cap on API tokens' lifetime
+    Variable("SESSIONLEDGER_SAML_PROVIDERS", saml_providers, []),  # config/saml.py
     Variable("SESSIONLEDGER_TOKEN_MINT_RATE", RATE, "20/hour"),
     Variable("SESSIONLEDGER_DEVICE_START_RATE", RATE, "30/min"),
     Variable("SESSIONLEDGER_DEVICE_CODE_RATE", RATE, "10/min"),
@@ -289,8 +291,17 @@ _SECRET_PARTS = ("SECRET", "PASSWORD", "TOKEN", "URL", "DSN", "OIDC")  # values 
 def _rules(values: Mapping[str, Any]) -> list[str]:
     """What no single variable can say: production refuses the development conveniences."""
     problems = []
-    if values["SESSIONLEDGER_SSO_REQUIRED"] and not values["SESSIONLEDGER_OIDC_PROVIDERS"]:
-        problems.append("SESSIONLEDGER_SSO_REQUIRED needs at least one provider in SESSIONLEDGER_OIDC_PROVIDERS")
+    if values["SESSIONLEDGER_SSO_REQUIRED"] and not (
+        values["SESSIONLEDGER_OIDC_PROVIDERS"] or values["SESSIONLEDGER_SAML_PROVIDERS"]
+    ):
+        problems.append(
+            "SESSIONLEDGER_SSO_REQUIRED needs at least one provider in SESSIONLEDGER_OIDC_PROVIDERS"
+            " or SESSIONLEDGER_SAML_PROVIDERS"
+        )
+    oidc_ids = {provider["id"] for provider in values["SESSIONLEDGER_OIDC_PROVIDERS"]}
+    if clash := sorted(oidc_ids & {provider["id"] for provider in values["SESSIONLEDGER_SAML_PROVIDERS"]}):
+        # one id names one identity provider in accounts and audit events
+        problems.append(f"SESSIONLEDGER_SAML_PROVIDERS reuses an id of SESSIONLEDGER_OIDC_PROVIDERS: {clash[0]}")
     if not _production(values):
         return problems
     if values["DEBUG"]:

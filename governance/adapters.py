@@ -53,7 +53,8 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):  # type: ignore[misc, u
         the address was squatted with (its main address), or refuse one that holds it, unverified,
         beside another. Each refusal is one audit event naming its reason, and a page saying it."""
         email, reason = _address_of(sociallogin)
-        if not oidc.nonce_matches(sociallogin):
+        # SAML has no nonce: python3-saml ties the answer to this session's request (InResponseTo).
+        if sociallogin.provider.id == "openid_connect" and not oidc.nonce_matches(sociallogin):
             _refused(request, sociallogin, email, "nonce")
             raise PermissionDenied("The ID token does not answer this sign-in.")  # allauth's error page
         reason = reason or _refusal(request, sociallogin, email)
