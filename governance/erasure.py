@@ -38,8 +38,9 @@ def user_erase(*, user: User) -> Erased:
     the share links to them), their access-log rows, tokens, device logins, share links, memberships,
     the invitations to them (those they sent are revoked) and the account. Their name in earlier
     audit events and in Django admin's change history is replaced by a pseudonym, and the address and
-    user agent of the events they acted in, or that name them with no known actor, are cleared; one new event records that
-    an erasure happened. Refused, with nothing erased, while a project under legal hold holds any of it."""
+    user agent of the events they acted in, or that name them with no known actor, are cleared; one
+    new event records that an erasure happened. Refused, with nothing erased, while a project under
+    legal hold holds any of it."""
     pseudonym = f"erased user #{user.pk}"
     held = held_projects_of(user)
     if held:
