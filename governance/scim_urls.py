@@ -10,6 +10,7 @@ urlpatterns = [
     path("Groups", groups.ScimGroupsView.as_view(), name="scim-groups"),
     path("Groups/<str:group_id>", groups.ScimGroupView.as_view(), name="scim-group"),
     path("ServiceProviderConfig", discovery.ServiceProviderConfigView.as_view(), name="scim-config"),
+    path(".search", discovery.SearchView.as_view(), name="scim-search"),
     path("Schemas", discovery.SchemasView.as_view(), name="scim-schemas"),
     path("Schemas/<str:schema_id>", discovery.SchemaView.as_view(), name="scim-schema"),
     path("ResourceTypes", discovery.ResourceTypesView.as_view(), name="scim-resource-types"),

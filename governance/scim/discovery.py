@@ -43,19 +43,20 @@ _EXTERNAL_ID = _attr("externalId", description="The identity provider's key", ca
 USER_ATTRIBUTES = [
     _attr("userName", description="Unique; need not be an e-mail address", required=True, uniqueness="server"),
     _EXTERNAL_ID,
-    _attr(
-        "name",
-        "complex",
-        subs=[_attr("formatted"), _attr("givenName"), _attr("familyName")],
-    ),
+    # one name is kept: givenName and familyName are accepted (Okta sends them) and joined into it
+    _attr("name", "complex", subs=[_attr("formatted", description="givenName familyName when sent")]),
     _attr("displayName"),
-    _attr("active", "boolean", description="false ends every access (docs/identity.md)"),
+    # active and emails cannot be unassigned here: a person is active or not, and signs in with an
+    # address (a userName that is an address stands in for emails when they are not sent)
+    _attr("active", "boolean", required=True, description="false ends every access; true when not sent"),
     _attr(
         "emails",
         "complex",
         multi=True,
-        description="The primary value is the sign-in address",
-        subs=[_attr("value"), _attr("type"), _attr("primary", "boolean")],
+        required=True,
+        description="The sign-in address (one is kept: the primary, else the work one, else the first);"
+        " optional when userName is an address",
+        subs=[_attr("value", required=True)],
     ),
 ]
 GROUP_ATTRIBUTES = [
@@ -66,8 +67,7 @@ GROUP_ATTRIBUTES = [
         "complex",
         multi=True,
         subs=[
-            _attr("value", mutability="immutable", description="A user's id"),
-            _attr("display", mutability="readOnly"),
+            _attr("value", mutability="immutable", required=True, description="A user's id"),
             _attr("$ref", "reference", mutability="immutable"),
         ],
     ),
@@ -142,6 +142,13 @@ class ServiceProviderConfigView(ScimView):
                 },
             }
         )
+
+
+class SearchView(ScimView):
+    """POST /.search across resource types (RFC 7644 §3.4.3) is not offered: 501, as the RFC says."""
+
+    def post(self, request: Request) -> Response:
+        raise ScimError(501, "Searching several resource types at once is not supported; GET /Users or /Groups.")
 
 
 class SchemasView(ScimView):

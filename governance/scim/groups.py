@@ -32,14 +32,12 @@ MAX_MEMBERS = 1000  # within one request body (64 KB) anyway
 
 
 def group_resource(group: ScimGroup) -> dict[str, Any]:
-    members = group.members.order_by("pk").only("pk", "email")
+    members = group.members.order_by("pk").only("pk")
     resource: dict[str, Any] = {
         "schemas": [GROUP_SCHEMA],
         "id": str(group.pk),
         "displayName": group.display_name,
-        "members": [
-            {"value": str(user.pk), "display": user.email, "$ref": location("Users", user.pk)} for user in members
-        ],
+        "members": [{"value": str(user.pk), "$ref": location("Users", user.pk)} for user in members],
         "meta": {
             "resourceType": "Group",
             "created": group.created_at.isoformat(),

@@ -68,14 +68,11 @@ def _split(name: str) -> tuple[str, str]:
 
 
 def user_resource(user: User) -> dict[str, Any]:
-    given, family = _split(user.name)
     resource: dict[str, Any] = {
         "schemas": [USER_SCHEMA],
         "id": str(user.pk),
         "userName": user.scim_user_name or user.email,
-        "displayName": user.name,
-        "name": {"formatted": user.name, "givenName": given, "familyName": family},
-        "emails": [{"value": user.email, "type": "work", "primary": True}],
+        "emails": [{"value": user.email}],
         "active": user.is_active,
         "meta": {
             "resourceType": "User",
@@ -85,6 +82,9 @@ def user_resource(user: User) -> dict[str, Any]:
     }
     if user.external_id:
         resource["externalId"] = user.external_id
+    if user.name:  # an unassigned attribute is left out (RFC 7643 §2.5)
+        resource["displayName"] = user.name
+        resource["name"] = {"formatted": user.name}
     return resource
 
 

@@ -66,7 +66,7 @@ def test_okta_provisioning_flow(scim, api) -> None:
         },
         status=201,
     )
-    assert (ann["userName"], ann["externalId"], ann["name"]["givenName"]) == ("ann@acme.test", "00u1okta", "Ann")
+    assert (ann["userName"], ann["externalId"], ann["name"]["formatted"]) == ("ann@acme.test", "00u1okta", "Ann Lee")
 
     # rename: Okta PUTs the whole user with the new userName and address
     renamed = scim.ok(
