@@ -4,7 +4,7 @@ subclass that calls the service."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
@@ -51,6 +51,13 @@ admin.site.unregister(User)
 admin.site.register(User, OffboardingUserAdmin)
 
 
+if TYPE_CHECKING:
+    _GroupAdminBase = admin.ModelAdmin[ScimGroup]
+    _TokenAdminBase = admin.ModelAdmin[ScimToken]
+else:  # Django's ModelAdmin is generic only in its stubs
+    _GroupAdminBase = _TokenAdminBase = admin.ModelAdmin
+
+
 @admin.register(GroupMapping)
 class GroupMappingAdmin(projects_admin.UnscopedAdmin):
     """Saving and deleting go through ``governance.groups``, so memberships follow at once."""
@@ -77,7 +84,7 @@ class GroupMappingAdmin(projects_admin.UnscopedAdmin):
 
 
 @admin.register(ScimGroup)
-class ScimGroupAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ScimGroupAdmin(_GroupAdminBase):
     """Read-only: the identity provider owns its groups."""
 
     list_display = ("display_name", "external_id", "created_at")
@@ -89,7 +96,7 @@ class ScimGroupAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 @admin.register(ScimToken)
-class ScimTokenAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ScimTokenAdmin(_TokenAdminBase):
     """Create: the secret is shown once, in the message after saving. Revoke: the action."""
 
     list_display = ("name", "prefix", "created_at", "last_used_at", "revoked_at")

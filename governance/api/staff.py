@@ -5,6 +5,7 @@ the endpoint did not exist."""
 from __future__ import annotations
 
 from dataclasses import asdict, fields
+from typing import Any
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import exceptions, permissions, serializers
@@ -67,7 +68,7 @@ class UserEraseView(StaffAPIView):
         return Response(asdict(user_erase(user=self.target(user_id))))
 
 
-class GroupMappingSerializer(serializers.Serializer[GroupMapping]):
+class GroupMappingSerializer(serializers.Serializer[Any]):  # one mapping or a list of them
     id = serializers.IntegerField(read_only=True)
     match_on = serializers.ChoiceField(choices=GroupMapping.MatchOn.choices, default=GroupMapping.MatchOn.DISPLAY_NAME)
     group = serializers.CharField(max_length=255)
