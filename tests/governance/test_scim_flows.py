@@ -281,3 +281,31 @@ def test_two_scim_tokens_are_valid_during_a_rotation_and_a_revoked_one_is_not(db
 def test_the_environment_token_still_works_beside_the_stored_ones(scim) -> None:
     assert scim.call("get", "Users").status_code == 200
     assert Scim("slscim_not-a-token").call("get", "Users").status_code == 401
+
+
+def test_staff_map_a_group_through_the_api_and_others_get_a_404(scim, api) -> None:
+    from rest_framework.test import APIClient
+
+    hal = scim.ok("post", "Users", {"userName": "hal@acme.test"}, status=201)
+    scim.ok("post", "Groups", {"displayName": "Support", "members": [{"value": hal["id"]}]}, status=201)
+    outsider = APIClient()
+    outsider.force_authenticate(UserFactory(email="mallory@acme.test"))
+    assert outsider.get("/api/v1/group-mappings").status_code == 404
+    assert (
+        outsider.post("/api/v1/group-mappings", {"group": "Support", "project": "api"}, format="json").status_code
+        == 404
+    )
+    staff = APIClient()
+    staff.force_authenticate(UserFactory(email="ops@acme.test", is_staff=True))
+    created = staff.post(
+        "/api/v1/group-mappings", {"group": "Support", "project": "api", "role": "viewer"}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    assert _role(hal["id"], api) == Role.VIEWER
+    assert (
+        staff.post("/api/v1/group-mappings", {"group": "Support", "project": "api"}, format="json").status_code == 409
+    )
+    assert [m["group"] for m in staff.get("/api/v1/group-mappings").json()] == ["Support"]
+    assert staff.delete(f"/api/v1/group-mappings/{created.json()['id']}").status_code == 204
+    assert _role(hal["id"], api) is None
+    assert {"group_mapping.created", "group_mapping.deleted"} <= set(_kinds())
