@@ -1,7 +1,8 @@
 """Identity and governance, above the product core (docs/design.md "The layers").
 
 Who may come in and what a company may demand of the data: single sign-on's policies and allauth's
-hooks (``sso``, ``oidc``, ``adapters``, ``reclaim``), SCIM provisioning (``scim/``, groups → project roles in ``groups``, rotating tokens in ``scim_tokens``), offboarding and
+hooks (``sso``, ``oidc``, ``adapters``, ``reclaim``), SCIM provisioning (``scim/``; groups → project
+roles in ``groups``, rotating tokens in ``scim_tokens``, their tables in ``models``), offboarding and
 erasing a person (``offboarding``, ``erasure``), and reading and exporting the audit trail (``audit``,
 ``api``). It may use ``sessions_app`` (share links, sessions and their blobs are ended or erased
 here) and ``projects``; neither imports it. Events are still written by ``projects.audit_trail.record``
