@@ -4,11 +4,14 @@ person's project memberships and sign-in. The request shapes are the ones each p
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from django.core.management import call_command
 from django_scopes import scopes_disabled
 
 from governance.groups import mapping_create
-from governance.models import GroupMapping
+from governance.models import GroupMapping, ScimToken
 from projects.models import AuditEvent, Membership, Project, Role, User
 from projects.scoping import project_scope
 from projects.services import membership_add
@@ -238,7 +241,9 @@ def test_renaming_a_group_moves_what_its_name_granted(scim, api) -> None:
 
 
 def test_scim_cannot_deactivate_or_delete_a_break_glass_account(scim) -> None:
-    root = UserFactory(email="root@acme.test", is_staff=True, break_glass=True)
+    root = UserFactory(email="root@acme.test", is_staff=True)
+    call_command("break_glass", "root@acme.test", stdout=io.StringIO())  # the operator marks it
+    assert AuditEvent.objects.filter(kind="user.break_glass_changed", target="root@acme.test", via="command").exists()
     for method, body in [
         ("patch", {"Operations": [{"op": "replace", "path": "active", "value": False}]}),
         ("patch", {"Operations": [{"op": "Replace", "value": {"active": "False"}}]}),
@@ -258,10 +263,6 @@ def test_scim_cannot_deactivate_or_delete_a_break_glass_account(scim) -> None:
 
 
 def test_two_scim_tokens_are_valid_during_a_rotation_and_a_revoked_one_is_not(db, settings) -> None:
-    import io
-
-    from django.core.management import call_command
-
     settings.SESSIONLEDGER_SCIM_TOKEN = ""
     out = io.StringIO()
     call_command("scim_token", "create", "okta-2025", stdout=out)
@@ -309,3 +310,29 @@ def test_staff_map_a_group_through_the_api_and_others_get_a_404(scim, api) -> No
     assert staff.delete(f"/api/v1/group-mappings/{created.json()['id']}").status_code == 204
     assert _role(hal["id"], api) is None
     assert {"group_mapping.created", "group_mapping.deleted"} <= set(_kinds())
+
+
+def test_django_admin_creates_and_revokes_scim_tokens_and_maps_groups(db, settings, api) -> None:
+    from django.contrib.messages import get_messages
+    from django.test import Client
+
+    settings.SESSIONLEDGER_SCIM_TOKEN = ""
+    admin = Client()
+    admin.force_login(User.objects.create_superuser("root@example.com", "pw-for-tests-1"))
+    response = admin.post("/admin/governance/scimtoken/add/", {"name": "entra"})
+    assert response.status_code == 302, response.content[:500]
+    [message] = [str(m) for m in get_messages(response.wsgi_request) if "SCIM token" in str(m)]
+    secret = message.rpartition(" ")[2]
+    assert Scim(secret).call("get", "Users").status_code == 200
+    ivy = Scim(secret).ok("post", "Users", {"userName": "ivy@acme.test"}, status=201)
+    Scim(secret).ok("post", "Groups", {"displayName": "QA", "members": [{"value": ivy["id"]}]}, status=201)
+
+    added = admin.post(
+        "/admin/governance/groupmapping/add/",
+        {"match_on": "displayName", "group": "qa", "project": api.pk, "role": "member"},
+    )
+    assert added.status_code == 302, added.content[:2000]
+    assert _role(ivy["id"], api) == Role.MEMBER  # at once, for the people already in the group
+    [token] = ScimToken.objects.all()
+    admin.post("/admin/governance/scimtoken/", {"action": "revoke", "_selected_action": [str(token.pk)]})
+    assert Scim(secret).call("get", "Users").status_code == 401
