@@ -10,4 +10,6 @@ urlpatterns = [
     path("audit/stream", stream.AuditStreamView.as_view(), name="api-audit-stream"),
     path("users/<int:user_id>/deactivate", staff.UserDeactivateView.as_view(), name="api-user-deactivate"),
     path("users/<int:user_id>/erase", staff.UserEraseView.as_view(), name="api-user-erase"),
+    path("group-mappings", staff.GroupMappingsView.as_view(), name="api-group-mappings"),
+    path("group-mappings/<int:mapping_id>", staff.GroupMappingView.as_view(), name="api-group-mapping"),
 ]

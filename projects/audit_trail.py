@@ -52,6 +52,19 @@ KINDS: tuple[str, ...] = (
     "user.erased",
     SSO_LOGIN_REFUSED,
     SSO_ACCOUNT_RECLAIMED,
+    # SCIM (governance/scim, docs/identity.md)
+    "user.updated",
+    "scim.refused",
+    "scim_token.created",
+    "scim_token.revoked",
+    "group.provisioned",
+    "group.updated",
+    "group.deleted",
+    "group.member_added",
+    "group.member_removed",
+    "group_mapping.created",
+    "group_mapping.deleted",
+    "user.break_glass_changed",
 )
 # Authentication, privileges, reading the trail, retention and holds (governance/auth_events.py,
 # governance/audit.py, governance/holds.py; docs/security.md "Audit trail").

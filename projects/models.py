@@ -11,6 +11,7 @@ import uuid
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.db import models
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from projects.managers import ProjectScopedManager
@@ -40,10 +41,24 @@ class User(AbstractBaseUser, PermissionsMixin):
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False)
     date_joined = models.DateTimeField(default=timezone.now)
+    # SCIM (governance/scim): the identity provider's own key for the person, and its userName when
+    # that is not the sign-in address (an Entra UPN); null = the e-mail is the userName.
+    external_id = models.CharField(max_length=255, null=True, blank=True, unique=True)
+    scim_user_name = models.CharField(max_length=254, null=True, blank=True)
+    break_glass = models.BooleanField(  # db_default: rows written by an older release's code stay valid
+        default=False,
+        db_default=False,
+        help_text="an emergency account SCIM may never deactivate or delete (docs/identity.md)",
+    )
 
     objects = UserManager()
     USERNAME_FIELD = "email"
     EMAIL_FIELD = "email"
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(Lower("scim_user_name"), name="user_scim_user_name_unique"),
+        ]
 
     def __str__(self) -> str:
         return self.email

@@ -5,6 +5,7 @@ the endpoint did not exist."""
 from __future__ import annotations
 
 from dataclasses import asdict, fields
+from typing import Any
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import exceptions, permissions, serializers
@@ -13,9 +14,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance.erasure import user_erase
+from governance.groups import mapping_create, mapping_delete
+from governance.models import GroupMapping
 from governance.offboarding import Offboarded, user_deactivate
 from projects.access import TokenScopePermission
-from projects.models import ApiToken, User
+from projects.errors import DomainError
+from projects.models import ApiToken, Project, Role, User
 from projects.scoping import unscoped
 
 
@@ -62,3 +66,48 @@ class UserEraseView(StaffAPIView):
     )
     def post(self, request: Request, user_id: int) -> Response:
         return Response(asdict(user_erase(user=self.target(user_id))))
+
+
+class GroupMappingSerializer(serializers.Serializer[Any]):  # one mapping or a list of them
+    id = serializers.IntegerField(read_only=True)
+    match_on = serializers.ChoiceField(choices=GroupMapping.MatchOn.choices, default=GroupMapping.MatchOn.DISPLAY_NAME)
+    group = serializers.CharField(max_length=255)
+    project = serializers.SlugRelatedField(slug_field="slug", queryset=Project.objects.all())
+    role = serializers.ChoiceField(choices=Role.choices, default=Role.MEMBER)
+
+
+class GroupMappingsView(StaffAPIView):
+    """Which identity provider group grants which project role (docs/identity.md "Groups")."""
+
+    @extend_schema(responses=GroupMappingSerializer(many=True), description="List the group mappings (staff).")
+    def get(self, request: Request) -> Response:
+        with unscoped():
+            mappings = GroupMapping.objects.select_related("project").order_by("pk")
+            return Response(GroupMappingSerializer(mappings, many=True).data)
+
+    @extend_schema(
+        request=GroupMappingSerializer,
+        responses={201: GroupMappingSerializer},
+        description="Map a group to a project role; members get it at once (staff).",
+    )
+    def post(self, request: Request) -> Response:
+        serializer = GroupMappingSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if GroupMapping.objects.filter(
+            match_on=data["match_on"], group=data["group"], project=data["project"]
+        ).exists():
+            raise DomainError("exists", "This group is already mapped to this project.", field="group", status_code=409)
+        mapping = mapping_create(**data)
+        return Response(GroupMappingSerializer(mapping).data, status=201)
+
+
+class GroupMappingView(StaffAPIView):
+    @extend_schema(request=None, responses={204: None}, description="Remove a group mapping (staff).")
+    def delete(self, request: Request, mapping_id: int) -> Response:
+        with unscoped():
+            mapping = GroupMapping.objects.filter(pk=mapping_id).select_related("project").first()
+        if mapping is None:
+            raise exceptions.NotFound("No such group mapping.")
+        mapping_delete(mapping=mapping)
+        return Response(status=204)

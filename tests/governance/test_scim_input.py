@@ -12,6 +12,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
+from governance.models import ScimGroup
 from projects.models import User
 from tests.factories import UserFactory
 
@@ -137,14 +138,61 @@ BAD: list[tuple[str, str, dict[str, Any], int, str]] = [
     ("patch", "{user}", _op(None, "active"), 400, "invalidValue"),
     ("patch", "{user}", _op(None, {"displayName": {"x": 1}}), 400, "invalidValue"),
     ("patch", "{user}", _op(5, True), 400, "invalidPath"),
+    # users: what Okta and Entra send, malformed
+    ("get", "Users", {"data": {"filter": 'displayName eq "x"'}}, 400, "invalidFilter"),
+    ("get", "Users", {"data": {"filter": 'emails[type eq work].value eq "a@b.c"'}}, 400, "invalidFilter"),
+    ("get", "Users", {"data": {"filter": 'userName eq "a" and'}}, 400, "invalidFilter"),
+    ("get", "Users", {"data": {"attributes": "userName,a b"}}, 400, "invalidValue"),
+    ("get", "Users", {"data": {"excludedAttributes": "x" * 300}}, 400, "invalidValue"),
+    ("post", "Users", _json({"userName": "ann"}), 400, "invalidValue"),  # no address anywhere
+    ("post", "Users", _json({"userName": "ann", "emails": "a@b.c"}), 400, "invalidValue"),
+    ("post", "Users", _json({"userName": "ann", "emails": [{"value": "nope"}]}), 400, "invalidValue"),
+    ("post", "Users", _json({"userName": "ann", "emails": [{"type": "work"}]}), 400, "invalidValue"),
+    ("post", "Users", _json({"userName": "ann", "emails": [{"value": "dana@example.com"}]}), 409, "uniqueness"),
+    ("post", "Users", _json({"userName": "e@example.com", "externalId": 5}), 400, "invalidValue"),
+    ("post", "Users", _json({"userName": "e@example.com", "externalId": "x\x01"}), 400, "invalidValue"),
+    ("patch", "{user}", _op("userName", None, op="remove"), 400, "invalidValue"),
+    ("patch", "{user}", _json({"Operations": [{"op": "remove"}]}), 400, "noTarget"),
+    ("patch", "{user}", _op("emails", [{"value": "not-an-address"}]), 400, "invalidValue"),
+    ("patch", "{user}", _op('emails[type eq "work"].value', 5), 400, "invalidValue"),
+    ("patch", "{user}", _op("name.givenName", ["Dana"]), 400, "invalidValue"),
+    ("patch", "{user}", _op("externalId", "x" * 256), 400, "invalidValue"),
+    ("patch", "{user}", _op("op", "x", op="Copy"), 400, "invalidSyntax"),
+    # groups
+    ("post", "Groups", _json({}), 400, "invalidValue"),
+    ("post", "Groups", _json({"displayName": 5}), 400, "invalidValue"),
+    ("post", "Groups", _json({"displayName": "  "}), 400, "invalidValue"),
+    ("post", "Groups", _json({"displayName": "g", "members": [{"value": "abc"}]}), 400, "invalidValue"),
+    ("post", "Groups", _json({"displayName": "g", "members": [{"value": HUGE}]}), 400, "invalidValue"),
+    ("post", "Groups", _json({"displayName": "g", "members": [{"value": "999999"}]}), 400, "invalidValue"),
+    ("post", "Groups", _json({"displayName": "g", "members": [{"value": 5}]}), 400, "invalidValue"),
+    ("post", "Groups", _json({"displayName": "g", "members": "everyone"}), 400, "invalidValue"),
+    ("post", "Groups", _json({"displayName": "Staff"}), 409, "uniqueness"),  # the {group} is "staff"
+    ("get", "Groups", {"data": {"filter": 'members co "x"'}}, 400, "invalidFilter"),
+    ("get", "Groups/abc", {}, 404, ""),
+    ("get", "Groups/" + "0" * 400, {}, 404, ""),
+    ("patch", "{group}", _op("members", [{"value": "abc"}], op="add"), 400, "invalidValue"),
+    ("patch", "{group}", _op('members[value eq "abc"]', None, op="remove"), 400, "invalidValue"),
+    ("patch", "{group}", _op("displayName", None, op="remove"), 400, "invalidValue"),
+    ("patch", "{group}", _op("owner", "x"), 400, "invalidPath"),
+    ("put", "{group}", _json({"displayName": ""}), 400, "invalidValue"),
+    # discovery
+    ("get", "Schemas/urn:nothing", {}, 404, ""),
+    ("get", "ResourceTypes/Nope", {}, 404, ""),
+    ("post", ".search", _json({}), 501, ""),
+    ("post", "Schemas", _json({}), 405, ""),
     # elsewhere
-    ("get", "Groups", {}, 404, ""),
+    ("get", "Bulk", {}, 404, ""),  # not offered (ServiceProviderConfig says so)
     ("delete", "Users", {}, 405, ""),
     ("post", "{user}", _json({}), 405, ""),
 ]
 
 
 def _call(scim: APIClient, method: str, path: str, request: dict[str, Any], user: User) -> Any:
+    group = ScimGroup.objects.get_or_create(display_name="staff")[0]
+    if User.objects.filter(pk=user.pk).exists():  # an earlier example may have deleted them
+        group.members.add(user)
+    path = path.replace("{group}", f"Groups/{group.pk}")
     url = "/scim/v2/" + path.replace("{user}", f"Users/{user.pk}")
     return getattr(scim, method)(url, **request)
 
@@ -166,6 +214,8 @@ def test_bad_scim_input_gets_a_scim_error_not_a_500(scim, someone, method, path,
     _assert_scim_error(response, status, scim_type)
     someone.refresh_from_db()
     assert (someone.name, someone.is_active) == ("Dana", True)  # a refused change changes nothing
+    assert (someone.email, someone.external_id, someone.scim_user_name) == ("dana@example.com", None, None)
+    assert all(group.display_name == "staff" for group in ScimGroup.objects.all())
 
 
 @pytest.mark.parametrize(
@@ -202,7 +252,9 @@ _JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=20), inner, max_size=4),
     max_leaves=12,
 )
-_FIELDS = st.sampled_from(["userName", "active", "displayName", "name", "emails", "Operations", "schemas"])
+_FIELDS = st.sampled_from(
+    ["userName", "active", "displayName", "name", "emails", "externalId", "members", "Operations", "schemas"]
+)
 _USERISH = st.dictionaries(_FIELDS, _JSON, max_size=4) | _JSON
 _PATCH = st.fixed_dictionaries(
     {"Operations": st.lists(st.fixed_dictionaries({"op": _JSON, "path": _JSON, "value": _JSON}), max_size=3)}
@@ -213,9 +265,11 @@ _PARAM = st.text(max_size=40) | st.integers().map(str) | st.just(HUGE)
 @hypothesis_settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     method=st.sampled_from(["get", "post", "put", "patch", "delete"]),
-    path=st.sampled_from(["Users", "{user}", "Users/{id}"]),
+    path=st.sampled_from(["Users", "{user}", "Users/{id}", "Groups", "{group}", "Groups/{id}"]),
     body=_USERISH | _PATCH,
-    params=st.dictionaries(st.sampled_from(["filter", "startIndex", "count"]), _PARAM, max_size=3),
+    params=st.dictionaries(
+        st.sampled_from(["filter", "startIndex", "count", "attributes", "excludedAttributes"]), _PARAM, max_size=3
+    ),
     user_id=st.text(max_size=25),
 )
 def test_no_scim_input_gets_a_5xx(scim, someone, method, path, body, params, user_id) -> None:
