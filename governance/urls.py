@@ -9,4 +9,5 @@ urlpatterns = [
     path("audit", audit.AuditView.as_view(), name="api-audit"),
     path("users/<int:user_id>/deactivate", staff.UserDeactivateView.as_view(), name="api-user-deactivate"),
     path("users/<int:user_id>/erase", staff.UserEraseView.as_view(), name="api-user-erase"),
+    path("users/<int:user_id>/export", staff.UserExportView.as_view(), name="api-user-export"),
 ]

@@ -53,6 +53,10 @@ KINDS = (
     SSO_LOGIN_REFUSED,
     SSO_ACCOUNT_RECLAIMED,
 )
+# A project restored from an export (sessions_app/project_import.py); a person's data exported (governance).
+PROJECT_IMPORTED = "project.imported"
+PERSON_EXPORTED = "person.exported"
+KINDS += (PROJECT_IMPORTED, PERSON_EXPORTED)
 
 
 class AuditRequestMiddleware:

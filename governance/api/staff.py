@@ -7,16 +7,21 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 
 from drf_spectacular.utils import extend_schema, inline_serializer
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, permissions, serializers
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance.erasure import user_erase
 from governance.offboarding import Offboarded, user_deactivate
+from governance.person_export import person_download
 from projects.access import TokenScopePermission
 from projects.models import ApiToken, User
 from projects.scoping import unscoped
+from sessions_app.api.export import ZipRenderer
 
 
 class IsStaff(permissions.BasePermission):
@@ -62,3 +67,14 @@ class UserEraseView(StaffAPIView):
     )
     def post(self, request: Request, user_id: int) -> Response:
         return Response(asdict(user_erase(user=self.target(user_id))))
+
+
+class UserExportView(StaffAPIView):
+    renderer_classes = [JSONRenderer, ZipRenderer]
+
+    @extend_schema(
+        responses={(200, "application/zip"): OpenApiResponse(description="the person's export (docs/export-format.md)")},
+        description="Everything kept about the person, as a zip, for their access request (staff).",
+    )
+    def get(self, request: Request, user_id: int) -> StreamingHttpResponse:
+        return person_download(self.target(user_id))
