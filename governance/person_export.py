@@ -24,7 +24,6 @@ from projects import audit_trail
 from projects.models import ApiToken, AuditEvent, Invitation, Membership, User
 from projects.scoping import unscoped
 from sessions_app.archive import ArchiveWriter
-
 from sessions_app.export import ROWS, session_blobs
 from sessions_app.models import AccessLog, Session
 from sessions_app.serializers import ROW_COLUMNS, session_representation

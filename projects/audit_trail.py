@@ -24,7 +24,7 @@ _via: contextvars.ContextVar[str] = contextvars.ContextVar("audit_via", default=
 
 SSO_LOGIN_REFUSED = "sso.login_refused"  # governance/adapters.py: a domain not allowed, or a wrong nonce
 SSO_ACCOUNT_RECLAIMED = "sso.account_reclaimed"  # governance/adapters.py: a never-verified account taken over
-KINDS = (
+KINDS: tuple[str, ...] = (
     "membership.added",
     "membership.removed",
     "membership.role_changed",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypedDict
@@ -67,7 +67,7 @@ class ArchiveEncoder(DjangoJSONEncoder):
         return super().default(o)
 
 
-def json_line(row: dict[str, Any]) -> bytes:
+def json_line(row: Mapping[str, Any]) -> bytes:
     return json.dumps(row, cls=ArchiveEncoder, ensure_ascii=False).encode() + b"\n"
 
 
@@ -109,7 +109,9 @@ class ArchiveWriter:
                 yield self.pipe.take()
         self.files[info.filename] = {"sha256": digest.hexdigest(), "bytes": size}
 
-    def lines(self, name: str, rows: Iterable[dict[str, Any]], *, when: datetime | None = None) -> Iterator[bytes]:
+    def lines(
+        self, name: str, rows: Iterable[Mapping[str, Any]], *, when: datetime | None = None
+    ) -> Generator[bytes, None, int]:
         """A JSON-lines file, a row a line; returns the number of rows."""
         count = 0
 
@@ -126,7 +128,7 @@ class ArchiveWriter:
         body = json.dumps(data, cls=ArchiveEncoder, ensure_ascii=False, indent=2).encode()
         yield from self._write(self._info(name, None, deflate=True), [body])
 
-    def blob(self, name: str, key: str, *, when: datetime | None = None) -> Iterator[bytes]:
+    def blob(self, name: str, key: str, *, when: datetime | None = None) -> Generator[bytes, None, bool]:
         """A stored blob copied as it is; returns False (and writes nothing) when storage has none."""
         try:
             stream = blobs.open_stream(key)

@@ -15,7 +15,7 @@ holds one chunk at a time and the zip's directory (about 1 KB a file, bench/benc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from django.db.models import QuerySet
@@ -119,7 +119,12 @@ def project_zip(project: Project) -> Iterator[bytes]:
     counts["commit_links"] = yield from writer.lines(
         "commit_links.jsonl",
         (
-            {"old_hash": c.old_hash, "new_hash": c.new_hash, "created_by": _email(c.created_by), "created_at": c.created_at}
+            {
+                "old_hash": c.old_hash,
+                "new_hash": c.new_hash,
+                "created_by": _email(c.created_by),
+                "created_at": c.created_at,
+            }
             for c in links.iterator(ROWS)
         ),
     )
@@ -136,8 +141,9 @@ def project_zip(project: Project) -> Iterator[bytes]:
     events = AuditEvent.objects.filter(project_id=project.pk).order_by("at", "pk")
     counts["audit_events"] = yield from writer.lines(
         "audit.jsonl",
-        events.values("at", "project_slug", "actor_email", "kind", "target", "detail", "via", "ip", "user_agent")
-        .iterator(ROWS),
+        events.values(
+            "at", "project_slug", "actor_email", "kind", "target", "detail", "via", "ip", "user_agent"
+        ).iterator(ROWS),
     )
     counts["blobs"] = yield from session_blobs(writer, sessions)
     yield from writer.finish(
@@ -150,7 +156,7 @@ def project_zip(project: Project) -> Iterator[bytes]:
     )
 
 
-def session_blobs(writer: ArchiveWriter, sessions: QuerySet[Session]) -> Iterator[bytes]:
+def session_blobs(writer: ArchiveWriter, sessions: QuerySet[Session]) -> Generator[bytes, None, int]:
     """Every stored part of these sessions, at ``session_files``' names; returns how many were written."""
     written = 0
     for session in sessions.values(*BLOB_COLUMNS).iterator(ROWS):

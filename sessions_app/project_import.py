@@ -76,10 +76,14 @@ class Imported:
 
 def manifest_verified(archive: zipfile.ZipFile) -> dict[str, Any]:
     """The archive's manifest, once its format is one this code reads and every file matches it."""
-    names = archive.namelist()
-    if len(names) != len(set(names)):
-        raise ArchiveRefused("The archive holds a file name twice; refused.")
-    if MANIFEST not in names:
+    manifest = _manifest(archive)
+    _files_verified(archive, manifest)
+    return manifest
+
+
+def _manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
+    """manifest.json, if its format is one this code reads."""
+    if MANIFEST not in archive.namelist():
         raise ArchiveRefused(
             "The archive has no manifest.json: it is not a Sessionledger project export, or one from before "
             "format version 2, which cannot be imported (export the project again)."
@@ -100,13 +104,23 @@ def manifest_verified(archive: zipfile.ZipFile) -> dict[str, Any]:
             f"The archive is format version {version}, newer than this Sessionledger reads (up to "
             f"{FORMAT_VERSION}); upgrade this deployment to at least {manifest.get('product_version')} first."
         )
+    return manifest
+
+
+def _files_verified(archive: zipfile.ZipFile, manifest: dict[str, Any]) -> None:
+    """Every file listed, none unlisted or twice, each matching its SHA-256: before anything is written."""
+    names = archive.namelist()
+    if len(names) != len(set(names)):
+        raise ArchiveRefused("The archive holds a file name twice; refused.")
     files = manifest.get("files")
     if not isinstance(files, dict):
         raise ArchiveRefused("manifest.json lists no files.")
     unlisted = sorted(set(names) - set(files) - {MANIFEST})
     missing = sorted(set(files) - set(names))
     if unlisted or missing:
-        raise ArchiveRefused(f"The archive does not match its manifest: unlisted {unlisted[:5]}, missing {missing[:5]}.")
+        raise ArchiveRefused(
+            f"The archive does not match its manifest: unlisted {unlisted[:5]}, missing {missing[:5]}."
+        )
     for name, entry in files.items():
         expected = entry.get("sha256") if isinstance(entry, dict) else None
         if not isinstance(expected, str) or not SHA256.fullmatch(expected):
@@ -117,7 +131,6 @@ def manifest_verified(archive: zipfile.ZipFile) -> dict[str, Any]:
                 digest.update(chunk)
         if digest.hexdigest() != expected:
             raise ArchiveRefused(f"{name} does not match its SHA-256 in manifest.json: the archive was altered.")
-    return manifest
 
 
 def _lines(archive: zipfile.ZipFile, name: str) -> Iterator[dict[str, Any]]:
@@ -183,7 +196,11 @@ def _session_ids(archive: zipfile.ZipFile) -> dict[str, uuid.UUID]:
 
 
 def _blobs_upload(
-    archive: zipfile.ZipFile, files: dict[str, Any], project_id: uuid.UUID, ids: dict[str, uuid.UUID], uploaded: list[str]
+    archive: zipfile.ZipFile,
+    files: dict[str, Any],
+    project_id: uuid.UUID,
+    ids: dict[str, uuid.UUID],
+    uploaded: list[str],
 ) -> None:
     for row in _lines(archive, "session_rows.jsonl"):
         new = ids[row["id"]]
@@ -242,7 +259,13 @@ def _members(archive: zipfile.ZipFile, project: Project, people: _People, result
         email, role = row["email"], row["role"]
         user = people(email)
         if user is None or not user.is_active or not address_verified(user=user, email=email):
-            why = "no account here" if user is None else "account inactive" if not user.is_active else "address unverified"
+            why = (
+                "no account here"
+                if user is None
+                else "account inactive"
+                if not user.is_active
+                else "address unverified"
+            )
             result.members_not_restored.append(f"{email} ({role}): {why}")
             continue
         restored.append(Membership(project=project, user=user, role=role))
@@ -250,10 +273,14 @@ def _members(archive: zipfile.ZipFile, project: Project, people: _People, result
     Membership.objects.bulk_create(restored)
     _dates_kept(restored, dates)
     result.members = len(restored)
-    result.invitations_not_restored = [f"{row['email']} ({row['role']})" for row in _lines(archive, "invitations.jsonl")]
+    result.invitations_not_restored = [
+        f"{row['email']} ({row['role']})" for row in _lines(archive, "invitations.jsonl")
+    ]
 
 
-def _records(archive: zipfile.ZipFile, project: Project, ids: dict[str, uuid.UUID], people: _People, result: Imported) -> None:
+def _records(
+    archive: zipfile.ZipFile, project: Project, ids: dict[str, uuid.UUID], people: _People, result: Imported
+) -> None:
     attributions = [
         Attribution(
             project=project,
@@ -276,7 +303,13 @@ def _records(archive: zipfile.ZipFile, project: Project, ids: dict[str, uuid.UUI
             share_id = uuid.uuid4()
         values = _fields(ShareLink, row, ("token_hash", "expires_at", "revoked_at"))
         shares.append(
-            ShareLink(id=share_id, project=project, session_id=ids[row["session"]], created_by=people(row["created_by"]), **values)
+            ShareLink(
+                id=share_id,
+                project=project,
+                session_id=ids[row["session"]],
+                created_by=people(row["created_by"]),
+                **values,
+            )
         )
         dates.append(row["created_at"])
     ShareLink.objects.bulk_create(shares, batch_size=BATCH)
@@ -284,7 +317,9 @@ def _records(archive: zipfile.ZipFile, project: Project, ids: dict[str, uuid.UUI
     result.share_links = len(shares)
 
     links = [
-        CommitLink(project=project, created_by=people(row["created_by"]), **_fields(CommitLink, row, ("old_hash", "new_hash")))
+        CommitLink(
+            project=project, created_by=people(row["created_by"]), **_fields(CommitLink, row, ("old_hash", "new_hash"))
+        )
         for row in _lines(archive, "commit_links.jsonl")
     ]
     CommitLink.objects.bulk_create(links, batch_size=BATCH)
@@ -307,7 +342,11 @@ def _records(archive: zipfile.ZipFile, project: Project, ids: dict[str, uuid.UUI
     events = []
     for row in _lines(archive, "audit.jsonl"):
         actor = people(row["actor_email"])
-        values = _fields(AuditEvent, row, ("at", "project_slug", "actor_email", "kind", "target", "detail", "via", "ip", "user_agent"))
+        values = _fields(
+            AuditEvent,
+            row,
+            ("at", "project_slug", "actor_email", "kind", "target", "detail", "via", "ip", "user_agent"),
+        )
         events.append(AuditEvent(project_id=project.pk, actor_id=actor.pk if actor else None, **values))
     AuditEvent.objects.bulk_create(events, batch_size=BATCH)
     result.audit_events = len(events)
@@ -335,7 +374,7 @@ def project_import(path: Path | str, *, slug: str | None = None) -> Imported:
                 sharing_enabled=settings["sharing_enabled"],
                 archived_at=Project._meta.get_field("archived_at").to_python(settings["archived_at"]),
             )
-            result = Imported(project=project, repo_dropped=repo if repo_taken else "")
+            result = Imported(project=project, repo_dropped=str(repo) if repo_taken else "")
             ids = _session_ids(archive)
             result.sessions_renumbered = sum(str(new) != old for old, new in ids.items())
             uploaded: list[str] = []
@@ -367,4 +406,3 @@ def project_import(path: Path | str, *, slug: str | None = None) -> Imported:
                 blobs.delete(*uploaded)
                 raise
     return result
-

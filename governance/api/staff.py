@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, fields
 
-from drf_spectacular.utils import extend_schema, inline_serializer
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import exceptions, permissions, serializers
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -73,7 +72,9 @@ class UserExportView(StaffAPIView):
     renderer_classes = [JSONRenderer, ZipRenderer]
 
     @extend_schema(
-        responses={(200, "application/zip"): OpenApiResponse(description="the person's export (docs/export-format.md)")},
+        responses={
+            (200, "application/zip"): OpenApiResponse(description="the person's export (docs/export-format.md)")
+        },
         description="Everything kept about the person, as a zip, for their access request (staff).",
     )
     def get(self, request: Request, user_id: int) -> StreamingHttpResponse:

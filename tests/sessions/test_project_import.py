@@ -39,9 +39,11 @@ def _real(name: str) -> bytes:
 
 def _with_subagent(world, api_as) -> Session:
     raw, sub = _real("spotter__short.jsonl"), _real("spotter__subagent.jsonl")[:20000]
-    meta = metadata_for(raw, commit_hash=commit_hash("with-subagent"), subagents=[
-        {"agent_id": "a1", "start_offset": 0, "end_offset": len(sub)}
-    ])
+    meta = metadata_for(
+        raw,
+        commit_hash=commit_hash("with-subagent"),
+        subagents=[{"agent_id": "a1", "start_offset": 0, "end_offset": len(sub)}],
+    )
     response = upload(api_as(world.member), world.project.slug, raw, meta, subagents={"a1": sub})
     assert response.status_code == 202, response.content
     with scopes_disabled():
@@ -116,7 +118,9 @@ def test_a_project_exported_deleted_and_imported_answers_as_before(world, ingest
 
     with scopes_disabled():
         imported = Project.objects.get(slug="acme-api")
-        keys = [key for s in Session.objects.filter(project=imported) for key in (s.raw_storage_key, s.content_storage_key)]
+        keys = [
+            key for s in Session.objects.filter(project=imported) for key in (s.raw_storage_key, s.content_storage_key)
+        ]
         parts = [p["key"] for s in Session.objects.filter(project=imported) for p in s.subagents]
     assert imported.pk != world.project.pk and len(parts) == 1
     # every blob under the new project's prefix, which was empty before the import
@@ -163,7 +167,9 @@ def test_a_copy_under_another_slug_gets_new_ids_and_skips_share_links_in_use(wor
     original = _answers(api_as, world.admin, "acme-api", made["checkpoint"])
     answered = _answers(api_as, world.admin, "acme-copy", copied.pk)
     assert answered["messages"] == original["messages"]
-    assert [s["title"] for s in answered["sessions"]["results"]] == [s["title"] for s in original["sessions"]["results"]]
+    assert [s["title"] for s in answered["sessions"]["results"]] == [
+        s["title"] for s in original["sessions"]["results"]
+    ]
     records = answered["attribution"]["records"]
     assert len(records) == 1 and records[0]["vcs"]["revision"] == SHA
 
@@ -194,7 +200,9 @@ def test_an_altered_archive_is_refused_and_writes_nothing(world, ingest, api_as,
         "an_unlisted_file": "does not match its manifest: unlisted ['sessions/extra/raw.jsonl.gz']",
         "a_newer_format": "format version 99, newer than this Sessionledger reads (up to 2); upgrade",
     }[attack]
-    with pytest.raises(CommandError, match=expected.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(
+        CommandError, match=expected.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(").replace(")", r"\)")
+    ):
         call_command("import_project", str(altered), "--slug", "acme-altered")
     _nothing_written(*counts, prefixes)
 
@@ -212,7 +220,9 @@ def test_rows_that_do_not_hold_together_leave_no_blobs_behind(world, ingest, api
             data = json.dumps({**row, "session_id": "00000000-0000-4000-8000-000000000000"}).encode() + b"\n"
         if name == "manifest.json":
             manifest = json.loads(data)
-            manifest["files"] = {n: {"sha256": hashlib.sha256(d).hexdigest(), "bytes": len(d)} for n, d in files.items()}
+            manifest["files"] = {
+                n: {"sha256": hashlib.sha256(d).hexdigest(), "bytes": len(d)} for n, d in files.items()
+            }
             return json.dumps(manifest).encode()
         files[name] = data
         return data

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from governance.person_export import person_export_recorded, person_zip
 from projects import audit_trail
@@ -14,11 +15,11 @@ from projects.management.commands._base import OperatorCommand, user_by_email
 class Command(OperatorCommand):
     help = "Write everything kept about a person (account, memberships, sessions, audit, reads) to a zip."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("email")
         parser.add_argument("--output", type=Path, help="the zip to write (default: person-<id>-export.zip here)")
 
-    def handle(self, *args, email: str, output: Path | None, **options: object) -> None:
+    def handle(self, *args: Any, email: str, output: Path | None, **options: Any) -> None:
         user = user_by_email(email)
         target = output or Path(f"person-{user.pk}-export.zip")
         if target.exists():
