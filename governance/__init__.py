@@ -2,7 +2,8 @@
 
 Who may come in and what a company may demand of the data: single sign-on's policies and allauth's
 hooks (``sso``, ``oidc``, ``adapters``, ``reclaim``), SCIM provisioning (``scim``), offboarding and
-erasing a person (``offboarding``, ``erasure``), and reading and exporting the audit trail (``audit``,
+erasing a person (``offboarding``, ``erasure``), a person's export for an access request
+(``person_export``), and reading and exporting the audit trail (``audit``,
 ``api``). It may use ``sessions_app`` (share links, sessions and their blobs are ended or erased
 here) and ``projects``; neither imports it. Events are still written by ``projects.audit_trail.record``
 where they happen, in every layer.
