@@ -24,13 +24,12 @@ from projects import audit_trail
 from projects.models import ApiToken, AuditEvent, Invitation, Membership, User
 from projects.scoping import unscoped
 from sessions_app.archive import ArchiveWriter
-from sessions_app.export import ROWS, session_blobs
+from sessions_app.export import AUDIT_FIELDS, ROWS, session_blobs
 from sessions_app.models import AccessLog, Session
 from sessions_app.serializers import ROW_COLUMNS, session_representation
 
 FORMAT = "sessionledger-person"
 FORMAT_VERSION = 1
-AUDIT_FIELDS = ("at", "project_slug", "actor_email", "kind", "target", "detail", "via", "ip", "user_agent")
 
 
 def person_zip(user: User) -> Iterator[bytes]:

@@ -38,6 +38,7 @@ SESSION_COLUMNS = tuple(
     field.attname for field in Session._meta.concrete_fields if field.attname not in ("project_id", "author_id")
 )
 BLOB_COLUMNS = ("id", "raw_storage_key", "content_storage_key", "subagents", "created_at")
+AUDIT_FIELDS = ("at", "project_slug", "actor_email", "kind", "target", "detail", "via", "ip", "user_agent")
 PROJECT_FIELDS = ("id", "slug", "name", "repo", "retention_days", "sharing_enabled", "created_at", "archived_at")
 
 
@@ -141,9 +142,7 @@ def project_zip(project: Project) -> Iterator[bytes]:
     events = AuditEvent.objects.filter(project_id=project.pk).order_by("at", "pk")
     counts["audit_events"] = yield from writer.lines(
         "audit.jsonl",
-        events.values(
-            "at", "project_slug", "actor_email", "kind", "target", "detail", "via", "ip", "user_agent"
-        ).iterator(ROWS),
+        events.values(*AUDIT_FIELDS).iterator(ROWS),
     )
     counts["blobs"] = yield from session_blobs(writer, sessions)
     yield from writer.finish(

@@ -20,6 +20,7 @@ here before, or comes from here): then it is skipped and counted.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import uuid
@@ -29,20 +30,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.db.models import Model
 
 from projects import audit_trail
 from projects.addresses import address_verified
 from projects.errors import DomainError
-from projects.models import AuditEvent, Membership, Project, User
+from projects.models import AuditEvent, Membership, Project, Role, User
 from projects.scoping import unscoped
 from sessions_app import blobs
 from sessions_app.archive import CHUNK, MANIFEST
-from sessions_app.export import FORMAT, FORMAT_VERSION, SESSION_COLUMNS
+from sessions_app.export import AUDIT_FIELDS, FORMAT, FORMAT_VERSION, SESSION_COLUMNS
 from sessions_app.models import AccessLog, Attribution, CommitLink, Session, ShareLink
 
 BATCH = 500
+DATE = models.DateTimeField()  # parses the archive's ISO dates
 MANIFEST_LIMIT = 64 << 20
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -169,14 +171,6 @@ def _fields(model: type[Model], row: dict[str, Any], names: tuple[str, ...]) -> 
     return {name: by_attname[name].to_python(row[name]) for name in names if name in row}
 
 
-def _dates_kept(objects: list[Any], dates: list[Any]) -> None:
-    """``bulk_create`` stamped ``auto_now_add`` dates with now: put the archive's back."""
-    for obj, when in zip(objects, dates, strict=True):
-        obj.created_at = when
-    if objects:
-        type(objects[0]).objects.bulk_update(objects, ["created_at"], batch_size=BATCH)
-
-
 def _session_ids(archive: zipfile.ZipFile) -> dict[str, uuid.UUID]:
     """Old id → id here: the same when it is free in this deployment."""
     mapping: dict[str, uuid.UUID] = {}
@@ -243,7 +237,7 @@ def _sessions_insert(archive: zipfile.ZipFile, project: Project, ids: dict[str, 
 
     for row in _lines(archive, "session_rows.jsonl"):
         session = _session(row, project, ids, people)
-        created = Session._meta.get_field("created_at").to_python(row["created_at"])
+        created = DATE.to_python(row["created_at"])
         batch.append((session, created, row.get("search_vector")))
         count += 1
         if len(batch) >= BATCH:
@@ -253,47 +247,52 @@ def _sessions_insert(archive: zipfile.ZipFile, project: Project, ids: dict[str, 
     return count
 
 
+def _inserted(model: type[Model], pairs: Iterator[tuple[Any, Any]]) -> int:
+    """Insert (object, created_at) pairs ``BATCH`` at a time, so memory holds one batch; a created_at of
+    None leaves the model's own date. Returns how many."""
+    count = 0
+    while batch := list(itertools.islice(pairs, BATCH)):
+        objects = [obj for obj, _ in batch]
+        model._default_manager.bulk_create(objects)
+        dated = [(obj, when) for obj, when in batch if when is not None]
+        if dated:  # bulk_create stamped ``auto_now_add`` dates with now: put the archive's back
+            for obj, when in dated:
+                obj.created_at = DATE.to_python(when)
+            model._default_manager.bulk_update([obj for obj, _ in dated], ["created_at"])
+        count += len(batch)
+    return count
+
+
 def _members(archive: zipfile.ZipFile, project: Project, people: _People, result: Imported) -> None:
-    restored, dates = [], []
-    for row in _lines(archive, "members.jsonl"):
-        email, role = row["email"], row["role"]
-        user = people(email)
-        if user is None or not user.is_active or not address_verified(user=user, email=email):
+    def restored() -> Iterator[tuple[Membership, Any]]:
+        for row in _lines(archive, "members.jsonl"):
+            email, role = row["email"], row["role"]
+            if role not in Role.values:
+                raise ArchiveRefused(f"members.jsonl gives {email} an unknown role {role!r}.")
+            user = people(email)
             why = (
                 "no account here"
                 if user is None
                 else "account inactive"
                 if not user.is_active
+                else ""
+                if address_verified(user=user, email=email)
                 else "address unverified"
             )
-            result.members_not_restored.append(f"{email} ({role}): {why}")
-            continue
-        restored.append(Membership(project=project, user=user, role=role))
-        dates.append(Membership._meta.get_field("created_at").to_python(row["created_at"]))
-    Membership.objects.bulk_create(restored)
-    _dates_kept(restored, dates)
-    result.members = len(restored)
+            if why:
+                result.members_not_restored.append(f"{email} ({role}): {why}")
+                continue
+            yield Membership(project=project, user=user, role=role), row["created_at"]
+
+    result.members = _inserted(Membership, restored())
     result.invitations_not_restored = [
         f"{row['email']} ({row['role']})" for row in _lines(archive, "invitations.jsonl")
     ]
 
 
-def _records(
+def _shares(
     archive: zipfile.ZipFile, project: Project, ids: dict[str, uuid.UUID], people: _People, result: Imported
-) -> None:
-    attributions = [
-        Attribution(
-            project=project,
-            session_id=ids[row["session_id"]],
-            **_fields(Attribution, row, ("record", "error", "added_lines", "ai_lines")),
-        )
-        for row in _lines(archive, "attributions.jsonl")
-    ]
-    Attribution.objects.bulk_create(attributions, batch_size=BATCH)
-    _dates_kept(attributions, [row["created_at"] for row in _lines(archive, "attributions.jsonl")])
-    result.attributions = len(attributions)
-
-    shares, dates = [], []
+) -> Iterator[tuple[ShareLink, Any]]:
     for row in _lines(archive, "share_links.jsonl"):
         if ShareLink.objects.filter(token_hash=row["token_hash"]).exists():
             result.share_links_skipped += 1
@@ -302,54 +301,74 @@ def _records(
         if ShareLink.objects.filter(pk=share_id).exists():
             share_id = uuid.uuid4()
         values = _fields(ShareLink, row, ("token_hash", "expires_at", "revoked_at"))
-        shares.append(
-            ShareLink(
-                id=share_id,
-                project=project,
-                session_id=ids[row["session"]],
-                created_by=people(row["created_by"]),
-                **values,
+        share = ShareLink(
+            id=share_id, project=project, session_id=ids[row["session"]], created_by=people(row["created_by"]), **values
+        )
+        yield share, row["created_at"]
+
+
+def _records(
+    archive: zipfile.ZipFile, project: Project, ids: dict[str, uuid.UUID], people: _People, result: Imported
+) -> None:
+    result.attributions = _inserted(
+        Attribution,
+        (
+            (
+                Attribution(
+                    project=project,
+                    session_id=ids[row["session_id"]],
+                    **_fields(Attribution, row, ("record", "error", "added_lines", "ai_lines")),
+                ),
+                row["created_at"],
             )
-        )
-        dates.append(row["created_at"])
-    ShareLink.objects.bulk_create(shares, batch_size=BATCH)
-    _dates_kept(shares, dates)
-    result.share_links = len(shares)
-
-    links = [
-        CommitLink(
-            project=project, created_by=people(row["created_by"]), **_fields(CommitLink, row, ("old_hash", "new_hash"))
-        )
-        for row in _lines(archive, "commit_links.jsonl")
-    ]
-    CommitLink.objects.bulk_create(links, batch_size=BATCH)
-    _dates_kept(links, [row["created_at"] for row in _lines(archive, "commit_links.jsonl")])
-    result.commit_links = len(links)
-
-    reads = [
-        AccessLog(
-            project=project,
-            # a read of a session deleted before the export keeps its old id, as it did there
-            session_id=ids.get(row["session_id"], uuid.UUID(row["session_id"])),
-            user=people(row["user__email"]),
-            **_fields(AccessLog, row, ("at", "hour", "count", "via", "ip", "user_agent")),
-        )
-        for row in _lines(archive, "access_log.jsonl")
-    ]
-    AccessLog.objects.bulk_create(reads, batch_size=BATCH)
-    result.access_log = len(reads)
-
-    events = []
-    for row in _lines(archive, "audit.jsonl"):
-        actor = people(row["actor_email"])
-        values = _fields(
-            AuditEvent,
-            row,
-            ("at", "project_slug", "actor_email", "kind", "target", "detail", "via", "ip", "user_agent"),
-        )
-        events.append(AuditEvent(project_id=project.pk, actor_id=actor.pk if actor else None, **values))
-    AuditEvent.objects.bulk_create(events, batch_size=BATCH)
-    result.audit_events = len(events)
+            for row in _lines(archive, "attributions.jsonl")
+        ),
+    )
+    result.share_links = _inserted(ShareLink, _shares(archive, project, ids, people, result))
+    result.commit_links = _inserted(
+        CommitLink,
+        (
+            (
+                CommitLink(
+                    project=project,
+                    created_by=people(row["created_by"]),
+                    **_fields(CommitLink, row, ("old_hash", "new_hash")),
+                ),
+                row["created_at"],
+            )
+            for row in _lines(archive, "commit_links.jsonl")
+        ),
+    )
+    result.access_log = _inserted(
+        AccessLog,
+        (
+            (
+                AccessLog(
+                    project=project,
+                    # a read of a session deleted before the export keeps its old id, as it did there
+                    session_id=ids.get(row["session_id"], uuid.UUID(row["session_id"])),
+                    user=people(row["user__email"]),
+                    **_fields(AccessLog, row, ("at", "hour", "count", "via", "ip", "user_agent")),
+                ),
+                None,
+            )
+            for row in _lines(archive, "access_log.jsonl")
+        ),
+    )
+    result.audit_events = _inserted(
+        AuditEvent,
+        (
+            (
+                AuditEvent(
+                    project_id=project.pk,
+                    actor_id=actor.pk if (actor := people(row["actor_email"])) else None,
+                    **_fields(AuditEvent, row, AUDIT_FIELDS),
+                ),
+                None,
+            )
+            for row in _lines(archive, "audit.jsonl")
+        ),
+    )
 
 
 def project_import(path: Path | str, *, slug: str | None = None) -> Imported:
@@ -372,7 +391,7 @@ def project_import(path: Path | str, *, slug: str | None = None) -> Imported:
                 repo=None if repo_taken else repo,
                 retention_days=settings["retention_days"],
                 sharing_enabled=settings["sharing_enabled"],
-                archived_at=Project._meta.get_field("archived_at").to_python(settings["archived_at"]),
+                archived_at=DATE.to_python(settings["archived_at"]),
             )
             result = Imported(project=project, repo_dropped=str(repo) if repo_taken else "")
             ids = _session_ids(archive)
@@ -384,9 +403,7 @@ def project_import(path: Path | str, *, slug: str | None = None) -> Imported:
                 people = _People()
                 with transaction.atomic():
                     project.save()
-                    Project.objects.filter(pk=project.pk).update(
-                        created_at=Project._meta.get_field("created_at").to_python(settings["created_at"])
-                    )
+                    Project.objects.filter(pk=project.pk).update(created_at=DATE.to_python(settings["created_at"]))
                     result.sessions = _sessions_insert(archive, project, ids, people)
                     _members(archive, project, people, result)
                     _records(archive, project, ids, people, result)

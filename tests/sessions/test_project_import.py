@@ -74,6 +74,7 @@ def _answers(api_as, admin, slug: str, session_id: object) -> dict[str, Any]:
     client, base = api_as(admin), f"/api/v1/projects/{slug}"
     answers = {
         "sessions": client.get(f"{base}/sessions?limit=50").json(),
+        "search": client.get(f"{base}/sessions?q=test").json(),
         "messages": client.get(f"{base}/sessions/{session_id}/messages?limit=500").json(),
         "attribution": client.get(f"{base}/commits/{commit_hash('r')}/attribution").json(),
         "members": client.get(f"/api/v1/projects/{slug}/members").json(),
@@ -127,7 +128,8 @@ def test_a_project_exported_deleted_and_imported_answers_as_before(world, ingest
     assert all(key.startswith(f"{imported.pk}/") and blobs.get(key) for key in keys + parts)
 
     after = _answers(api_as, world.admin, "acme-api", made["checkpoint"])
-    for name in ("sessions", "messages", "attribution"):
+    assert before["search"]["results"]  # the search vector came along
+    for name in ("sessions", "search", "messages", "attribution"):
         assert after[name] == before[name], name
     assert _members(after) == [m for m in _members(before) if m["user"]["email"] != "victor@example.com"]
     assert _trail(imported)[: len(trail)] == trail and _trail(imported)[-1][0] == "project.imported"
@@ -207,18 +209,30 @@ def test_an_altered_archive_is_refused_and_writes_nothing(world, ingest, api_as,
     _nothing_written(*counts, prefixes)
 
 
-def test_rows_that_do_not_hold_together_leave_no_blobs_behind(world, ingest, api_as, tmp_path) -> None:
+def _first_row(data: bytes, **changes: Any) -> bytes:
+    return json.dumps({**json.loads(data.splitlines()[0]), **changes}).encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    ("part", "changes", "refusal"),
+    [
+        ("attributions.jsonl", {"session_id": "00000000-0000-4000-8000-000000000000"}, KeyError),
+        ("members.jsonl", {"role": "owner"}, CommandError),
+    ],
+)
+def test_rows_that_do_not_hold_together_leave_no_blobs_behind(
+    world, ingest, api_as, tmp_path, part: str, changes: dict[str, str], refusal: type[Exception]
+) -> None:
     """Checksums recomputed, so only the restore itself can notice: an attribution of no session in
-    the archive. The blobs uploaded before the rows are deleted again."""
+    the archive, a role that does not exist. The blobs uploaded before the rows are deleted again."""
     _project_built(world, ingest, api_as)
     archive = _export(api_as, world.admin, "acme-api", tmp_path / "acme.zip")
     files: dict[str, bytes] = {}
 
     def change(name: str, data: bytes) -> bytes:
-        if name == "attributions.jsonl":
-            row = json.loads(data.splitlines()[0])
-            data = json.dumps({**row, "session_id": "00000000-0000-4000-8000-000000000000"}).encode() + b"\n"
-        if name == "manifest.json":
+        if name == part:
+            data = _first_row(data, **changes)
+        if name == "manifest.json":  # the last file: sums of the changed files
             manifest = json.loads(data)
             manifest["files"] = {
                 n: {"sha256": hashlib.sha256(d).hexdigest(), "bytes": len(d)} for n, d in files.items()
@@ -227,10 +241,10 @@ def test_rows_that_do_not_hold_together_leave_no_blobs_behind(world, ingest, api
         files[name] = data
         return data
 
-    broken = _rewritten(archive, tmp_path / "broken.zip", change)  # manifest.json is the last file
+    broken = _rewritten(archive, tmp_path / "broken.zip", change)
     with scopes_disabled():
         counts = (Project.objects.count(), Session.objects.count())
     prefixes = _bucket_prefixes()
-    with pytest.raises(KeyError):
+    with pytest.raises(refusal):
         call_command("import_project", str(broken), "--slug", "acme-broken")
     _nothing_written(*counts, prefixes)
