@@ -79,3 +79,8 @@ class UserExportView(StaffAPIView):
     )
     def get(self, request: Request, user_id: int) -> StreamingHttpResponse:
         return person_download(self.target(user_id))
+
+    def handle_exception(self, exc: Exception) -> Response:
+        # a refusal (404 to non-staff) is JSON even when ``?format=zip`` chose the zip renderer, which writes nothing
+        self.request.accepted_renderer, self.request.accepted_media_type = JSONRenderer(), "application/json"
+        return super().handle_exception(exc)

@@ -74,3 +74,8 @@ def test_only_staff_export_a_person_through_the_api(world, api_as) -> None:
     with scopes_disabled():
         [event] = AuditEvent.objects.filter(kind="person.exported")
     assert (event.actor_email, event.target, event.via) == ("ops@example.com", "mallory@example.com", "api")
+
+
+def test_a_refused_person_export_answers_json_even_when_a_zip_was_asked_for(world, api_as) -> None:
+    response = api_as(world.admin).get(f"/api/v1/users/{world.member.pk}/export?format=zip")
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
