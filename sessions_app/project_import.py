@@ -50,6 +50,7 @@ SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 SHA256 = re.compile(r"[0-9a-f]{64}")
 # Restored through SQL after the insert: an upload time Django would set to now, a derived tsvector.
 _LATER = ("created_at", "search_vector")
+_SESSION_FIELDS = tuple(name for name in SESSION_COLUMNS if name not in (*_LATER, "id"))
 
 
 class ArchiveRefused(DomainError):
@@ -177,12 +178,13 @@ def _session_ids(archive: zipfile.ZipFile) -> dict[str, uuid.UUID]:
     batch: list[str] = []
 
     def flush() -> None:
-        taken = {str(pk) for pk in Session.objects.filter(pk__in=batch).values_list("pk", flat=True)}
-        mapping.update({old: uuid.uuid4() if old in taken else uuid.UUID(old) for old in batch})
+        wanted = [uuid.UUID(old) for old in batch]
+        taken = set(Session.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+        mapping.update({old: uuid.uuid4() if want in taken else want for old, want in zip(batch, wanted, strict=True)})
         batch.clear()
 
     for row in _lines(archive, "session_rows.jsonl"):
-        batch.append(str(uuid.UUID(row["id"])))
+        batch.append(row["id"])
         if len(batch) >= BATCH:
             flush()
     flush()
@@ -210,8 +212,7 @@ def _blobs_upload(
 
 def _session(row: dict[str, Any], project: Project, ids: dict[str, uuid.UUID], people: _People) -> Session:
     new = ids[row["id"]]
-    columns = tuple(name for name in SESSION_COLUMNS if name not in _LATER and name != "id")
-    values = _fields(Session, row, columns)
+    values = _fields(Session, row, _SESSION_FIELDS)
     previous = row.get("previous_id")
     values["previous_id"] = ids.get(previous) if previous else None  # a segment not in the archive: none
     values["raw_storage_key"] = blobs.raw_key(project.pk, new)

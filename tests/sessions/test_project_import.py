@@ -75,6 +75,7 @@ def _answers(api_as, admin, slug: str, session_id: object) -> dict[str, Any]:
     answers = {
         "sessions": client.get(f"{base}/sessions?limit=50").json(),
         "search": client.get(f"{base}/sessions?q=test").json(),
+        "insights": client.get(f"{base}/insights").json(),
         "messages": client.get(f"{base}/sessions/{session_id}/messages?limit=500").json(),
         "attribution": client.get(f"{base}/commits/{commit_hash('r')}/attribution").json(),
         "members": client.get(f"/api/v1/projects/{slug}/members").json(),
@@ -129,7 +130,7 @@ def test_a_project_exported_deleted_and_imported_answers_as_before(world, ingest
 
     after = _answers(api_as, world.admin, "acme-api", made["checkpoint"])
     assert before["search"]["results"]  # the search vector came along
-    for name in ("sessions", "search", "messages", "attribution"):
+    for name in ("sessions", "search", "insights", "messages", "attribution"):
         assert after[name] == before[name], name
     assert _members(after) == [m for m in _members(before) if m["user"]["email"] != "victor@example.com"]
     assert _trail(imported)[: len(trail)] == trail and _trail(imported)[-1][0] == "project.imported"
