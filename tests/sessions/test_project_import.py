@@ -26,19 +26,28 @@ from sessions_app.deletion import project_delete
 from sessions_app.models import Session
 from sessions_app.processing import session_process
 from tests import realfixtures
+from tests.client.sample_transcripts import AGENT_ID, every_line_type
+from tests.conftest import conversation
 from tests.realfixtures import real_transcripts
 from tests.sessions.test_attribution_api import SHA, _post, record
 from tests.uploads import commit_hash, metadata_for, upload
 
-pytestmark = real_transcripts
+
+def _transcripts(real: bool) -> tuple[bytes, bytes, bytes, bytes]:
+    """(a checkpoint's, another, a third with a sub-agent, that sub-agent's) transcripts: the real Claude Code
+    ones, or the suite's sample that uses every line type."""
+    if real:
+        folder = realfixtures.REAL_TRANSCRIPTS
+        read = [
+            (folder / name).read_bytes()
+            for name in ("spotter__tool_heavy.jsonl", "spotter__subagent.jsonl", "spotter__short.jsonl")
+        ]
+        return read[0], read[1], read[2], read[1][:20000]
+    main, subagents = every_line_type()
+    return conversation("Write the capture test"), conversation("Run the test suite again"), main, subagents[AGENT_ID]
 
 
-def _real(name: str) -> bytes:
-    return (realfixtures.REAL_TRANSCRIPTS / name).read_bytes()
-
-
-def _with_subagent(world, api_as) -> Session:
-    raw, sub = _real("spotter__short.jsonl"), _real("spotter__subagent.jsonl")[:20000]
+def _with_subagent(world, api_as, raw: bytes, sub: bytes) -> Session:
     meta = metadata_for(
         raw,
         commit_hash=commit_hash("with-subagent"),
@@ -53,14 +62,15 @@ def _with_subagent(world, api_as) -> Session:
     return session
 
 
-def _project_built(world, ingest, api_as) -> dict[str, Any]:
-    """acme-api with real transcripts, a sub-agent part, an attribution record, a relink, a share link."""
+def _project_built(world, ingest, api_as, *, real: bool = False) -> dict[str, Any]:
+    """acme-api with three transcripts, a sub-agent part, an attribution record, a relink, a share link."""
     with scopes_disabled():
         EmailAddress.objects.filter(user=world.viewer).update(verified=False)
-    checkpoint = ingest(world.project, world.member, raw=_real("spotter__tool_heavy.jsonl"), seed="c1")
+    first, second, third, sub = _transcripts(real)
+    checkpoint = ingest(world.project, world.member, raw=first, seed="c1")
     assert checkpoint.commit_hash == SHA
-    ingest(world.project, world.admin, raw=_real("spotter__subagent.jsonl"), seed="second")
-    _with_subagent(world, api_as)
+    ingest(world.project, world.admin, raw=second, seed="second")
+    _with_subagent(world, api_as, third, sub)
     client = api_as(world.member)
     assert _post(client, checkpoint, record()).status_code == 201
     base = f"/api/v1/projects/{world.project.slug}"
@@ -102,8 +112,9 @@ def _bucket_prefixes() -> set[str]:
     return set(blobs.blob_storage().listdir("")[0])
 
 
-def test_a_project_exported_deleted_and_imported_answers_as_before(world, ingest, api_as, tmp_path) -> None:
-    made = _project_built(world, ingest, api_as)
+@pytest.mark.parametrize("real", [False, pytest.param(True, marks=real_transcripts)], ids=["sample", "real"])
+def test_a_project_exported_deleted_and_imported_answers_as_before(world, ingest, api_as, tmp_path, real) -> None:
+    made = _project_built(world, ingest, api_as, real=real)
     before = _answers(api_as, world.admin, "acme-api", made["checkpoint"])
     trail = _trail(world.project)
     archive = _export(api_as, world.admin, "acme-api", tmp_path / "acme.zip")
