@@ -2,10 +2,10 @@
 
 ``ArchiveWriter`` is shared by the project export (``sessions_app.export``) and the per-person export
 (``governance.person_export``): each file is written while it is read — JSON lines from a row
-iterator, a stored blob chunk by chunk — and the caller yields ``take()`` after every chunk, so memory
-holds one chunk and the zip's directory (about 1 KB a file), whatever the size of the data. Every
-file's SHA-256 and size are summed as it is written and go into ``manifest.json``, the last file.
-Entries carry real dates (zipfile's default is 1980-01-01 for streamed entries).
+iterator, a stored blob chunk by chunk — and every chunk is yielded as soon as it is zipped, so memory
+holds one chunk, and per file its directory entry and checksum (about 1.7 KB), whatever the size of
+the data. Every file's SHA-256 and size are summed as it is written and go into ``manifest.json``,
+the last file. Entries carry real dates (the old export's were all 1980-01-01).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ and the sub-agent and tool-output parts, gzip, so the zip stores them without co
 access log and the project's audit trail; ``sessions.jsonl`` (every session as the API shows it, a
 line each) stays for readers of the first format. ``manifest.json``, last, names the format version
 and holds each file's SHA-256. Written to an unseekable stream (``sessions_app.archive``), so memory
-holds one chunk at a time and the zip's directory (about 1 KB a file, bench/bench_export.py).
+holds one chunk at a time, and per file its directory entry and checksum (about 1.7 KB, bench/bench_export.py).
 ``download`` is the one way out, for the API and the settings page alike, and records a
 ``project.exported`` audit event.
 """
