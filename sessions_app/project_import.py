@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, connection, models, transaction
 from django.db.models import Model
 
 from projects import audit_trail
@@ -401,26 +402,43 @@ def project_import(path: Path | str, *, slug: str | None = None) -> Imported:
             try:
                 _blobs_upload(archive, manifest["files"], project.pk, ids, uploaded)
                 result.blobs = len(uploaded)
-                people = _People()
-                with transaction.atomic():
-                    project.save()
-                    Project.objects.filter(pk=project.pk).update(created_at=DATE.to_python(settings["created_at"]))
-                    result.sessions = _sessions_insert(archive, project, ids, people)
-                    _members(archive, project, people, result)
-                    _records(archive, project, ids, people, result)
-                    result.authors_unknown = people.missing()
-                    audit_trail.record(
-                        kind=audit_trail.PROJECT_IMPORTED,
-                        project=project,
-                        target=project.slug,
-                        detail={
-                            "from": manifest["project"]["slug"],
-                            "exported_at": manifest["exported_at"],
-                            "product_version": manifest["product_version"],
-                            "sessions": result.sessions,
-                        },
-                    )
+                _rows_restored(archive, manifest, project, settings, ids, result)
             except BaseException:
                 blobs.delete(*uploaded)
                 raise
     return result
+
+
+def _rows_restored(
+    archive: zipfile.ZipFile,
+    manifest: dict[str, Any],
+    project: Project,
+    settings: dict[str, Any],
+    ids: dict[str, uuid.UUID],
+    result: Imported,
+) -> None:
+    """Every row, in one transaction; a row that does not hold together refuses the whole archive."""
+    people = _People()
+    try:
+        with transaction.atomic():
+            project.save()
+            Project.objects.filter(pk=project.pk).update(created_at=DATE.to_python(settings["created_at"]))
+            result.sessions = _sessions_insert(archive, project, ids, people)
+            _members(archive, project, people, result)
+            _records(archive, project, ids, people, result)
+            result.authors_unknown = people.missing()
+            audit_trail.record(
+                kind=audit_trail.PROJECT_IMPORTED,
+                project=project,
+                target=project.slug,
+                detail={
+                    "from": manifest["project"]["slug"],
+                    "exported_at": manifest["exported_at"],
+                    "product_version": manifest["product_version"],
+                    "sessions": result.sessions,
+                },
+            )
+    except (KeyError, TypeError, ValueError, ValidationError, IntegrityError) as exc:
+        raise ArchiveRefused(
+            f"The archive's rows do not hold together ({type(exc).__name__}: {exc}); nothing was imported."
+        ) from exc
