@@ -18,10 +18,11 @@ from django.http import StreamingHttpResponse
 from projects.audit_trail import record
 from projects.models import AuditEvent, Project
 from sessions_app.csv_export import spreadsheet_cell
+from sessions_app.export import AUDIT_FIELDS
 
 EXPORT_CHUNK = 2000
 
-EXPORT_FIELDS = ("at", "project_slug", "actor_email", "kind", "target", "detail", "via", "ip", "user_agent")
+EXPORT_FIELDS = AUDIT_FIELDS  # the same columns as a project's archive (docs/export-format.md)
 
 
 def events_filtered(

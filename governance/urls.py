@@ -12,4 +12,5 @@ urlpatterns = [
     path("users/<int:user_id>/erase", staff.UserEraseView.as_view(), name="api-user-erase"),
     path("group-mappings", staff.GroupMappingsView.as_view(), name="api-group-mappings"),
     path("group-mappings/<int:mapping_id>", staff.GroupMappingView.as_view(), name="api-group-mapping"),
+    path("users/<int:user_id>/export", staff.UserExportView.as_view(), name="api-user-export"),
 ]

@@ -83,6 +83,10 @@ KINDS += (
     "project.legal_hold_released",
     "project.audit_retention_changed",
 )
+# A project restored from an export (sessions_app/project_import.py); a person's data exported (governance).
+PROJECT_IMPORTED = "project.imported"
+PERSON_EXPORTED = "person.exported"
+KINDS += (PROJECT_IMPORTED, PERSON_EXPORTED)
 
 
 class AuditRequestMiddleware:

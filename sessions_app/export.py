@@ -1,91 +1,171 @@
-"""A whole project as one zip, streamed (docs/security.md "Export"): ``sessions.jsonl`` (every
-session's metadata as the API shows it, a line each) and, per session, its stored parts as they are
-in the bucket (``sessions/<id>/raw.jsonl.gz`` and the sub-agent and tool-output parts, gzip, so the
-zip stores them without compressing again). Written to an unseekable stream, so memory holds one
-chunk at a time and the zip's directory (about 1 KB a file, bench/bench_export.py), whatever the size
-of the stored parts. ``download`` is the one way out, for the API and
-the settings page alike, and records a ``project.exported`` audit event.
+"""A whole project as one zip, streamed (docs/export-format.md, docs/security.md "Export").
+
+Every part of the project: its settings (``project.json``), members and roles by e-mail, pending
+invitations (without their tokens), share links (the token's hash only), commit relinks, attribution
+records, every session's full row (``session_rows.jsonl``, what ``manage.py import_project`` restores)
+and its stored parts as they are in the bucket (``sessions/<id>/raw.jsonl.gz``, ``content.json.gz``
+and the sub-agent and tool-output parts, gzip, so the zip stores them without compressing again), the
+access log and the project's audit trail; ``sessions.jsonl`` (every session as the API shows it, a
+line each) stays for readers of the first format. ``manifest.json``, last, names the format version
+and holds each file's SHA-256. Written to an unseekable stream (``sessions_app.archive``), so memory
+holds one chunk at a time, and per file its directory entry and checksum (about 1.7 KB, bench/bench_export.py).
+``download`` is the one way out, for the API and the settings page alike, and records a
+``project.exported`` audit event.
 """
 
 from __future__ import annotations
 
-import json
-import zipfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
-from django.core.serializers.json import DjangoJSONEncoder
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
+from django.utils import timezone
 
 from projects import audit_trail
-from projects.models import Project
+from projects.models import AuditEvent, Invitation, Membership, Project
 from projects.scoping import project_scope
-from sessions_app import blobs
-from sessions_app.models import Session
+from sessions_app.archive import ArchiveWriter
+from sessions_app.models import AccessLog, Attribution, CommitLink, Session, ShareLink
 from sessions_app.serializers import ROW_COLUMNS, session_representation
 
-CHUNK = 1 << 20
+FORMAT = "sessionledger-project"
+FORMAT_VERSION = 2  # 1: the first export (sessions.jsonl and raw parts, no manifest); see docs/export-format.md
 ROWS = 500
 
-
-class _Pipe:
-    """An unseekable file object that hands out what was written since the last ``take``."""
-
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-        self.written = 0
-
-    def write(self, data: bytes) -> int:
-        self.parts.append(bytes(data))
-        self.written += len(data)
-        return len(data)
-
-    def tell(self) -> int:
-        return self.written
-
-    def flush(self) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-    def take(self) -> bytes:
-        data, self.parts = b"".join(self.parts), []
-        return data
+# Every column of a session but its tenant and its author (written as an e-mail address instead).
+SESSION_COLUMNS = tuple(
+    field.attname for field in Session._meta.concrete_fields if field.attname not in ("project_id", "author_id")
+)
+BLOB_COLUMNS = ("id", "raw_storage_key", "content_storage_key", "subagents", "created_at")
+AUDIT_FIELDS = ("at", "project_slug", "actor_email", "kind", "target", "detail", "via", "ip", "user_agent")
+PROJECT_FIELDS = ("id", "slug", "name", "repo", "retention_days", "sharing_enabled", "created_at", "archived_at")
 
 
-def _parts(session: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """(name in the zip, blob key) of a session's stored parts."""
-    base = f"sessions/{session['id']}"
-    yield f"{base}/raw.jsonl.gz", session["raw_storage_key"]
-    for index, part in enumerate(session["subagents"] or []):
+def _safe(label: object) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(label))[:80]
+
+
+def session_files(session_id: object, subagents: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """Where a session's stored parts sit in the zip: ``raw``, ``content`` and ``parts`` (by index)."""
+    base = f"sessions/{session_id}"
+    parts = []
+    for index, part in enumerate(subagents or []):
         label = part.get("agent_id") or part.get("name") or str(index)
         kind = "tool-results" if part.get("kind") == "tool_result" else "subagents"
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(label))[:80]
-        yield f"{base}/{kind}/{index:04d}-{safe}.jsonl.gz", part["key"]
+        parts.append(f"{base}/{kind}/{index:04d}-{_safe(label)}.jsonl.gz")
+    return {"raw": f"{base}/raw.jsonl.gz", "content": f"{base}/content.json.gz", "parts": parts}
+
+
+def _session_rows(sessions: Any) -> Iterator[dict[str, Any]]:
+    for row in sessions.values(*SESSION_COLUMNS, "author__email").iterator(chunk_size=ROWS):
+        row["author_email"] = row.pop("author__email")
+        row["files"] = session_files(row["id"], row["subagents"])
+        for key in ("raw_storage_key", "content_storage_key"):
+            row[key] = bool(row[key])  # the bucket's keys name this deployment's ids: only whether there is one
+        row["subagents"] = [{k: v for k, v in part.items() if k != "key"} for part in row["subagents"] or []]
+        yield row
+
+
+def _email(user: Any) -> str | None:
+    return user.email if user is not None else None
 
 
 def project_zip(project: Project) -> Iterator[bytes]:
     """The project's zip, chunk by chunk. Call inside the project's scope."""
-    pipe = _Pipe()
+    writer = ArchiveWriter(now=timezone.now())
+    counts: dict[str, int] = {}
     sessions = Session.objects.filter(project=project).order_by("captured_at", "id")
-    with zipfile.ZipFile(pipe, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-        with archive.open("sessions.jsonl", mode="w", force_zip64=True) as meta:
-            for row in sessions.values(*ROW_COLUMNS).iterator(chunk_size=ROWS):
-                line = json.dumps(session_representation(row, project.slug), cls=DjangoJSONEncoder)
-                meta.write(line.encode() + b"\n")
-                yield pipe.take()
-        for session in sessions.values("id", "raw_storage_key", "subagents").iterator(chunk_size=ROWS):
-            for name, key in _parts(session):
-                try:
-                    stream = blobs.open_stream(key)
-                except FileNotFoundError:
-                    continue
-                with stream, archive.open(name, mode="w", force_zip64=True) as member:
-                    while chunk := stream.read(CHUNK):
-                        member.write(chunk)
-                        yield pipe.take()
-    yield pipe.take()
+    yield from writer.document("project.json", {name: getattr(project, name) for name in PROJECT_FIELDS})
+    api_rows = (session_representation(row, project.slug) for row in sessions.values(*ROW_COLUMNS).iterator(ROWS))
+    counts["sessions"] = yield from writer.lines("sessions.jsonl", api_rows)
+    yield from writer.lines("session_rows.jsonl", _session_rows(sessions))
+    members = Membership.objects.filter(project=project).select_related("user").order_by("created_at", "pk")
+    counts["members"] = yield from writer.lines(
+        "members.jsonl", ({"email": m.user.email, "role": m.role, "created_at": m.created_at} for m in members)
+    )
+    pending = Invitation.objects.filter(
+        project=project, accepted_at__isnull=True, revoked_at__isnull=True, expires_at__gt=writer.now
+    ).select_related("invited_by")
+    counts["invitations"] = yield from writer.lines(
+        "invitations.jsonl",
+        (
+            {
+                "email": i.email,
+                "role": i.role,
+                "invited_by": _email(i.invited_by),
+                "created_at": i.created_at,
+                "expires_at": i.expires_at,
+            }
+            for i in pending.order_by("created_at", "pk")
+        ),
+    )
+    shares = ShareLink.objects.filter(project=project).select_related("created_by").order_by("created_at", "pk")
+    counts["share_links"] = yield from writer.lines(
+        "share_links.jsonl",
+        (
+            {
+                "id": s.pk,
+                "session": s.session_id,
+                "token_hash": s.token_hash,
+                "created_by": _email(s.created_by),
+                "created_at": s.created_at,
+                "expires_at": s.expires_at,
+                "revoked_at": s.revoked_at,
+            }
+            for s in shares.iterator(ROWS)
+        ),
+    )
+    links = CommitLink.objects.filter(project=project).select_related("created_by").order_by("created_at", "pk")
+    counts["commit_links"] = yield from writer.lines(
+        "commit_links.jsonl",
+        (
+            {
+                "old_hash": c.old_hash,
+                "new_hash": c.new_hash,
+                "created_by": _email(c.created_by),
+                "created_at": c.created_at,
+            }
+            for c in links.iterator(ROWS)
+        ),
+    )
+    attributions = Attribution.objects.filter(project=project).order_by("created_at", "pk")
+    counts["attributions"] = yield from writer.lines(
+        "attributions.jsonl",
+        attributions.values("session_id", "record", "error", "added_lines", "ai_lines", "created_at").iterator(ROWS),
+    )
+    reads = AccessLog.objects.filter(project=project).order_by("hour", "pk")
+    counts["access_log"] = yield from writer.lines(
+        "access_log.jsonl",
+        reads.values("session_id", "user__email", "at", "hour", "count", "via", "ip", "user_agent").iterator(ROWS),
+    )
+    events = AuditEvent.objects.filter(project_id=project.pk).order_by("at", "pk")
+    counts["audit_events"] = yield from writer.lines(
+        "audit.jsonl",
+        events.values(*AUDIT_FIELDS).iterator(ROWS),
+    )
+    counts["blobs"] = yield from session_blobs(writer, sessions)
+    yield from writer.finish(
+        {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "project": {"slug": project.slug, "name": project.name, "id": project.pk},
+            "counts": counts,
+        }
+    )
+
+
+def session_blobs(writer: ArchiveWriter, sessions: QuerySet[Session]) -> Generator[bytes, None, int]:
+    """Every stored part of these sessions, at ``session_files``' names; returns how many were written."""
+    written = 0
+    for session in sessions.values(*BLOB_COLUMNS).iterator(ROWS):
+        names = session_files(session["id"], session["subagents"])
+        pairs = [(names["raw"], session["raw_storage_key"]), (names["content"], session["content_storage_key"])]
+        pairs += [(name, part["key"]) for name, part in zip(names["parts"], session["subagents"] or [], strict=True)]
+        for name, key in pairs:
+            if key:  # a part storage has lost is left out (the manifest lists what is there)
+                written += bool((yield from writer.blob(name, key, when=session["created_at"])))
+    return written
 
 
 def _stream(project: Project) -> Iterator[bytes]:

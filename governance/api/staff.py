@@ -7,8 +7,10 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 from typing import Any
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import exceptions, permissions, serializers
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,10 +19,12 @@ from governance.erasure import user_erase
 from governance.groups import mapping_create, mapping_delete
 from governance.models import GroupMapping
 from governance.offboarding import Offboarded, user_deactivate
+from governance.person_export import person_download
 from projects.access import TokenScopePermission
 from projects.errors import DomainError
 from projects.models import ApiToken, Project, Role, User
 from projects.scoping import unscoped
+from sessions_app.api.export import ZipRenderer
 
 
 class IsStaff(permissions.BasePermission):
@@ -111,3 +115,21 @@ class GroupMappingView(StaffAPIView):
             raise exceptions.NotFound("No such group mapping.")
         mapping_delete(mapping=mapping)
         return Response(status=204)
+
+
+class UserExportView(StaffAPIView):
+    renderer_classes = [JSONRenderer, ZipRenderer]
+
+    @extend_schema(
+        responses={
+            (200, "application/zip"): OpenApiResponse(description="the person's export (docs/export-format.md)")
+        },
+        description="Everything kept about the person, as a zip, for their access request (staff).",
+    )
+    def get(self, request: Request, user_id: int) -> StreamingHttpResponse:
+        return person_download(self.target(user_id))
+
+    def handle_exception(self, exc: Exception) -> Response:
+        # a refusal (404 to non-staff) is JSON even when ``?format=zip`` chose the zip renderer, which writes nothing
+        self.request.accepted_renderer, self.request.accepted_media_type = JSONRenderer(), "application/json"
+        return super().handle_exception(exc)
