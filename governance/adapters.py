@@ -8,7 +8,7 @@ from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core.exceptions import ImmediateHttpResponse
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from allauth.socialaccount.models import SocialLogin
-from allauth.socialaccount.providers.base import AuthProcess
+from allauth.socialaccount.providers.base import AuthError, AuthProcess
 from django import forms
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
@@ -74,6 +74,28 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):  # type: ignore[misc, u
             _refused(request, sociallogin, email, reason)
             context = {"email": email, "reason": reason}
             raise ImmediateHttpResponse(render(request, "account/sso_refused.html", context, status=403))
+
+    def on_authentication_error(
+        self,
+        request: HttpRequest,
+        provider: Any,
+        error: Any = None,
+        exception: Exception | None = None,
+        extra_context: Any = None,
+    ) -> None:
+        """The provider's answer was not accepted before any address was read — a SAML assertion altered,
+        expired, replayed or for another audience, an OpenID state that does not match — or the person
+        cancelled: one ``sso.login_refused`` naming why, and (but for a cancel) a page saying it."""
+        if isinstance(exception, PermissionDenied):  # our own refusal (the nonce): recorded where it was made
+            return
+        reason = "cancelled" if error == AuthError.CANCELLED else "provider_error"
+        detail = {"provider": getattr(provider, "sub_id", None) or provider.id, "reason": reason, "error": str(error)}
+        if exception is not None:
+            detail["exception"] = type(exception).__name__
+        audit_trail.record(request, kind=audit_trail.SSO_LOGIN_REFUSED, target="", detail=detail)
+        if reason != "cancelled":  # allauth's own page says a cancelled sign-in was cancelled
+            context = {"email": "", "reason": reason}
+            raise ImmediateHttpResponse(render(request, "account/sso_refused.html", context, status=401))
 
     def is_open_for_signup(self, request: HttpRequest, sociallogin: SocialLogin) -> bool:
         """Just-in-time creation of the accounts the provider vouches for (SESSIONLEDGER_SSO_JIT)."""

@@ -176,6 +176,9 @@ def test_an_assertion_changed_after_signing_is_refused(saml, where, caplog) -> N
     response = post_to_acs(client, posted.with_xml(xml))
     _refused(response, client, caplog, "Signature validation failed")
     assert not User.objects.filter(email="eve@acme.test").exists()
+    assert "answer could not be accepted" in response.content.decode()
+    [event] = AuditEvent.objects.filter(kind=audit_trail.SSO_LOGIN_REFUSED)
+    assert (event.target, event.detail["reason"], event.detail["provider"]) == ("", "provider_error", PROVIDER_ID)
 
 
 def test_a_replayed_assertion_is_refused_in_the_same_browser_and_in_another(saml) -> None:
