@@ -5,6 +5,12 @@ zip stores them without compressing again). Written to an unseekable stream, so 
 chunk at a time and the zip's directory (about 1 KB a file, bench/bench_export.py), whatever the size
 of the stored parts. ``download`` is the one way out, for the API and
 the settings page alike, and records a ``project.exported`` audit event.
+
+The bucket down (docs/security.md "Export"): ``download`` asks the bucket before the answer starts, so
+an outage is a 503 (JSON for the API, a page for the browser), never a 200. Should the bucket fail once
+the zip is streaming, the stream is cut (the server ends the connection without the final chunk, so a
+client reports an incomplete download and the zip has no directory), never finished as if whole. A part
+the bucket does not have (deleted behind our back) is listed in ``missing.jsonl`` at the end of the zip.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import json
 import zipfile
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import StreamingHttpResponse
@@ -75,17 +81,28 @@ def project_zip(project: Project) -> Iterator[bytes]:
                 line = json.dumps(session_representation(row, project.slug), cls=DjangoJSONEncoder)
                 meta.write(line.encode() + b"\n")
                 yield pipe.take()
+        missing: list[dict[str, str]] = []
         for session in sessions.values("id", "raw_storage_key", "subagents").iterator(chunk_size=ROWS):
             for name, key in _parts(session):
                 try:
                     stream = blobs.open_stream(key)
-                except FileNotFoundError:
+                except blobs.BlobMissing:
+                    missing.append({"session": str(session["id"]), "part": name})
                     continue
                 with stream, archive.open(name, mode="w", force_zip64=True) as member:
-                    while chunk := stream.read(CHUNK):
+                    while chunk := _read(stream, key):
                         member.write(chunk)
                         yield pipe.take()
+        if missing:
+            archive.writestr("missing.jsonl", "".join(json.dumps(entry) + "\n" for entry in missing))
     yield pipe.take()
+
+
+def _read(stream: IO[bytes], key: str) -> bytes:
+    try:
+        return stream.read(CHUNK)
+    except blobs.STORAGE_ERRORS as exc:
+        raise blobs.StorageUnavailable(f"export cut: cannot read {key}: {exc}") from exc
 
 
 def _stream(project: Project) -> Iterator[bytes]:
@@ -96,6 +113,9 @@ def _stream(project: Project) -> Iterator[bytes]:
 
 def download(project: Project) -> StreamingHttpResponse:
     """The project's zip as a streamed attachment; the audit trail records who took it."""
+    first = Session.objects.filter(project=project).values_list("raw_storage_key", flat=True).first()
+    if first is not None:
+        blobs.check_reachable(first)  # a 503 now rather than a 200 cut short
     audit_trail.record(kind="project.exported", project=project, target=project.slug)
     response = StreamingHttpResponse(_stream(project), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-export.zip"'

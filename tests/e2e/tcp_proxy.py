@@ -89,3 +89,29 @@ def _close(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
     sock.close()
+
+
+class Blackhole:
+    """A server that accepts every connection and never answers (a blackholed dependency: a firewall
+    dropping replies, a wedged load balancer), so only a client's own timeouts end a call."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self._held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def connections(self) -> int:
+        return len(self._held)
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                self._held.append(client)  # read nothing, answer nothing
+
+    def close(self) -> None:
+        _close(self.listener)
+        for sock in self._held:
+            _close(sock)
