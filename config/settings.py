@@ -269,12 +269,18 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
     "socket_keepalive": True,
     "health_check_interval": 25,  # a connection a Redis failover left half-open is noticed, not waited on
+    # One list per priority, and a worker takes from the first non-empty one: 0 first (docs/scaling.md
+    # "Fairness between projects"; sessions_app/tasks.py says which task gets which).
+    "priority_steps": [0, 3, 6, 9],
 }
+CELERY_TASK_DEFAULT_PRIORITY = 3
 CELERY_BROKER_CONNECTION_TIMEOUT = REDIS_CONNECT_TIMEOUT
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
 CELERY_TASK_ALWAYS_EAGER = env["CELERY_TASK_ALWAYS_EAGER"]
 # Fault injection for the end-to-end fault tests only: a pause before each processing task.
 SESSIONLEDGER_FAULT_PROCESS_DELAY = env["SESSIONLEDGER_FAULT_PROCESS_DELAY"]
+# The worker's liveness file (config/worker.py).
+SESSIONLEDGER_WORKER_HEARTBEAT_FILE = env["SESSIONLEDGER_WORKER_HEARTBEAT_FILE"]
 SESSIONLEDGER_SWEEP_AFTER_SECONDS = env["SESSIONLEDGER_SWEEP_AFTER_SECONDS"]
 SESSIONLEDGER_REAP_EVERY = env["SESSIONLEDGER_REAP_EVERY"]
 CELERY_BEAT_SCHEDULE = {
@@ -283,7 +289,8 @@ CELERY_BEAT_SCHEDULE = {
     "reap-slots": {
         "task": "sessions.reap_slots",
         "schedule": SESSIONLEDGER_REAP_EVERY,
-        "options": {"expires": SESSIONLEDGER_REAP_EVERY},  # a reap stuck behind a backlog is dropped, not piled up
+        # First in line (a reap hands free slots on); one stuck behind a backlog anyway is dropped, not piled up.
+        "options": {"expires": SESSIONLEDGER_REAP_EVERY, "priority": 0},
     },
     "apply-retention": {"task": "sessions.apply_retention", "schedule": 3600},
 }
