@@ -248,16 +248,6 @@ def holders(project_id: object) -> list[str]:
     return _decoded(cast(list[bytes], redis_client().zrange(_keys(project_id)[0], 0, -1)))
 
 
-def busy(project_id: object) -> bool:
-    """Whether the project's slots are all taken (False when unknown: Redis down, or no limit)."""
-    if slots() <= 0:
-        return False
-    try:
-        return int(redis_client().zcard(_keys(project_id)[0])) >= slots()
-    except redis.RedisError:
-        return False
-
-
 def queue_keys(queue: str) -> list[str]:
     """The Redis lists of a Celery queue, highest priority first (kombu keeps one list per priority step)."""
     steps = settings.CELERY_BROKER_TRANSPORT_OPTIONS["priority_steps"]

@@ -111,8 +111,16 @@ def enqueue_processing(session_id: object, priority: int = NOW) -> None:
 
 
 def enqueue_new(session: Session) -> None:
-    """Queue a just-stored session: at once, unless its project's slots are all busy."""
-    enqueue_processing(session.pk, LATER if fairness.busy(session.project_id) else NOW)
+    """Queue a just-stored session: first in line, unless its project already has more sessions waiting
+    or running than slots (one indexed count; it counts this session too)."""
+    busy = fairness.slots() > 0 and project_backlog(session.project_id) > fairness.slots()
+    enqueue_processing(session.pk, LATER if busy else NOW)
+
+
+def project_backlog(project_id: object) -> int:
+    """The project's sessions not processed yet (queued, parked, running or lost)."""
+    with unscoped():
+        return int(Session.objects.filter(project_id=project_id, status=Status.PROCESSING).count())
 
 
 @shared_task(name="sessions.sweep_processing", acks_late=True, ignore_result=True)
