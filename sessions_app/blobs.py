@@ -89,8 +89,21 @@ _breaker_lock = threading.Lock()
 
 
 def _refused_while_unreachable(key: str) -> None:
-    if time.monotonic() < _open_until.get(blob_storage(), float("-inf")):
-        raise StorageUnavailable(f"object storage unreachable a moment ago; {key} not tried")
+    """Fail at once while the breaker is open; once it has been for ``BREAKER_SECONDS``, let one call
+    through to try the bucket again (the others still fail at once while it tries)."""
+    storage = blob_storage()
+    with _breaker_lock:
+        open_until = _open_until.get(storage)
+        if open_until is None:
+            return
+        if time.monotonic() < open_until:
+            raise StorageUnavailable(f"object storage unreachable a moment ago; {key} not tried")
+        _open_until[storage] = time.monotonic() + BREAKER_SECONDS  # this call tries; the rest wait for it
+
+
+def _reachable() -> None:
+    with _breaker_lock:
+        _open_until.pop(blob_storage(), None)
 
 
 def _unavailable(key: str, exc: Exception, what: str) -> StorageUnavailable:
@@ -108,6 +121,7 @@ def put(key: str, data: bytes | IO[bytes]) -> None:
             saved = blob_storage().save(key, body)
     except STORAGE_ERRORS as exc:
         raise _unavailable(key, exc, "object storage refused") from exc
+    _reachable()
     if saved != key:  # local disk renames on collision; we overwrite by deleting first on retries
         raise StorageUnavailable(f"object storage stored {key} as {saved}")
 
@@ -123,11 +137,14 @@ def get(key: str) -> bytes:
 def open_stream(key: str) -> IO[bytes]:
     _refused_while_unreachable(key)
     try:
-        return blob_storage().open(key, "rb")
+        stream = blob_storage().open(key, "rb")
     except FileNotFoundError as exc:
+        _reachable()  # it answered
         raise BlobMissing(f"no blob {key}") from exc
     except STORAGE_ERRORS as exc:
         raise _unavailable(key, exc, "cannot read") from exc
+    _reachable()
+    return stream
 
 
 def check_reachable(key: str) -> None:
@@ -137,6 +154,7 @@ def check_reachable(key: str) -> None:
         blob_storage().exists(key)
     except STORAGE_ERRORS as exc:
         raise _unavailable(key, exc, "cannot reach") from exc
+    _reachable()
 
 
 def delete_reporting(*keys: str) -> list[str]:
