@@ -12,13 +12,7 @@ from django.conf import settings
 from django.db import connection
 
 from config import health
-from tests.e2e.tcp_proxy import Blackhole, OutageProxy, database_target
-
-
-def _s3_at(endpoint: str) -> dict[str, object]:
-    """The configured S3 storage with another endpoint (its timeouts and retries kept)."""
-    options = {**settings.STORAGES["blobs"]["OPTIONS"], "endpoint_url": endpoint}
-    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
+from tests.e2e.tcp_proxy import Blackhole, OutageProxy, database_target, s3_storage_at
 
 
 def _closed_port() -> int:
@@ -57,7 +51,7 @@ def redis_down(settings) -> None:
 
 @pytest.fixture
 def storage_down(settings) -> None:
-    settings.STORAGES = {**settings.STORAGES, "blobs": _s3_at(f"http://127.0.0.1:{_closed_port()}")}
+    settings.STORAGES = {**settings.STORAGES, "blobs": s3_storage_at(f"http://127.0.0.1:{_closed_port()}")}
 
 
 def test_livez_answers_without_touching_the_database(db, client, django_assert_num_queries) -> None:
@@ -95,7 +89,7 @@ def test_an_unreachable_bucket_leaves_the_pod_ready_and_verbose_readiness_names_
 
 def test_a_bucket_that_never_answers_is_reported_down_while_its_check_still_hangs(db, client, settings) -> None:
     hole = Blackhole()
-    settings.STORAGES = {**settings.STORAGES, "blobs": _s3_at(f"http://127.0.0.1:{hole.port}")}
+    settings.STORAGES = {**settings.STORAGES, "blobs": s3_storage_at(f"http://127.0.0.1:{hole.port}", None)}
     try:
         answers = [client.get("/readyz?verbose").json()["checks"]["storage"] for _ in range(3)]
         assert answers == ["down"] * 3

@@ -115,3 +115,15 @@ class Blackhole:
         _close(self.listener)
         for sock in self._held:
             _close(sock)
+
+
+def s3_storage_at(endpoint: str, read_timeout: int | None = 1) -> dict[str, object]:
+    """The configured S3 storage (a ``STORAGES`` entry) at another endpoint; its read timeout scaled down
+    (a second by default) so a test that blackholes it stays short, or as configured (None)."""
+    from botocore.config import Config
+    from django.conf import settings
+
+    options = {**settings.STORAGES["blobs"]["OPTIONS"], "endpoint_url": endpoint}
+    if read_timeout is not None:
+        options["client_config"] = options["client_config"].merge(Config(read_timeout=read_timeout))
+    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}

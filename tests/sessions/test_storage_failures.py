@@ -9,20 +9,11 @@ import json
 import zipfile
 
 import pytest
-from botocore.config import Config
-from django.conf import settings
 
 from projects.scoping import project_scope
 from sessions_app import blobs
 from sessions_app.export import project_zip
-from tests.e2e.tcp_proxy import Blackhole, OutageProxy
-
-
-def _s3_at(endpoint: str) -> dict[str, object]:
-    """The configured S3 storage at another endpoint, its read timeout scaled down to a second."""
-    options = {**settings.STORAGES["blobs"]["OPTIONS"], "endpoint_url": endpoint}
-    options["client_config"] = options["client_config"].merge(Config(read_timeout=1))
-    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
+from tests.e2e.tcp_proxy import Blackhole, OutageProxy, s3_storage_at
 
 
 @pytest.fixture
@@ -31,7 +22,7 @@ def blackhole_bucket(settings):
     hole = Blackhole()
 
     def blackhole() -> None:
-        settings.STORAGES = {**settings.STORAGES, "blobs": _s3_at(f"http://127.0.0.1:{hole.port}")}
+        settings.STORAGES = {**settings.STORAGES, "blobs": s3_storage_at(f"http://127.0.0.1:{hole.port}")}
 
     yield blackhole
     hole.close()
@@ -59,7 +50,7 @@ def test_a_bucket_failing_mid_export_cuts_the_stream_instead_of_finishing_the_zi
     endpoint = settings.STORAGES["blobs"]["OPTIONS"]["endpoint_url"].removeprefix("http://")
     host, port = endpoint.split(":")
     proxy = OutageProxy((host, int(port)))
-    settings.STORAGES = {**settings.STORAGES, "blobs": _s3_at(f"http://127.0.0.1:{proxy.port}")}
+    settings.STORAGES = {**settings.STORAGES, "blobs": s3_storage_at(f"http://127.0.0.1:{proxy.port}")}
     received = bytearray()
     with project_scope(world.project), pytest.raises(blobs.StorageUnavailable):
         for chunk in project_zip(world.project):
