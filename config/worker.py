@@ -55,7 +55,7 @@ def alive(path: Path, now: float | None = None) -> bool:
     return age < STALE_AFTER_SECONDS
 
 
-class Republish(bootsteps.StartStopStep):
+class Republish(bootsteps.StartStopStep):  # type: ignore[misc,unused-ignore]  # celery: no hints
     """A consumer step: started each time the consumer has (re)connected to the broker."""
 
     requires = {"celery.worker.consumer.tasks:Tasks"}

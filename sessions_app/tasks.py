@@ -181,7 +181,7 @@ def republish(again: bool = True) -> int:
     more a little later, for the uploads whose publishing was still failing at the broker's return."""
     if again:
         republish.apply_async(kwargs={"again": False}, countdown=2 * PUBLISH_GRACE_SECONDS, priority=NOW)
-    return sweep_processing(older_than=PUBLISH_GRACE_SECONDS)
+    return int(sweep_processing(older_than=PUBLISH_GRACE_SECONDS))
 
 
 @shared_task(name="sessions.reap_slots", ignore_result=True)
