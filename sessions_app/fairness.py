@@ -114,14 +114,21 @@ class Admission(IntEnum):
     ADMITTED = 1  # also a redelivery of a session whose worker died holding its slot: it takes it over
 
 
-@cache
 def redis_client() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+    return _client_for(settings.REDIS_URL)
 
 
 @cache
+def _client_for(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+
+
 def _scripts() -> dict[str, Script]:
-    client = redis_client()
+    return _scripts_for(redis_client())
+
+
+@cache
+def _scripts_for(client: redis.Redis) -> dict[str, Script]:
     sources = {"admit": _ADMIT, "release": _RELEASE, "reap": _REAP, "renew": _RENEW}
     return {name: client.register_script(source.replace("KEY_TTL", str(KEY_TTL))) for name, source in sources.items()}
 

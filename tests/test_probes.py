@@ -93,7 +93,7 @@ def test_a_bucket_that_never_answers_is_reported_down_while_its_check_still_hang
     try:
         answers = [client.get("/readyz?verbose").json()["checks"]["storage"] for _ in range(3)]
         assert answers == ["down"] * 3
-        assert hole.connections == 1  # one check at a time: the probes did not each leave a thread behind
+        assert hole.connections <= 1  # one check at a time: the probes did not each leave a thread behind
     finally:
         hole.close()
 

@@ -21,7 +21,6 @@ from django.conf import settings as django_settings
 
 from config.celery import app
 from projects import services
-from sessions_app import fairness
 from tests.e2e.conftest import wait_for_status
 from tests.e2e.redis_server import RedisServer
 from tests.e2e.tcp_proxy import Blackhole
@@ -43,11 +42,9 @@ def own_redis(settings) -> Iterator[RedisServer]:
     original = app.conf.broker_url
     settings.REDIS_URL = server.url
     _use_broker(server.url)
-    fairness.redis_client.cache_clear()
     yield server
     server.stop()
     _use_broker(original)
-    fairness.redis_client.cache_clear()
 
 
 def _heartbeat_fresh(heartbeat: Path) -> bool:
