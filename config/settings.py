@@ -6,6 +6,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import jinja2
+from botocore.config import Config
 
 from config import saml
 from config.logging import logging_config, sentry_init
@@ -67,6 +68,7 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
     "config.middleware.DatabaseUnavailableMiddleware",
+    "frontend.dependency_errors.DependencyErrorMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -97,6 +99,14 @@ TEMPLATES = [
 DATABASES = {
     "default": {**env["DATABASE_URL"], "CONN_MAX_AGE": env["DATABASE_CONN_MAX_AGE"], "CONN_HEALTH_CHECKS": True}
 }
+# A database that does not answer is a quick 503 (config/middleware.py), not a request thread held for
+# minutes: libpq gives up connecting after this, and a web request's statements are cut after
+# DATABASE_STATEMENT_TIMEOUT (set by config/wsgi.py, so migrations and the worker are not bound by it).
+DATABASES["default"]["OPTIONS"] = {
+    "connect_timeout": env["DATABASE_CONNECT_TIMEOUT"],
+    **DATABASES["default"].get("OPTIONS", {}),
+}
+DATABASE_STATEMENT_TIMEOUT = env["DATABASE_STATEMENT_TIMEOUT"]
 # Row-level security (projects/rls.py): tenant queries run as this role, which owns no tables.
 DATABASE_WEB_ROLE = env["DATABASE_WEB_ROLE"]
 SESSIONLEDGER_RLS = env["SESSIONLEDGER_RLS"]
@@ -179,6 +189,7 @@ SOCIALACCOUNT_AUTO_SIGNUP = True
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = True
 SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = True
 SOCIALACCOUNT_STORE_TOKENS = False
+SOCIALACCOUNT_REQUESTS_TIMEOUT = 5  # the identity provider's discovery, token and JWKS calls
 SESSIONLEDGER_SSO_DOMAINS = [domain.lower().lstrip("@") for domain in env["SESSIONLEDGER_SSO_DOMAINS"]]
 SESSIONLEDGER_SSO_JIT = env["SESSIONLEDGER_SSO_JIT"]
 SESSIONLEDGER_SSO_DEFAULT_PROJECTS = env["SESSIONLEDGER_SSO_DEFAULT_PROJECTS"]
@@ -208,6 +219,7 @@ EMAIL_HOST_USER = env["EMAIL_HOST_USER"]
 EMAIL_HOST_PASSWORD = env["EMAIL_HOST_PASSWORD"]
 EMAIL_USE_TLS = env["EMAIL_USE_TLS"]
 DEFAULT_FROM_EMAIL = env["DEFAULT_FROM_EMAIL"]
+EMAIL_TIMEOUT = 10  # an SMTP server that does not answer fails the send, instead of holding the request
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -239,6 +251,14 @@ if S3_BUCKET:
             "querystring_expire": 60,
             "file_overwrite": True,
             "max_memory_size": 1024 * 1024,
+            # Every S3 call: a bucket that accepts and never answers is given up in seconds (a 503, a
+            # retried task), not botocore's 60 s × 5 attempts; the breaker of sessions_app/blobs.py then
+            # fails the next calls at once for a few seconds.
+            "client_config": Config(
+                connect_timeout=env["S3_CONNECT_TIMEOUT"],
+                read_timeout=env["S3_READ_TIMEOUT"],
+                retries={"total_max_attempts": env["S3_MAX_ATTEMPTS"], "mode": "standard"},
+            ),
         },
     }
 else:
@@ -251,11 +271,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
     "blobs": BLOB_STORAGE,
 }
-AWS_S3_CONNECT_TIMEOUT = 5  # storage down must become a quick 503, not a hung request
-AWS_S3_READ_TIMEOUT = 30
-AWS_S3_MAX_ATTEMPTS = 2
-
 REDIS_URL = env["REDIS_URL"]
+REDIS_CONNECT_TIMEOUT = 2  # seconds, for every Redis client: the cache, the broker, fairness, probes
+REDIS_SOCKET_TIMEOUT = 5
 
 CELERY_BROKER_URL = REDIS_URL.replace("unix://", "redis+socket://", 1)
 CELERY_TASK_DEFAULT_QUEUE = env["SESSIONLEDGER_QUEUE"]
@@ -278,14 +296,22 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
     "unacked_restore_interval": max(1, min(10, BROKER_VISIBILITY_TIMEOUT // 2)),
     "unacked_restore_throttle": 1,
-    "socket_timeout": 5,
-    "socket_connect_timeout": 2,
+    "socket_timeout": REDIS_SOCKET_TIMEOUT,
+    "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
+    "socket_keepalive": True,
+    "health_check_interval": 25,  # a connection a Redis failover left half-open is noticed, not waited on
+    # One list per priority, and a worker takes from the first non-empty one: 0 first (docs/scaling.md
+    # "Fairness between projects"; sessions_app/tasks.py says which task gets which).
+    "priority_steps": [0, 3, 6, 9],
 }
-CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_DEFAULT_PRIORITY = 3
+CELERY_BROKER_CONNECTION_TIMEOUT = REDIS_CONNECT_TIMEOUT
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
 CELERY_TASK_ALWAYS_EAGER = env["CELERY_TASK_ALWAYS_EAGER"]
 # Fault injection for the end-to-end fault tests only: a pause before each processing task.
 SESSIONLEDGER_FAULT_PROCESS_DELAY = env["SESSIONLEDGER_FAULT_PROCESS_DELAY"]
+# The worker's liveness file (config/worker.py).
+SESSIONLEDGER_WORKER_HEARTBEAT_FILE = env["SESSIONLEDGER_WORKER_HEARTBEAT_FILE"]
 SESSIONLEDGER_SWEEP_AFTER_SECONDS = env["SESSIONLEDGER_SWEEP_AFTER_SECONDS"]
 SESSIONLEDGER_REAP_EVERY = env["SESSIONLEDGER_REAP_EVERY"]
 CELERY_BEAT_SCHEDULE = {
@@ -294,7 +320,8 @@ CELERY_BEAT_SCHEDULE = {
     "reap-slots": {
         "task": "sessions.reap_slots",
         "schedule": SESSIONLEDGER_REAP_EVERY,
-        "options": {"expires": SESSIONLEDGER_REAP_EVERY},  # a reap stuck behind a backlog is dropped, not piled up
+        # First in line (a reap hands free slots on); one stuck behind a backlog anyway is dropped, not piled up.
+        "options": {"expires": SESSIONLEDGER_REAP_EVERY, "priority": 0},
     },
     "apply-retention": {"task": "sessions.apply_retention", "schedule": 3600},
 }
@@ -383,6 +410,9 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": env["SESSIONLEDGER_CACHE_PREFIX"],
+        # Every cache user fails open (rate limits, the page cache): a Redis that does not answer costs a
+        # request 2 s at most, not a thread held until TCP gives up.
+        "OPTIONS": {"socket_connect_timeout": REDIS_CONNECT_TIMEOUT, "socket_timeout": 2},
     }
 }
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,6 +195,8 @@ SCHEMA: tuple[Variable, ...] = (
     Variable("CSRF_TRUSTED_ORIGINS", CSV, lambda v: [v["SITE_URL"]]),
     Variable("DATABASE_URL", database_url, lambda v: database_url("postgres://postgres@127.0.0.1:5432/sessionledger")),
     Variable("DATABASE_CONN_MAX_AGE", COUNT, 60),
+    Variable("DATABASE_CONNECT_TIMEOUT", at_least(1), 5),
+    Variable("DATABASE_STATEMENT_TIMEOUT", COUNT, 30),  # seconds, web requests only; 0: none
     Variable("DATABASE_WEB_ROLE", STRING, "sessionledger_web"),
     Variable("SESSIONLEDGER_RLS", BOOLEAN, True),
     Variable("DATABASE_TEST_NAME", STRING, ""),
@@ -236,9 +239,15 @@ SCHEMA: tuple[Variable, ...] = (
     Variable("S3_ACCESS_KEY_ID", STRING, ""),
     Variable("S3_SECRET_ACCESS_KEY", STRING, ""),
     Variable("S3_REGION", STRING, "us-east-1"),
+    Variable("S3_CONNECT_TIMEOUT", at_least(1), 2),
+    Variable("S3_READ_TIMEOUT", at_least(1), 10),
+    Variable("S3_MAX_ATTEMPTS", at_least(1), 2),  # every call, the first included
     Variable("REDIS_URL", redis_url, "redis://127.0.0.1:6379/0"),
     Variable("SESSIONLEDGER_QUEUE", STRING, "celery"),
     Variable("SESSIONLEDGER_BROKER_VISIBILITY_TIMEOUT", at_least(1), 900),
+    Variable(
+        "SESSIONLEDGER_WORKER_HEARTBEAT_FILE", STRING, str(Path(tempfile.gettempdir()) / "sessionledger-worker.alive")
+    ),
     Variable("CELERY_TASK_ALWAYS_EAGER", BOOLEAN, False),
     Variable("SESSIONLEDGER_FAULT_PROCESS_DELAY", float, 0.0),  # end-to-end fault tests only
     Variable("SESSIONLEDGER_SWEEP_AFTER_SECONDS", at_least(1), 300),

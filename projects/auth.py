@@ -71,7 +71,11 @@ def bearer_secret(request: Request | HttpRequest) -> str | None:
 def _touch(token: ApiToken) -> None:
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        # Skipped while another request holds the row: that one is writing it. Waiting would queue every
+        # request of the token behind a transaction that may itself wait on a slow bucket (the project's
+        # views run in one transaction), until the statement timeout answers them all 503.
+        unlocked = ApiToken.objects.filter(pk=token.pk).select_for_update(skip_locked=True).values("pk")
+        ApiToken.objects.filter(pk__in=unlocked).update(last_used_at=now)
         token.last_used_at = now
 
 

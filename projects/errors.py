@@ -42,6 +42,14 @@ class Unavailable(Exception):
     retry_after = 30
 
 
+class Missing(Exception):
+    """Something a request needs is gone although its record exists (a blob the bucket no longer has):
+    404 with this code, the details in the log (docs/api.md "Errors")."""
+
+    code = "not_found"
+    public_message = "Not found."
+
+
 def encodable(text: str) -> str:
     """``text`` as UTF-8 can write it: a lone surrogate a message echoes from the request becomes ``?``
     (else the response could not be encoded, and a 400 became a 500)."""
@@ -99,6 +107,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(exc, Unavailable):
         logger.warning("%s: %s", exc.code, exc)
         exc = ApiError(503, exc.code, exc.public_message, retry_after=exc.retry_after)
+    elif isinstance(exc, Missing):
+        logger.error("%s: %s", exc.code, exc)
+        exc = ApiError(404, exc.code, exc.public_message)
     elif isinstance(exc, DomainError):
         exc = exc.as_api_error()
     response = drf_exception_handler(exc, context)

@@ -16,7 +16,7 @@ import zipfile
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypedDict
+from typing import IO, Any, TypedDict
 
 from django.core.serializers.json import DjangoJSONEncoder
 
@@ -129,13 +129,15 @@ class ArchiveWriter:
         yield from self._write(self._info(name, None, deflate=True), [body])
 
     def blob(self, name: str, key: str, *, when: datetime | None = None) -> Generator[bytes, None, bool]:
-        """A stored blob copied as it is; returns False (and writes nothing) when storage has none."""
+        """A stored blob copied as it is; returns False (and writes nothing) when storage has none.
+        Storage failing on the way raises ``StorageUnavailable``: the stream is cut, never finished as
+        if whole (docs/security.md "Export")."""
         try:
             stream = blobs.open_stream(key)
-        except FileNotFoundError:
+        except FileNotFoundError:  # blobs.BlobMissing: the bucket answered it has no such blob
             return False
         with stream:
-            yield from self._write(self._info(name, when, deflate=False), iter(lambda: stream.read(CHUNK), b""))
+            yield from self._write(self._info(name, when, deflate=False), iter(lambda: _read(stream, key), b""))
         return True
 
     def finish(self, manifest: dict[str, Any]) -> Iterator[bytes]:
@@ -151,3 +153,10 @@ class ArchiveWriter:
             member.write(data)
         self.zip.close()
         yield self.pipe.take()
+
+
+def _read(stream: IO[bytes], key: str) -> bytes:
+    try:
+        return stream.read(CHUNK)
+    except blobs.STORAGE_ERRORS as exc:
+        raise blobs.StorageUnavailable(f"export cut: cannot read {key}: {exc}") from exc

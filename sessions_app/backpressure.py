@@ -27,15 +27,14 @@ from django.conf import settings
 
 from projects.errors import DomainError
 from projects.models import Project
-from sessions_app import fairness
-from sessions_app.models import Session, Status
+from sessions_app import fairness, tasks
 
 logger = logging.getLogger(__name__)
 
 
 def project_backlog(project: Project) -> int:
     """The project's sessions not processed yet."""
-    return int(Session.objects.filter(project=project, status=Status.PROCESSING).count())
+    return tasks.project_backlog(project.pk)
 
 
 def refuse_when_behind(project: Project) -> None:

@@ -2,7 +2,11 @@
 
 Keys are built from ids only — ``{project_id}/{session_id}/raw.jsonl.gz`` — never from text a
 user controls. Storage failures surface as ``StorageUnavailable`` so callers can answer 503 or
-retry instead of crashing.
+retry instead of crashing; a blob the bucket does not have as ``BlobMissing`` (a 404 naming it).
+
+A breaker: once the bucket could not be reached (a timeout, a refused connection), reads and writes
+in this process fail at once for ``BREAKER_SECONDS`` instead of each holding a request thread for the
+client's timeouts: a blackholed bucket must not use up every gunicorn thread (the probes need one).
 """
 
 from __future__ import annotations
@@ -10,16 +14,19 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import threading
+import time
+import weakref
 import zlib
 from collections.abc import Iterator
 from typing import IO, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, ConnectTimeoutError, ReadTimeoutError
 from django.conf import settings
 from django.core.files.base import ContentFile, File
 from django.core.files.storage import Storage, storages
 
-from projects.errors import Unavailable
+from projects.errors import Missing, Unavailable
 from sessions_app.budget import deferred
 
 CHUNK = 64 * 1024
@@ -30,6 +37,13 @@ class StorageUnavailable(Unavailable):
 
     code = "storage_unavailable"
     public_message = "Object storage is unavailable; retry later."
+
+
+class BlobMissing(Missing, FileNotFoundError):
+    """The bucket answered that it has no such blob: the session's bytes are gone (an API read answers 404)."""
+
+    code = "content_missing"
+    public_message = "This session's stored content is missing from object storage."
 
 
 class TooLarge(ValueError):
@@ -67,34 +81,80 @@ def subagent_key(project_id: object, session_id: object, index: int) -> str:
     return f"{project_id}/{session_id}/subagents/{index}.jsonl.gz"
 
 
+BREAKER_SECONDS = 5.0
+UNREACHABLE = (ConnectionError, ConnectTimeoutError, ReadTimeoutError)
+# When each storage (the one configured; tests swap it) was last found unreachable, plus the pause.
+_open_until: weakref.WeakKeyDictionary[Storage, float] = weakref.WeakKeyDictionary()
+_breaker_lock = threading.Lock()
+
+
+def _refused_while_unreachable(key: str) -> None:
+    """Fail at once while the breaker is open; once it has been for ``BREAKER_SECONDS``, let one call
+    through to try the bucket again (the others still fail at once while it tries)."""
+    storage = blob_storage()
+    with _breaker_lock:
+        open_until = _open_until.get(storage)
+        if open_until is None:
+            return
+        if time.monotonic() < open_until:
+            raise StorageUnavailable(f"object storage unreachable a moment ago; {key} not tried")
+        _open_until[storage] = time.monotonic() + BREAKER_SECONDS  # this call tries; the rest wait for it
+
+
+def _reachable() -> None:
+    with _breaker_lock:
+        _open_until.pop(blob_storage(), None)
+
+
+def _unavailable(key: str, exc: Exception, what: str) -> StorageUnavailable:
+    if isinstance(exc, UNREACHABLE):
+        with _breaker_lock:
+            _open_until[blob_storage()] = time.monotonic() + BREAKER_SECONDS
+    return StorageUnavailable(f"{what} {key}: {exc}")
+
+
 def put(key: str, data: bytes | IO[bytes]) -> None:
+    _refused_while_unreachable(key)
     body = ContentFile(data) if isinstance(data, bytes) else File(data)
     try:
         with deferred():  # a CPU budget spent inside boto3 could hang it (sessions_app/budget.py)
             saved = blob_storage().save(key, body)
     except STORAGE_ERRORS as exc:
-        raise StorageUnavailable(f"object storage refused {key}: {exc}") from exc
+        raise _unavailable(key, exc, "object storage refused") from exc
+    _reachable()
     if saved != key:  # local disk renames on collision; we overwrite by deleting first on retries
         raise StorageUnavailable(f"object storage stored {key} as {saved}")
 
 
 def get(key: str) -> bytes:
-    try:
-        with deferred(), blob_storage().open(key, "rb") as handle:
+    with deferred(), open_stream(key) as handle:  # a CPU budget spent inside boto3 could hang it
+        try:
             return handle.read()
-    except FileNotFoundError:
-        raise
-    except STORAGE_ERRORS as exc:
-        raise StorageUnavailable(f"cannot read {key}: {exc}") from exc
+        except STORAGE_ERRORS as exc:
+            raise _unavailable(key, exc, "cannot read") from exc
 
 
 def open_stream(key: str) -> IO[bytes]:
+    _refused_while_unreachable(key)
     try:
-        return blob_storage().open(key, "rb")
-    except FileNotFoundError:
-        raise
+        stream = blob_storage().open(key, "rb")
+    except FileNotFoundError as exc:
+        _reachable()  # it answered
+        raise BlobMissing(f"no blob {key}") from exc
     except STORAGE_ERRORS as exc:
-        raise StorageUnavailable(f"cannot read {key}: {exc}") from exc
+        raise _unavailable(key, exc, "cannot read") from exc
+    _reachable()
+    return stream
+
+
+def check_reachable(key: str) -> None:
+    """Raise ``StorageUnavailable`` unless the bucket answers about ``key`` (whether or not it has it)."""
+    _refused_while_unreachable(key)
+    try:
+        blob_storage().exists(key)
+    except STORAGE_ERRORS as exc:
+        raise _unavailable(key, exc, "cannot reach") from exc
+    _reachable()
 
 
 def delete_reporting(*keys: str) -> list[str]:

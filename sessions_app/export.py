@@ -8,9 +8,14 @@ and the sub-agent and tool-output parts, gzip, so the zip stores them without co
 access log and the project's audit trail; ``sessions.jsonl`` (every session as the API shows it, a
 line each) stays for readers of the first format. ``manifest.json``, last, names the format version
 and holds each file's SHA-256. Written to an unseekable stream (``sessions_app.archive``), so memory
-holds one chunk at a time, and per file its directory entry and checksum (about 1.7 KB, bench/bench_export.py).
-``download`` is the one way out, for the API and the settings page alike, and records a
-``project.exported`` audit event.
+holds one chunk at a time, and per file its directory entry and checksum (about 1.7 KB,
+bench/bench_export.py). ``download`` is the one way out, for the API and the settings page alike, and
+records a ``project.exported`` audit event.
+
+The bucket down: ``download`` asks the bucket before the answer starts, so an outage is a 503 (JSON for
+the API, a page for the browser), never a 200. Should the bucket fail once the zip is streaming, the
+stream is cut (no final chunk, no zip directory), never finished as if whole. A part the bucket does
+not have (deleted behind our back) is listed in ``missing.jsonl``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from django.utils import timezone
 from projects import audit_trail
 from projects.models import AuditEvent, Invitation, Membership, Project
 from projects.scoping import project_scope
+from sessions_app import blobs
 from sessions_app.archive import ArchiveWriter
 from sessions_app.models import AccessLog, Attribution, CommitLink, Session, ShareLink
 from sessions_app.serializers import ROW_COLUMNS, session_representation
@@ -144,7 +150,10 @@ def project_zip(project: Project) -> Iterator[bytes]:
         "audit.jsonl",
         events.values(*AUDIT_FIELDS).iterator(ROWS),
     )
-    counts["blobs"] = yield from session_blobs(writer, sessions)
+    missing: list[dict[str, str]] = []
+    counts["blobs"] = yield from session_blobs(writer, sessions, missing)
+    if missing:  # deleted behind our back: said in the archive, not silently left out
+        counts["missing"] = yield from writer.lines("missing.jsonl", iter(missing))
     yield from writer.finish(
         {
             "format": FORMAT,
@@ -155,16 +164,23 @@ def project_zip(project: Project) -> Iterator[bytes]:
     )
 
 
-def session_blobs(writer: ArchiveWriter, sessions: QuerySet[Session]) -> Generator[bytes, None, int]:
-    """Every stored part of these sessions, at ``session_files``' names; returns how many were written."""
+def session_blobs(
+    writer: ArchiveWriter, sessions: QuerySet[Session], missing: list[dict[str, str]] | None = None
+) -> Generator[bytes, None, int]:
+    """Every stored part of these sessions, at ``session_files``' names; returns how many were written.
+    A part the bucket has lost is left out (the manifest lists what is there) and added to ``missing``."""
     written = 0
     for session in sessions.values(*BLOB_COLUMNS).iterator(ROWS):
         names = session_files(session["id"], session["subagents"])
         pairs = [(names["raw"], session["raw_storage_key"]), (names["content"], session["content_storage_key"])]
         pairs += [(name, part["key"]) for name, part in zip(names["parts"], session["subagents"] or [], strict=True)]
         for name, key in pairs:
-            if key:  # a part storage has lost is left out (the manifest lists what is there)
-                written += bool((yield from writer.blob(name, key, when=session["created_at"])))
+            if not key:
+                continue
+            if (yield from writer.blob(name, key, when=session["created_at"])):
+                written += 1
+            elif missing is not None:
+                missing.append({"session": str(session["id"]), "part": name})
     return written
 
 
@@ -175,7 +191,11 @@ def _stream(project: Project) -> Iterator[bytes]:
 
 
 def download(project: Project) -> StreamingHttpResponse:
-    """The project's zip as a streamed attachment; the audit trail records who took it."""
+    """The project's zip as a streamed attachment; the audit trail records who took it. The bucket is
+    asked first: an outage is a 503 now rather than a 200 cut short."""
+    first = Session.objects.filter(project=project).values_list("raw_storage_key", flat=True).first()
+    if first is not None:
+        blobs.check_reachable(first)
     audit_trail.record(kind="project.exported", project=project, target=project.slug)
     response = StreamingHttpResponse(_stream(project), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-export.zip"'

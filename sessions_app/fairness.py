@@ -38,6 +38,7 @@ from redis.commands.core import Script
 
 logger = logging.getLogger(__name__)
 KEY_TTL = 86_400  # a project's sets left behind expire; the sweep re-queues what they held
+PRIORITY_SEP = "\x06\x16"  # kombu's Redis transport: a priority's list is the queue's name, this, the step
 WAITING = "sl:fair:waiting"  # the projects that have parked sessions (for ``reap``)
 
 # Shared head of the scripts. KEYS: holders, parked, waiting projects. ARGV[1]: slots.
@@ -113,14 +114,21 @@ class Admission(IntEnum):
     ADMITTED = 1  # also a redelivery of a session whose worker died holding its slot: it takes it over
 
 
-@cache
-def _client() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+def redis_client() -> redis.Redis:
+    return _client_for(settings.REDIS_URL)
 
 
 @cache
+def _client_for(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+
+
 def _scripts() -> dict[str, Script]:
-    client = _client()
+    return _scripts_for(redis_client())
+
+
+@cache
+def _scripts_for(client: redis.Redis) -> dict[str, Script]:
     sources = {"admit": _ADMIT, "release": _RELEASE, "reap": _REAP, "renew": _RENEW}
     return {name: client.register_script(source.replace("KEY_TTL", str(KEY_TTL))) for name, source in sources.items()}
 
@@ -185,7 +193,7 @@ def reap(enqueue: Callable[[str], None]) -> int:
     if slots() <= 0:
         return 0
     try:
-        projects = _decoded(cast(list[bytes], _client().smembers(WAITING)))
+        projects = _decoded(cast(list[bytes], redis_client().smembers(WAITING)))
         queued = 0
         for project_id in projects:
             for session in _decoded(_scripts()["reap"](keys=_keys(project_id), args=[slots(), project_id])):
@@ -238,24 +246,37 @@ def hand_on(project_id: object, session_id: object, enqueue: Callable[[str], Non
 
 
 def parked(project_id: object) -> list[str]:
-    """The project's parked sessions, oldest first (for tests and the operator)."""
-    return _decoded(cast(list[bytes], _client().zrange(_keys(project_id)[1], 0, -1)))
+    """The project's parked sessions, oldest first."""
+    return _decoded(cast(list[bytes], redis_client().zrange(_keys(project_id)[1], 0, -1)))
+
+
+def holders(project_id: object) -> list[str]:
+    """The sessions holding the project's slots (live or with an expired lease)."""
+    return _decoded(cast(list[bytes], redis_client().zrange(_keys(project_id)[0], 0, -1)))
+
+
+def queue_keys(queue: str) -> list[str]:
+    """The Redis lists of a Celery queue, highest priority first (kombu keeps one list per priority step)."""
+    steps = settings.CELERY_BROKER_TRANSPORT_OPTIONS["priority_steps"]
+    return [f"{queue}{PRIORITY_SEP}{step}" if step else queue for step in steps]
 
 
 def waiting_total(queue: str) -> int | None:
-    """Tasks in the Celery ``queue`` plus sessions parked in every project: what waits for a worker (one
-    round trip). None when Redis cannot be asked."""
+    """Tasks in the Celery ``queue`` (its lists, one per priority) plus sessions parked in every project:
+    what waits for a worker (one round trip). None when Redis cannot be asked."""
+    lists = queue_keys(queue)
     try:
-        return int(_client().eval(_WAITING_TOTAL, 2, queue, WAITING))
+        return int(redis_client().eval(_WAITING_TOTAL, len(lists) + 1, WAITING, *lists))
     except redis.RedisError as exc:
         logger.warning("the backlog was not counted, Redis unavailable: %s", exc)
         return None
 
 
-# KEYS: the Celery queue, the waiting projects. The parked sets are named from the projects' ids.
+# KEYS: the waiting projects, then the Celery queue's lists. The parked sets are named from the projects' ids.
 _WAITING_TOTAL = """
-local total = redis.call('LLEN', KEYS[1])
-for _, project in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+local total = 0
+for i = 2, #KEYS do total = total + redis.call('LLEN', KEYS[i]) end
+for _, project in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   total = total + redis.call('ZCARD', 'sl:fair:' .. project .. ':parked')
 end
 return total

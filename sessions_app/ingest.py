@@ -25,7 +25,7 @@ from sessions_app import blobs, parts
 from sessions_app.links import session_api_url
 from sessions_app.models import Kind, Session, Status
 from sessions_app.parts import Upload
-from sessions_app.tasks import enqueue_processing
+from sessions_app.tasks import enqueue_new
 
 logger = logging.getLogger(__name__)
 STORAGE_RETRY_AFTER = 30
@@ -58,7 +58,7 @@ def session_ingest(
         with transaction.atomic():
             _refuse_unless_active(author)
             session.save(force_insert=True)
-            transaction.on_commit(lambda: enqueue_processing(session.pk))
+            transaction.on_commit(lambda: enqueue_new(session))
     except IntegrityError:
         blobs.delete(*keys)
         existing = _same_key(project, idempotency_key) or _duplicate_of(project, metadata, measured.digest)

@@ -7,7 +7,6 @@ import logging
 from collections.abc import Iterator
 from datetime import timedelta
 
-import redis
 from django.conf import settings
 from django.db.models import Count, Min, Q
 from django.utils import timezone
@@ -15,6 +14,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 
 from config import metrics
 from projects.scoping import unscoped
+from sessions_app import fairness
 from sessions_app.models import Session, Status
 
 logger = logging.getLogger(__name__)
@@ -60,8 +60,8 @@ def _processing_state() -> tuple[int, int, float]:
 
 def _queue_length() -> int | None:
     try:
-        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
-        return int(client.llen(settings.CELERY_TASK_DEFAULT_QUEUE))
+        client = fairness.redis_client()
+        return sum(int(client.llen(key)) for key in fairness.queue_keys(settings.CELERY_TASK_DEFAULT_QUEUE))
     except Exception as exc:
         logger.warning("metrics: cannot read the queue length: %s", exc)
         return None

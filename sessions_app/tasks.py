@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import timedelta
 
+import redis
 from celery import shared_task
 from django.conf import settings
 from django.db import transaction
@@ -17,7 +18,7 @@ from config import metrics
 from projects.rls import lazy_commit
 from projects.scoping import unscoped
 from projects.tasking import TransientError, project_task
-from sessions_app import blobs, fairness
+from sessions_app import blobs, fairness, inflight
 from sessions_app.models import Session, Status
 from sessions_app.processing import session_process, sessions_give_up
 from sessions_app.retention import retention_apply_all
@@ -93,34 +94,94 @@ def process_session(session: Session) -> None:
     logger.info("session %s processed", session.pk, extra={"session_id": str(session.pk)})
 
 
-def enqueue_processing(session_id: object) -> None:
-    """Queue processing; when the broker is down the row stays ``processing`` and the sweep re-queues it."""
+# Priorities of a processing task (0 is taken first; config/settings.py): a session that can start at
+# once goes before the backlog of a project whose slots are all busy, so one project's flood does not
+# delay another project's session, and a freed slot's next session does not wait behind the flood.
+NOW = 0  # its project has a free slot, or a slot just freed for it (the hand-off of sessions_app/fairness.py)
+LATER = 9  # its project's slots are busy: a worker would park it anyway
+
+
+def enqueue_processing(session_id: object, priority: int = NOW) -> None:
+    """Queue processing; when the broker is down the row stays ``processing``, and it is queued when a
+    worker connects again (``republish``) or by the sweep."""
     try:
-        process_session.apply_async(args=[str(session_id)], retry=False)
+        process_session.apply_async(args=[str(session_id)], retry=False, priority=priority)
     except Exception as exc:
-        logger.warning("could not enqueue processing of %s (%s); the sweep will retry", session_id, exc)
+        logger.warning("could not enqueue processing of %s (%s); queued when the broker is back", session_id, exc)
+
+
+def enqueue_new(session: Session) -> None:
+    """Queue a just-stored session: first in line, unless its project already has more sessions waiting
+    or running than slots (one indexed count; it counts this session too)."""
+    busy = fairness.slots() > 0 and project_backlog(session.project_id) > fairness.slots()
+    enqueue_processing(session.pk, LATER if busy else NOW)
+
+
+def project_backlog(project_id: object) -> int:
+    """The project's sessions not processed yet (queued, parked, running or lost)."""
+    with unscoped():
+        return int(Session.objects.filter(project_id=project_id, status=Status.PROCESSING).count())
 
 
 @shared_task(name="sessions.sweep_processing", acks_late=True, ignore_result=True)
-def sweep_processing() -> int:
-    """Re-queue sessions stuck in ``processing`` (broker was down, or a worker died for good);
-    give up those whose processing was started too often without ending (they kill workers)."""
-    cutoff = timezone.now() - timedelta(seconds=settings.SESSIONLEDGER_SWEEP_AFTER_SECONDS)
+def sweep_processing(older_than: float | None = None) -> int:
+    """Re-queue sessions left ``processing`` with no task anywhere (the broker was down when they came,
+    a worker died for good, Redis lost its data): not those queued, delivered, parked or running
+    (sessions_app/inflight.py). Give up those whose processing was started too often without ending
+    (they kill workers). ``older_than`` seconds (default ``SESSIONLEDGER_SWEEP_AFTER_SECONDS``)."""
+    client = fairness.redis_client()
+    try:
+        if not client.set(SWEEP_LOCK, "1", nx=True, ex=SWEEP_LOCK_SECONDS):
+            return 0  # another sweep is reading the queue: two would queue the same sessions twice
+    except redis.RedisError as exc:
+        logger.warning("sweep skipped, Redis unavailable: %s", exc)
+        return 0
+    try:
+        return _sweep(settings.SESSIONLEDGER_SWEEP_AFTER_SECONDS if older_than is None else older_than)
+    finally:
+        with suppress(redis.RedisError):
+            client.delete(SWEEP_LOCK)
+
+
+SWEEP_LOCK = "sl:sweep"
+SWEEP_LOCK_SECONDS = 60
+# A session younger than this may still be on its way to the queue (its upload's on_commit publish).
+PUBLISH_GRACE_SECONDS = 5
+
+
+def _sweep(older_than: float) -> int:
+    cutoff = timezone.now() - timedelta(seconds=older_than)
     with unscoped():
         stuck = list(
-            Session.objects.filter(status=Status.PROCESSING, created_at__lt=cutoff).values_list(
-                "pk", "processing_attempts"
-            )[:1000]
+            Session.objects.filter(status=Status.PROCESSING, created_at__lt=cutoff)
+            .order_by("created_at")
+            .values_list("pk", "project_id", "processing_attempts")[:1000]
         )
-    spent = [pk for pk, attempts in stuck if attempts >= settings.SESSIONLEDGER_PROCESS_MAX_ATTEMPTS]
-    retried = [pk for pk, attempts in stuck if attempts < settings.SESSIONLEDGER_PROCESS_MAX_ATTEMPTS]
+    if not stuck:
+        return 0
+    in_flight = inflight.sessions_in_flight(settings.CELERY_TASK_DEFAULT_QUEUE, {project for _, project, _ in stuck})
+    if in_flight is None:
+        return 0
+    lost = [(pk, attempts) for pk, _, attempts in stuck if str(pk) not in in_flight]
+    spent = [pk for pk, attempts in lost if attempts >= settings.SESSIONLEDGER_PROCESS_MAX_ATTEMPTS]
+    retried = [pk for pk, attempts in lost if attempts < settings.SESSIONLEDGER_PROCESS_MAX_ATTEMPTS]
     if spent:
         logger.warning("sweep gave up %d session(s) after repeated processing attempts", _give_up(spent))
     for session_id in retried:
-        enqueue_processing(session_id)
+        enqueue_processing(session_id, LATER)  # behind sessions that can start now; a worker parks or runs it
     if retried:
-        logger.info("sweep re-queued %d session(s) stuck in processing", len(retried))
+        logger.info("sweep re-queued %d session(s) left processing with no task", len(retried))
     return len(retried)
+
+
+@shared_task(name="sessions.republish", ignore_result=True)
+def republish(again: bool = True) -> int:
+    """Queue what an outage left unqueued, as soon as a worker is connected to the broker again (each
+    worker sends this task when it connects: config/celery.py), not at the next periodic sweep. Once
+    more a little later, for the uploads whose publishing was still failing at the broker's return."""
+    if again:
+        republish.apply_async(kwargs={"again": False}, countdown=2 * PUBLISH_GRACE_SECONDS, priority=NOW)
+    return int(sweep_processing(older_than=PUBLISH_GRACE_SECONDS))
 
 
 @shared_task(name="sessions.reap_slots", ignore_result=True)

@@ -1,5 +1,6 @@
-"""Orchestrator probes (docs/deployment.md "Kubernetes"): ``/livez`` depends on nothing, so a Redis,
-database or bucket outage never restarts the pods; ``/readyz`` names the dependency that is down."""
+"""Orchestrator probes (docs/deployment.md "Probes"): ``/livez`` depends on nothing, so a Redis,
+database or bucket outage never restarts the pods; ``/readyz`` fails only without the database (the
+one thing a pod cannot serve without), and ``?verbose`` names Redis and the bucket when they are down."""
 
 from __future__ import annotations
 
@@ -10,18 +11,22 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from tests.e2e.tcp_proxy import OutageProxy, database_target
-
-STORAGE_DOWN = {
-    "BACKEND": "storages.backends.s3.S3Storage",
-    "OPTIONS": {"bucket_name": "x", "endpoint_url": "http://127.0.0.1:9", "access_key": "a", "secret_key": "b"},
-}
+from config import health
+from tests.e2e.tcp_proxy import Blackhole, OutageProxy, database_target, s3_storage_at
 
 
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@pytest.fixture(autouse=True)
+def fresh_checks() -> Iterator[None]:
+    """Probe results are cached for a few seconds: each test asks afresh."""
+    health.forget()
+    yield
+    health.forget()
 
 
 @pytest.fixture
@@ -46,7 +51,7 @@ def redis_down(settings) -> None:
 
 @pytest.fixture
 def storage_down(settings) -> None:
-    settings.STORAGES = {**settings.STORAGES, "blobs": STORAGE_DOWN}
+    settings.STORAGES = {**settings.STORAGES, "blobs": s3_storage_at(f"http://127.0.0.1:{_closed_port()}")}
 
 
 def test_livez_answers_without_touching_the_database(db, client, django_assert_num_queries) -> None:
@@ -67,27 +72,48 @@ def test_readyz_is_503_naming_the_database_while_it_is_down(client, database_dow
     assert response.json()["checks"]["database"] == "down"
 
 
-def test_a_redis_blip_fails_readiness_but_not_liveness(db, client, redis_down) -> None:
+def test_a_redis_outage_leaves_the_pod_ready_and_verbose_readiness_names_it(db, client, redis_down) -> None:
     assert client.get("/livez").status_code == 200
-    response = client.get("/readyz")
-    assert response.status_code == 503
+    assert client.get("/readyz").json() == {"status": "ok", "checks": {"database": "ok"}}
+    response = client.get("/readyz?verbose")
+    assert response.status_code == 200
     assert response.json()["checks"] == {"database": "ok", "redis": "down", "storage": "ok"}
 
 
-def test_an_unreachable_bucket_fails_readiness_but_not_liveness(db, client, storage_down) -> None:
+def test_an_unreachable_bucket_leaves_the_pod_ready_and_verbose_readiness_names_it(db, client, storage_down) -> None:
     assert client.get("/livez").status_code == 200
-    response = client.get("/readyz")
-    assert response.status_code == 503
-    assert response.json()["checks"]["storage"] == "down"
+    assert client.get("/readyz").status_code == 200
+    response = client.get("/readyz?verbose")
+    assert response.status_code == 200 and response.json()["checks"]["storage"] == "down"
+
+
+def test_a_bucket_that_never_answers_is_reported_down_while_its_check_still_hangs(db, client, settings) -> None:
+    hole = Blackhole()
+    settings.STORAGES = {**settings.STORAGES, "blobs": s3_storage_at(f"http://127.0.0.1:{hole.port}", None)}
+    try:
+        answers = [client.get("/readyz?verbose").json()["checks"]["storage"] for _ in range(3)]
+        assert answers == ["down"] * 3
+        assert hole.connections <= 1  # one check at a time: the probes did not each leave a thread behind
+    finally:
+        hole.close()
 
 
 def test_readyz_is_200_when_everything_answers(db, client) -> None:
     response = client.get("/readyz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "checks": {"database": "ok", "redis": "ok", "storage": "ok"}}
+    assert response.json() == {"status": "ok", "checks": {"database": "ok"}}
+    verbose = client.get("/readyz?verbose").json()
+    assert verbose == {"status": "ok", "checks": {"database": "ok", "redis": "ok", "storage": "ok"}}
 
 
 def test_probes_need_no_login_and_no_https_redirect(db, client, settings) -> None:
     settings.SECURE_SSL_REDIRECT = True
     assert client.get("/livez").status_code == 200
     assert client.get("/readyz").status_code == 200
+
+
+def test_dependency_health_is_exported_as_a_metric(db, client, redis_down) -> None:
+    client.get("/readyz?verbose")
+    metrics = client.get("/metrics").content.decode()
+    assert 'sessionledger_dependency_up{dependency="redis"} 0.0' in metrics
+    assert 'sessionledger_dependency_up{dependency="database"} 1.0' in metrics

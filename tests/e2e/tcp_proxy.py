@@ -89,3 +89,41 @@ def _close(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
     sock.close()
+
+
+class Blackhole:
+    """A server that accepts every connection and never answers (a blackholed dependency: a firewall
+    dropping replies, a wedged load balancer), so only a client's own timeouts end a call."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self._held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def connections(self) -> int:
+        return len(self._held)
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                self._held.append(client)  # read nothing, answer nothing
+
+    def close(self) -> None:
+        _close(self.listener)
+        for sock in self._held:
+            _close(sock)
+
+
+def s3_storage_at(endpoint: str, read_timeout: int | None = 1) -> dict[str, object]:
+    """The configured S3 storage (a ``STORAGES`` entry) at another endpoint; its read timeout scaled down
+    (a second by default) so a test that blackholes it stays short, or as configured (None)."""
+    from botocore.config import Config
+    from django.conf import settings
+
+    options = {**settings.STORAGES["blobs"]["OPTIONS"], "endpoint_url": endpoint}
+    if read_timeout is not None:
+        options["client_config"] = options["client_config"].merge(Config(read_timeout=read_timeout))
+    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}

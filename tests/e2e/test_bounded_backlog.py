@@ -43,7 +43,7 @@ def test_a_flood_is_refused_at_the_bound_and_another_projects_upload_goes_throug
     settings.SESSIONLEDGER_MAX_QUEUE_DEPTH, settings.SESSIONLEDGER_MAX_PROJECT_QUEUE_DEPTH = OVERALL, PER_PROJECT
     settings.SESSIONLEDGER_PROJECT_CONCURRENCY = 1
     app.control.purge()
-    fairness._client().delete(fairness.WAITING)
+    fairness.redis_client().delete(fairness.WAITING)
     start_worker(
         "--pool",
         "prefork",

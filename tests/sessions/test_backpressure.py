@@ -76,8 +76,8 @@ def test_sessions_parked_behind_a_busy_project_count_toward_the_bound(world, api
     fairness.admit(busy, str(uuid.uuid4()))
     refused = _upload(api_as(world.member), world, "parked more")
     assert refused.status_code == 503 and refused.json()["error"]["code"] == "overloaded"
-    fairness._client().delete(*fairness._keys(busy)[:2])
-    fairness._client().srem(fairness.WAITING, busy)
+    fairness.redis_client().delete(*fairness._keys(busy)[:2])
+    fairness.redis_client().srem(fairness.WAITING, busy)
 
 
 def test_one_projects_flood_is_refused_while_another_project_still_uploads(world, api_as, backlog, settings) -> None:

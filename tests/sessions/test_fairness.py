@@ -25,7 +25,7 @@ def one_slot(settings) -> None:
 def _forget_parked() -> Iterator[None]:
     """The made-up projects' parked sets are not left for backpressure's count in later tests."""
     yield
-    fairness._client().delete(fairness.WAITING)
+    fairness.redis_client().delete(fairness.WAITING)
 
 
 def _ids(n: int) -> list[str]:
@@ -78,7 +78,7 @@ def test_no_limit_when_fairness_is_off(settings) -> None:
 
 def _expire_lease(project: str, session: str) -> None:
     """As if the holder's worker had died: its lease is in the past and no heartbeat renews it."""
-    fairness._client().zadd(fairness._keys(project)[0], {session: 0})
+    fairness.redis_client().zadd(fairness._keys(project)[0], {session: 0})
 
 
 def test_a_dead_workers_session_is_queued_again_once_its_lease_runs_out(one_slot) -> None:
@@ -125,12 +125,12 @@ def test_the_heartbeat_keeps_a_running_sessions_slot_past_its_lease(one_slot, se
     queued: list[str] = []
     with fairness.project_slot(project, running, queued.append) as admitted:
         assert admitted
-        first = fairness._client().zscore(holders, running)
+        first = fairness.redis_client().zscore(holders, running)
         deadline = time.monotonic() + 10
-        while fairness._client().zscore(holders, running) == first and time.monotonic() < deadline:
+        while fairness.redis_client().zscore(holders, running) == first and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert fairness._client().zscore(holders, running) > first  # renewed while running
-        while (fairness._client().zscore(holders, running) or 0) < first + 0.3 and time.monotonic() < deadline:
+        assert fairness.redis_client().zscore(holders, running) > first  # renewed while running
+        while (fairness.redis_client().zscore(holders, running) or 0) < first + 0.3 and time.monotonic() < deadline:
             time.sleep(0.05)  # past the first lease's end: only the heartbeat can have kept it
         assert fairness.admit(project, other) is Admission.PARKED
     assert queued == [other]
