@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from .catalogue import CATALOGUE_PREFIX
 from .compiled import Compiled, compile_rule, rule_from_mapping, substitute
 from .copies import duplicate_copies
 from .decoding import Decoded, base64_blocks, encoded_windows, escaped_quote_windows
@@ -100,8 +101,11 @@ class Redactor:
         off = set(disabled)
         chosen = [r for r in (DEFAULT_RULES if rules is None else tuple(rules)) if r.kind not in off]
         # Extra rules run before the keyword catch-alls so that they claim their own kind.
-        catch_all = [r for r in chosen if r.kind in ("generic_secret", "password")]
-        ordered = [r for r in chosen if r.kind not in ("generic_secret", "password")] + list(extra) + catch_all
+        # The catalogue's rules come last: ours know the transcript's shapes and name their kinds.
+        late = [r for r in chosen if r.id.startswith(CATALOGUE_PREFIX)]
+        own = [r for r in chosen if not r.id.startswith(CATALOGUE_PREFIX)]
+        catch_all = [r for r in own if r.kind in ("generic_secret", "password")]
+        ordered = [r for r in own if r.kind not in ("generic_secret", "password")] + list(extra) + catch_all + late
         self._rules = tuple(compile_rule(i, rule) for i, rule in enumerate(ordered))
         self._textual = tuple(c for c in self._rules if c.raw is None)
         self._groups = build_groups(self._rules)

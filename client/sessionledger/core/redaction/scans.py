@@ -170,7 +170,15 @@ def _compile_group(group: _Group) -> None:
     branches = []
     if headed:
         suffixes = sorted({h for heads in headed.values() for h in heads})
-        branches.append(_behind(suffixes, key) + _ahead(_flatten(list(headed))))
+        # each head with its own rests: a head passing with another head's rest would let the scan
+        # stop at every `_` after `new` or `.` after `ms` once the catalogue's many heads are in
+        by_head: dict[str, list[str]] = {}
+        for rest, heads in headed.items():
+            for head in heads:
+                by_head.setdefault(head, []).append(rest)
+        k = re.escape(key)
+        pairs = "|".join(f"(?<={re.escape(h)}{k}){_ahead(_flatten(r))}" for h, r in sorted(by_head.items()))
+        branches.append(_behind(suffixes, key) + f"(?:{pairs})")
     if bounded:
         k = re.escape(key)
         start = rf"(?:(?<![A-Za-z0-9_+/-]{k})|(?<=\\[nrtbf]{k})|(?<=\\u[0-9a-fA-F]{{4}}{k})|(?<=[0-9]m{k}))"
