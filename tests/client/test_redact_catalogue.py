@@ -35,7 +35,7 @@ def _token(n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
         (r"[[:^digit:]]", r"[^0-9]"),
         (r"[_[:upper:]]", r"[_A-Z]"),  # a POSIX class inside a bracket expression
         (r"\x{41}b", r"\x41b"),
-        (r"a+b*c{2,}", r"a{1,%d}b{0,%d}c{2,%d}" % (CAP, CAP, CAP)),  # unbounded repetitions get a bound
+        (r"a+b*c{2,}", f"a{{1,{CAP}}}b{{0,{CAP}}}c{{2,{CAP}}}"),  # unbounded repetitions get a bound
         (r"[a-z]{2,5}?", r"[a-z]{2,5}?"),
         (r"""(?:[\x60'"\s;]|\\[nr]|$)""", r"""(?:[\x60'"\s;\\]|\\[nr]|$)"""),  # stops at `\"` too
         (r"(?P<key>[a-z]{4})", r"(?P<key>[a-z]{4})"),

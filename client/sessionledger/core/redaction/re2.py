@@ -19,8 +19,8 @@ backtracking match can multiply its work at one position; the build refuses a ru
 from __future__ import annotations
 
 import re
-from typing import Any
 from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
 
 CAP = 1024  # upper bound given to an unbounded repetition (a match never spans more than a window)
 NESTING_MAX = 1 << 16

@@ -164,7 +164,7 @@ follow = '''[A-Za-z0-9_-]{30}'''
 regex = '''<<START>>AIza[A-Za-z0-9_-]{35}<<END>>'''
 validator = "token"
 tp = ["https://maps.googleapis.com/maps/api/geocode/json?key=«AIza{token:35}»&address=x", "GEMINI_API_KEY=«AIza{token:35}»"]
-fp = ["AIzaSyabcdefghijklmnopqrstuvwxyz1234567 is the documented Firebase example key"]
+fp = ["AIzaSy${FIREBASE_API_KEY} is filled in at build time"]
 
 [[rule]]
 id = "gcp-oauth-access-token"
@@ -1436,6 +1436,20 @@ fp = [
   "PUBLIC_KEY=MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE",
   '''LLM_SECRET_NAME = "NEXUS-GPT4-API-KEY"''',
 ]
+
+[[rule]]
+id = "keyword-near-token"
+kind = "generic_secret"
+category = "generic"
+description = "A credential-shaped token a few dozen bytes after a credential word, in any format: 'the smartsheet key they gave us is …'"
+source = "trufflehog's keyword-gated detectors (the gating idea only, no data); prose in chat transcripts"
+lead = "a-zA-Z"
+lead_max = 8
+lower_anchors = ['''ke[yn]s?[^a-z]''', '''crets?[^a-z]''', '''credentials?[^a-z]''']
+regex = '''(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)s?(?![A-Za-z])(?:[^\\\n]|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-])(?P<secret>[A-Za-z0-9][A-Za-z0-9+/=_.~-]{14,198}[A-Za-z0-9+/=_~-])(?![A-Za-z0-9+/=_.~-])'''
+validator = "near_token"
+tp = ["the smartsheet key they gave us is «{alnum:26}», use it for the import", "token for the staging webhook: «{token:40}»"]
+fp = ["public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()"]
 
 [[rule]]
 id = "secret-flag"

@@ -71,6 +71,7 @@ _SEQUENCES = (
     *(run[i : i + 8] for run in ("abcdefghijklmnopqrstuvwxyz", "qwertyuiop") for i in range(len(run) - 7)),
 )
 _SEQUENCE_RE = re.compile("|".join(_SEQUENCES))
+_MIXED_WITH_DIGIT_RE = re.compile(r"(?=[^a-z]{0,256}[a-z])(?=[^A-Z]{0,256}[A-Z])(?=[^0-9]{0,256}[0-9]).{1,256}", re.S)
 # The documented AWS example keys (AWS docs end every example key in `EXAMPLE`/`EXAMPLEKEY`).
 _AWS_EXAMPLE_RE = re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{9}EXAMPLE|[A-Za-z0-9/+]{30}EXAMPLEKEY")
 # Whole-value templates: `${VAR}`, `$VAR`, `{{ var }}`, `$(cmd)`, `%(name)s`, `%VAR%`, `<value>`,
@@ -189,9 +190,14 @@ def placeholder(value: str) -> bool:
     if _NOT_A_SECRET_RE.fullmatch(value) or _PASSWORD_WORD_RE.fullmatch(value) or _VARIABLE_RE.fullmatch(value):
         return True
     low = value.lower()
-    if low in _DUMMIES or _PLACEHOLDER_WHOLE_RE.fullmatch(value) or _FILLER_RE.search(value) is not None:
+    if low in _DUMMIES or _FILLER_RE.search(value) is not None:
         return True
-    if _SEQUENCE_RE.search(low) is not None:
+    # `mySecretPass1` is built of words, yet mixed case and a digit make it a password people pick:
+    # only a word-built value in one case or with separators (`your_api_key_here`) is a template
+    if _PLACEHOLDER_WHOLE_RE.fullmatch(value) and not _MIXED_WITH_DIGIT_RE.fullmatch(value):
+        return True
+    # a keyboard run vetoes only a value made of runs (`abcdefgh12345678` stays: `aBcDeF…` + a key)
+    if len(_SEQUENCE_RE.sub("", low)) <= 2:
         return True
     return _masked(value)
 
@@ -423,7 +429,21 @@ def k8s_data_value(value: str) -> bool:
     return len(decoded) >= 4
 
 
+_BENIGN_NEAR_RE = re.compile(
+    r"[0-9a-f]{40}|sha[0-9]{1,3}-.{1,200}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", re.S
+)
+
+
+def near_token(value: str) -> bool:
+    """A token near a credential word (no name or format says more): random, with letters and
+    digits both, and no benign shape (a git SHA, an integrity hash, a UUID)."""
+    if _BENIGN_NEAR_RE.fullmatch(value) or not looks_secret(value, 3.2):
+        return False
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
 VALIDATORS: dict[str, Callable[[str], bool]] = {
+    "near_token": near_token,
     "header_token": header_token,
     "azure_devops_pat": azure_devops_pat,
     "k8s_data_value": k8s_data_value,
