@@ -25,7 +25,9 @@ from .validators import placeholder, shannon_entropy
 CATALOGUE_PREFIX = "gitleaks:"  # a catalogue rule's id: `gitleaks:<its id>`
 PATH = Path(__file__).with_name("catalogue") / "gitleaks.json"
 # literals the merged scans already pass over (scans.py): a keyword holding one costs no new pass
-_PIVOTS = ("_", "-", ".", "~", "ke", "cre", "auth", "zure", "p")
+# (not `p` or `~`: a `p` is in every other word of code, so each head checked behind it costs at
+# every one; `~` only for OpenShift's `sha256~`, a whole pass for one rule)
+_PIVOTS = ("_", "-", ".", "ke", "cre", "auth", "zure")
 _LEAD = "A-Za-z0-9_.-"
 # what must follow a prefix that ends at its scan's literal (`ghp_`, `SG.`): without it the scan
 # would stop at every `_` or `.` after those letters
@@ -77,22 +79,21 @@ def kind_of(ident: str) -> str:
     return "generic_secret" if ident == "generic-api-key" else ident.replace("-", "_")
 
 
-def _prefixes(entry: Entry) -> tuple[str, ...] | None:
-    """What anchors the rule on the merged scans, or None when only a new pass could."""
+def _prefixes(entry: Entry) -> tuple[tuple[str, ...], bool] | None:
+    """What anchors the rule on the merged scans and whether a match starts there (a literal
+    prefix), or None when only a new pass could."""
     literal = _LITERAL_START.match(entry.regex)
-    found: list[str] = []
     if literal is not None and "(?i" not in entry.regex[: literal.end()]:
         text = literal.group(1).replace("\\", "")
-        if any(p in text for p in ("_", "-", ".", "~")) or "A" in text:
-            found.append(text)
-    if found:
-        return tuple(found)
+        if any(p in text for p in ("_", "-", ".")) or "A" in text:
+            return (text,), True
+    found: list[str] = []
     for keyword in entry.keywords:
         # a short keyword (`s.`, `ext_`, `sk`) or a word (`token`) is everywhere in code: every hit
         # would cost a regex call; such a rule's shape is the keyword-near-token rule's
         if len(keyword) >= 5 and keyword not in _COMMON and any(p in keyword for p in _PIVOTS):
             found.append(keyword)
-    return tuple(dict.fromkeys(found)) or None
+    return (tuple(dict.fromkeys(found)), False) if found else None
 
 
 def _validator(entry: Entry, allow: tuple[re.Pattern[str], ...], stopwords: frozenset[str]) -> Callable[[str], bool]:
@@ -118,9 +119,10 @@ def rules() -> tuple[Rule, ...]:
     stopwords = frozenset(data["stopwords"])
     out = []
     for entry in entries():
-        prefixes = _prefixes(entry)
-        if prefixes is None:
+        anchored = _prefixes(entry)
+        if anchored is None:
             continue
+        prefixes, starts = anchored
         out.append(
             Rule(
                 kind_of(entry.ident),
@@ -128,8 +130,11 @@ def rules() -> tuple[Rule, ...]:
                 entry.group,
                 _validator(entry, allow, stopwords),
                 prefixes=prefixes,
-                follow=_FOLLOW,
-                lead=_LEAD,
+                # not the prefix again: `sk-sk-sk-…` would stop the scan at every `-`
+                follow="(?!" + "|".join(re.escape(p) for p in prefixes) + ")" + _FOLLOW,
+                # a match starts at its literal prefix: trying the word starts before it too would
+                # cost ~40 regex calls per hit (`sk-sk-sk-…`); a keyword sits inside its match
+                lead="" if starts else _LEAD,
                 lead_max=64,
                 id=CATALOGUE_PREFIX + entry.ident,
             )

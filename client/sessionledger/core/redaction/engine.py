@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
@@ -71,6 +71,17 @@ _FRAGMENT_SPLIT = re.compile(
     rb"|(?:^|(?<=\\n))[ \t]{0,8}[0-9]{1,9}(?:\xe2\x86\x92|\\u2192|\\t)"  # Read line numbers: `     5→`
 )
 _PEM_LINE = re.compile(rb"-----(?:BEGIN|END)|^[A-Za-z-]{1,40}:")
+
+
+def _unclaimed(positions: list[int], accepted: list[Span], reach: int) -> list[int]:
+    """The positions no accepted span starts within `reach` bytes after (`accepted` is sorted)."""
+    starts = [span.start for span in accepted]
+    out = []
+    for pos in positions:
+        i = bisect_left(starts, pos)
+        if i == len(starts) or starts[i] > pos + reach:
+            out.append(pos)
+    return out
 
 
 @dataclass
@@ -206,6 +217,8 @@ class Redactor:
             if compiled.raw is None:
                 continue
             positions = candidates.get(compiled.index)
+            if positions and compiled.rule.yields and accepted:
+                positions = _unclaimed(positions, accepted, compiled.rule.yields)
             if positions:
                 accept_all(accepted, self._rule_spans(compiled, data, sorted(set(positions)), jsonl))
             lines = context_lines.get(compiled.index)

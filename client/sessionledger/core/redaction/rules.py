@@ -391,6 +391,11 @@ FRAGMENTS: dict[str, str] = {
     r"""|(?![%{<*])[^\s"'`\\<>{}()\[\],;|&]{8})""",
     # anchor tails: an optional quote, then `:`, `=` or `!` (`key=`, `"token":`, `secret !=`)
     "SEPA": r"""(?:\\{0,8}["'`])?(?:[ \t]{1,4}str(?:ing)?)?[ \t]{0,8}(?:[:=!?.]{1,3}>?|,)""",
+    # after a credential word (lowercased bytes): a token of 15+ characters holding a digit starts
+    # within 48 bytes, so the scan passes over `key` in code (`key=None`, `self._key`) in C; the
+    # gap ends at the next JSON member (`,"`): `"output_tokens":27,"requestId":"req_…"` is no pair
+    "NEARTOK": r"(?=(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}\")|\\[^nr\\]){0,48}?"
+    r"(?<![a-z0-9+/=_.~-])(?=[a-z+/=_.~-]{0,198}+[0-9])[a-z0-9][a-z0-9+/=_.~-]{14})",
 }
 _FRAGMENT_RE = re.compile(r"<<([A-Z0-9_]+)>>")
 _KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -424,6 +429,9 @@ class Rule:
     id: str = ""
     name_pattern: str = ""  # fullmatch on the `name` group: a match whose name fails is no secret
     then: str = ""  # matched again and again right after a match: a block's later entries (their `secret`)
+    # a candidate followed within this many bytes by a span an earlier rule accepted is not tried:
+    # that word's value is found (a catch-all near every `key` would otherwise redo the work)
+    yields: int = 0
 
     @property
     def name(self) -> str:
@@ -493,6 +501,7 @@ def _spec(entry: Mapping[str, Any]) -> RuleSpec:
         id=rule_id,
         name_pattern=expand_fragments(str(entry.get("name", ""))),
         then=expand_fragments(str(entry.get("then", ""))),
+        yields=int(entry.get("yields", 0)),
     )
     return RuleSpec(
         rule=rule,

@@ -209,9 +209,9 @@ def _behind(heads: list[str], key: str) -> str:
     """Lookbehinds for `head + key`, checking the head's last one or two characters: a class per
     character first (cheap: most `_` of a source file fail it), then the exact suffixes."""
     tail = re.escape(key)
-    suffixes = sorted({h[-2:] for h in heads})
+    suffixes = sorted({h[-3:] for h in heads})
     parts = []
-    for width in (2, 1):
+    for width in (3, 2, 1):
         chosen = [s for s in suffixes if len(s) == width]
         if not chosen:
             continue

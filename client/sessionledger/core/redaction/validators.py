@@ -105,6 +105,7 @@ _PATH_PREFIXES = ("/", "./", "../", "~/", "C:\\", "c:\\", "file:")
 _WORDLIKE_RE = re.compile(r"[A-Za-z_][A-Za-z_./:-]*")  # identifier, dotted name, path: no digit
 _SEGMENTED_RE = re.compile(r"[A-Za-z0-9]+(?:[._:/-]+[A-Za-z0-9]+)*")
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
+_SNAKE_ATTRIBUTE_RE = re.compile(r"\.[a-z]{2,32}(?:_[a-z]{2,32}){1,8}(?:\(\))?$")
 _DOTTED_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+(?:\(\))?")
 _CAMEL_RE = re.compile(r"[A-Za-z][a-z]{2,}(?:[A-Z][a-z]{2,}|[A-Z]{2,4}(?![a-z]))+|[a-z]{2,}(?:[A-Z][a-z]{2,})+")
 # DB_PASSWORD, REQUIRED, db_password, rc2_key_st, user-profile
@@ -261,6 +262,9 @@ def identifier(value: str) -> bool:
         return False
     value = value.lstrip("_+-!")  # `_PasswordType`, `+dollarToken`
     if _DOTTED_RE.fullmatch(value):
+        # an attribute in snake_case words ends code, whatever the class before it (`XSalsa20.key_length`)
+        if _SNAKE_ATTRIBUTE_RE.search(value):
+            return True
         return _name_like(value.replace("$", "").replace("::", ".").replace("->", ".").removesuffix("()"))
     if _CAMEL_RE.fullmatch(value) or _CONSTANT_RE.fullmatch(value):
         return True
