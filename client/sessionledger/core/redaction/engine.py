@@ -64,13 +64,26 @@ from .validators import shannon_entropy
 
 _PROPAGATE_MIN = 8  # shortest value whose other copies are redacted too
 _FRAGMENT_MIN = 16  # shortest line of a multi-line secret treated the same way
-_GLOBAL_COPIES = 8  # up to this many distinct values, copies are searched in the whole buffer
+# up to this many distinct values, copies are searched in the whole buffer (a search of each is
+# a pass at memory speed: a session holds a handful; the bench's secret-dense corpus thousands)
+_GLOBAL_COPIES = 32
 _GLOBAL_MIN = 12  # … if they are at least this long (and random enough); else near where found
 _FRAGMENT_SPLIT = re.compile(
     rb'\\[nr]|\\\\n|\r|\n|\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"[+ -]?'  # line ends, patch strings
     rb"|(?:^|(?<=\\n))[ \t]{0,8}[0-9]{1,9}(?:\xe2\x86\x92|\\u2192|\\t)"  # Read line numbers: `     5→`
 )
 _PEM_LINE = re.compile(rb"-----(?:BEGIN|END)|^[A-Za-z-]{1,40}:")
+
+
+def _merged(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Byte ranges (ascending starts) with overlapping ones joined."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in ranges:
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 def _unclaimed(positions: list[int], accepted: list[Span], reach: int) -> list[int]:
@@ -303,29 +316,31 @@ class Redactor:
         lines around it, where Claude Code repeats it (tool input, tool_result, toolUseResult).
         """
         multiline = {c.rule.kind for c in self._rules if c.rule.multiline}
-        values: dict[bytes, tuple[str, int]] = {}
+        values: dict[bytes, tuple[str, list[int]]] = {}  # value -> (kind, every place it was found)
         for span in found:
             value = data[span.start : span.end]
             if span.kind in multiline:
                 for fragment in _FRAGMENT_SPLIT.split(value):
                     fragment = fragment.strip(b" \t")
                     if len(fragment) >= _FRAGMENT_MIN and not _PEM_LINE.search(fragment):
-                        values.setdefault(fragment, (span.kind, span.start))
+                        values.setdefault(fragment, (span.kind, []))[1].append(span.start)
             elif len(value) >= _PROPAGATE_MIN:
-                values.setdefault(value, (span.kind, span.start))
+                values.setdefault(value, (span.kind, []))[1].append(span.start)
         everywhere = len(values) <= _GLOBAL_COPIES
         copies: list[Span] = []
-        for value, (kind, at) in values.items():
+        for value, (kind, places) in values.items():
             # a short or low-entropy value is only looked for near where it was found: a false
             # positive like `password2` must not spread through a whole file
             distinctive = len(value) >= _GLOBAL_MIN and shannon_entropy(value.decode("utf-8", "replace")) >= 3.2
-            lo, hi = (0, len(data)) if everywhere and distinctive else neighbourhood(data, at)
-            start = data.find(value, lo, hi)
-            while start >= 0:
-                end = start + len(value)
-                if bounded(data, start, end, value):
-                    copies.append(Span(start, end, kind))
-                start = data.find(value, end, hi)
+            whole = everywhere and distinctive
+            ranges = [(0, len(data))] if whole else _merged(neighbourhood(data, at) for at in places)
+            for lo, hi in ranges:
+                start = data.find(value, lo, hi)
+                while start >= 0:
+                    end = start + len(value)
+                    if bounded(data, start, end, value):
+                        copies.append(Span(start, end, kind))
+                    start = data.find(value, end, hi)
         return sorted(copies)
 
     # --- JSONL rewriting -----------------------------------------------------------------------
