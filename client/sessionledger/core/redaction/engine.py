@@ -1,24 +1,28 @@
 """Replace secrets in transcript bytes by `[REDACTED:<kind>]` before anything leaves the machine.
 
-The input is Claude Code JSONL: one compact JSON object per line, so the text a secret sits in is
-a JSON string literal. Secrets are matched on the *escaped* line, so every rule stops at `"` and
-`\\` (a secret next to `\\n`, `\\"` or `\\\\` ends exactly at the escape) and the replacement holds
-neither: a redacted line stays valid JSON. A secret split across JSON strings (a private key in an
-Edit result's `structuredPatch`, one string per line) is replaced string by string, so the hunk
-keeps its lines. As a safety net, a changed line that no longer parses (say a custom rule ate a
-quote) is redacted again string by string on its decoded JSON.
+Three inputs: `redact_bytes` takes JSONL, one JSON object per line, whichever agent wrote it
+(Claude Code, Codex, Gemini: the text a secret sits in is a JSON string literal); `redact_plain`
+plain text where a secret may span lines (a saved tool output, a log); `redact_text` any one text
+(a tool result part as the tool printed it). In JSONL, secrets are matched on the *escaped* line,
+so every rule stops at `"` and `\\` (a secret next to `\\n`, `\\"` or `\\\\` ends exactly at the
+escape) and the replacement holds neither: a redacted line stays valid JSON. A secret split across
+JSON strings (a private key in an Edit result's `structuredPatch`, one string per line) is replaced
+string by string, so the hunk keeps its lines. As a safety net, a changed line that no longer
+parses (say a custom rule ate a quote) is redacted again string by string on its decoded JSON.
+Every path edits line by line through one loop (`_line_edits`).
 
 Every copy: once any copy of a value is recognised (the key in `toolUseResult.file.content`), every
 other occurrence in the buffer is replaced too (the same key in the numbered `tool_result` text, in
-`stdout`, in a later prompt), and each line of a multi-line secret counts as such a value.
+`stdout`, in a later prompt, a bare `+VALUE` patch line), and each line of a multi-line secret
+counts as such a value.
 
-Speed: the rules' anchors are merged into ten scans (scans.py), one per distinct leading
-literal (`_`, `-`, `.`, `A`, `://` on the raw bytes; `p`, `ke`, `cre`, `auth`, `zure` on the
-ASCII-lowercased bytes). Each scan is a regex starting with that literal
-(sre finds those at memory speed) followed by cheap gates and a lookahead over what the anchors
-need next, so a hit is rare; only at a hit does Python pick the candidate rules, and a rule's full
-regex is tried only there, never over a whole line. A `toolUseResult` copy of the tool_result
-content is not scanned at all (copies.py). Every regex is linear: bounded or possessive
+Speed: the rules' anchors (ours and the catalogue's, catalogue.py) are merged into a few scans
+(scans.py), one per distinct leading literal (`_`, `-`, `.`, `A`, `://` on the raw bytes; `p`,
+`ke`, `cre`, `auth`, `zure` on the ASCII-lowercased bytes). Each scan is a regex starting with
+that literal (sre finds those at memory speed) followed by cheap gates and a lookahead over what
+the anchors need next, so a hit is rare; only at a hit does Python pick the candidate rules, and a
+rule's full regex is tried only there, never over a whole line. A `toolUseResult` copy of the
+tool_result content is not scanned at all (copies.py). Every regex is linear: bounded or possessive
 quantifiers, no nested ambiguity. Bytes outside the replaced spans are copied through: untouched
 lines stay byte-identical. Escaped text (JSON `\\u00XX`, `\\/`, HTML entities, `%XX`) is searched
 once more decoded (decoding.py), and what is found there redacts the original bytes.
@@ -29,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -41,6 +45,7 @@ from .decoding import Decoded, base64_blocks, encoded_windows, escaped_quote_win
 from .rules import Rule
 from .scans import Haystack, build_groups, scan, self_anchored
 from .spans import (
+    Buf,
     Compact,
     Edit,
     Span,
@@ -73,6 +78,21 @@ _FRAGMENT_SPLIT = re.compile(
     rb"|(?:^|(?<=\\n))[ \t]{0,8}[0-9]{1,9}(?:\xe2\x86\x92|\\u2192|\\t)"  # Read line numbers: `     5→`
 )
 _PEM_LINE = re.compile(rb"-----(?:BEGIN|END)|^[A-Za-z-]{1,40}:")
+
+
+def _line_edits(buf: Buf, spans: list[Span], rewrite: Callable[[Buf, list[Span]], Buf | None]) -> list[Edit[Buf]]:
+    """(line number, start, end, new line) for each line holding sorted `spans` that `rewrite`
+    changes; `rewrite` gets the line and its spans relative to it (bytes or text alike)."""
+    edits: list[Edit[Buf]] = []
+    newline = b"\n" if isinstance(buf, bytes) else "\n"
+    number, counted_to = 0, 0
+    for start, end, inside in group_by_line(buf, spans):
+        number += buf.count(newline, counted_to, start)
+        counted_to = start
+        new = rewrite(buf[start:end], [Span(s.start - start, s.end - start, s.kind) for s in inside])
+        if new is not None:
+            edits.append((number, start, end, new))
+    return edits
 
 
 def _merged(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -159,9 +179,8 @@ class Redactor:
     def redact_bytes(self, data: bytes) -> RedactionResult:
         """Redact JSONL bytes; lines without a secret are copied through byte-identical."""
         counts: dict[str, int] = {}
-        edits = self._anchored_edits(data, counts, jsonl=True)
-        data = splice(data, edits)
-        changed = {number for number, *_ in edits}
+        data, numbers = self._edit_lines(data, self._find_spans(data, jsonl=True), counts)
+        changed = set(numbers)
         data, numbers = self._redact_encoded(data, counts, jsonl=True)
         changed.update(numbers)
         if self._textual:
@@ -345,19 +364,6 @@ class Redactor:
 
     # --- JSONL rewriting -----------------------------------------------------------------------
 
-    def _anchored_edits(self, data: bytes, counts: dict[str, int], *, jsonl: bool) -> list[Edit[bytes]]:
-        """(line number, start, end, new line) for every line holding an accepted secret."""
-        edits: list[Edit[bytes]] = []
-        number, counted_to = 0, 0
-        for start, end, spans in group_by_line(data, self._find_spans(data, jsonl=jsonl)):
-            number += data.count(b"\n", counted_to, start)
-            counted_to = start
-            relative = [(s.start - start, s.end - start, s.kind) for s in spans]
-            new = self._rewrite_line(data[start:end], relative, counts)
-            if new is not None:
-                edits.append((number, start, end, new))
-        return edits
-
     def _redact_encoded(self, data: bytes, counts: dict[str, int], *, jsonl: bool) -> tuple[bytes, list[int]]:
         """Secrets visible only once escapes or base64 are decoded (decoding.py): (new data, changed lines).
 
@@ -385,30 +391,22 @@ class Redactor:
 
     def _edit_lines(self, data: bytes, found: list[Span], counts: dict[str, int]) -> tuple[bytes, list[int]]:
         """`data` with the sorted spans replaced line by line (each line stays JSON); changed lines."""
-        edits: list[Edit[bytes]] = []
-        number, counted_to = 0, 0
         kept: list[Span] = []
         accept_all(kept, found)  # overlapping spans (a block holding an escape): the first wins
-        for start, end, spans in group_by_line(data, kept):
-            number += data.count(b"\n", counted_to, start)
-            counted_to = start
-            relative = [(s.start - start, s.end - start, s.kind) for s in spans]
-            new = self._rewrite_line(data[start:end], relative, counts)
-            if new is not None:
-                edits.append((number, start, end, new))
+        edits = _line_edits(data, kept, lambda line, spans: self._rewrite_line(line, spans, counts))
         return splice(data, edits), [number for number, *_ in edits]
 
-    def _rewrite_line(self, line: bytes, spans: list[tuple[int, int, str]], counts: dict[str, int]) -> bytes | None:
+    def _rewrite_line(self, line: bytes, spans: list[Span], counts: dict[str, int]) -> bytes | None:
         pieces: list[Any] = []
         done = 0
-        for start, end, kind in spans:
-            pieces += (line[done:start], replacement(line[start:end], kind))
-            done = end
+        for span in spans:
+            pieces += (line[done : span.start], replacement(line[span.start : span.end], span.kind))
+            done = span.end
         new = b"".join(pieces) + line[done:]
         if not still_json(line, new):
             return self._redact_decoded(line, counts)
-        for _, _, kind in spans:
-            counts[kind] = counts.get(kind, 0) + 1
+        for span in spans:
+            counts[span.kind] = counts.get(span.kind, 0) + 1
         return new
 
     # --- decoded-text path (custom rules whose patterns mean something else on bytes) ----------
@@ -417,14 +415,7 @@ class Redactor:
         """Run the rules that need decoded text, on the lines where they match."""
         text = data.decode("utf-8", "surrogateescape")
         hits = sorted(Span(m.start(), m.end(), "") for c in self._textual for m in c.text.finditer(text))
-        edits: list[Edit[str]] = []
-        number, counted_to = 0, 0
-        for start, end, _ in group_by_line(text, hits):
-            number += text.count("\n", counted_to, start)
-            counted_to = start
-            new = self._rewrite_text_line(text[start:end], counts)
-            if new is not None:
-                edits.append((number, start, end, new))
+        edits = _line_edits(text, hits, lambda line, _: self._rewrite_text_line(line, counts))
         if not edits:
             return data, []
         return splice(text, edits).encode("utf-8", "surrogateescape"), [number for number, *_ in edits]
