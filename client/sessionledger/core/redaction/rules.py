@@ -382,8 +382,11 @@ FRAGMENTS: dict[str, str] = {
     # a mixed-case random run (P(no upper or no lower in 25 random base62 chars) < 1e-5), so
     # kebab-case, CONSTANT_CASE, UUIDs and hex hashes after `-`, `_`, `.` are skipped cheaply
     # (possessive `{0,24}+`: a failed test costs one pass over at most 24 characters, no backtracking)
-    "B62": r"(?=[a-z0-9_-]{0,24}+[A-Z])(?=[A-Z0-9_-]{0,24}+[a-z])[A-Za-z0-9_-]{16}",
-    "B64M": r"(?=[a-z0-9+/_=-]{0,24}+[A-Z])(?=[A-Z0-9+/_=-]{0,24}+[a-z])[A-Za-z0-9+/_=-]{16}",
+    # … or lower case with a digit (a provider's prefix at its length is a token whatever its body:
+    # `ghs_` + 36 lower-case characters), which kebab-case and snake_case names have not
+    "B62": r"(?:(?=[a-z0-9_-]{0,24}+[A-Z])(?=[A-Z0-9_-]{0,24}+[a-z])|(?=[a-z_-]{0,24}+[0-9]))[A-Za-z0-9_-]{16}",
+    "B64M": r"(?:(?=[a-z0-9+/_=-]{0,24}+[A-Z])(?=[A-Z0-9+/_=-]{0,24}+[a-z])|(?=[a-z+/_=-]{0,24}+[0-9]))"
+    r"[A-Za-z0-9+/_=-]{16}",
     # after an anchor's separator: at least 8 characters of a value, no template (`$X`, `${X}`, `<x>`)
     # (a quoted value may hold braces and brackets: `"S9n9a{v9SJ}jAA3L"`)
     # (and backslashes: `S!B\*d`, `pa\"ss`; `$'…'` is bash's ANSI-C quoting)

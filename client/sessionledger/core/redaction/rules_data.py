@@ -428,6 +428,7 @@ follow = '''<<B62>>'''
 regex = '''<<START>>(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})<<END>>'''
 validator = "token"
 tp = [
+  "the app's installation token is «ghs_{lowalnum:36}»",
   "export GITHUB_TOKEN=«ghp_{alnum:36}»",
   "origin\thttps://x-access-token:«ghs_{alnum:36}»@github.com/acme/app.git (fetch)",
   "gh auth token\n«github_pat_{alnum:22}_{alnum:59}»\n",
@@ -1411,6 +1412,8 @@ name = '''<<SECRET_NAME>>'''
 regex = '''<<NAME>><<SEP>><<VALUE>>'''
 validator = "secret"
 tp = [
+  "[DEBUG] api_key=«{lowalnum:10}-{lowalnum:25}»",
+  '''coinbase_api_token = "«{lowalnum:2}-{lowalnum:30}_{lowalnum:20}»"''',
   "API_KEY=«{alnum:32}»",
   '''{{"client_secret": "«{alnum:40}»", "client_id": "web"}}''',
   "auth_token: «{token:32}»\nretries: 3",
@@ -1453,6 +1456,35 @@ regex = '''(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|se
 validator = "near_token"
 tp = ["the smartsheet key they gave us is «{alnum:26}», use it for the import", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}»."]
 fp = ["public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
+
+[[rule]]
+id = "keyword-uuid"
+kind = "generic_secret"
+category = "generic"
+description = "A UUID given as a credential: after a key/token/secret/credential word and `:`, `=` or `is` ('holidayapi_key: <uuid>', 'the heroku token they gave us is <uuid>'); a UUID as a plain id is not"
+source = "trufflehog's keyword-gated detectors (the gating idea only, no data); Heroku, Snyk and HubSpot API keys are UUIDs (provider docs)"
+lead = "a-zA-Z"
+lead_max = 8
+lower_anchors = ['''key(?<![a-z]key)s?[^a-z]<<NEARTOK>>''', '''token(?<![a-z]token)s?[^a-z]<<NEARTOK>>''', '''secret(?<![a-z]secret)s?[^a-z]<<NEARTOK>>''', '''credential(?<![a-z]credential)s?[^a-z]<<NEARTOK>>''']
+yields = 64
+regex = '''(?<![A-Za-z])(?<!(?i:public)[_ .-])(?i:key|token|secret|credential)s?(?![A-Za-z])(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})(?![A-Za-z0-9-])'''
+validator = "token"
+tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "SNYK_TOKEN=«{uuid}»"]
+fp = ["session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", '{{"key": "parentUuid", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"]
+
+[[rule]]
+id = "discord-bot-token"
+kind = "discord"
+category = "chat"
+description = "A Discord bot token: the base64 of the bot's numeric id (M, N or O first), a dot, six characters of timestamp, a dot, the HMAC"
+source = "Discord developer docs (reference: authentication)"
+anchors = ['''\.(?=[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})''']
+lead = "A-Za-z0-9_="
+lead_max = 27
+regex = '''<<START>>(?P<secret>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})<<END>>'''
+validator = "has_digit"
+tp = ["DISCORD_BOT_TOKEN=«MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs»", "the bot token is «Nzk5MjgxNDk0NDc2NDU1OTg3.YABS5g.2lmzECVlZv3vv6miVnUaKPQi2wI»"]
+fp = ["com.example.service.Configuration.loadDefaults"]
 
 [[rule]]
 id = "secret-flag"

@@ -108,8 +108,10 @@ _HEX_RE = re.compile(r"[0-9a-fA-F]+")
 _SNAKE_ATTRIBUTE_RE = re.compile(r"\.[a-z]{2,32}(?:_[a-z]{2,32}){1,8}(?:\(\))?$")
 _DOTTED_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+(?:\(\))?")
 _CAMEL_RE = re.compile(r"[A-Za-z][a-z]{2,}(?:[A-Z][a-z]{2,}|[A-Z]{2,4}(?![a-z]))+|[a-z]{2,}(?:[A-Z][a-z]{2,})+")
-# DB_PASSWORD, REQUIRED, db_password, rc2_key_st, user-profile
-_CONSTANT_RE = re.compile(r"[A-Z]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z0-9]+(?:[_-][a-z0-9]+)+")
+# DB_PASSWORD, REQUIRED; db_password, rc2_key_st, user-profile when their parts are words (a
+# lower-case token with dashes, `qscgyygcsq-wdvvok7slk…`, is no name)
+_CONSTANT_RE = re.compile(r"[A-Z]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_SNAKE_RE = re.compile(r"[a-z0-9]+(?:[_-][a-z0-9]+)+")
 _VOWELS = frozenset("aeiou")
 # words inside identifiers: `PrivateKey` → Private, Key; `HTTPServer` → HTTP, Server; `v2` → v
 _WORD_SPLIT_RE = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]")
@@ -268,6 +270,10 @@ def identifier(value: str) -> bool:
         return _name_like(value.replace("$", "").replace("::", ".").replace("->", ".").removesuffix("()"))
     if _CAMEL_RE.fullmatch(value) or _CONSTANT_RE.fullmatch(value):
         return True
+    if _SNAKE_RE.fullmatch(value):
+        # (a keyboard run in it is filler: `task_test_abcdefghijklmnopqrstuvwxyz1234` is made of words)
+        words = _SEQUENCE_RE.sub("", value)
+        return _name_like(words) or not any(c.isdigit() for c in value) or len(value) < 20
     return not value.isalnum() and _name_like(value)
 
 
