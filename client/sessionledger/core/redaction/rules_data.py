@@ -1452,9 +1452,9 @@ lead = "a-zA-Z"
 lead_max = 8
 lower_anchors = ['''key(?<![a-z]key)s?[^a-z]<<NEARTOK>>''', '''token(?<![a-z]token)s?[^a-z]<<NEARTOK>>''', '''secret(?<![a-z]secret)s?[^a-z]<<NEARTOK>>''', '''credential(?<![a-z]credential)s?[^a-z]<<NEARTOK>>''']
 yields = 64
-regex = '''(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)s?(?![A-Za-z])(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-])(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|\.(?=[A-Za-z0-9+/=_~-])){15,199}+)(?![A-Za-z0-9+/=_~-])'''
+regex = '''(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)s?(?![A-Za-z])(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|\.(?=[A-Za-z0-9+/=_~-])){15,199}+)(?![A-Za-z0-9+/=_~-])'''
 validator = "near_token"
-tp = ["the smartsheet key they gave us is «{alnum:26}», use it for the import", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}»."]
+tp = ["[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}»."]
 fp = ["public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
 
 [[rule]]
