@@ -840,6 +840,27 @@ fp = ["dckr_pat_ prefix"]
 # ============================================================================ other SaaS
 
 [[rule]]
+id = "provider-prefixed-tokens"
+kind = "saas_token"
+category = "saas"
+description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…)"
+source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account API tokens, Vercel access tokens, Microsoft identity platform refresh tokens"
+prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A"]
+follow = '''(?:[0-9a-f]{8}-[0-9a-f]{4}-|[a-f0-9]{32}|sq0|<<B64M>>)'''
+regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cfat_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096})<<END>>'''
+validator = "token"
+tp = [
+  "the LaunchDarkly SDK key is «sdk-{uuid}»",
+  "LD_API_KEY=«api-{uuid}»",
+  "use «pri_{hex:32}» for the BestTime call",
+  "SQUARE_APP_SECRET=«sandbox-sq0csb-{token:43}»",
+  "here is the cloudflare token «cfat_{alnum:40}», scoped to DNS",
+  "VERCEL_TOKEN=«vcp_{alnum:56}»",
+  '''{{"refresh_token": "«0.A{token:300}»"}}''',
+]
+fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4"]
+
+[[rule]]
 id = "saas-prefixed-tokens"
 kind = "saas_token"
 category = "saas"
@@ -1485,6 +1506,20 @@ regex = '''<<START>>(?P<secret>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Z
 validator = "has_digit"
 tp = ["DISCORD_BOT_TOKEN=«MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs»", "the bot token is «Nzk5MjgxNDk0NDc2NDU1OTg3.YABS5g.2lmzECVlZv3vv6miVnUaKPQi2wI»"]
 fp = ["com.example.service.Configuration.loadDefaults"]
+
+[[rule]]
+id = "webex-bot-token"
+kind = "webex"
+category = "chat"
+description = "A Webex bot access token: 64 letters and digits, `_`, a four-character region code, `_`, the org UUID"
+source = "Webex developer docs (bots: access token)"
+anchors = ['''_(?=[A-Za-z0-9]{4}_[0-9a-f]{8}-[0-9a-f]{4}-)''']
+lead = "A-Za-z0-9"
+lead_max = 64
+regex = '''<<START>>(?P<secret>[A-Za-z0-9]{64}_[A-Za-z0-9]{4}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})<<END>>'''
+validator = "token"
+tp = ["WEBEX_BOT_TOKEN=«{alnum:64}_PF84_{uuid}»", "the bot token is «{alnum:64}_P0A1_{uuid}»"]
+fp = ["snake_case_name_PF84_ab"]
 
 [[rule]]
 id = "secret-flag"
