@@ -334,8 +334,36 @@ class Redactor:
         searched; with many, each value is searched near where it was found: its line and the
         lines around it, where Claude Code repeats it (tool input, tool_result, toolUseResult).
         """
+        values = self._values(data, found)
+        everywhere = len(values) <= _GLOBAL_COPIES
+        copies: list[Span] = []
+        near: dict[int, tuple[int, int]] = {}  # line start -> its neighbourhood (values share lines)
+
+        def around(at: int) -> tuple[int, int]:
+            line = data.rfind(b"\n", 0, at)
+            if line not in near:
+                near[line] = neighbourhood(data, at)
+            return near[line]
+
+        for value, (kind, places) in values.items():
+            # a short or low-entropy value is only looked for near where it was found: a false
+            # positive like `password2` must not spread through a whole file
+            distinctive = len(value) >= _GLOBAL_MIN and shannon_entropy(value.decode("utf-8", "replace")) >= 3.2
+            whole = everywhere and distinctive
+            ranges = [(0, len(data))] if whole else _merged(around(at) for at in places)
+            for lo, hi in ranges:
+                start = data.find(value, lo, hi)
+                while start >= 0:
+                    end = start + len(value)
+                    if bounded(data, start, end, value):
+                        copies.append(Span(start, end, kind))
+                    start = data.find(value, end, hi)
+        return sorted(copies)
+
+    def _values(self, data: bytes, found: list[Span]) -> dict[bytes, tuple[str, list[int]]]:
+        """value -> (kind, every place it was found); each line of a multi-line secret is a value."""
         multiline = {c.rule.kind for c in self._rules if c.rule.multiline}
-        values: dict[bytes, tuple[str, list[int]]] = {}  # value -> (kind, every place it was found)
+        values: dict[bytes, tuple[str, list[int]]] = {}
         for span in found:
             value = data[span.start : span.end]
             if span.kind in multiline:
@@ -345,22 +373,7 @@ class Redactor:
                         values.setdefault(fragment, (span.kind, []))[1].append(span.start)
             elif len(value) >= _PROPAGATE_MIN:
                 values.setdefault(value, (span.kind, []))[1].append(span.start)
-        everywhere = len(values) <= _GLOBAL_COPIES
-        copies: list[Span] = []
-        for value, (kind, places) in values.items():
-            # a short or low-entropy value is only looked for near where it was found: a false
-            # positive like `password2` must not spread through a whole file
-            distinctive = len(value) >= _GLOBAL_MIN and shannon_entropy(value.decode("utf-8", "replace")) >= 3.2
-            whole = everywhere and distinctive
-            ranges = [(0, len(data))] if whole else _merged(neighbourhood(data, at) for at in places)
-            for lo, hi in ranges:
-                start = data.find(value, lo, hi)
-                while start >= 0:
-                    end = start + len(value)
-                    if bounded(data, start, end, value):
-                        copies.append(Span(start, end, kind))
-                    start = data.find(value, end, hi)
-        return sorted(copies)
+        return values
 
     # --- JSONL rewriting -----------------------------------------------------------------------
 

@@ -1467,31 +1467,16 @@ fp = [
 id = "keyword-near-token"
 kind = "generic_secret"
 category = "generic"
-description = "A credential-shaped token a few dozen bytes after a credential word, in any format: 'the smartsheet key they gave us is …'"
+description = "A credential-shaped token a few dozen bytes after a credential word, in any format: 'the smartsheet key they gave us is …'; a UUID only in key/value form or after `is` ('holidayapi_key: <uuid>')"
 source = "trufflehog's keyword-gated detectors (the gating idea only, no data); prose in chat transcripts"
 lead = "a-zA-Z"
 lead_max = 8
 lower_anchors = ['''key(?<![a-z]key)s?[^a-z]<<NEARTOK>>''', '''token(?<![a-z]token)s?[^a-z]<<NEARTOK>>''', '''secret(?<![a-z]secret)s?[^a-z]<<NEARTOK>>''', '''credential(?<![a-z]credential)s?[^a-z]<<NEARTOK>>''']
 yields = 64
-regex = '''(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)s?(?![A-Za-z])(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|\.(?=[A-Za-z0-9+/=_~-])){15,199}+)(?![A-Za-z0-9+/=_~-])'''
+regex = '''(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)s?(?![A-Za-z])(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|\.(?=[A-Za-z0-9+/=_~-])){15,199}+)(?![A-Za-z0-9+/=_~-])'''
 validator = "near_token"
-tp = ["[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}»."]
-fp = ["public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
-
-[[rule]]
-id = "keyword-uuid"
-kind = "generic_secret"
-category = "generic"
-description = "A UUID given as a credential: after a key/token/secret/credential word and `:`, `=` or `is` ('holidayapi_key: <uuid>', 'the heroku token they gave us is <uuid>'); a UUID as a plain id is not"
-source = "trufflehog's keyword-gated detectors (the gating idea only, no data); Heroku, Snyk and HubSpot API keys are UUIDs (provider docs)"
-lead = "a-zA-Z"
-lead_max = 8
-lower_anchors = ['''key(?<![a-z]key)s?[^a-z]<<NEARTOK>>''', '''token(?<![a-z]token)s?[^a-z]<<NEARTOK>>''', '''secret(?<![a-z]secret)s?[^a-z]<<NEARTOK>>''', '''credential(?<![a-z]credential)s?[^a-z]<<NEARTOK>>''']
-yields = 64
-regex = '''(?<![A-Za-z])(?<!(?i:public)[_ .-])(?i:key|token|secret|credential)s?(?![A-Za-z])(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})(?![A-Za-z0-9-])'''
-validator = "token"
-tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "SNYK_TOKEN=«{uuid}»"]
-fp = ["session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", '{{"key": "parentUuid", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"]
+tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}»."]
+fp = ["session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", '{{"key": "parentUuid", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
 
 [[rule]]
 id = "discord-bot-token"

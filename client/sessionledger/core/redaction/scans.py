@@ -36,6 +36,9 @@ class _Group:
     free: list[_Anchor] = field(default_factory=list)
     by_head: dict[int, dict[bytes, list[_Anchor]]] = field(default_factory=dict)
     scan: re.Pattern[bytes] | None = None
+    # the headed anchors by the head's last two bytes (a one-byte head by its byte): at a hit one
+    # lookup finds the few heads to compare instead of one slice per head width
+    by_suffix: dict[bytes, list[tuple[bytes, list[_Anchor]]]] = field(default_factory=dict)
 
 
 class Haystack:
@@ -167,6 +170,9 @@ def _compile_group(group: _Group) -> None:
             group.free.append(anchor)
             (bounded if proto.boundary and full else free).append(full)
     group.free = _merge_by_rule(group.free)
+    for width_heads in group.by_head.values():
+        for head_bytes, anchors in width_heads.items():
+            group.by_suffix.setdefault(head_bytes[-2:], []).append((head_bytes, anchors))
     branches = []
     if headed:
         suffixes = sorted({h for heads in headed.values() for h in heads})
@@ -408,12 +414,14 @@ def scan(groups: tuple[_Group, ...], hay: Haystack) -> tuple[dict[int, list[int]
         buf = hay.lower if group.lowered else hay.data
         assert group.scan is not None
         width = len(group.key)
-        headed = group.by_head.items()
+        suffixes = group.by_suffix
         for match in group.scan.finditer(buf):
             pos = match.start()
             anchors = group.free
-            if headed:
-                anchors = [*anchors, *(a for w, h in headed if pos >= w for a in h.get(buf[pos - w : pos], ()))]
+            if suffixes:
+                found = [*suffixes.get(buf[pos - 2 : pos], ()), *suffixes.get(buf[pos - 1 : pos], ())]
+                if found:
+                    anchors = [*anchors, *(a for head, h in found if buf.endswith(head, 0, pos) for a in h)]
             for anchor in anchors:
                 if anchor.rest is not None and anchor.rest.match(buf, pos + width) is None:
                     continue

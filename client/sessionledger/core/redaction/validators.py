@@ -439,14 +439,18 @@ def k8s_data_value(value: str) -> bool:
     return len(decoded) >= 4
 
 
-_BENIGN_NEAR_RE = re.compile(
-    r"[0-9a-f]{40}|sha[0-9]{1,3}-.{1,200}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", re.S
-)
+# (a UUID reaches the rule only in key/value form, `holidayapi_key: <uuid>`: its regex sees to that)
+_BENIGN_NEAR_RE = re.compile(r"[0-9a-f]{40}|sha[0-9]{1,3}-.{1,200}", re.S)
+
+
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 
 
 def near_token(value: str) -> bool:
     """A token near a credential word (no name or format says more): random, with letters and
-    digits both, and no benign shape (a git SHA, an integrity hash, a UUID)."""
+    digits both, and no benign shape (a git SHA, an integrity hash); a UUID in key/value form."""
+    if _UUID_RE.fullmatch(value):
+        return not placeholder(value)
     if _BENIGN_NEAR_RE.fullmatch(value) or not looks_secret(value, 3.2):
         return False
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
