@@ -1498,9 +1498,9 @@ kind = "webex"
 category = "chat"
 description = "A Webex bot access token: 64 letters and digits, `_`, a four-character region code, `_`, the org UUID"
 source = "Webex developer docs (bots: access token)"
-anchors = ['''_(?=[A-Za-z0-9]{4}_[0-9a-f]{8}-[0-9a-f]{4}-)''']
-lead = "A-Za-z0-9"
-lead_max = 64
+anchors = ['''_(?=[0-9a-f]{8}-[0-9a-f]{4}-)''']
+lead = "A-Za-z0-9_"
+lead_max = 70
 regex = '''<<START>>(?P<secret>[A-Za-z0-9]{64}_[A-Za-z0-9]{4}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})<<END>>'''
 validator = "token"
 tp = ["WEBEX_BOT_TOKEN=«{alnum:64}_PF84_{uuid}»", "the bot token is «{alnum:64}_P0A1_{uuid}»"]
