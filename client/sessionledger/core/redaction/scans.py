@@ -212,12 +212,13 @@ def _merge_by_rule(anchors: list[_Anchor]) -> list[_Anchor]:
 
 
 def _behind(heads: list[str], key: str) -> str:
-    """Lookbehinds for `head + key`, checking the head's last one or two characters: a class per
-    character first (cheap: most `_` of a source file fail it), then the exact suffixes."""
+    """Lookbehinds for `head + key`, checking the head's last (up to) four characters: a class per
+    character first (cheap: most `_` of a source file fail it, the more so the more characters are
+    checked once the catalogue's heads are in), then the exact suffixes."""
     tail = re.escape(key)
-    suffixes = sorted({h[-3:] for h in heads})
+    suffixes = sorted({h[-4:] for h in heads})
     parts = []
-    for width in (3, 2, 1):
+    for width in (4, 3, 2, 1):
         chosen = [s for s in suffixes if len(s) == width]
         if not chosen:
             continue
