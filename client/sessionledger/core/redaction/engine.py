@@ -57,6 +57,7 @@ from .spans import (
     group_span,
     into_duplicates,
     join_folds,
+    lines_after,
     map_strings,
     match_at,
     merge_counts,
@@ -95,14 +96,15 @@ def _line_edits(buf: Buf, spans: list[Span], rewrite: Callable[[Buf, list[Span]]
     return edits
 
 
-def _merged(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Byte ranges (ascending starts) with overlapping ones joined."""
+def _around(data: bytes, places: list[int]) -> list[tuple[int, int]]:
+    """The neighbourhoods of ascending `places`, overlapping ones joined (a place inside the last
+    range only moves its end: the lines before it are in already)."""
     out: list[tuple[int, int]] = []
-    for lo, hi in ranges:
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+    for at in places:
+        if out and at < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], lines_after(data, at)))
         else:
-            out.append((lo, hi))
+            out.append(neighbourhood(data, at))
     return out
 
 
@@ -337,20 +339,12 @@ class Redactor:
         values = self._values(data, found)
         everywhere = len(values) <= _GLOBAL_COPIES
         copies: list[Span] = []
-        near: dict[int, tuple[int, int]] = {}  # line start -> its neighbourhood (values share lines)
-
-        def around(at: int) -> tuple[int, int]:
-            line = data.rfind(b"\n", 0, at)
-            if line not in near:
-                near[line] = neighbourhood(data, at)
-            return near[line]
-
         for value, (kind, places) in values.items():
             # a short or low-entropy value is only looked for near where it was found: a false
             # positive like `password2` must not spread through a whole file
             distinctive = len(value) >= _GLOBAL_MIN and shannon_entropy(value.decode("utf-8", "replace")) >= 3.2
             whole = everywhere and distinctive
-            ranges = [(0, len(data))] if whole else _merged(around(at) for at in places)
+            ranges = [(0, len(data))] if whole else _around(data, places)
             for lo, hi in ranges:
                 start = data.find(value, lo, hi)
                 while start >= 0:
