@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint format browser bench clean chart-readme chart-install-test
+.PHONY: install run test lint format browser bench clean chart-readme chart-install-test redaction-catalogue
 
 $(STAMP): pyproject.toml client/pyproject.toml client/sessionledger/core/version.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -57,6 +57,12 @@ browser:
 ## make bench: every bench/ script, one JSON report in test-artifacts/bench/report.json and the figures table of docs/scaling.md (BENCH_ARGS="--only parse" leaves the table alone)
 bench: install
 	$(BIN)/python -m config.localstack exec -- $(BIN)/python bench/run_all.py $(BENCH_ARGS)
+
+## make redaction-catalogue: rebuild the redactor's gitleaks catalogue from the pinned release (tools/redaction_catalogue.py) and show the diff; GITLEAKS_GIT=path reads a local clone instead of GitHub
+redaction-catalogue: install
+	$(BIN)/python tools/redaction_catalogue.py $(if $(GITLEAKS_GIT),--git $(GITLEAKS_GIT))
+	git diff --stat -- client/sessionledger/core/redaction/catalogue/
+	git diff -- client/sessionledger/core/redaction/catalogue/gitleaks.json | head -200
 
 clean:
 	rm -rf $(VENV) .data test-artifacts

@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import redaction_corpus as corpus
+import redaction_outside as outside
 from redaction_heldout import HELD_OUT, HeldOut
 
 from sessionledger.core.redaction import RULE_SPECS, Redactor
@@ -419,6 +420,46 @@ def adversarial(redactor: Redactor) -> dict[str, Any]:
     }
 
 
+def outside_material(redactor: Redactor, misses_shown: int) -> dict[str, Any]:
+    """Recall on the development corpus read from other scanners' test material (redaction_outside.py),
+    each sample in the ten placements: by source, by placement, by source and placement; and how
+    many of their false-positive examples come back altered."""
+    rng = random.Random(20261129)
+    by: dict[str, dict[str, list[int]]] = {k: defaultdict(lambda: [0, 0]) for k in ("source", "placement", "cell")}
+    negatives: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    misses: list[dict[str, str]] = []
+    negative_examples: list[str] = []
+    for sample in outside.samples():
+        for name in corpus.PLACEMENTS:
+            data = corpus.dump(corpus.placement(name, sample.text, rng))
+            result = redactor.redact_bytes(data)
+            if not sample.secrets:
+                negatives[sample.source][0] += result.data != data
+                negatives[sample.source][1] += 1
+                if result.data != data and len(negative_examples) < misses_shown:
+                    negative_examples.append(f"{sample.source}/{sample.kind}/{name}: {sample.text[:100]}")
+                continue
+            output = "\n".join(corpus.strings(result.data))
+            ok = all(not corpus.leaked(secret, output, sample.text) for secret in sample.secrets)
+            for key, value in (("source", sample.source), ("placement", name), ("cell", f"{sample.source}/{name}")):
+                by[key][value][0] += ok
+                by[key][value][1] += 1
+            if not ok and len(misses) < misses_shown:
+                miss = {"source": sample.source, "kind": sample.kind, "placement": name, "text": sample.text[:160]}
+                misses.append(miss)
+    total = [sum(v[0] for v in by["source"].values()), sum(v[1] for v in by["source"].values())]
+    return {
+        "samples": len(outside.samples()),
+        "recall_percent": _ratio(*total),
+        "by_source": {k: {"recall_percent": _ratio(*v), "secrets": v[1]} for k, v in sorted(by["source"].items())},
+        "by_placement": {k: _ratio(*v) for k, v in sorted(by["placement"].items())},
+        "by_source_placement": {k: _ratio(*v) for k, v in sorted(by["cell"].items())},
+        "negatives_altered": {k: {"changed": v[0], "total": v[1]} for k, v in sorted(negatives.items())},
+        "negatives_altered_examples": negative_examples,
+        "misses": misses,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", type=Path)
@@ -439,6 +480,7 @@ def main(argv: list[str] | None = None) -> int:
         corpus_data = measured.pop("corpus_bytes")
         report["corpus"] = measured
         report["generalisation"] = generalisation(redactor, args.misses)
+        report["outside_material"] = outside_material(redactor, args.misses)
         report["corpus_throughput"] = {
             k: v for k, v in throughput(redactor, corpus_data, max(1, args.repeat // 2)).items() if k != "by_kind"
         }

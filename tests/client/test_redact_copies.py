@@ -78,3 +78,54 @@ def test_short_secrets_reach_the_copy_too() -> None:
     result = Redactor().redact_bytes(line)
     assert b"X9k2Lm" not in result.data
     assert result.counts == {"password": 2}
+
+
+def _edit_with_bare_value(builder: TranscriptBuilder, value: str) -> None:
+    """An Edit replacing a placeholder with `value` alone (a YAML block scalar's line): no name next to it."""
+    old, new = "  placeholder", f"  {value}"
+    lines = ["api_key: >-", f"-{old}", f"+{new}"]
+    patch = [{"oldStart": 2, "oldLines": 2, "newStart": 2, "newLines": 2, "lines": lines}]
+    result = {"filePath": "/w/config.yml", "oldString": old, "newString": new, "structuredPatch": patch}
+    builder.tool_call(
+        "Edit",
+        {"file_path": "/w/config.yml", "old_string": old, "new_string": new},
+        result="The file /w/config.yml has been updated.",
+        tool_use_result=result,
+    )
+
+
+def test_every_copy_goes_when_a_file_holds_many_secrets() -> None:
+    """A value recognised once (a `.env` read at the start) is redacted in an Edit far later whose
+    `structuredPatch` holds it bare (`+VALUE`), even with more than eight distinct secrets in the file."""
+    values = [random_chars(RNG, ALNUM, 32) for _ in range(12)]
+    env = "\n".join(f"SERVICE_{i}_API_KEY={value}" for i, value in enumerate(values))
+    builder = TranscriptBuilder()
+    builder.tool_call(
+        "Read",
+        {"file_path": "/w/.env"},
+        result=numbered(env),
+        tool_use_result={"type": "text", "file": {"filePath": "/w/.env", "content": env, "numLines": 12}},
+    )
+    for i in range(12):  # far from the read: its neighbourhood is not where the copy is
+        builder.assistant_text(f"step {i}: nothing secret here")
+    _edit_with_bare_value(builder, values[5])
+    result = Redactor().redact_bytes(builder.build())
+    for value in values:
+        assert value.encode() not in result.data
+    patch = [json.loads(line) for line in result.data.splitlines()][-1]["toolUseResult"]["structuredPatch"]
+    assert patch[0]["lines"][-1] == "+  [REDACTED:generic_secret]"
+
+
+def test_every_place_a_value_was_found_is_searched_around() -> None:
+    """With more distinct secrets than are searched in the whole buffer, a value's copies are looked
+    for around every place it was recognised, not only the first."""
+    values = [random_chars(RNG, ALNUM, 32) for _ in range(40)]
+    env = "\n".join(f"SERVICE_{i}_API_KEY={value}" for i, value in enumerate(values))
+    builder = TranscriptBuilder()
+    builder.tool_call("Bash", {"command": "cat .env"}, result=env)
+    for i in range(12):
+        builder.assistant_text(f"step {i}: nothing secret here")
+    builder.prompt(f"use SERVICE_7_API_KEY={values[7]} for the import")  # recognised again, far later
+    _edit_with_bare_value(builder, values[7])
+    result = Redactor().redact_bytes(builder.build())
+    assert values[7].encode() not in result.data

@@ -153,6 +153,16 @@ ADVERSARIAL = [
     "kind: Secret\nstringData:\n" + "  k: v1234567\n" * 16_000,
     'token: "' + "Ab3dEf9h\\\n    " * 14_000,
     "ENV=" + "QUJDPTEyMw" * 20_000,
+    # a provider prefix repeated (each one a catalogue rule's anchor), a credential word before
+    # long token runs, word after word, digits after `=`: the keyword-near-token rule's worst cases
+    "sk-" * 66_000 + "proj-",
+    "dckr_pat_" * 22_000,
+    "glpat-" * 33_000,
+    "key " + "a1" * 100_000,
+    "token: " * 30_000,
+    "key=1" * 40_000,
+    "secret " + ("x1" * 7 + " ") * 13_000,
+    "credential " + "a." * 100_000,
 ]
 
 

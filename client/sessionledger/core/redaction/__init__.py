@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from . import catalogue
 from .engine import RedactionResult, Redactor
 from .rules import Rule, RuleSpec, load_specs
 from .rules_data import RULES_TOML
@@ -36,7 +37,8 @@ __all__ = [
 ]
 
 RULE_SPECS: tuple[RuleSpec, ...] = load_specs(RULES_TOML)
-DEFAULT_RULES: tuple[Rule, ...] = tuple(spec.rule for spec in RULE_SPECS)
+# our own rules first (transcript-aware, they win overlaps), then gitleaks' catalogue (catalogue.py)
+DEFAULT_RULES: tuple[Rule, ...] = tuple(spec.rule for spec in RULE_SPECS) + catalogue.rules()
 
 
 @lru_cache(maxsize=1)

@@ -88,7 +88,8 @@ _TRIGGERS = tuple(
     re.compile(pattern)
     for pattern in (
         # a fold only inside a token (`…n1yho\` + newline), not after code's `x = a + \`
-        rb'\\(?:u00[2-7][0-9a-fA-F]|/|(?<=[A-Za-z0-9_+=-]\\)(?:\\\\n|\\","\+))',
+        # (behind a class gate: a JSONL line holds a `\\n` or `\\"` every few dozen bytes)
+        rb'\\(?=[u/\\])(?:u00[2-7][0-9a-fA-F]|/|(?<=[A-Za-z0-9_+=-]\\)(?:\\\\n|\\","\+))',
         rb"&(?:amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});",
         rb"%[2-7][0-9a-fA-F]",
     )

@@ -1,24 +1,28 @@
 """Replace secrets in transcript bytes by `[REDACTED:<kind>]` before anything leaves the machine.
 
-The input is Claude Code JSONL: one compact JSON object per line, so the text a secret sits in is
-a JSON string literal. Secrets are matched on the *escaped* line, so every rule stops at `"` and
-`\\` (a secret next to `\\n`, `\\"` or `\\\\` ends exactly at the escape) and the replacement holds
-neither: a redacted line stays valid JSON. A secret split across JSON strings (a private key in an
-Edit result's `structuredPatch`, one string per line) is replaced string by string, so the hunk
-keeps its lines. As a safety net, a changed line that no longer parses (say a custom rule ate a
-quote) is redacted again string by string on its decoded JSON.
+Three inputs: `redact_bytes` takes JSONL, one JSON object per line, whichever agent wrote it
+(Claude Code, Codex, Gemini: the text a secret sits in is a JSON string literal); `redact_plain`
+plain text where a secret may span lines (a saved tool output, a log); `redact_text` any one text
+(a tool result part as the tool printed it). In JSONL, secrets are matched on the *escaped* line,
+so every rule stops at `"` and `\\` (a secret next to `\\n`, `\\"` or `\\\\` ends exactly at the
+escape) and the replacement holds neither: a redacted line stays valid JSON. A secret split across
+JSON strings (a private key in an Edit result's `structuredPatch`, one string per line) is replaced
+string by string, so the hunk keeps its lines. As a safety net, a changed line that no longer
+parses (say a custom rule ate a quote) is redacted again string by string on its decoded JSON.
+Every path edits line by line through one loop (`_line_edits`).
 
 Every copy: once any copy of a value is recognised (the key in `toolUseResult.file.content`), every
 other occurrence in the buffer is replaced too (the same key in the numbered `tool_result` text, in
-`stdout`, in a later prompt), and each line of a multi-line secret counts as such a value.
+`stdout`, in a later prompt, a bare `+VALUE` patch line), and each line of a multi-line secret
+counts as such a value.
 
-Speed: the rules' anchors are merged into ten scans (scans.py), one per distinct leading
-literal (`_`, `-`, `.`, `A`, `://` on the raw bytes; `p`, `ke`, `cre`, `auth`, `zure` on the
-ASCII-lowercased bytes). Each scan is a regex starting with that literal
-(sre finds those at memory speed) followed by cheap gates and a lookahead over what the anchors
-need next, so a hit is rare; only at a hit does Python pick the candidate rules, and a rule's full
-regex is tried only there, never over a whole line. A `toolUseResult` copy of the tool_result
-content is not scanned at all (copies.py). Every regex is linear: bounded or possessive
+Speed: the rules' anchors (ours and the catalogue's, catalogue.py) are merged into a few scans
+(scans.py), one per distinct leading literal (`_`, `-`, `.`, `A`, `://` on the raw bytes; `p`,
+`ke`, `cre`, `auth`, `zure` on the ASCII-lowercased bytes). Each scan is a regex starting with
+that literal (sre finds those at memory speed) followed by cheap gates and a lookahead over what
+the anchors need next, so a hit is rare; only at a hit does Python pick the candidate rules, and a
+rule's full regex is tried only there, never over a whole line. A `toolUseResult` copy of the
+tool_result content is not scanned at all (copies.py). Every regex is linear: bounded or possessive
 quantifiers, no nested ambiguity. Bytes outside the replaced spans are copied through: untouched
 lines stay byte-identical. Escaped text (JSON `\\u00XX`, `\\/`, HTML entities, `%XX`) is searched
 once more decoded (decoding.py), and what is found there redacts the original bytes.
@@ -28,18 +32,20 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from .catalogue import CATALOGUE_PREFIX
 from .compiled import Compiled, compile_rule, rule_from_mapping, substitute
 from .copies import duplicate_copies
 from .decoding import Decoded, base64_blocks, encoded_windows, escaped_quote_windows
 from .rules import Rule
 from .scans import Haystack, build_groups, scan, self_anchored
 from .spans import (
+    Buf,
     Compact,
     Edit,
     Span,
@@ -51,6 +57,7 @@ from .spans import (
     group_span,
     into_duplicates,
     join_folds,
+    lines_after,
     map_strings,
     match_at,
     merge_counts,
@@ -63,13 +70,53 @@ from .validators import shannon_entropy
 
 _PROPAGATE_MIN = 8  # shortest value whose other copies are redacted too
 _FRAGMENT_MIN = 16  # shortest line of a multi-line secret treated the same way
-_GLOBAL_COPIES = 8  # up to this many distinct values, copies are searched in the whole buffer
+# up to this many distinct values, copies are searched in the whole buffer (a search of each is
+# a pass at memory speed: a session holds a handful; the bench's secret-dense corpus thousands)
+_GLOBAL_COPIES = 32
 _GLOBAL_MIN = 12  # … if they are at least this long (and random enough); else near where found
 _FRAGMENT_SPLIT = re.compile(
     rb'\\[nr]|\\\\n|\r|\n|\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"[+ -]?'  # line ends, patch strings
     rb"|(?:^|(?<=\\n))[ \t]{0,8}[0-9]{1,9}(?:\xe2\x86\x92|\\u2192|\\t)"  # Read line numbers: `     5→`
 )
 _PEM_LINE = re.compile(rb"-----(?:BEGIN|END)|^[A-Za-z-]{1,40}:")
+
+
+def _line_edits(buf: Buf, spans: list[Span], rewrite: Callable[[Buf, list[Span]], Buf | None]) -> list[Edit[Buf]]:
+    """(line number, start, end, new line) for each line holding sorted `spans` that `rewrite`
+    changes; `rewrite` gets the line and its spans relative to it (bytes or text alike)."""
+    edits: list[Edit[Buf]] = []
+    newline = b"\n" if isinstance(buf, bytes) else "\n"
+    number, counted_to = 0, 0
+    for start, end, inside in group_by_line(buf, spans):
+        number += buf.count(newline, counted_to, start)
+        counted_to = start
+        new = rewrite(buf[start:end], [Span(s.start - start, s.end - start, s.kind) for s in inside])
+        if new is not None:
+            edits.append((number, start, end, new))
+    return edits
+
+
+def _around(data: bytes, places: list[int]) -> list[tuple[int, int]]:
+    """The neighbourhoods of ascending `places`, overlapping ones joined (a place inside the last
+    range only moves its end: the lines before it are in already)."""
+    out: list[tuple[int, int]] = []
+    for at in places:
+        if out and at < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], lines_after(data, at)))
+        else:
+            out.append(neighbourhood(data, at))
+    return out
+
+
+def _unclaimed(positions: list[int], accepted: list[Span], reach: int) -> list[int]:
+    """The positions no accepted span starts within `reach` bytes after (`accepted` is sorted)."""
+    starts = [span.start for span in accepted]
+    out = []
+    for pos in positions:
+        i = bisect_left(starts, pos)
+        if i == len(starts) or starts[i] > pos + reach:
+            out.append(pos)
+    return out
 
 
 @dataclass
@@ -100,8 +147,11 @@ class Redactor:
         off = set(disabled)
         chosen = [r for r in (DEFAULT_RULES if rules is None else tuple(rules)) if r.kind not in off]
         # Extra rules run before the keyword catch-alls so that they claim their own kind.
-        catch_all = [r for r in chosen if r.kind in ("generic_secret", "password")]
-        ordered = [r for r in chosen if r.kind not in ("generic_secret", "password")] + list(extra) + catch_all
+        # The catalogue's rules come last: ours know the transcript's shapes and name their kinds.
+        late = [r for r in chosen if r.id.startswith(CATALOGUE_PREFIX)]
+        own = [r for r in chosen if not r.id.startswith(CATALOGUE_PREFIX)]
+        catch_all = [r for r in own if r.kind in ("generic_secret", "password")]
+        ordered = [r for r in own if r.kind not in ("generic_secret", "password")] + list(extra) + catch_all + late
         self._rules = tuple(compile_rule(i, rule) for i, rule in enumerate(ordered))
         self._textual = tuple(c for c in self._rules if c.raw is None)
         self._groups = build_groups(self._rules)
@@ -131,9 +181,8 @@ class Redactor:
     def redact_bytes(self, data: bytes) -> RedactionResult:
         """Redact JSONL bytes; lines without a secret are copied through byte-identical."""
         counts: dict[str, int] = {}
-        edits = self._anchored_edits(data, counts, jsonl=True)
-        data = splice(data, edits)
-        changed = {number for number, *_ in edits}
+        data, numbers = self._edit_lines(data, self._find_spans(data, jsonl=True), counts)
+        changed = set(numbers)
         data, numbers = self._redact_encoded(data, counts, jsonl=True)
         changed.update(numbers)
         if self._textual:
@@ -202,6 +251,8 @@ class Redactor:
             if compiled.raw is None:
                 continue
             positions = candidates.get(compiled.index)
+            if positions and compiled.rule.yields and accepted:
+                positions = _unclaimed(positions, accepted, compiled.rule.yields)
             if positions:
                 accept_all(accepted, self._rule_spans(compiled, data, sorted(set(positions)), jsonl))
             lines = context_lines.get(compiled.index)
@@ -285,46 +336,40 @@ class Redactor:
         searched; with many, each value is searched near where it was found: its line and the
         lines around it, where Claude Code repeats it (tool input, tool_result, toolUseResult).
         """
+        values = self._values(data, found)
+        everywhere = len(values) <= _GLOBAL_COPIES
+        copies: list[Span] = []
+        for value, (kind, places) in values.items():
+            # a short or low-entropy value is only looked for near where it was found: a false
+            # positive like `password2` must not spread through a whole file
+            distinctive = len(value) >= _GLOBAL_MIN and shannon_entropy(value.decode("utf-8", "replace")) >= 3.2
+            whole = everywhere and distinctive
+            ranges = [(0, len(data))] if whole else _around(data, places)
+            for lo, hi in ranges:
+                start = data.find(value, lo, hi)
+                while start >= 0:
+                    end = start + len(value)
+                    if bounded(data, start, end, value):
+                        copies.append(Span(start, end, kind))
+                    start = data.find(value, end, hi)
+        return sorted(copies)
+
+    def _values(self, data: bytes, found: list[Span]) -> dict[bytes, tuple[str, list[int]]]:
+        """value -> (kind, every place it was found); each line of a multi-line secret is a value."""
         multiline = {c.rule.kind for c in self._rules if c.rule.multiline}
-        values: dict[bytes, tuple[str, int]] = {}
+        values: dict[bytes, tuple[str, list[int]]] = {}
         for span in found:
             value = data[span.start : span.end]
             if span.kind in multiline:
                 for fragment in _FRAGMENT_SPLIT.split(value):
                     fragment = fragment.strip(b" \t")
                     if len(fragment) >= _FRAGMENT_MIN and not _PEM_LINE.search(fragment):
-                        values.setdefault(fragment, (span.kind, span.start))
+                        values.setdefault(fragment, (span.kind, []))[1].append(span.start)
             elif len(value) >= _PROPAGATE_MIN:
-                values.setdefault(value, (span.kind, span.start))
-        everywhere = len(values) <= _GLOBAL_COPIES
-        copies: list[Span] = []
-        for value, (kind, at) in values.items():
-            # a short or low-entropy value is only looked for near where it was found: a false
-            # positive like `password2` must not spread through a whole file
-            distinctive = len(value) >= _GLOBAL_MIN and shannon_entropy(value.decode("utf-8", "replace")) >= 3.2
-            lo, hi = (0, len(data)) if everywhere and distinctive else neighbourhood(data, at)
-            start = data.find(value, lo, hi)
-            while start >= 0:
-                end = start + len(value)
-                if bounded(data, start, end, value):
-                    copies.append(Span(start, end, kind))
-                start = data.find(value, end, hi)
-        return sorted(copies)
+                values.setdefault(value, (span.kind, []))[1].append(span.start)
+        return values
 
     # --- JSONL rewriting -----------------------------------------------------------------------
-
-    def _anchored_edits(self, data: bytes, counts: dict[str, int], *, jsonl: bool) -> list[Edit[bytes]]:
-        """(line number, start, end, new line) for every line holding an accepted secret."""
-        edits: list[Edit[bytes]] = []
-        number, counted_to = 0, 0
-        for start, end, spans in group_by_line(data, self._find_spans(data, jsonl=jsonl)):
-            number += data.count(b"\n", counted_to, start)
-            counted_to = start
-            relative = [(s.start - start, s.end - start, s.kind) for s in spans]
-            new = self._rewrite_line(data[start:end], relative, counts)
-            if new is not None:
-                edits.append((number, start, end, new))
-        return edits
 
     def _redact_encoded(self, data: bytes, counts: dict[str, int], *, jsonl: bool) -> tuple[bytes, list[int]]:
         """Secrets visible only once escapes or base64 are decoded (decoding.py): (new data, changed lines).
@@ -353,30 +398,22 @@ class Redactor:
 
     def _edit_lines(self, data: bytes, found: list[Span], counts: dict[str, int]) -> tuple[bytes, list[int]]:
         """`data` with the sorted spans replaced line by line (each line stays JSON); changed lines."""
-        edits: list[Edit[bytes]] = []
-        number, counted_to = 0, 0
         kept: list[Span] = []
         accept_all(kept, found)  # overlapping spans (a block holding an escape): the first wins
-        for start, end, spans in group_by_line(data, kept):
-            number += data.count(b"\n", counted_to, start)
-            counted_to = start
-            relative = [(s.start - start, s.end - start, s.kind) for s in spans]
-            new = self._rewrite_line(data[start:end], relative, counts)
-            if new is not None:
-                edits.append((number, start, end, new))
+        edits = _line_edits(data, kept, lambda line, spans: self._rewrite_line(line, spans, counts))
         return splice(data, edits), [number for number, *_ in edits]
 
-    def _rewrite_line(self, line: bytes, spans: list[tuple[int, int, str]], counts: dict[str, int]) -> bytes | None:
+    def _rewrite_line(self, line: bytes, spans: list[Span], counts: dict[str, int]) -> bytes | None:
         pieces: list[Any] = []
         done = 0
-        for start, end, kind in spans:
-            pieces += (line[done:start], replacement(line[start:end], kind))
-            done = end
+        for span in spans:
+            pieces += (line[done : span.start], replacement(line[span.start : span.end], span.kind))
+            done = span.end
         new = b"".join(pieces) + line[done:]
         if not still_json(line, new):
             return self._redact_decoded(line, counts)
-        for _, _, kind in spans:
-            counts[kind] = counts.get(kind, 0) + 1
+        for span in spans:
+            counts[span.kind] = counts.get(span.kind, 0) + 1
         return new
 
     # --- decoded-text path (custom rules whose patterns mean something else on bytes) ----------
@@ -385,14 +422,7 @@ class Redactor:
         """Run the rules that need decoded text, on the lines where they match."""
         text = data.decode("utf-8", "surrogateescape")
         hits = sorted(Span(m.start(), m.end(), "") for c in self._textual for m in c.text.finditer(text))
-        edits: list[Edit[str]] = []
-        number, counted_to = 0, 0
-        for start, end, _ in group_by_line(text, hits):
-            number += text.count("\n", counted_to, start)
-            counted_to = start
-            new = self._rewrite_text_line(text[start:end], counts)
-            if new is not None:
-                edits.append((number, start, end, new))
+        edits = _line_edits(text, hits, lambda line, _: self._rewrite_text_line(line, counts))
         if not edits:
             return data, []
         return splice(text, edits).encode("utf-8", "surrogateescape"), [number for number, *_ in edits]

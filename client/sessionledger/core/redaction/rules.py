@@ -382,8 +382,11 @@ FRAGMENTS: dict[str, str] = {
     # a mixed-case random run (P(no upper or no lower in 25 random base62 chars) < 1e-5), so
     # kebab-case, CONSTANT_CASE, UUIDs and hex hashes after `-`, `_`, `.` are skipped cheaply
     # (possessive `{0,24}+`: a failed test costs one pass over at most 24 characters, no backtracking)
-    "B62": r"(?=[a-z0-9_-]{0,24}+[A-Z])(?=[A-Z0-9_-]{0,24}+[a-z])[A-Za-z0-9_-]{16}",
-    "B64M": r"(?=[a-z0-9+/_=-]{0,24}+[A-Z])(?=[A-Z0-9+/_=-]{0,24}+[a-z])[A-Za-z0-9+/_=-]{16}",
+    # … or lower case with a digit (a provider's prefix at its length is a token whatever its body:
+    # `ghs_` + 36 lower-case characters), which kebab-case and snake_case names have not
+    "B62": r"(?:(?=[a-z0-9_-]{0,24}+[A-Z])(?=[A-Z0-9_-]{0,24}+[a-z])|(?=[a-z_-]{0,24}+[0-9]))[A-Za-z0-9_-]{16}",
+    "B64M": r"(?:(?=[a-z0-9+/_=-]{0,24}+[A-Z])(?=[A-Z0-9+/_=-]{0,24}+[a-z])|(?=[a-z+/_=-]{0,24}+[0-9]))"
+    r"[A-Za-z0-9+/_=-]{16}",
     # after an anchor's separator: at least 8 characters of a value, no template (`$X`, `${X}`, `<x>`)
     # (a quoted value may hold braces and brackets: `"S9n9a{v9SJ}jAA3L"`)
     # (and backslashes: `S!B\*d`, `pa\"ss`; `$'…'` is bash's ANSI-C quoting)
@@ -391,6 +394,14 @@ FRAGMENTS: dict[str, str] = {
     r"""|(?![%{<*])[^\s"'`\\<>{}()\[\],;|&]{8})""",
     # anchor tails: an optional quote, then `:`, `=` or `!` (`key=`, `"token":`, `secret !=`)
     "SEPA": r"""(?:\\{0,8}["'`])?(?:[ \t]{1,4}str(?:ing)?)?[ \t]{0,8}(?:[:=!?.]{1,3}>?|,)""",
+    # after a credential word (lowercased bytes): a token of 15+ characters holding a digit starts
+    # within 48 bytes, so the scan passes over `key` in code (`key=None`, `self._key`) in C; the
+    # gap ends at the next JSON member (`,"`): `"output_tokens":27,"requestId":"req_…"` is no pair
+    # (or right after `=`: `Key=<token>`, where a gap could not start a token after a token character);
+    # a run longer than a token (`key=1key=1…`) fails here, in one possessive pass; the digit is looked
+    # for in the first 64 characters (a random token without one there: about 1 in 100,000)
+    "NEARTOK": r"(?=(?:(?<==)|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}\")|\\[^nr\\]){0,48}?(?<![a-z0-9+/=_.~-]))"
+    r"(?=[a-z+/=_.~-]{0,63}+[0-9])[a-z0-9][a-z0-9+/=_.~-]{14,199}+(?![a-z0-9+/=_~-]))",
 }
 _FRAGMENT_RE = re.compile(r"<<([A-Z0-9_]+)>>")
 _KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -424,6 +435,9 @@ class Rule:
     id: str = ""
     name_pattern: str = ""  # fullmatch on the `name` group: a match whose name fails is no secret
     then: str = ""  # matched again and again right after a match: a block's later entries (their `secret`)
+    # a candidate followed within this many bytes by a span an earlier rule accepted is not tried:
+    # that word's value is found (a catch-all near every `key` would otherwise redo the work)
+    yields: int = 0
 
     @property
     def name(self) -> str:
@@ -493,6 +507,7 @@ def _spec(entry: Mapping[str, Any]) -> RuleSpec:
         id=rule_id,
         name_pattern=expand_fragments(str(entry.get("name", ""))),
         then=expand_fragments(str(entry.get("then", ""))),
+        yields=int(entry.get("yields", 0)),
     )
     return RuleSpec(
         rule=rule,

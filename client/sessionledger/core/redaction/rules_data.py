@@ -164,7 +164,7 @@ follow = '''[A-Za-z0-9_-]{30}'''
 regex = '''<<START>>AIza[A-Za-z0-9_-]{35}<<END>>'''
 validator = "token"
 tp = ["https://maps.googleapis.com/maps/api/geocode/json?key=«AIza{token:35}»&address=x", "GEMINI_API_KEY=«AIza{token:35}»"]
-fp = ["AIzaSyabcdefghijklmnopqrstuvwxyz1234567 is the documented Firebase example key"]
+fp = ["AIzaSy${FIREBASE_API_KEY} is filled in at build time"]
 
 [[rule]]
 id = "gcp-oauth-access-token"
@@ -428,6 +428,7 @@ follow = '''<<B62>>'''
 regex = '''<<START>>(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})<<END>>'''
 validator = "token"
 tp = [
+  "the app's installation token is «ghs_{lowalnum:36}»",
   "export GITHUB_TOKEN=«ghp_{alnum:36}»",
   "origin\thttps://x-access-token:«ghs_{alnum:36}»@github.com/acme/app.git (fetch)",
   "gh auth token\n«github_pat_{alnum:22}_{alnum:59}»\n",
@@ -837,6 +838,27 @@ tp = ["docker login -u acme --password-stdin <<< «dckr_pat_{token:27}»", "GEM_
 fp = ["dckr_pat_ prefix"]
 
 # ============================================================================ other SaaS
+
+[[rule]]
+id = "provider-prefixed-tokens"
+kind = "saas_token"
+category = "saas"
+description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…)"
+source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account API tokens, Vercel access tokens, Microsoft identity platform refresh tokens"
+prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A"]
+follow = '''(?:[0-9a-f]{8}-[0-9a-f]{4}-|[a-f0-9]{32}|sq0|<<B64M>>)'''
+regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cfat_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096})<<END>>'''
+validator = "token"
+tp = [
+  "the LaunchDarkly SDK key is «sdk-{uuid}»",
+  "LD_API_KEY=«api-{uuid}»",
+  "use «pri_{hex:32}» for the BestTime call",
+  "SQUARE_APP_SECRET=«sandbox-sq0csb-{token:43}»",
+  "here is the cloudflare token «cfat_{alnum:40}», scoped to DNS",
+  "VERCEL_TOKEN=«vcp_{alnum:56}»",
+  '''{{"refresh_token": "«0.A{token:300}»"}}''',
+]
+fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4"]
 
 [[rule]]
 id = "saas-prefixed-tokens"
@@ -1411,6 +1433,8 @@ name = '''<<SECRET_NAME>>'''
 regex = '''<<NAME>><<SEP>><<VALUE>>'''
 validator = "secret"
 tp = [
+  "[DEBUG] api_key=«{lowalnum:10}-{lowalnum:25}»",
+  '''coinbase_api_token = "«{lowalnum:2}-{lowalnum:30}_{lowalnum:20}»"''',
   "API_KEY=«{alnum:32}»",
   '''{{"client_secret": "«{alnum:40}»", "client_id": "web"}}''',
   "auth_token: «{token:32}»\nretries: 3",
@@ -1423,6 +1447,8 @@ tp = [
   '''curl -H "X-API-Key: «{alnum:32}»" https://api.example.com''',
 ]
 fp = [
+  "key_length = XSalsa20.key_length",
+  "secret_length = X25519.secret_length",
   '''API_KEY=os.environ["API_KEY"]''',
   "api_key = os.getenv('OPENAI_API_KEY')\ntoken = get_token()\nsecret = self._load_secret(name)",
   "const token = await fetchToken();\nconst apiKey = process.env.API_KEY;",
@@ -1436,6 +1462,49 @@ fp = [
   "PUBLIC_KEY=MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE",
   '''LLM_SECRET_NAME = "NEXUS-GPT4-API-KEY"''',
 ]
+
+[[rule]]
+id = "keyword-near-token"
+kind = "generic_secret"
+category = "generic"
+description = "A credential-shaped token a few dozen bytes after a credential word, in any format: 'the smartsheet key they gave us is …'; a UUID only in key/value form or after `is` ('holidayapi_key: <uuid>')"
+source = "trufflehog's keyword-gated detectors (the gating idea only, no data); prose in chat transcripts"
+lead = "a-zA-Z"
+lead_max = 8
+lower_anchors = ['''key(?<![a-z]key)s?[^a-z]<<NEARTOK>>''', '''ken(?<![a-z]token)s?[^a-z]<<NEARTOK>>''', '''secret(?<![a-z]secret)s?[^a-z]<<NEARTOK>>''', '''credential(?<![a-z]credential)s?[^a-z]<<NEARTOK>>''']
+yields = 64
+regex = '''(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)s?(?![A-Za-z])(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|\.(?=[A-Za-z0-9+/=_~-])){15,199}+)(?![A-Za-z0-9+/=_~-])'''
+validator = "near_token"
+tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}»."]
+fp = ["session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", '{{"key": "parentUuid", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
+
+[[rule]]
+id = "discord-bot-token"
+kind = "discord"
+category = "chat"
+description = "A Discord bot token: the base64 of the bot's numeric id (M, N or O first), a dot, six characters of timestamp, a dot, the HMAC"
+source = "Discord developer docs (reference: authentication)"
+anchors = ['''\.(?=[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})''']
+lead = "A-Za-z0-9_="
+lead_max = 27
+regex = '''<<START>>(?P<secret>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})<<END>>'''
+validator = "has_digit"
+tp = ["DISCORD_BOT_TOKEN=«MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs»", "the bot token is «Nzk5MjgxNDk0NDc2NDU1OTg3.YABS5g.2lmzECVlZv3vv6miVnUaKPQi2wI»"]
+fp = ["com.example.service.Configuration.loadDefaults"]
+
+[[rule]]
+id = "webex-bot-token"
+kind = "webex"
+category = "chat"
+description = "A Webex bot access token: 64 letters and digits, `_`, a four-character region code, `_`, the org UUID"
+source = "Webex developer docs (bots: access token)"
+anchors = ['''_(?=[0-9a-f]{8}-[0-9a-f]{4}-)''']
+lead = "A-Za-z0-9_"
+lead_max = 70
+regex = '''<<START>>(?P<secret>[A-Za-z0-9]{64}_[A-Za-z0-9]{4}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})<<END>>'''
+validator = "token"
+tp = ["WEBEX_BOT_TOKEN=«{alnum:64}_PF84_{uuid}»", "the bot token is «{alnum:64}_P0A1_{uuid}»"]
+fp = ["snake_case_name_PF84_ab"]
 
 [[rule]]
 id = "secret-flag"

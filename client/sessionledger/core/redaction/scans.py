@@ -36,6 +36,9 @@ class _Group:
     free: list[_Anchor] = field(default_factory=list)
     by_head: dict[int, dict[bytes, list[_Anchor]]] = field(default_factory=dict)
     scan: re.Pattern[bytes] | None = None
+    # the headed anchors by the head's last two bytes (a one-byte head by its byte): at a hit one
+    # lookup finds the few heads to compare instead of one slice per head width
+    by_suffix: dict[bytes, list[tuple[bytes, list[_Anchor]]]] = field(default_factory=dict)
 
 
 class Haystack:
@@ -167,10 +170,21 @@ def _compile_group(group: _Group) -> None:
             group.free.append(anchor)
             (bounded if proto.boundary and full else free).append(full)
     group.free = _merge_by_rule(group.free)
+    for width_heads in group.by_head.values():
+        for head_bytes, anchors in width_heads.items():
+            group.by_suffix.setdefault(head_bytes[-2:], []).append((head_bytes, anchors))
     branches = []
     if headed:
         suffixes = sorted({h for heads in headed.values() for h in heads})
-        branches.append(_behind(suffixes, key) + _ahead(_flatten(list(headed))))
+        # each head with its own rests: a head passing with another head's rest would let the scan
+        # stop at every `_` after `new` or `.` after `ms` once the catalogue's many heads are in
+        by_head: dict[str, list[str]] = {}
+        for rest, heads in headed.items():
+            for head in heads:
+                by_head.setdefault(head, []).append(rest)
+        k = re.escape(key)
+        pairs = "|".join(f"(?<={re.escape(h)}{k}){_ahead(_flatten(r))}" for h, r in sorted(by_head.items()))
+        branches.append(_behind(suffixes, key) + f"(?:{pairs})")
     if bounded:
         k = re.escape(key)
         start = rf"(?:(?<![A-Za-z0-9_+/-]{k})|(?<=\\[nrtbf]{k})|(?<=\\u[0-9a-fA-F]{{4}}{k})|(?<=[0-9]m{k}))"
@@ -198,12 +212,13 @@ def _merge_by_rule(anchors: list[_Anchor]) -> list[_Anchor]:
 
 
 def _behind(heads: list[str], key: str) -> str:
-    """Lookbehinds for `head + key`, checking the head's last one or two characters: a class per
-    character first (cheap: most `_` of a source file fail it), then the exact suffixes."""
+    """Lookbehinds for `head + key`, checking the head's last (up to) four characters: a class per
+    character first (cheap: most `_` of a source file fail it, the more so the more characters are
+    checked once the catalogue's heads are in), then the exact suffixes."""
     tail = re.escape(key)
-    suffixes = sorted({h[-2:] for h in heads})
+    suffixes = sorted({h[-4:] for h in heads})
     parts = []
-    for width in (2, 1):
+    for width in (4, 3, 2, 1):
         chosen = [s for s in suffixes if len(s) == width]
         if not chosen:
             continue
@@ -400,12 +415,14 @@ def scan(groups: tuple[_Group, ...], hay: Haystack) -> tuple[dict[int, list[int]
         buf = hay.lower if group.lowered else hay.data
         assert group.scan is not None
         width = len(group.key)
-        headed = group.by_head.items()
+        suffixes = group.by_suffix
         for match in group.scan.finditer(buf):
             pos = match.start()
             anchors = group.free
-            if headed:
-                anchors = [*anchors, *(a for w, h in headed if pos >= w for a in h.get(buf[pos - w : pos], ()))]
+            if suffixes:
+                found = [*suffixes.get(buf[pos - 2 : pos], ()), *suffixes.get(buf[pos - 1 : pos], ())]
+                if found:
+                    anchors = [*anchors, *(a for head, h in found if buf.endswith(head, 0, pos) for a in h)]
             for anchor in anchors:
                 if anchor.rest is not None and anchor.rest.match(buf, pos + width) is None:
                     continue

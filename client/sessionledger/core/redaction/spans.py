@@ -127,13 +127,19 @@ def group_span(match: re.Match[bytes], group: int | str) -> tuple[int, int] | No
 
 def neighbourhood(data: bytes, at: int) -> tuple[int, int]:
     """The byte range of the line holding `at` and _NEAR_LINES lines on each side."""
-    lo = hi = at
+    lo = at
     for _ in range(_NEAR_LINES + 1):
         lo = max(data.rfind(b"\n", max(0, at - _NEAR_BYTES), max(lo - 1, 0)), 0)
+    return lo, lines_after(data, at)
+
+
+def lines_after(data: bytes, at: int) -> int:
+    """Where the _NEAR_LINES-th line after the one holding `at` ends (the end of a neighbourhood)."""
+    hi = at
     for _ in range(_NEAR_LINES + 1):
         found = data.find(b"\n", hi + 1, at + _NEAR_BYTES)
         hi = found if found >= 0 else min(len(data), at + _NEAR_BYTES)
-    return lo, hi
+    return hi
 
 
 def bounded(data: bytes, start: int, end: int, value: bytes) -> bool:

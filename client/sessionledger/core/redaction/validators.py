@@ -71,6 +71,7 @@ _SEQUENCES = (
     *(run[i : i + 8] for run in ("abcdefghijklmnopqrstuvwxyz", "qwertyuiop") for i in range(len(run) - 7)),
 )
 _SEQUENCE_RE = re.compile("|".join(_SEQUENCES))
+_MIXED_WITH_DIGIT_RE = re.compile(r"(?=[^a-z]{0,256}[a-z])(?=[^A-Z]{0,256}[A-Z])(?=[^0-9]{0,256}[0-9]).{1,256}", re.S)
 # The documented AWS example keys (AWS docs end every example key in `EXAMPLE`/`EXAMPLEKEY`).
 _AWS_EXAMPLE_RE = re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{9}EXAMPLE|[A-Za-z0-9/+]{30}EXAMPLEKEY")
 # Whole-value templates: `${VAR}`, `$VAR`, `{{ var }}`, `$(cmd)`, `%(name)s`, `%VAR%`, `<value>`,
@@ -104,10 +105,13 @@ _PATH_PREFIXES = ("/", "./", "../", "~/", "C:\\", "c:\\", "file:")
 _WORDLIKE_RE = re.compile(r"[A-Za-z_][A-Za-z_./:-]*")  # identifier, dotted name, path: no digit
 _SEGMENTED_RE = re.compile(r"[A-Za-z0-9]+(?:[._:/-]+[A-Za-z0-9]+)*")
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
+_SNAKE_ATTRIBUTE_RE = re.compile(r"\.[a-z]{2,32}(?:_[a-z]{2,32}){1,8}(?:\(\))?$")
 _DOTTED_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+(?:\(\))?")
 _CAMEL_RE = re.compile(r"[A-Za-z][a-z]{2,}(?:[A-Z][a-z]{2,}|[A-Z]{2,4}(?![a-z]))+|[a-z]{2,}(?:[A-Z][a-z]{2,})+")
-# DB_PASSWORD, REQUIRED, db_password, rc2_key_st, user-profile
-_CONSTANT_RE = re.compile(r"[A-Z]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z0-9]+(?:[_-][a-z0-9]+)+")
+# DB_PASSWORD, REQUIRED; db_password, rc2_key_st, user-profile when their parts are words (a
+# lower-case token with dashes, `qscgyygcsq-wdvvok7slk…`, is no name)
+_CONSTANT_RE = re.compile(r"[A-Z]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_SNAKE_RE = re.compile(r"[a-z0-9]+(?:[_-][a-z0-9]+)+")
 _VOWELS = frozenset("aeiou")
 # words inside identifiers: `PrivateKey` → Private, Key; `HTTPServer` → HTTP, Server; `v2` → v
 _WORD_SPLIT_RE = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]")
@@ -189,9 +193,14 @@ def placeholder(value: str) -> bool:
     if _NOT_A_SECRET_RE.fullmatch(value) or _PASSWORD_WORD_RE.fullmatch(value) or _VARIABLE_RE.fullmatch(value):
         return True
     low = value.lower()
-    if low in _DUMMIES or _PLACEHOLDER_WHOLE_RE.fullmatch(value) or _FILLER_RE.search(value) is not None:
+    if low in _DUMMIES or _FILLER_RE.search(value) is not None:
         return True
-    if _SEQUENCE_RE.search(low) is not None:
+    # `mySecretPass1` is built of words, yet mixed case and a digit make it a password people pick:
+    # only a word-built value in one case or with separators (`your_api_key_here`) is a template
+    if _PLACEHOLDER_WHOLE_RE.fullmatch(value) and not _MIXED_WITH_DIGIT_RE.fullmatch(value):
+        return True
+    # a keyboard run vetoes only a value made of runs (`abcdefgh12345678` stays: `aBcDeF…` + a key)
+    if len(_SEQUENCE_RE.sub("", low)) <= 2:
         return True
     return _masked(value)
 
@@ -255,9 +264,16 @@ def identifier(value: str) -> bool:
         return False
     value = value.lstrip("_+-!")  # `_PasswordType`, `+dollarToken`
     if _DOTTED_RE.fullmatch(value):
+        # an attribute in snake_case words ends code, whatever the class before it (`XSalsa20.key_length`)
+        if _SNAKE_ATTRIBUTE_RE.search(value):
+            return True
         return _name_like(value.replace("$", "").replace("::", ".").replace("->", ".").removesuffix("()"))
     if _CAMEL_RE.fullmatch(value) or _CONSTANT_RE.fullmatch(value):
         return True
+    if _SNAKE_RE.fullmatch(value):
+        # (a keyboard run in it is filler: `task_test_abcdefghijklmnopqrstuvwxyz1234` is made of words)
+        words = _SEQUENCE_RE.sub("", value)
+        return _name_like(words) or not any(c.isdigit() for c in value) or len(value) < 20
     return not value.isalnum() and _name_like(value)
 
 
@@ -423,7 +439,25 @@ def k8s_data_value(value: str) -> bool:
     return len(decoded) >= 4
 
 
+# (a UUID reaches the rule only in key/value form, `holidayapi_key: <uuid>`: its regex sees to that)
+_BENIGN_NEAR_RE = re.compile(r"[0-9a-f]{40}|sha[0-9]{1,3}-.{1,200}", re.S)
+
+
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
+def near_token(value: str) -> bool:
+    """A token near a credential word (no name or format says more): random, with letters and
+    digits both, and no benign shape (a git SHA, an integrity hash); a UUID in key/value form."""
+    if _UUID_RE.fullmatch(value):
+        return not placeholder(value)
+    if _BENIGN_NEAR_RE.fullmatch(value) or not looks_secret(value, 3.2):
+        return False
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
 VALIDATORS: dict[str, Callable[[str], bool]] = {
+    "near_token": near_token,
     "header_token": header_token,
     "azure_devops_pat": azure_devops_pat,
     "k8s_data_value": k8s_data_value,

@@ -1,0 +1,239 @@
+"""A development corpus read, at bench time, from other secret scanners' own test material.
+
+Nothing here is shipped or committed: the samples are read from local clones (read-only git
+directories) of gitleaks (MIT: `cmd/generate/config/rules/*.go`, their literal `tps`/`fps` and the
+`GenerateSampleSecrets(id, prefix + NewSecret(...))` samples, regenerated with random values of the
+same alphabet and length), trufflehog (AGPL: the `input`/`want` pairs of `pkg/detectors/*/*_test.go`,
+used only as test material) and detect-secrets (Apache-2.0: `tests/plugins/*_test.py`'s
+`(payload, should_flag)` cases). bench_redact.py places each sample the ten ways the held-out bench
+does and reports recall per source and per placement; the scanners' false-positive examples are the
+negatives. Set GITLEAKS_GIT / TRUFFLEHOG_GIT / DETECT_SECRETS_GIT to a clone's git directory (the
+defaults are the mirrors of this machine); a missing clone is skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import random
+import re
+import string
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+
+_MIRRORS = "/work/.mirror"
+SOURCES = {
+    "gitleaks": os.environ.get("GITLEAKS_GIT", f"{_MIRRORS}/gitleaks+gitleaks/repo"),
+    "trufflehog": os.environ.get("TRUFFLEHOG_GIT", f"{_MIRRORS}/trufflesecurity+trufflehog/repo"),
+    "detect-secrets": os.environ.get("DETECT_SECRETS_GIT", f"{_MIRRORS}/Yelp+detect-secrets/repo"),
+}
+_PER_DETECTOR = 2  # trufflehog cases kept per detector (the first ones that name their secret)
+
+
+@dataclass(frozen=True)
+class Outside:
+    source: str  # gitleaks, trufflehog, detect-secrets
+    kind: str  # the rule, detector or plugin it tests
+    text: str
+    secrets: tuple[str, ...]  # empty: a negative (the scanner's false-positive example)
+
+
+def _git(repo: str, *args: str) -> str:
+    return subprocess.run(["git", f"--git-dir={repo}", *args], capture_output=True, text=True, check=True).stdout
+
+
+def _files(repo: str, under: str, suffix: str) -> list[str]:
+    return [p for p in _git(repo, "ls-tree", "-r", "--name-only", "HEAD", under).splitlines() if p.endswith(suffix)]
+
+
+def _show(repo: str, path: str) -> str:
+    return _git(repo, "show", f"HEAD:{path}")
+
+
+# --- gitleaks -------------------------------------------------------------------------------------
+
+_GO_STRING = re.compile(r'`([^`]*)`|"((?:[^"\\\n]|\\.)*)"')
+_ALPHABETS = {
+    "AlphaNumeric": string.ascii_lowercase + string.digits,
+    "AlphaNumericExtended": string.ascii_lowercase + string.digits + "=_-",
+    "AlphaNumericExtendedShort": string.ascii_lowercase + string.digits + "_-",
+    "AlphaNumericExtendedLong": string.ascii_lowercase + string.digits + "=_-.",
+    "Hex": "0123456789abcdef",
+    "Numeric": string.digits,
+}
+_NEW_SECRET = re.compile(r'secrets\.NewSecret\(utils\.(\w+)\("(\d+)"\)\)')
+_SAMPLE_CALL = re.compile(r'utils\.GenerateSampleSecrets?\(\s*"([^"]+)",((?:[^()]|\((?:[^()]|\([^()]*\))*\))+)\)')
+_RULE_ID = re.compile(r'RuleID:\s*"([^"]+)"')
+
+
+def _go_unquote(match: re.Match[str]) -> str:
+    raw, quoted = match.group(1), match.group(2)
+    if raw is not None:
+        return raw
+    try:
+        value: str = ast.literal_eval('"' + quoted + '"')
+    except (SyntaxError, ValueError):
+        return quoted
+    return value
+
+
+def _generated(expr: str, rng: random.Random) -> str | None:
+    """`"glpat-" + secrets.NewSecret(utils.AlphaNumeric("20"))` with a random value, or None."""
+    out = []
+    for part in (p.strip() for p in expr.split("+")):
+        literal = _GO_STRING.fullmatch(part)
+        generated = _NEW_SECRET.fullmatch(part)
+        if literal is not None:
+            out.append(_go_unquote(literal))
+        elif generated is not None and generated.group(1) in _ALPHABETS:
+            alphabet = _ALPHABETS[generated.group(1)]
+            out.append("".join(rng.choice(alphabet) for _ in range(int(generated.group(2)))))
+        elif part == "secrets.NewSecret(utils.Hex8_4_4_4_12())":
+            out.append(str(_uuid(rng)))
+        else:
+            return None
+    return "".join(out)
+
+
+def _uuid(rng: random.Random) -> str:
+    h = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def _block(source: str, name: str) -> list[str]:
+    """The string literals of `name := []string{ … }` (comments dropped)."""
+    start = source.find(f"{name} := []string{{")
+    if start < 0:
+        return []
+    depth, i = 0, source.index("{", start)
+    end = i
+    while end < len(source):
+        depth += {"{": 1, "}": -1}.get(source[end], 0)
+        if depth == 0:
+            break
+        end += 1
+    body = re.sub(r"^\s*//.*$", "", source[i + 1 : end], flags=re.M)
+    # whole elements only: a literal between `{`/`,` and `,`/`}` (not part of a concatenation or call)
+    return [
+        _go_unquote(m)
+        for m in _GO_STRING.finditer(body)
+        if body[: m.start()].rstrip()[-1:] in ("", ",") and body[m.end() :].lstrip()[:1] in ("", ",")
+    ]
+
+
+def _secret_of(line: str) -> str | None:
+    """The value in a scanner's one-line example: its longest run of token characters holding a
+    digit (else the longest), not a URL or path."""
+    runs = [r.strip(".") for r in re.findall(r"[A-Za-z0-9+/_.~$!@#%^&*-]{8,}={0,2}", line) if "//" not in r]
+    runs = [r for r in runs if not r.startswith("/")]
+    return max(runs, key=lambda r: (any(c.isdigit() for c in r), len(r))) if runs else None
+
+
+def _gitleaks(repo: str, rng: random.Random) -> list[Outside]:
+    out: list[Outside] = []
+    for path in _files(repo, "cmd/generate/config/rules", ".go"):
+        source = _show(repo, path)
+        for function in re.split(r"\nfunc ", source)[1:]:
+            found = _RULE_ID.search(function)
+            if found is None:
+                continue
+            kind = found.group(1)
+            for call in _SAMPLE_CALL.finditer(function):
+                secret = _generated(call.group(2).strip(), rng)
+                if secret:
+                    ident = call.group(1)
+                    for text in (
+                        f'{ident}_api_token = "{secret}"',
+                        f"{ident.upper().replace('-', '_')}_SECRET={secret}",
+                        f"the {ident} token they gave us is {secret}, please rotate it",
+                    ):
+                        out.append(Outside("gitleaks", kind, text, (secret,)))
+            for text in _block(function, "tps"):
+                secret = _secret_of(text)
+                if secret:
+                    out.append(Outside("gitleaks", kind, text, (secret,)))
+            out += [Outside("gitleaks", kind, t, ()) for t in _block(function, "fps") if len(t.strip()) >= 8]
+    return out
+
+
+# --- trufflehog -----------------------------------------------------------------------------------
+
+_CASE = re.compile(
+    r"\{\s*name:\s*\"([^\"]*)\",\s*input:\s*(`[^`]*`|\"(?:[^\"\\]|\\.)*\"),\s*want:\s*\[\]string\{([^}]*)\}"
+)
+
+
+def _trufflehog(repo: str) -> list[Outside]:
+    out: list[Outside] = []
+    for path in _files(repo, "pkg/detectors", "_test.go"):
+        if "integration" in path:
+            continue
+        detector = path.split("/")[2]
+        kept = 0
+        for case in _CASE.finditer(_show(repo, path)):
+            text = _go_unquote(_GO_STRING.fullmatch(case.group(2)))  # type: ignore[arg-type]
+            wants = [_go_unquote(m) for m in _GO_STRING.finditer(case.group(3))]
+            # a detector's `want` may join several values (`id:secret`); keep those standing in the text
+            secrets = tuple(w for w in wants if w and w in text and len(w) >= 8)
+            if not secrets or kept >= _PER_DETECTOR:
+                continue
+            kept += 1
+            out.append(Outside("trufflehog", detector, re.sub(r"(?m)^[ \t]+", "", text).strip(), secrets))
+    return out
+
+
+# --- detect-secrets -------------------------------------------------------------------------------
+
+
+def _parametrized(tree: ast.AST) -> list[dict[str, object]]:
+    """The rows of every `pytest.mark.parametrize("…, should_flag", [...])` in a test module."""
+    rows: list[dict[str, object]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "parametrize"):
+            continue
+        if len(node.args) < 2 or not isinstance(node.args[0], ast.Constant):
+            continue
+        names = [n.strip() for n in str(node.args[0].value).split(",")]
+        try:
+            values = ast.literal_eval(node.args[1])
+        except ValueError:
+            continue
+        if "should_flag" in names:
+            rows += [
+                dict(zip(names, row, strict=True))
+                for row in values
+                if isinstance(row, tuple) and len(row) == len(names)
+            ]
+    return rows
+
+
+def _detect_secrets(repo: str) -> list[Outside]:
+    out: list[Outside] = []
+    for path in _files(repo, "tests/plugins", "_test.py"):
+        plugin = path.rsplit("/", 1)[1].removesuffix("_test.py")
+        for row in _parametrized(ast.parse(_show(repo, path))):
+            payload = next((v for k, v in row.items() if k != "should_flag" and isinstance(v, str)), None)
+            secret = _secret_of(payload) if payload and row["should_flag"] else None
+            if payload and row["should_flag"] and secret:
+                out.append(Outside("detect-secrets", plugin, payload, (secret,)))
+            elif payload and not row["should_flag"]:
+                out.append(Outside("detect-secrets", plugin, payload, ()))
+    return out
+
+
+@lru_cache(maxsize=1)
+def samples(seed: int = 20261129) -> tuple[Outside, ...]:
+    """Every sample from the clones that exist, in a fixed order."""
+    rng = random.Random(seed)
+    out: list[Outside] = []
+    for source, repo in SOURCES.items():
+        if not os.path.isdir(repo):
+            continue
+        if source == "gitleaks":
+            out += _gitleaks(repo, rng)
+        elif source == "trufflehog":
+            out += _trufflehog(repo)
+        else:
+            out += _detect_secrets(repo)
+    return tuple(out)

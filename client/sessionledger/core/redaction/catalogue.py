@@ -1,0 +1,147 @@
+"""The provider catalogue: gitleaks' default rules (MIT), built into `catalogue/gitleaks.json`.
+
+tools/redaction_catalogue.py translates the pinned release's RE2 patterns to Python once (re2.py);
+here each entry becomes a `Rule` the engine runs like its own: anchored on the merged scans
+(scans.py) by its keywords or its pattern's literal prefixes, so hundreds of rules add no pass
+over the text; a rule no keyword can anchor on those scans is left out (`unanchored()`), and
+the keyword-near-token rule (rules_data.py) covers its shape. A match passes gitleaks' own
+checks (entropy, the rule's and the global allowlists) and our whole-placeholder veto.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .re2 import JSON_BOUNDARY
+from .rules import Rule
+from .validators import placeholder, shannon_entropy
+
+CATALOGUE_PREFIX = "gitleaks:"  # a catalogue rule's id: `gitleaks:<its id>`
+PATH = Path(__file__).with_name("catalogue") / "gitleaks.json"
+# literals the merged scans already pass over (scans.py): a keyword holding one costs no new pass
+# (not `p` or `~`: a `p` is in every other word of code, so each head checked behind it costs at
+# every one; `~` only for OpenShift's `sha256~`, a whole pass for one rule)
+_PIVOTS = ("_", "-", ".", "ke", "cre", "auth", "zure")
+_LEAD = "A-Za-z0-9_.-"
+# what must follow a prefix that ends at its scan's literal (`ghp_`, `SG.`): without it the scan
+# would stop at every `_` or `.` after those letters
+_FOLLOW = "[A-Za-z0-9_=+/-]{8}"
+_COMMON = frozenset(("access", "secret", "token", "passw", "passwd", "password", "credential", "api_key", "apikey"))
+_LITERAL_START = re.compile(r"^(?:" + re.escape(JSON_BOUNDARY) + r")?\(?(?:\?:)?((?:[A-Za-z0-9_~]|\\[.-]|-){3,})")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One catalogue rule as built: its id, translated pattern, checks and keywords."""
+
+    ident: str
+    regex: str
+    group: int
+    entropy: float
+    keywords: tuple[str, ...]
+    allow: tuple[str, ...]
+    stopwords: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+def load() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(PATH.read_text(encoding="utf-8"))
+    return data
+
+
+def entries() -> tuple[Entry, ...]:
+    data = load()
+    out = []
+    for rule in data["rules"]:
+        groups = re.compile(rule["regex"]).groups
+        out.append(
+            Entry(
+                rule["id"],
+                rule["regex"],
+                rule["secret_group"] or (1 if groups else 0),
+                float(rule["entropy"]),
+                tuple(rule["keywords"]),
+                tuple(rule["allow"]),
+                tuple(rule["stopwords"]),
+            )
+        )
+    return tuple(out)
+
+
+def kind_of(ident: str) -> str:
+    """`generic-api-key` joins our own catch-all's kind; the others keep gitleaks' id."""
+    return "generic_secret" if ident == "generic-api-key" else ident.replace("-", "_")
+
+
+def _prefixes(entry: Entry) -> tuple[tuple[str, ...], bool] | None:
+    """What anchors the rule on the merged scans and whether a match starts there (a literal
+    prefix), or None when only a new pass could."""
+    literal = _LITERAL_START.match(entry.regex)
+    if literal is not None and "(?i" not in entry.regex[: literal.end()]:
+        text = literal.group(1).replace("\\", "")
+        if any(p in text for p in ("_", "-", ".")) or "A" in text:
+            return (text,), True
+    found: list[str] = []
+    for keyword in entry.keywords:
+        # a short keyword (`s.`, `ext_`, `sk`) or a word (`token`) is everywhere in code: every hit
+        # would cost a regex call; such a rule's shape is the keyword-near-token rule's
+        if len(keyword) >= 5 and keyword not in _COMMON and any(p in keyword for p in _PIVOTS):
+            found.append(keyword)
+    return (tuple(dict.fromkeys(found)), False) if found else None
+
+
+def _validator(entry: Entry, allow: tuple[re.Pattern[str], ...], stopwords: frozenset[str]) -> Callable[[str], bool]:
+    own = tuple(re.compile(a) for a in entry.allow)
+    words = frozenset(entry.stopwords)
+
+    def check(secret: str) -> bool:
+        if entry.entropy and shannon_entropy(secret) < entry.entropy:
+            return False
+        if placeholder(secret) or any(a.search(secret) for a in (*allow, *own)):
+            return False
+        low = secret.lower()
+        # a stopword vetoes only a value made of words (`client_access_token`), never a random one
+        return not ((low in stopwords or low in words) or (secret.isalpha() and any(w in low for w in words)))
+
+    return check
+
+
+def rules() -> tuple[Rule, ...]:
+    """The anchored catalogue rules, in catalogue order."""
+    data = load()
+    allow = tuple(re.compile(a) for a in data["allow"])
+    stopwords = frozenset(data["stopwords"])
+    out = []
+    for entry in entries():
+        anchored = _prefixes(entry)
+        if anchored is None:
+            continue
+        prefixes, starts = anchored
+        out.append(
+            Rule(
+                kind_of(entry.ident),
+                entry.regex,
+                entry.group,
+                _validator(entry, allow, stopwords),
+                prefixes=prefixes,
+                # not the prefix again: `sk-sk-sk-…` would stop the scan at every `-`
+                follow="(?!" + "|".join(re.escape(p) for p in prefixes) + ")" + _FOLLOW,
+                # a match starts at its literal prefix: trying the word starts before it too would
+                # cost ~40 regex calls per hit (`sk-sk-sk-…`); a keyword sits inside its match
+                lead="" if starts else _LEAD,
+                lead_max=64,
+                id=CATALOGUE_PREFIX + entry.ident,
+            )
+        )
+    return tuple(out)
+
+
+def unanchored() -> tuple[str, ...]:
+    """Catalogue rules left out: no keyword holds a literal the merged scans pass over."""
+    return tuple(e.ident for e in entries() if _prefixes(e) is None)

@@ -1,0 +1,99 @@
+"""The provider catalogue (gitleaks' rules as data, docs/redaction.md "The catalogue"): every RE2
+construct the build translates, the built data's pin and bounds, and catalogue rules redacting
+tokens our own rules never listed, in a transcript line."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import string
+
+import pytest
+
+from sessionledger.core.redaction import Redactor, catalogue
+from sessionledger.core.redaction.re2 import CAP, NESTING_MAX, TranslationError, nesting, translate
+from tests.client.test_redact_rules import _unbounded_quantifiers
+
+REDACTOR = Redactor()
+RNG = random.Random(20260211)
+
+
+def _token(n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
+    return "".join(RNG.choice(alphabet) for _ in range(n))
+
+
+@pytest.mark.parametrize(
+    ("re2", "python"),
+    [
+        (r"p8e-(?i)[a-z0-9]{32}", r"p8e-(?i:[a-z0-9]{32})"),  # an inline flag mid-pattern is scoped
+        (r"(?:a(?i)b)c", r"(?:a(?i:b))c"),  # … to the end of its enclosing group
+        (r"(?i)abc", r"(?i)abc"),  # a leading flag stays global
+        (r"a(?-i:b)c", r"a(?-i:b)c"),  # a scoped group is copied
+        (r"x(?:[^\w-]|\z)", r"x(?:[^\w-]|\Z)"),  # end of text
+        (r"pat[[:alnum:]]{14}", r"pat[0-9A-Za-z]{14}"),  # a POSIX class
+        (r"[[:^digit:]]", r"[^0-9]"),
+        (r"[_[:upper:]]", r"[_A-Z]"),  # a POSIX class inside a bracket expression
+        (r"\x{41}b", r"\x41b"),
+        (r"a+b*c{2,}", f"a{{1,{CAP}}}b{{0,{CAP}}}c{{2,{CAP}}}"),  # unbounded repetitions get a bound
+        (r"[a-z]{2,5}?", r"[a-z]{2,5}?"),
+        (r"""(?:[\x60'"\s;]|\\[nr]|$)""", r"""(?:[\x60'"\s;\\]|\\[nr]|$)"""),  # stops at `\"` too
+        (r"(?P<key>[a-z]{4})", r"(?P<key>[a-z]{4})"),
+        (r"\bAKIA", r"(?:\b|(?<=\\[nrt]))AKIA"),  # a token right after a JSON escape (`\nAKIA…`)
+    ],
+)
+def test_re2_constructs_translate_to_python(re2: str, python: str) -> None:
+    assert translate(re2) == python
+    re.compile(python.encode())
+
+
+@pytest.mark.parametrize("re2", [r"\p{Greek}", r"(?U)a+", r"\x{20ac}", r"(?<!a)b"])
+def test_constructs_python_lacks_are_refused(re2: str) -> None:
+    with pytest.raises(TranslationError):
+        translate(re2)
+
+
+def test_translated_inline_flag_keeps_its_meaning() -> None:
+    pattern = re.compile(translate(r"\b(LTAI(?i)[a-z0-9]{20})"))
+    assert pattern.search("LTAI" + "Ab" * 10)
+    assert not pattern.search("ltai" + "ab" * 10)  # the literal before the flag stays case-sensitive
+
+
+def test_nested_repetitions_are_measured() -> None:
+    assert nesting(r"[a-z]{0,50}x") == 1
+    assert nesting(r"(?:[a-z]{1,20}\.){1,5}") == 100
+    assert nesting(translate(r"(?:a+)+")) > NESTING_MAX
+
+
+def test_built_catalogue_is_pinned_bounded_and_licensed() -> None:
+    data = catalogue.load()
+    assert data["version"].startswith("v8.") and len(data["commit"]) == 40 and len(data["sha256"]) == 64
+    assert (catalogue.PATH.parent / "LICENSE-gitleaks.txt").read_text().startswith("MIT License")
+    assert len(data["rules"]) >= 200
+    for rule in data["rules"]:
+        assert _unbounded_quantifiers(rule["regex"]) == [], rule["id"]
+        assert nesting(rule["regex"]) <= NESTING_MAX, rule["id"]
+
+
+def test_catalogue_rules_run_without_a_pass_of_their_own() -> None:
+    """Every catalogue rule the engine runs is anchored on the merged scans (no new pass)."""
+    assert len(catalogue.rules()) >= 100
+    assert all(rule.prefixes for rule in catalogue.rules())
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: "p8e-" + _token(32, string.ascii_lowercase + string.digits),  # Adobe client secret
+        lambda: "pscale_tkn_" + _token(40),  # PlanetScale
+        lambda: "dp.pt." + _token(43),  # Doppler
+        lambda: "sntryu_" + _token(64, "0123456789abcdef"),  # Sentry user token
+        lambda: "rdme_" + _token(70, string.ascii_lowercase + string.digits),  # ReadMe
+    ],
+)
+def test_catalogue_token_in_a_transcript_line_is_redacted(make: object) -> None:
+    secret = make()  # type: ignore[operator]
+    line = json.dumps({"type": "user", "message": {"content": f"deploy with\n{secret}\nplease"}}).encode() + b"\n"
+    out = REDACTOR.redact_bytes(line).data
+    assert secret.encode() not in out
+    assert json.loads(out)["message"]["content"].startswith("deploy with\n[REDACTED:")
