@@ -17,9 +17,10 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import pytest
+from django.test import Client
 
 PROVIDER_ID = "testop"
 
@@ -83,6 +84,17 @@ def authorize(url: str, sub: str) -> str:
         assert answer.code == 302, answer.read()
         return str(answer.headers["Location"])
     raise AssertionError("the provider did not redirect back")
+
+
+def sso_sign_in(provider: Provider, sub: str, email: str, browser: Client | None = None) -> Client:
+    """A whole sign-in through the provider as ``sub`` with ``email``: the browser, signed in."""
+    provider.set_user(sub, email)
+    browser = browser or Client()
+    started = browser.post(f"/accounts/oidc/{PROVIDER_ID}/login/")
+    back = urlsplit(authorize(started["Location"], sub))
+    response = browser.get(f"{back.path}?{back.query}")
+    assert response.status_code == 302, response.content
+    return browser
 
 
 @pytest.fixture(scope="session")

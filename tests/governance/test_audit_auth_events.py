@@ -5,7 +5,6 @@ the real flows: allauth's pages, Django admin's forms, the suite's OpenID Provid
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -16,7 +15,7 @@ from rest_framework.test import APIClient
 from projects import device
 from projects.models import User
 from tests.factories import UserFactory
-from tests.governance.sso_provider import PROVIDER_ID, authorize, configure, oidc_provider  # noqa: F401 (fixture)
+from tests.governance.sso_provider import PROVIDER_ID, authorize, configure, oidc_provider, sso_sign_in  # noqa: F401 (fixture)
 from tests.governance.test_audit_trail import exactly_one
 
 PASSWORD = "pw-for-tests-1"
@@ -219,19 +218,9 @@ def provider(db, settings, oidc_provider):  # noqa: F811 (fixture)
     return configure(settings, oidc_provider, "http://testserver")
 
 
-def _sso_sign_in(provider, sub: str, email: str) -> Client:
-    provider.set_user(sub, email)
-    client = browser()
-    started = client.post(f"/accounts/oidc/{PROVIDER_ID}/login/")
-    back = urlsplit(authorize(started["Location"], sub))
-    response = client.get(f"{back.path}?{back.query}")
-    assert response.status_code == 302, response.content
-    return client
-
-
 def test_a_single_sign_on_login_names_its_provider(db, provider) -> None:
     person = UserFactory(email="dev@acme.test")
-    event = exactly_one("auth.login", lambda: _sso_sign_in(provider, "sso-member", person.email))
+    event = exactly_one("auth.login", lambda: sso_sign_in(provider, "sso-member", person.email, browser()))
     assert (event.actor_email, event.target, event.detail) == (
         person.email,
         person.email,
@@ -240,13 +229,13 @@ def test_a_single_sign_on_login_names_its_provider(db, provider) -> None:
 
 
 def test_an_account_created_on_first_sso_login_is_one_jit_event(db, provider) -> None:
-    made = exactly_one("user.jit_created", lambda: _sso_sign_in(provider, "sso-new", "newcomer@acme.test"))
+    made = exactly_one("user.jit_created", lambda: sso_sign_in(provider, "sso-new", "newcomer@acme.test", browser()))
     assert (made.actor_email, made.target, made.detail) == (
         "newcomer@acme.test",
         "newcomer@acme.test",
         {"provider": PROVIDER_ID},
     )
-    again = exactly_one("auth.login", lambda: _sso_sign_in(provider, "sso-new", "newcomer@acme.test"))
+    again = exactly_one("auth.login", lambda: sso_sign_in(provider, "sso-new", "newcomer@acme.test", browser()))
     assert again.detail == {"method": f"sso:{PROVIDER_ID}"}
 
 

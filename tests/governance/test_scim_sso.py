@@ -4,32 +4,19 @@ OpenID Provider."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 import pytest
 from allauth.account.models import EmailAddress
 from allauth.socialaccount.models import SocialAccount
-from django.test import Client
 
 from projects.models import User
 from tests.governance.scim_client import SCIM_TOKEN, Scim
-from tests.governance.sso_provider import PROVIDER_ID, authorize, configure, oidc_provider  # noqa: F401 (fixture)
+from tests.governance.sso_provider import PROVIDER_ID, authorize, configure, oidc_provider, sso_sign_in  # noqa: F401 (fixture)
 
 
 @pytest.fixture
 def provider(db, settings, oidc_provider):  # noqa: F811 (fixture)
     settings.SESSIONLEDGER_SCIM_TOKEN = SCIM_TOKEN
     return configure(settings, oidc_provider, "http://testserver")
-
-
-def _sso_sign_in(provider, sub: str, email: str) -> int:
-    provider.set_user(sub, email)
-    browser = Client()
-    started = browser.post(f"/accounts/oidc/{PROVIDER_ID}/login/")
-    back = urlsplit(authorize(started["Location"], sub))
-    response = browser.get(f"{back.path}?{back.query}")
-    assert response.status_code == 302, response.content
-    return int(browser.session["_auth_user_id"])
 
 
 def _rename(scim: Scim, user_id: str, email: str) -> None:
@@ -44,17 +31,17 @@ def test_a_person_renamed_before_their_first_sign_in_reaches_their_provisioned_a
     scim = Scim()
     ann = scim.ok("post", "Users", {"userName": "ann@acme.test"}, status=201)
     _rename(scim, ann["id"], "ann.lee@acme.test")
-    assert _sso_sign_in(provider, "sub-ann", "ann.lee@acme.test") == int(ann["id"])
+    assert int(sso_sign_in(provider, "sub-ann", "ann.lee@acme.test").session["_auth_user_id"]) == int(ann["id"])
     assert User.objects.count() == 1
 
 
 def test_after_a_rename_the_sso_identity_stays_with_the_account(provider) -> None:
     scim = Scim()
     bo = scim.ok("post", "Users", {"userName": "bo@acme.test"}, status=201)
-    assert _sso_sign_in(provider, "sub-bo", "bo@acme.test") == int(bo["id"])
+    assert int(sso_sign_in(provider, "sub-bo", "bo@acme.test").session["_auth_user_id"]) == int(bo["id"])
     _rename(scim, bo["id"], "bo.chen@acme.test")
     addresses = list(EmailAddress.objects.filter(user_id=bo["id"]).values_list("email", "verified", "primary"))
     assert addresses == [("bo.chen@acme.test", True, True)]  # the old address is free, the new one verified
-    assert _sso_sign_in(provider, "sub-bo", "bo.chen@acme.test") == int(bo["id"])
+    assert int(sso_sign_in(provider, "sub-bo", "bo.chen@acme.test").session["_auth_user_id"]) == int(bo["id"])
     assert SocialAccount.objects.get(uid="sub-bo").user_id == int(bo["id"])
     assert User.objects.count() == 1

@@ -22,7 +22,7 @@ from projects import audit_trail, device
 from projects.models import AuditEvent, Invitation, Membership, Role, User
 from projects.services import invitation_create
 from tests.factories import UserFactory
-from tests.governance.sso_provider import PROVIDER_ID, authorize, configure, oidc_provider  # noqa: F401 (fixture)
+from tests.governance.sso_provider import PROVIDER_ID, authorize, configure, oidc_provider, sso_sign_in  # noqa: F401 (fixture)
 
 PASSWORD = "Squatters-pass-123"
 VICTIM = "victim@acme.test"
@@ -48,16 +48,6 @@ def _mint(browser: Client) -> str:
     return str(minted.json()["secret"])
 
 
-def _sso_sign_in(provider, sub: str, email: str) -> Client:
-    provider.set_user(sub, email)
-    browser = Client()
-    started = browser.post(f"/accounts/oidc/{PROVIDER_ID}/login/")
-    back = urlsplit(authorize(started["Location"], sub))
-    response = browser.get(f"{back.path}?{back.query}")
-    assert response.status_code == 302, response.content
-    return browser
-
-
 def _projects(secret: str) -> int:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
@@ -72,7 +62,7 @@ def test_sso_sign_in_ends_the_squatters_token_and_browser_session_and_verifies_t
     account = User.objects.get(email=VICTIM)
     assert not EmailAddress.objects.filter(user=account, verified=True).exists()
 
-    person = _sso_sign_in(provider, "victim-sub", VICTIM)
+    person = sso_sign_in(provider, "victim-sub", VICTIM)
 
     assert person.session["_auth_user_id"] == str(account.pk)  # the real person signs in, to that account
     assert _projects(secret) == 401
@@ -114,7 +104,7 @@ def test_sso_reclaim_denies_device_logins_revokes_share_links_invitations_and_ot
     SocialAccount.objects.create(user=account, provider=PROVIDER_ID, uid="squatters-own-sub")
     assert Client().get(f"/share/{share_token}").status_code == 200
 
-    _sso_sign_in(provider, "victim-sub-2", VICTIM)
+    sso_sign_in(provider, "victim-sub-2", VICTIM)
 
     assert Client().get(f"/share/{share_token}").status_code == 404
     poll = APIClient().post("/api/v1/auth/device/token", {"device_code": started.device_code}, format="json")
@@ -137,7 +127,7 @@ def test_an_account_whose_address_was_verified_keeps_its_tokens_when_sso_connect
     browser.force_login(owner)
     secret = _mint(browser)
 
-    _sso_sign_in(provider, "owner-sub", "owner@acme.test")
+    sso_sign_in(provider, "owner-sub", "owner@acme.test")
 
     assert _projects(secret) == 200
     assert not AuditEvent.objects.filter(kind=audit_trail.SSO_ACCOUNT_RECLAIMED).exists()
@@ -145,11 +135,11 @@ def test_an_account_whose_address_was_verified_keeps_its_tokens_when_sso_connect
 
 def test_a_second_sso_sign_in_reclaims_nothing(provider) -> None:
     _sign_up(VICTIM)
-    _sso_sign_in(provider, "victim-sub-3", VICTIM)
-    person = _sso_sign_in(provider, "victim-sub-3", VICTIM)
+    sso_sign_in(provider, "victim-sub-3", VICTIM)
+    person = sso_sign_in(provider, "victim-sub-3", VICTIM)
     secret = _mint(person)
 
-    _sso_sign_in(provider, "victim-sub-3", VICTIM)
+    sso_sign_in(provider, "victim-sub-3", VICTIM)
 
     assert _projects(secret) == 200
     assert AuditEvent.objects.filter(kind=audit_trail.SSO_ACCOUNT_RECLAIMED).count() == 1
