@@ -10,6 +10,7 @@ The README's configuration table and .env.example list exactly these names (test
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 import tempfile
@@ -349,8 +350,30 @@ def load(schema: tuple[Variable, ...] = SCHEMA) -> dict[str, Any]:
     return values
 
 
+PREFIX = "SESSIONLEDGER_"
+
+
+def misspelt(environ: Mapping[str, str], schema: tuple[Variable, ...] = SCHEMA) -> list[str]:
+    """One line per variable in ``environ`` that is no setting but nearly names one (a typo would
+    otherwise pass silently, its default in force). Names far from every setting are left alone:
+    the client's own (``SESSIONLEDGER_SERVER``, …) share the environment."""
+    known = {variable.name for variable in schema}
+    lines = []
+    for name in sorted(environ):
+        base = name.removesuffix("_FILE")
+        if not base.startswith(PREFIX) or name in known or base in known:
+            continue
+        # Compared without the shared prefix, which would make any two names look alike.
+        suffixes = {known_name.removeprefix(PREFIX): known_name for known_name in known}
+        if close := difflib.get_close_matches(base.removeprefix(PREFIX), suffixes, n=1, cutoff=0.8):
+            lines.append(f"{name} is not a setting: did you mean {suffixes[close[0]]}?")
+    return lines
+
+
 def load_or_exit() -> dict[str, Any]:
     """``load()``, or one line on stderr and exit: the process never starts half-configured."""
+    for line in misspelt(os.environ):
+        print(f"sessionledger: configuration warning: {line}", file=sys.stderr, flush=True)
     try:
         return load()
     except env.ConfigError as exc:

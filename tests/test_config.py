@@ -253,3 +253,20 @@ def test_healthz_needs_no_login_and_no_https_redirect(db, client, settings) -> N
     settings.SECURE_SSL_REDIRECT = True
     assert client.get("/accounts/login/").status_code == 301
     assert client.get("/healthz").status_code == 200
+
+
+def test_a_misspelt_setting_is_named_with_the_one_it_nearly_is_and_the_client_s_are_left_alone() -> None:
+    """A typo once passed silently, its default in force; the client's own variables share the environment."""
+    environ = {**os.environ, "SESSIONLEDGER_MAX_QUEUE_DEPHT": "5", "SESSIONLEDGER_SERVER": "https://ledger.example"}
+    environ["SESSIONLEDGER_SCIM_TOKN_FILE"] = "/run/secrets/scim"
+    code = "import django; django.setup()"
+    result = subprocess.run([sys.executable, "-c", code], cwd=BASE_DIR, env=environ, capture_output=True, text=True)
+
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "configuration warning" in line]
+    assert warnings == [
+        "sessionledger: configuration warning: SESSIONLEDGER_MAX_QUEUE_DEPHT is not a setting:"
+        " did you mean SESSIONLEDGER_MAX_QUEUE_DEPTH?",
+        "sessionledger: configuration warning: SESSIONLEDGER_SCIM_TOKN_FILE is not a setting:"
+        " did you mean SESSIONLEDGER_SCIM_TOKEN?",
+    ]
