@@ -27,10 +27,14 @@ class FakeForge:
     commits: dict[str, list[str]] = field(default_factory=dict)  # API path → shas, oldest first
     requests: list[tuple[str, str]] = field(default_factory=list)
     rate_limited_once: set[str] = field(default_factory=set)  # paths answered 429 the first time
+    scripted: list[tuple[int, dict[str, str]]] = field(default_factory=list)  # answers to /scripted, in turn
 
     def answer(self, handler: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], Any]:
         parts = urlsplit(handler.path)
         self.requests.append((handler.command, parts.path))
+        if parts.path == "/scripted":
+            status, headers = self.scripted.pop(0)
+            return status, headers, {"message": "scripted"}
         if parts.path in self.rate_limited_once:
             self.rate_limited_once.discard(parts.path)
             return 429, {"Retry-After": "0"}, {"message": "secondary rate limit"}
