@@ -21,12 +21,13 @@ class PullRequestCommitSessions:
 
 def pull_request_get(*, project: Project, number: int) -> PullRequest | None:
     """The project's PR of this number (the most recently updated if two bound repositories share it)."""
-    return (
+    pr: PullRequest | None = (
         PullRequest.objects.filter(project=project, number=number)
         .select_related("binding")
         .order_by("-updated_at")
         .first()
     )
+    return pr
 
 
 def pull_request_sessions(*, pr: PullRequest) -> list[PullRequestCommitSessions]:
