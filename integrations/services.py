@@ -99,7 +99,9 @@ def commits_sync(pr: PullRequest) -> None:
     head = pr.head_sha
     shas = adapter.pull_request_commits(binding.installation.external_id, repository, pr.number)
     with transaction.atomic():
-        known = {c.sha: c for c in PullRequestCommit.objects.select_for_update().filter(pull_request=pr)}
+        # Two fetches of one PR (two quick pushes) take turns: the PR's row is the lock.
+        PullRequest.objects.select_for_update().filter(pk=pr.pk).first()
+        known = {c.sha: c for c in PullRequestCommit.objects.filter(pull_request=pr)}
         for position, sha in enumerate(shas):
             commit = known.pop(sha, None)
             if commit is None:
