@@ -455,3 +455,4 @@ SESSIONLEDGER_AUDIT_SINK_SECRET = env["SESSIONLEDGER_AUDIT_SINK_SECRET"]
 SESSIONLEDGER_AUDIT_SINK_CA_FILE = env["SESSIONLEDGER_AUDIT_SINK_CA_FILE"]
 CELERY_BEAT_SCHEDULE["audit-stream"] = {"task": "governance.audit_stream", "schedule": 30.0}  # retries, backoff
 CELERY_BEAT_SCHEDULE["expire-audit"] = {"task": "governance.expire_audit", "schedule": 3600}  # as the owner
+CELERY_BEAT_SCHEDULE["prune-deliveries"] = {"task": "integrations.prune_deliveries", "schedule": 3600}  # forges

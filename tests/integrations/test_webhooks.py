@@ -3,13 +3,15 @@ and a pull request's commits come from the forge's API (a fake one on loopback).
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from integrations.models import ForgeInstallation, PullRequest, PullRequestCommit, RepositoryBinding, WebhookDelivery
-from integrations.tasks import pull_request_commits_sync
+from integrations.tasks import deliveries_prune, pull_request_commits_sync
 from projects.scoping import unscoped
 from tests.integrations import payloads
 from tests.integrations.payloads import encode, github_headers, gitlab_headers
@@ -155,3 +157,14 @@ def test_gitlab_wrong_token_and_replay_change_nothing_and_a_merge_request_gets_i
     [pr] = pull_requests()
     pull_request_commits_sync.apply(args=[str(pr.pk)])
     assert commits(pr) == [("1" * 40, True), ("2" * 40, True), ("3" * 40, True)]
+
+
+def test_delivery_ids_past_every_redelivery_window_are_pruned_and_recent_ones_still_refuse_replays(bound) -> None:
+    github("pull_request", opened(), delivery="recent")
+    WebhookDelivery.objects.create(forge="github", delivery_id="old", event="PullRequestEvent")
+    WebhookDelivery.objects.filter(delivery_id="old").update(received_at=timezone.now() - timedelta(days=31))
+    assert deliveries_prune.apply().get() == 1
+    assert list(WebhookDelivery.objects.values_list("delivery_id", flat=True)) == ["recent"]
+    assert github("pull_request", opened("edited", title="Replayed"), delivery="recent").status_code == 200
+    [pr] = pull_requests()
+    assert pr.title == "Update the README with new information."
