@@ -30,6 +30,7 @@ COPY config/ config/
 COPY projects/ projects/
 COPY sessions_app/ sessions_app/
 COPY governance/ governance/
+COPY integrations/ integrations/
 COPY frontend/ frontend/
 # The server and the client package (client/) it declares; their dependencies are all installed above.
 # The client's wheel is also kept in the image: the server serves it at /client/ (docs/client.md).

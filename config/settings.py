@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "projects",
     "sessions_app",
     "governance",  # after sessions_app: its admin replaces the projects app's User admin
+    "integrations",
 ]
 
 MIDDLEWARE = [
@@ -333,6 +334,15 @@ SESSIONLEDGER_ACCESS_LOG_DAYS = env["SESSIONLEDGER_ACCESS_LOG_DAYS"]
 SESSIONLEDGER_AUDIT_DAYS = env["SESSIONLEDGER_AUDIT_DAYS"]
 # SCIM 2.0 (/scim/v2, governance/scim.py): the identity provider's bearer token; empty turns SCIM off.
 SESSIONLEDGER_SCIM_TOKEN = env["SESSIONLEDGER_SCIM_TOKEN"]
+# Forges (integrations/, docs/forges.md): a GitHub App (its id, private key and webhook secret; the API's
+# address for GitHub Enterprise) and GitLab (its address, an API token, the webhooks' secret token).
+SESSIONLEDGER_GITHUB_APP_ID = env["SESSIONLEDGER_GITHUB_APP_ID"]
+SESSIONLEDGER_GITHUB_APP_PRIVATE_KEY = env["SESSIONLEDGER_GITHUB_APP_PRIVATE_KEY"]
+SESSIONLEDGER_GITHUB_WEBHOOK_SECRET = env["SESSIONLEDGER_GITHUB_WEBHOOK_SECRET"]
+SESSIONLEDGER_GITHUB_API_URL = env["SESSIONLEDGER_GITHUB_API_URL"]
+SESSIONLEDGER_GITLAB_URL = env["SESSIONLEDGER_GITLAB_URL"]
+SESSIONLEDGER_GITLAB_TOKEN = env["SESSIONLEDGER_GITLAB_TOKEN"]
+SESSIONLEDGER_GITLAB_WEBHOOK_SECRET = env["SESSIONLEDGER_GITLAB_WEBHOOK_SECRET"]
 # Insights' estimated cost: JSON {model prefix: [input, output, cache write, cache read] USD per million
 # tokens}; empty: the defaults of sessions_app/prices.py (see docs/ui.md).
 SESSIONLEDGER_MODEL_PRICES = env["SESSIONLEDGER_MODEL_PRICES"]
@@ -475,3 +485,4 @@ SESSIONLEDGER_AUDIT_SINK_SECRET = env["SESSIONLEDGER_AUDIT_SINK_SECRET"]
 SESSIONLEDGER_AUDIT_SINK_CA_FILE = env["SESSIONLEDGER_AUDIT_SINK_CA_FILE"]
 CELERY_BEAT_SCHEDULE["audit-stream"] = {"task": "governance.audit_stream", "schedule": 30.0}  # retries, backoff
 CELERY_BEAT_SCHEDULE["expire-audit"] = {"task": "governance.expire_audit", "schedule": 3600}  # as the owner
+CELERY_BEAT_SCHEDULE["prune-deliveries"] = {"task": "integrations.prune_deliveries", "schedule": 3600}  # forges

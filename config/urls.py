@@ -27,6 +27,8 @@ urlpatterns = [
     path("api/v1/", include("projects.urls")),
     path("api/v1/", include("sessions_app.urls")),
     path("api/v1/", include("governance.urls")),
+    path("api/v1/", include("integrations.api_urls")),
+    path("integrations/", include("integrations.urls")),
     path("", include("frontend.urls")),
 ]
 

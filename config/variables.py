@@ -258,6 +258,14 @@ SCHEMA: tuple[Variable, ...] = (
     Variable("SESSIONLEDGER_ACCESS_LOG_DAYS", at_least(1), 365),
     Variable("SESSIONLEDGER_AUDIT_DAYS", at_least(1), 730),
     Variable("SESSIONLEDGER_SCIM_TOKEN", STRING, ""),
+    # Forges (docs/forges.md): the GitHub App, and GitLab's webhook and API.
+    Variable("SESSIONLEDGER_GITHUB_APP_ID", STRING, ""),
+    Variable("SESSIONLEDGER_GITHUB_APP_PRIVATE_KEY", STRING, ""),  # PEM; usually _FILE
+    Variable("SESSIONLEDGER_GITHUB_WEBHOOK_SECRET", STRING, ""),
+    Variable("SESSIONLEDGER_GITHUB_API_URL", http_url, "https://api.github.com"),
+    Variable("SESSIONLEDGER_GITLAB_URL", http_url, "https://gitlab.com"),
+    Variable("SESSIONLEDGER_GITLAB_TOKEN", STRING, ""),
+    Variable("SESSIONLEDGER_GITLAB_WEBHOOK_SECRET", STRING, ""),
     Variable("SESSIONLEDGER_MODEL_PRICES", STRING, ""),
     Variable("SESSIONLEDGER_MAX_RAW_BYTES", at_least(1), 10 * 1024 * 1024),
     # Compressed request bodies: gzip never grows text by more than a little, plus room for metadata.

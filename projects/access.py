@@ -142,3 +142,24 @@ class ProjectAPIView(APIView):
             raise exceptions.PermissionDenied(f"This needs the {required or 'admin'} role in this project.")
         if not token_allows(token, "GET" if method in self.read_methods else method):
             raise exceptions.PermissionDenied("This token lacks the scope for this request.")
+
+
+class IsStaff(permissions.BasePermission):
+    """Deployment staff only, with a token not restricted to one project; anyone else gets 404."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        token = request.auth if isinstance(request.auth, ApiToken) else None
+        if not getattr(request.user, "is_staff", False) or (token is not None and token.project_id is not None):
+            raise exceptions.NotFound()
+        return True
+
+
+class StaffAPIView(APIView):
+    permission_classes = [permissions.IsAuthenticated, IsStaff, TokenScopePermission]
+
+    def target(self, user_id: int) -> User:
+        with unscoped():
+            user = User.objects.filter(pk=user_id).first()
+        if user is None:
+            raise exceptions.NotFound("No such user.")
+        return user

@@ -65,6 +65,9 @@ KINDS: tuple[str, ...] = (
     "group_mapping.created",
     "group_mapping.deleted",
     "user.break_glass_changed",
+    # A forge repository bound to a project, or unbound (integrations/api.py, docs/forges.md)
+    "forge.binding_created",
+    "forge.binding_deleted",
 )
 # Authentication, privileges, reading the trail, retention and holds (governance/auth_events.py,
 # governance/audit.py, governance/holds.py; docs/security.md "Audit trail").

@@ -28,6 +28,8 @@ TENANT_TABLES = (
     "sessions_app_accesslog",
     "sessions_app_attribution",
     "sessions_app_sharelink",
+    "integrations_pullrequest",
+    "integrations_pullrequestcommit",
 )
 SETTING = "sessionledger.project"
 

@@ -33,6 +33,7 @@ PACKAGES: tuple[tuple[str, str], ...] = (
     ("projects/", "projects"),
     ("sessions_app/", "sessions_app"),
     ("governance/", "governance"),
+    ("integrations/", "integrations"),
     ("frontend/", "frontend"),
 )
 MUST_BE_ZERO = frozenset({"sessionledger.core"})

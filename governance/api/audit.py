@@ -16,9 +16,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from governance.api.staff import IsStaff
 from governance.audit import event_row, events_filtered, export_response, trail_read_record
-from projects.access import ADMIN_ONLY, ProjectAPIView, TokenScopePermission
+from projects.access import ADMIN_ONLY, IsStaff, ProjectAPIView, TokenScopePermission
 from projects.audit_trail import KINDS
 from projects.models import AuditEvent, Project
 from projects.scoping import unscoped

@@ -9,41 +9,21 @@ from typing import Any
 
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import exceptions, permissions, serializers
+from rest_framework import exceptions, serializers
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from governance.erasure import user_erase
 from governance.groups import mapping_create, mapping_delete
 from governance.models import GroupMapping
 from governance.offboarding import Offboarded, user_deactivate
 from governance.person_export import person_download
-from projects.access import TokenScopePermission
+from projects.access import StaffAPIView
 from projects.errors import DomainError
-from projects.models import ApiToken, Project, Role, User
+from projects.models import Project, Role
 from projects.scoping import unscoped
 from sessions_app.api.export import ZipRenderer
-
-
-class IsStaff(permissions.BasePermission):
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        token = request.auth if isinstance(request.auth, ApiToken) else None
-        if not getattr(request.user, "is_staff", False) or (token is not None and token.project_id is not None):
-            raise exceptions.NotFound()
-        return True
-
-
-class StaffAPIView(APIView):
-    permission_classes = [permissions.IsAuthenticated, IsStaff, TokenScopePermission]
-
-    def target(self, user_id: int) -> User:
-        with unscoped():
-            user = User.objects.filter(pk=user_id).first()
-        if user is None:
-            raise exceptions.NotFound("No such user.")
-        return user
 
 
 class UserDeactivateView(StaffAPIView):

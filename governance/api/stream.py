@@ -9,8 +9,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from governance.api.staff import StaffAPIView
 from governance.streaming import status
+from projects.access import StaffAPIView
 
 
 class AuditStreamView(StaffAPIView):

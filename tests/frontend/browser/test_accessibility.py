@@ -19,6 +19,7 @@ from sessionledger.core import attribution, attribution_record
 from sessions_app.models import Session
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.frontend.browser.conftest import log_in, screenshot
+from tests.integrations.records import pull_request
 from tests.uploads import commit_hash
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -99,6 +100,7 @@ def seeded(world, make_session, api_as) -> Seeded:
     assert stored.status_code == 201, stored.content
     share = member.post(f"{base}/shares", {"days": 7}, format="json").json()["url"].split("/share/", 1)[1]
     messages = member.get(f"{base}/messages", {"limit": 1000}).json()["results"]
+    pull_request(world.project, number=7, commits=[sha], dropped=(other,))
     return Seeded(session, messages, f"/share/{share}", f"/p/{world.project.slug}/c/{sha[:7]}")
 
 
@@ -129,6 +131,7 @@ def test_every_page_has_no_axe_violations(browser, live_server, world, seeded) -
         "session": seeded.url(),
         "whole conversation": seeded.url("/conversation"),
         "commit": seeded.commit,
+        "pull request": f"/p/{slug}/pr/7",
         "files": seeded.url("/files"),
         "insights": f"/p/{slug}/insights",
         "audit": f"/p/{slug}/audit",

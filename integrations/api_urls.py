@@ -1,0 +1,11 @@
+"""Staff's bindings API, under ``/api/v1/``."""
+
+from django.urls import path
+
+from integrations import api
+
+urlpatterns = [
+    path("forge-installations", api.InstallationsView.as_view(), name="api-forge-installations"),
+    path("forge-bindings", api.BindingsView.as_view(), name="api-forge-bindings"),
+    path("forge-bindings/<int:binding_id>", api.BindingView.as_view(), name="api-forge-binding"),
+]
