@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.db import transaction
 from django.http import HttpRequest
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -75,7 +76,8 @@ def _touch(token: ApiToken) -> None:
         # request of the token behind a transaction that may itself wait on a slow bucket (the project's
         # views run in one transaction), until the statement timeout answers them all 503.
         unlocked = ApiToken.objects.filter(pk=token.pk).select_for_update(skip_locked=True).values("pk")
-        ApiToken.objects.filter(pk__in=unlocked).update(last_used_at=now)
+        with transaction.atomic():  # a lock needs a transaction: staff views run outside the project's
+            ApiToken.objects.filter(pk__in=unlocked).update(last_used_at=now)
         token.last_used_at = now
 
 
