@@ -43,6 +43,8 @@ class SessionListView(ProjectPageMixin, TemplateView):
         return super().get_context_data(
             form=form,
             page=page,
+            # a hit opens with the query applied, so the reader lands on the match
+            search=(getattr(form, "cleaned_data", {}).get("q") or "").strip(),
             branches=selectors.session_branches(project=self.project),
             params=self.request.GET,
             **kwargs,
