@@ -238,3 +238,31 @@ def test_a_search_hit_shows_line_breaks_opens_on_the_match_and_filters_are_chips
     page.get_by_role("link", name="Remove filter Search: zeppelin").click()
     page.wait_for_url(re.compile(r"author="))
     assert "q=" not in page.url and page.locator(".filter-chips li").count() == 1
+
+
+def test_a_message_in_two_sessions_opens_the_first_uploaded_and_offers_the_other(page, world, make_session) -> None:
+    builder = TranscriptBuilder().prompt("Decide the retry policy")
+    message = builder.last_uuid
+    first = builder.assistant_text("Three tries.").turn_end().build()
+    original = make_session(world.project, world.member, first, seed="original")
+    # a resumed conversation re-uploads the earlier line, same uuid, in a session of its own
+    again = make_session(
+        world.project,
+        world.member,
+        first.replace(b"Three tries.", b"Three tries, resumed."),
+        seed="resumed",
+        agent_session_id="9e1f2a3b-0000-4000-8000-000000000003",
+    )
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/m/{message}")
+    page.wait_for_url(re.compile(rf"/s/{original.pk}\?"))
+    note = page.locator(".also-in")
+    assert "more than one session" in note.inner_text()
+    assert axe_violations(page) == []
+
+    note.get_by_role("link").click()
+    choices = page.locator(".choice-list li")
+    assert choices.count() == 2 and axe_violations(page) == []
+    choices.nth(1).get_by_role("link").click()
+    page.wait_for_url(re.compile(rf"/s/{again.pk}\?at={message}#m-{message}"))
+    assert page.get_by_text("Three tries, resumed.").is_visible()
