@@ -265,5 +265,6 @@ def sessions_for_message(*, project: Project, message_uuid: Any) -> QuerySet[Ses
 
     Upload order, the server's clock: ``captured_at`` is the client's word, and a teammate who
     re-uploads the message with an earlier date must not come first."""
-    rows = Session.objects.filter(Q(project=project), indexed(Q(message_uuids__contains=[message_uuid])))
+    holding = indexed(Q(message_uuids__contains=[message_uuid]))
+    rows: QuerySet[Session] = Session.objects.filter(Q(project=project), holding)
     return rows.order_by("created_at", "id")
