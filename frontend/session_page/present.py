@@ -226,7 +226,11 @@ def _tool_view(item: Item, needle: str, lexing: list[int]) -> ItemView:
         summary_html=mark_matches(
             render_plain(tools.call_summary(tool.get("name"), tool.get("input"), _text(message.get("content")))), needle
         ),
-        sections=tools.input_sections(tool.get("name"), tool.get("input")),
+        # a match in the input is marked too: a plan's summary no longer carries its steps' text
+        sections=[
+            tools.Section(section.label, mark_matches(section.html, needle))
+            for section in tools.input_sections(tool.get("name"), tool.get("input"))
+        ],
     )
     if result is not None:
         content, name, data = _text(result.get("content")), tool.get("name"), tool.get("input")
