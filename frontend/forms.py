@@ -5,12 +5,14 @@ Filters are GET forms: everything a reader narrows down to is in the URL and can
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, cast
 
 from django import forms
 from django.utils.dateparse import parse_date, parse_datetime
 
+from frontend.format import query_string
 from projects.models import Role
 from sessionledger.core.formats.base import ROLES
 from sessionledger.core.listfilters import FILTER_NAMES, SESSION_FILTERS
@@ -88,6 +90,15 @@ def _filter_field(name: str) -> forms.Field:
     return forms.CharField(required=False, max_length=api.extra.get("max_length") or 255)
 
 
+@dataclass(frozen=True)
+class FilterChip:
+    """An active filter as the list shows it: its label and value, and the URL without it."""
+
+    label: str
+    value: str
+    remove_url: str
+
+
 class SessionListForm(forms.Form):
     """``/p/{project}/``: the API's session filters (declared once, ``sessionledger.core.listfilters``), and the
     keyset cursor. A filter added there appears here as a text box with no change to this page."""
@@ -143,6 +154,16 @@ class SessionListForm(forms.Form):
     @property
     def active(self) -> bool:
         return any(self.data.get(name) for name in self.fields if name not in ("cursor", "limit"))
+
+    def chips(self) -> list[FilterChip]:
+        """Each filter in the URL, removable on its own (the list starts again from its newest)."""
+        found = []
+        for name in FILTER_NAMES:
+            value = str(self.data.get(name) or "").strip()
+            if value:
+                label = str(self.fields[name].label)
+                found.append(FilterChip(label, value, query_string(self.data, **{name: None, "cursor": None})))
+        return found
 
 
 class MessageFilterForm(forms.Form):

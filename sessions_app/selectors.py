@@ -258,12 +258,13 @@ def session_branches(*, project: Project, limit: int = 200, recent: int = 2000) 
     return names[:limit]
 
 
-def session_for_message(*, project: Project, message_uuid: Any) -> Any:
-    """The id of the session that holds message ``message_uuid`` (the first uploaded, when a resumed
-    conversation repeats it), or None. One indexed query (GIN on ``message_uuids``).
+def sessions_for_message(*, project: Project, message_uuid: Any) -> QuerySet[Session]:
+    """The sessions that hold message ``message_uuid``, in upload order (a resumed or forked
+    conversation repeats earlier lines, so several may). One indexed query (GIN on
+    ``message_uuids``).
 
     Upload order, the server's clock: ``captured_at`` is the client's word, and a teammate who
-    re-uploads the message with an earlier date must not take the permalink over."""
-    rows = Session.objects.filter(Q(project=project), indexed(Q(message_uuids__contains=[message_uuid])))
-    rows = rows.order_by("created_at", "id")
-    return rows.values_list("pk", flat=True).first()
+    re-uploads the message with an earlier date must not come first."""
+    holding = indexed(Q(message_uuids__contains=[message_uuid]))
+    rows: QuerySet[Session] = Session.objects.filter(Q(project=project), holding)
+    return rows.order_by("created_at", "id")

@@ -224,6 +224,29 @@ def _plain_paragraphs(text: str) -> Markup:
     return Markup("\n").join(out) + "\n" if out else Markup("")
 
 
+# A one-line preview keeps the emphasis and code of its Markdown and drops the rest (a link's text
+# stays, its target goes: a preview sits inside a link or a <summary>, where no link may nest).
+_PREVIEW_TAGS = {"strong_open": "<strong>", "strong_close": "</strong>", "em_open": "<em>", "em_close": "</em>"}
+
+
+def preview_markdown(text: str) -> Markup:
+    """Safe inline HTML for a one-line preview of a Markdown text: bold, italics and code kept."""
+    if not _MARKUP_CHARS.search(text) or not afford(_markdown_cost(text)):
+        return escape(text)
+    out: list[str] = []
+    for block in _MD.parseInline(text):
+        for token in block.children or []:
+            if token.type in _PREVIEW_TAGS:
+                out.append(_PREVIEW_TAGS[token.type])
+            elif token.type == "code_inline":
+                out.append(f"<code>{escape(token.content)}</code>")
+            elif token.type in ("softbreak", "hardbreak"):
+                out.append(" ")
+            elif token.type in ("text", "html_inline") or token.type == "image":
+                out.append(str(escape(token.content)))
+    return Markup("".join(out))
+
+
 def render_plain(text: str) -> Markup:
     return escape(text)
 

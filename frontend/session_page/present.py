@@ -223,8 +223,14 @@ def _tool_view(item: Item, needle: str, lexing: list[int]) -> ItemView:
     view = ItemView(
         tool_name=_text(tool.get("name")) or "tool",
         icon=tools.icon_for(tool.get("name")),
-        summary_html=mark_matches(render_plain(tools.summary_line(_text(message.get("content")))), needle),
-        sections=tools.input_sections(tool.get("name"), tool.get("input")),
+        summary_html=mark_matches(
+            render_plain(tools.call_summary(tool.get("name"), tool.get("input"), _text(message.get("content")))), needle
+        ),
+        # a match in the input is marked too: a plan's summary no longer carries its steps' text
+        sections=[
+            tools.Section(section.label, mark_matches(section.html, needle))
+            for section in tools.input_sections(tool.get("name"), tool.get("input"))
+        ],
     )
     if result is not None:
         content, name, data = _text(result.get("content")), tool.get("name"), tool.get("input")

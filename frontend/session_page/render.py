@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from frontend import format as fmt
 from frontend.session_page.conversation import Card, Item, card_kind
+from frontend.session_page.markdown import preview_markdown
 from frontend.templating import Macros, macros
 
 
@@ -178,6 +179,7 @@ _HELPERS = {
     "card_of": _card_of,
     "stamp_of": _stamp_of,
     "head_of": _head,
+    "preview_md": preview_markdown,
 }
 
 

@@ -64,6 +64,30 @@ def summary_line(text: str) -> str:
     return line if len(line) <= SUMMARY_LIMIT else line[: SUMMARY_LIMIT - 1] + "…"
 
 
+def call_summary(name: object, data: object, content: str) -> str:
+    """The call's one-line summary: a plan (TodoWrite, Codex's ``update_plan``) read as its counts
+    and current step, since its stored summary is the arguments' JSON; any other, ``summary_line``."""
+    steps = _plan_steps(name, data)
+    if steps is None:
+        return summary_line(content)
+    done = sum(1 for status, _ in steps if status == "completed")
+    current = next((text for status, text in steps if status == "in_progress"), "")
+    line = f"{len(steps)} steps, {done} done" + (f" · now: {current}" if current else "")
+    return summary_line(line)
+
+
+PLAN_KEYS = {"TodoWrite": ("todos", "content"), "update_plan": ("plan", "step")}  # tool -> (list, item text)
+
+
+def _plan_steps(name: object, data: object) -> list[tuple[str, str]] | None:
+    """(status, text) of a plan call's items, or None for another call (or arguments not a plan)."""
+    key = PLAN_KEYS.get(name if isinstance(name, str) else "")
+    items = data.get(key[0]) if key is not None and isinstance(data, dict) else None
+    if key is None or not isinstance(items, list):
+        return None
+    return [(_text(item.get("status")), _text(item.get(key[1]))) for item in items if isinstance(item, dict)]
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 

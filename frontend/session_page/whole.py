@@ -21,6 +21,7 @@ from typing import Any
 from markupsafe import Markup
 
 from frontend.session_page.conversation import Card
+from frontend.session_page.markdown import preview_markdown
 from frontend.session_page.render import Where, cards_html
 from frontend.templating import Macros, macros
 from sessions_app.models import Kind, Session
@@ -185,4 +186,4 @@ def overview_html(entries: list[PromptEntry], commit_urls: dict[str, str]) -> Ma
 
 
 def _macros() -> Macros:
-    return macros("frontend/whole.html", {})
+    return macros("frontend/whole.html", {"preview_md": preview_markdown})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
@@ -23,6 +23,7 @@ class PermalinkView(ProjectPageMixin, View):
 
     required_roles = PAGE_READ
     what = ""
+    suffix = ""  # what a session's URL carries to land on the ref (a message's ?at= and #fragment)
 
     @property
     def ref(self) -> str:
@@ -37,7 +38,8 @@ class PermalinkView(ProjectPageMixin, View):
         except DomainError as exc:
             raise Http404(exc.message) from None
         if len(sessions) == 1:
-            return redirect("session", project=self.project.slug, session_id=sessions[0].pk)
+            url = reverse("session", kwargs={"project": self.project.slug, "session_id": sessions[0].pk})
+            return HttpResponseRedirect(url + self.suffix)
         context = {
             "project": self.project,
             "membership": self.membership,
@@ -46,6 +48,7 @@ class PermalinkView(ProjectPageMixin, View):
             "sessions": sessions,
             "what": self.what,
             "ref": self.ref,
+            "suffix": self.suffix,
         }
         return render(request, "frontend/session_choices.html", context, status=200 if sessions else 404)
 
@@ -76,23 +79,39 @@ class TaskLinkView(PermalinkView):
         return list(selectors.sessions_for_task(project=self.project, task_id=self.ref)[:CHOICES_SHOWN])
 
 
-class MessageLinkView(ProjectPageMixin, View):
+class MessageLinkView(PermalinkView):
     """``/p/{project}/m/{uuid}``: the session page holding that message, scrolled to it.
 
     Redirects to ``/p/{project}/s/{id}?at={uuid}#m-{uuid}``: the session page serves the lazy page
-    the message is on. When several sessions hold it (a resumed or forked conversation repeats
-    earlier lines), the one uploaded first wins (never a date the client chose).
+    the message is on. When several sessions hold it (a resumed or forked conversation re-uploads
+    earlier lines), the first uploaded owns it (upload order, the server's clock: a teammate's
+    backdated copy cannot take the link over), and its page offers the others (``?all``: the
+    choice, in upload order).
     """
 
-    required_roles = PAGE_READ
+    what = "message"
+
+    @property
+    def ref(self) -> str:
+        return str(self.kwargs["message_uuid"])
+
+    @property
+    def suffix(self) -> str:  # type: ignore[override]
+        return f"?at={self.ref}#m-{self.ref}"
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        uuid = self.kwargs["message_uuid"]
-        session_id = selectors.session_for_message(project=self.project, message_uuid=uuid)
-        if session_id is None:
+        if "all" in request.GET:
+            return super().get(request, *args, **kwargs)
+        holders = self.sessions()[:2]
+        if not holders:
             raise Http404("No message with this id in this project.")
-        url = reverse("session", kwargs={"project": self.project.slug, "session_id": session_id})
-        return HttpResponseRedirect(f"{url}?at={uuid}#m-{uuid}")
+        url = reverse("session", kwargs={"project": self.project.slug, "session_id": holders[0].pk})
+        also = "&also=1" if len(holders) > 1 else ""  # the page then offers the other sessions
+        return HttpResponseRedirect(f"{url}?at={self.ref}{also}#m-{self.ref}")
+
+    def sessions(self) -> list[Session]:
+        rows = selectors.sessions_for_message(project=self.project, message_uuid=self.kwargs["message_uuid"])
+        return list(rows.select_related("author")[:CHOICES_SHOWN])
 
 
 class BranchTimelineView(ProjectPageMixin, TemplateView):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.gzip import gzip_page
@@ -28,6 +30,8 @@ from sessions_app.models import AccessLog, Kind, Session, Status
 
 logger = logging.getLogger(__name__)
 
+MESSAGE_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
+
 
 class SessionListView(ProjectPageMixin, TemplateView):
     """``/p/{project}/``: filters in the URL, keyset pages, one query for the rows."""
@@ -43,6 +47,8 @@ class SessionListView(ProjectPageMixin, TemplateView):
         return super().get_context_data(
             form=form,
             page=page,
+            # a hit opens with the query applied, so the reader lands on the match
+            search=(getattr(form, "cleaned_data", {}).get("q") or "").strip(),
             branches=selectors.session_branches(project=self.project),
             params=self.request.GET,
             **kwargs,
@@ -97,8 +103,16 @@ class SessionView(SessionObjectMixin, TemplateView):
             markdown_link=markdown_link(session),
             params=params,
             access_log=self._access_log(session),
+            also_in=self._also_in(form),
             **kwargs,
         )
+
+    def _also_in(self, form: MessageFilterForm) -> str:
+        """The choice of sessions holding ``?at=``'s message, when its permalink said there are several."""
+        at = str(form.value("at") or "")
+        if self.request.GET.get("also") != "1" or not MESSAGE_UUID.match(at):
+            return ""
+        return reverse("message-link", kwargs={"project": self.project.slug, "message_uuid": at}) + "?all"
 
     def _access_log(self, session: Session) -> list[AccessLog] | None:
         """The latest reads of this session, for admins (after this read was recorded)."""

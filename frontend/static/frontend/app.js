@@ -223,13 +223,14 @@
   }
   window.addEventListener("hashchange", resolveHash);
 
-  /* Steps: e/d/c/p jump to the next error, edit, commit or prompt (Shift: previous). Every press
-   * moves: until the reader scrolls, the position is the last step landed on, not the window's
-   * top (a target near the end of the page, or a card scrolled to with a margin, would be found
-   * again). */
+  /* Steps: e/d/c/p jump to the next error, edit, commit or prompt (Shift: previous); turns: j/k.
+   * Both follow the server's navigation links, which know every page: a target not loaded yet
+   * is opened by its link. Every press moves: until the reader scrolls, the position is the last
+   * target landed on, not the window's top (a target near the end of the page, or a card
+   * scrolled to with a margin, would be found again). */
   var landed = null;
-  function jumpStep(kind, step) {
-    var links = Array.prototype.slice.call(document.querySelectorAll('#step-nav a[data-kind="' + kind + '"]'));
+  function jumpLink(nav, selector, step) {
+    var links = Array.prototype.slice.call(document.querySelectorAll("#" + nav + " " + selector));
     if (!links.length) { return; }
     var position = currentIndex();
     if (landed && Math.abs(window.scrollY - landed.y) < 2) { position = landed.index; }
@@ -246,14 +247,26 @@
     } else {
       window.location.assign(target.href);
     }
-    document.querySelectorAll("#step-nav a.current").forEach(function (a) { a.classList.remove("current"); });
+    document.querySelectorAll("#" + nav + " a.current").forEach(function (a) { a.classList.remove("current"); });
     target.classList.add("current");
     target.scrollIntoView({ block: "nearest" });
   }
 
+  function jumpStep(kind, step) {
+    jumpLink("step-nav", 'a[data-kind="' + kind + '"]', step);
+  }
+
+  function jumpTurn(step) {
+    jumpLink("turn-nav", "a[data-anchor]", step);
+  }
+
   /* The index of the message at the top of the window: the last anchored element above it. */
   function currentIndex() {
-    var best = -1;
+    /* nothing above the window's top yet: just before the first message loaded (a later page
+     * opened on its own starts past the earlier ones) */
+    var first = document.querySelector('#cards > [id^="m-"]');
+    var best = first ? parseInt(first.id.slice(2), 10) - 0.5 : -1;
+    if (isNaN(best)) { best = -1; }
     document.querySelectorAll('#cards [id^="m-"]').forEach(function (node) {
       var n = parseInt(node.id.slice(2), 10);
       if (isNaN(n) || node.classList.contains("plink")) { return; }
@@ -286,16 +299,6 @@
       });
     }, { rootMargin: "0px 0px -70% 0px" });
     document.querySelectorAll("article.prompt").forEach(function (card) { turnObserver.observe(card); });
-  }
-
-  function jumpTurn(step) {
-    var prompts = Array.prototype.slice.call(document.querySelectorAll("article.prompt"));
-    var tops = prompts.map(function (card) { return card.getBoundingClientRect().top; });
-    var current = -1;
-    tops.forEach(function (top, i) { if (top <= 20) { current = i; } });
-    var target = step > 0 ? prompts[current + 1]
-      : (current >= 0 && tops[current] < -5 ? prompts[current] : prompts[current - 1]);
-    if (target) { target.scrollIntoView({ block: "start" }); }
   }
 
   document.addEventListener("keydown", function (event) {

@@ -62,3 +62,15 @@ def screenshot(page, name: str, *, full_page: bool = True) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=full_page)
     return path
+
+
+def axe_violations(page) -> list[str]:
+    """axe-core's violations on the page as "rule-id: target, target, … (N nodes)"."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = Axe().run(page).response["violations"]
+    lines = []
+    for violation in found:
+        targets = [" ".join(map(str, node["target"])) for node in violation["nodes"]]
+        lines.append(f"{violation['id']}: {', '.join(targets[:6])} ({len(targets)} nodes)")
+    return lines

@@ -13,12 +13,11 @@ import json
 from dataclasses import dataclass
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 
 from sessionledger.core import attribution, attribution_record
 from sessions_app.models import Session
 from tests.client.transcript_builder import TranscriptBuilder
-from tests.frontend.browser.conftest import log_in, screenshot
+from tests.frontend.browser.conftest import axe_violations, log_in, screenshot
 from tests.integrations.records import pull_request
 from tests.uploads import commit_hash
 
@@ -104,16 +103,6 @@ def seeded(world, make_session, api_as) -> Seeded:
     return Seeded(session, messages, f"/share/{share}", f"/p/{world.project.slug}/c/{sha[:7]}")
 
 
-def _violations(page) -> list[str]:
-    """axe-core's violations on the page as "rule-id: target, target, … (N nodes)"."""
-    found = Axe().run(page).response["violations"]
-    lines = []
-    for violation in found:
-        targets = [" ".join(map(str, node["target"])) for node in violation["nodes"]]
-        lines.append(f"{violation['id']}: {', '.join(targets[:6])} ({len(targets)} nodes)")
-    return lines
-
-
 def test_every_page_has_no_axe_violations(browser, live_server, world, seeded) -> None:
     context = browser.new_context(base_url=live_server.url, viewport=WIDE)
     context.set_default_timeout(15_000)
@@ -121,9 +110,9 @@ def test_every_page_has_no_axe_violations(browser, live_server, world, seeded) -
     slug = world.project.slug
     failures = {}
     page.goto("/accounts/login/")
-    failures["login"] = _violations(page)
+    failures["login"] = axe_violations(page)
     page.goto(seeded.share)
-    failures["share"] = _violations(page)
+    failures["share"] = axe_violations(page)
     log_in(page, world.admin.email)
     pages = {
         "dashboard": "/",
@@ -141,7 +130,7 @@ def test_every_page_has_no_axe_violations(browser, live_server, world, seeded) -
         page.goto(path)
         if name in ("session", "whole conversation"):
             page.keyboard.press("x")  # every folded block open: its text is checked too
-        failures[name] = _violations(page)
+        failures[name] = axe_violations(page)
     context.close()
     failures = {name: found for name, found in failures.items() if found}
     assert not failures, json.dumps(failures, indent=1)
@@ -253,7 +242,7 @@ def test_a_300_character_path_never_widens_a_phone_page(browser, live_server, wo
     page.goto(f"/p/{world.project.slug}/m/{failed['uuid']}")
     _assert_landed(page, "1 failed", "a tool result at 390 px")
     assert page.evaluate(wide) <= PHONE["width"]
-    found = _violations(page)  # the phone layout (panels folded above the conversation) too
+    found = axe_violations(page)  # the phone layout (panels folded above the conversation) too
     assert not found, found
 
     # Files touched: the path is cut at its start, so the file name stays in view

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.client.transcript_builder import TranscriptBuilder
-from tests.frontend.browser.conftest import log_in, screenshot
+from tests.frontend.browser.conftest import axe_violations, log_in, screenshot
 from tests.frontend.conftest import long_transcript, rich_transcript, xss_transcript
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -126,6 +126,36 @@ def test_jump_to_a_turn_on_a_later_page_and_load_more_while_scrolling(page, worl
     page.locator("article.card.prompt").nth(before).wait_for()  # the next page was appended while scrolling
 
 
+def test_j_and_k_cross_into_pages_not_loaded_yet(page, world, make_session) -> None:
+    session = make_session(world.project, world.member, long_transcript(40), seed="long")
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/s/{session.pk}?page=2")
+    first = page.locator("article.card.prompt").first.inner_text()
+    number = int(re.search(r"Turn (\d+):", first).group(1))
+    assert number > 1 and page.locator("article.card.prompt", has_text=f"Turn {number - 1}: please change").count() == 0
+
+    # k before the first turn of a later page opened alone: the previous turn, on page 1
+    page.keyboard.press("k")
+    page.wait_for_url(re.compile(r"#m-\d+$"))
+    assert "page=" not in page.url
+    target = page.locator("article.card.prompt", has_text=f"Turn {number - 1}: please change")
+    target.wait_for()
+    page.wait_for_timeout(300)
+    assert _in_viewport(page, target)
+
+    # j from there: the next turn, loaded or not, and every press moves on
+    page.keyboard.press("j")
+    following = page.locator("article.card.prompt", has_text=f"Turn {number}: please change")
+    following.wait_for()
+    page.wait_for_timeout(300)
+    assert _in_viewport(page, following)
+    page.keyboard.press("j")
+    after = page.locator("article.card.prompt", has_text=f"Turn {number + 1}: please change")
+    after.wait_for()
+    page.wait_for_timeout(300)
+    assert _in_viewport(page, after)
+
+
 def _in_viewport(page, locator) -> bool:
     box = locator.bounding_box()
     return box is not None and 0 <= box["y"] < page.viewport_size["height"]
@@ -175,3 +205,64 @@ def test_a_hostile_transcript_cannot_run_script(page, world, make_session) -> No
     page.wait_for_timeout(300)
     assert page.dialogs == []
     screenshot(page, "session-xss", full_page=False)
+
+
+def test_a_search_hit_shows_line_breaks_opens_on_the_match_and_filters_are_chips(page, world, make_session) -> None:
+    b = TranscriptBuilder(start="2026-02-10T09:00:00Z", step_seconds=2)
+    for turn in range(1, 26):
+        b.prompt(f"Turn {turn}: please change module_{turn}.py").assistant_text(f"Working on module_{turn}.")
+        if turn == 22:  # a tool call searched by its JSON arguments, far down the conversation
+            b.new_response().tool_call("TodoWrite", {"todos": [{"content": "Rewrite zeppelin\nthen run the tests"}]})
+        b.new_response().assistant_text(f"Turn {turn} done.").turn_end()
+    session = make_session(world.project, world.member, b.build(), seed="plan")
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/?q=zeppelin&author={world.member.email}")
+
+    snippet = page.locator("p.snippet")
+    assert "zeppelin" in snippet.inner_text()
+    assert "\\n" not in snippet.inner_text() and snippet.locator("br").count() >= 1
+    chips = page.locator(".filter-chips li")
+    assert chips.count() == 2 and "Search: zeppelin" in chips.first.inner_text()
+    assert axe_violations(page) == []
+
+    # the hit opens the session with the query applied and its first match in view
+    page.click(f"a[href*='/s/{session.pk}']")
+    page.wait_for_url(re.compile(r"q=zeppelin"))
+    assert page.locator("#message-filters input[name=q]").input_value() == "zeppelin"
+    mark = page.locator("#cards mark.current")
+    mark.wait_for()
+    assert "zeppelin" in mark.inner_text().lower() and _in_viewport(page, mark)
+
+    # a chip removes its own filter and keeps the others
+    page.go_back()
+    page.get_by_role("link", name="Remove filter Search: zeppelin").click()
+    page.wait_for_url(re.compile(r"author="))
+    assert "q=" not in page.url and page.locator(".filter-chips li").count() == 1
+
+
+def test_a_message_in_two_sessions_opens_the_first_uploaded_and_offers_the_other(page, world, make_session) -> None:
+    builder = TranscriptBuilder().prompt("Decide the retry policy")
+    message = builder.last_uuid
+    first = builder.assistant_text("Three tries.").turn_end().build()
+    original = make_session(world.project, world.member, first, seed="original")
+    # a resumed conversation re-uploads the earlier line, same uuid, in a session of its own
+    again = make_session(
+        world.project,
+        world.member,
+        first.replace(b"Three tries.", b"Three tries, resumed."),
+        seed="resumed",
+        agent_session_id="9e1f2a3b-0000-4000-8000-000000000003",
+    )
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/m/{message}")
+    page.wait_for_url(re.compile(rf"/s/{original.pk}\?"))
+    note = page.locator(".also-in")
+    assert "more than one session" in note.inner_text()
+    assert axe_violations(page) == []
+
+    note.get_by_role("link").click()
+    choices = page.locator(".choice-list li")
+    assert choices.count() == 2 and axe_violations(page) == []
+    choices.nth(1).get_by_role("link").click()
+    page.wait_for_url(re.compile(rf"/s/{again.pk}\?at={message}#m-{message}"))
+    assert page.get_by_text("Three tries, resumed.").is_visible()

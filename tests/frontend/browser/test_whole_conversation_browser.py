@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.client.transcript_builder import TranscriptBuilder
-from tests.frontend.browser.conftest import log_in, screenshot
+from tests.frontend.browser.conftest import axe_violations, log_in, screenshot
 from tests.uploads import commit_hash
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -92,4 +92,49 @@ def test_an_overview_entry_opens_a_prompt_on_a_later_page_and_a_phone_does_not_s
     prompt = page.locator("article.prompt", has_text="Segment 3 turn 6:")
     prompt.wait_for()
     assert prompt.is_visible()
+    context.close()
+
+
+def test_markdown_reads_as_text_in_previews_the_overview_and_plan_summaries(
+    browser, live_server, world, make_session
+) -> None:
+    b = TranscriptBuilder(AGENT, start="2026-03-03T08:00:00Z", step_seconds=2)
+    b.prompt("Make **retries** bounded in `retry.py`")
+    b.thinking("**Plan**: bound the `jitter` first.").assistant_text("On it.")
+    todos = [
+        {"content": "Bound the jitter", "status": "completed"},
+        {"content": "Make the timeout configurable", "status": "in_progress"},
+        {"content": "Run the tests", "status": "pending"},
+    ]
+    b.new_response().tool_call("TodoWrite", {"todos": todos}, result="Todos have been modified")
+    b.new_response().assistant_text("Done: **bounded** in `retry.py`.").turn_end()
+    raw = b.build()
+    session = make_session(
+        world.project,
+        world.member,
+        raw,
+        seed="markdown-previews",
+        commit_hash=commit_hash("markdown-previews"),
+        start_offset=0,
+        end_offset=len(raw),
+        agent_session_id=AGENT,
+    )
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1400, "height": 900})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    log_in(page, world.viewer.email)
+    page.goto(f"/p/{world.project.slug}/s/{session.pk}")
+    thinking = page.locator("#cards summary", has_text="Thinking").first
+    assert thinking.locator("strong", has_text="Plan").count() == 1 and "**" not in thinking.inner_text()
+    plan = page.locator("#cards code.tool-summary").first
+    assert plan.inner_text() == "3 steps, 1 done · now: Make the timeout configurable"
+    page.keyboard.press("x")
+    assert axe_violations(page) == []
+
+    page.goto(f"/p/{world.project.slug}/s/{session.pk}/conversation")
+    entry = page.locator("#prompt-overview li").first
+    assert entry.locator("a.prompt-text strong", has_text="retries").count() == 1
+    assert entry.locator("code", has_text="retry.py").count() == 2 and "**" not in entry.inner_text()
+    page.keyboard.press("x")
+    assert axe_violations(page) == []
     context.close()
