@@ -8,8 +8,8 @@ the turn navigation, the totals) is a function of:
 - what the reader asked for: the filters (roles, since, until, text), the page number and the
   message a permalink asks for (``?at=``);
 - who the prompts are attributed to (the author's name, in the cards);
-- the renderer's code: ``RENDERER_VERSION`` is a digest of the ``frontend`` package's modules, so a
-  deploy that changes how cards look never serves the old HTML.
+- the renderer's code: ``RENDERER_VERSION`` is a digest of the ``frontend`` package's modules and its
+  Jinja2 macros, so a deploy that changes how cards look never serves the old HTML.
 
 The cache sits at the view boundary (``frontend.views.sessions``) and only after the permission
 checks: a reader who may not see the session gets its 404 before any key is even computed, and a
@@ -59,17 +59,17 @@ from sessions_app.models import Session
 logger = logging.getLogger(__name__)
 
 
-def _renderer_version() -> str:
-    """A digest of every Python module of ``frontend`` (where a document becomes HTML): any change to them
-    — a new module included — gives pages new keys, so a deploy never serves HTML of the old code."""
-    digest = hashlib.sha256()
-    package = Path(__file__).parent
-    for path in sorted(package.rglob("*.py")):
+def renderer_version(package: Path = Path(__file__).parent.parent) -> str:
+    """A digest of every Python module of ``frontend`` and of the Jinja2 macros Python renders with
+    (where a document becomes HTML): any change to them — a new file included — gives pages new keys,
+    so a deploy never serves HTML of the old code or templates."""
+    digest = hashlib.sha256()  # ``package``: frontend/, not only this package (format, templating, …)
+    for path in sorted([*package.rglob("*.py"), *(package / "jinja2").rglob("*.html")]):
         digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
-RENDERER_VERSION = _renderer_version()
+RENDERER_VERSION = renderer_version()
 DOCUMENT_SECONDS = 600
 DOCUMENT_MAX_RAW_BYTES = 16 * 1024 * 1024
 WARM_MIN_RAW_BYTES = 256 * 1024

@@ -132,3 +132,22 @@ def test_a_session_that_failed_to_process_warms_nothing(
         session_processed.disconnect(dispatch_uid="heard")
     assert session.status == "failed" and heard == [done.pk]
     assert "Processing failed" in _get(client, world, session).content.decode()
+
+
+def test_a_change_to_any_frontend_module_or_card_macro_gives_pages_new_keys(tmp_path) -> None:
+    """A deploy that changes only a template, or a module outside the session page's package (format,
+    templating), must not serve the HTML cached by the old one."""
+    (tmp_path / "session_page").mkdir()
+    (tmp_path / "jinja2" / "frontend").mkdir(parents=True)
+    (tmp_path / "session_page" / "render.py").write_text("A = 1\n")
+    (tmp_path / "format.py").write_text("B = 1\n")
+    macro = tmp_path / "jinja2" / "frontend" / "cards.html"
+    macro.write_text("{% macro card() %}<div>{% endmacro %}")
+    versions = [page_cache.renderer_version(tmp_path)]
+
+    macro.write_text("{% macro card() %}<article>{% endmacro %}")
+    versions.append(page_cache.renderer_version(tmp_path))
+    (tmp_path / "format.py").write_text("B = 2\n")
+    versions.append(page_cache.renderer_version(tmp_path))
+
+    assert len(set(versions)) == 3
