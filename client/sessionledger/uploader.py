@@ -101,6 +101,7 @@ class Runner:
         self.summary = Summary()
         self._client: Client | None = None
         self._waiter: FileLock | None = None
+        self.uploaded_from: set[str] = set()  # repositories whose digest cache is refreshed after the run
 
     # --- the loop ------------------------------------------------------------------------------
 
@@ -120,7 +121,23 @@ class Runner:
         finally:
             if self._waiter is not None:
                 self._waiter.release()
+        self._refresh_digests()
         return self.summary
+
+    def _refresh_digests(self) -> None:
+        """Refresh the SessionStart digest cache of each repository this run uploaded from
+        (`context.refresh`), so the hook reads a file instead of waiting for the server."""
+        from sessionledger import context
+        from sessionledger.project import for_directory
+
+        for worktree in sorted(self.uploaded_from):
+            try:
+                settings = config_mod.load(worktree)
+                slug = for_directory(worktree, settings, self.client())
+                budget, prompts = int(settings["context_budget"]), bool(settings["context_prompts"])
+                context.refresh(self.client(), slug, worktree, budget=budget, prompts=prompts)
+            except Exception as exc:  # the cache stays as it was; the next upload tries again
+                log.warning(f"refreshing the context digest of {worktree} failed: {exc}")
 
     def _may_sleep(self, pause: float | None) -> bool:
         """Wait for the next retry? A detached uploader only if no other one is already waiting:
@@ -275,6 +292,8 @@ class Runner:
     def _accepted(self, entry: queue.Entry, code: int, body: object, slug: str) -> Outcome:
         reply = body if isinstance(body, dict) else {}
         duplicate = code == 200
+        if isinstance(repo := entry.intent.get("repo"), str) and os.path.isdir(repo):
+            self.uploaded_from.add(repo)
         self.summary.stopped = ""
         queue.archive(entry, {"http_status": code, "project": slug, "session": reply, "duplicate": duplicate})
         (self.summary.duplicates if duplicate else self.summary.sent).append(reply)
