@@ -1,6 +1,9 @@
 """The context digest (docs/design.md §6) as the client asks for it: the current branch and the files in
 play, within a character budget. Shared by `sessionledger context`, the SessionStart hook and the
 MCP server's `get_context`, so all three ask the same question.
+
+The SessionStart hook reads the digest from a per-repository cache (`cached`) that the uploader
+refreshes after each upload (`refresh`), so a session start never waits on the network for it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ if TYPE_CHECKING:  # urllib.request is slow to import: imported where a request 
     from sessionledger.api import Client
 
 INLINE_LIMIT = 10_000  # Claude Code writes longer additionalContext to a file (docs/claude-code.md §2.4)
+ROOM_FOR_NOTES = 1000  # of INLINE_LIMIT, kept for the hook's own notes (a /clear's capture)
 SERVER_MIN_BUDGET, SERVER_MAX_BUDGET = 200, 50_000
 
 
@@ -72,3 +76,67 @@ def cut(text: str, limit: int) -> str:
     if newline > len(head) // 2:
         head = head[:newline]
     return head + marker
+
+
+def hook_budget(budget: int) -> int:
+    """The digest's budget in SessionStart: `context_budget`, leaving room for the hook's notes."""
+    return min(int(budget), INLINE_LIMIT - ROOM_FOR_NOTES)
+
+
+def cache_path(worktree: str) -> str:
+    """The digest cache of the repository at `worktree`: one JSON file, keyed by branch inside."""
+    from sessionledger import paths
+
+    name = worktree.strip(os.sep).replace(os.sep, "%")[-180:] or "root"
+    return os.path.join(paths.state_dir(), "context", name + ".json")
+
+
+def cached(cwd: str, budget: int, prompts: bool) -> str | None:
+    """The cached digest for the branch around `cwd` ("" when it had nothing); None if never fetched,
+    or fetched for another budget or `prompts` (the settings changed since)."""
+    repo = gitrefs.find_repo(cwd)
+    if repo is None:
+        return None
+    from sessionledger.fastjson import loads
+
+    try:
+        with open(cache_path(repo.worktree), encoding="utf-8") as handle:
+            data = loads(handle.read())
+    except (OSError, ValueError):
+        return None
+    entry = data.get(gitrefs.branch_name(gitrefs.read_head(repo)[1])) if isinstance(data, dict) else None
+    if not isinstance(entry, dict) or [entry.get("budget"), entry.get("prompts")] != [budget, prompts]:
+        return None
+    text = entry.get("text")
+    return text if isinstance(text, str) else None
+
+
+def store(cwd: str, digest: dict[str, object], *, budget: int, prompts: bool) -> None:
+    """Keep `digest` (a `fetch` reply) as the cached one for the branch around `cwd`."""
+    repo = gitrefs.find_repo(cwd)
+    if repo is None:
+        return
+    import time
+
+    from sessionledger.fastjson import dumps, loads
+    from sessionledger.fsutil import atomic_write
+
+    path = cache_path(repo.worktree)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = loads(handle.read())
+    except (OSError, ValueError):
+        data = {}
+    text = str(digest.get("text") or "") if digest.get("sessions") else ""  # a bare header is noise
+    branches = data if isinstance(data, dict) else {}
+    entry = {"text": text, "budget": budget, "prompts": prompts, "fetched_at": time.time()}
+    branches[gitrefs.branch_name(gitrefs.read_head(repo)[1])] = entry
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    atomic_write(path, dumps(branches).encode())
+
+
+def refresh(api: Client, slug: str, worktree: str, *, budget: int, prompts: bool) -> None:
+    """Fetch the digest for the repository at `worktree` (its branch, its files) into the cache."""
+    budget = hook_budget(budget)
+    digest = for_directory(api, slug, worktree, budget=budget, prompts=prompts)
+    store(worktree, digest, budget=budget, prompts=prompts)

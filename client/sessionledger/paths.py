@@ -54,6 +54,11 @@ def uploader_lock() -> str:
     return os.path.join(state_dir(), "uploader.lock")
 
 
+def uploader_progress() -> str:
+    """What the uploader holding the lock is sending and how far it got (read by `sync`)."""
+    return os.path.join(state_dir(), "uploader.progress.json")
+
+
 def uploader_wait_lock() -> str:
     """Held by the one detached uploader that sleeps until the next retry (others just exit)."""
     return os.path.join(state_dir(), "uploader.wait.lock")

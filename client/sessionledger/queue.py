@@ -47,11 +47,11 @@ class Entry:
     @property
     def intent(self) -> dict:
         if self._intent is None:
-            self._intent = _read_json(self.file("intent.json")) or {}
+            self._intent = read_json(self.file("intent.json")) or {}
         return self._intent
 
     def status(self) -> dict:
-        return _read_json(self.file("status.json")) or {"state": PENDING, "attempts": 0}
+        return read_json(self.file("status.json")) or {"state": PENDING, "attempts": 0}
 
     def set_status(self, **fields: object) -> dict:
         status = {**self.status(), **fields, "updated_at": time.time()}
@@ -63,10 +63,10 @@ class Entry:
         return os.path.exists(self.file("local.json"))
 
     def local(self) -> dict:
-        return _read_json(self.file("local.json")) or {}
+        return read_json(self.file("local.json")) or {}
 
     def metadata(self) -> dict:
-        return _read_json(self.file("metadata.json")) or {}
+        return read_json(self.file("metadata.json")) or {}
 
     def exists(self) -> bool:
         return os.path.exists(self.file("intent.json"))
@@ -164,7 +164,7 @@ def sent(limit: int = 10) -> list[dict]:
         names = sorted(os.listdir(paths.sent_dir()), reverse=True)
     except OSError:
         return []
-    records = (_read_json(os.path.join(paths.sent_dir(), n)) for n in names if n.endswith(".json"))
+    records = (read_json(os.path.join(paths.sent_dir(), n)) for n in names if n.endswith(".json"))
     return [r for r in records if r][:limit]
 
 
@@ -184,7 +184,7 @@ def write_json(path: str, data: object) -> None:
     atomic_write(path, dumps(data).encode())
 
 
-def _read_json(path: str) -> dict | None:
+def read_json(path: str) -> dict | None:
     try:
         with open(path, encoding="utf-8") as handle:
             data = loads(handle.read())

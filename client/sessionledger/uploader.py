@@ -27,7 +27,8 @@ import os
 import random
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from enum import Enum
 
 from sessionledger import attribution_capture, log, paths, queue
@@ -44,6 +45,8 @@ _SERVER_WIDE = (0, 429, 502, 503, 504)
 # How long past its own deadline a lock holder may still run (finishing a segment's bookkeeping)
 # before it counts as stuck and is stopped.
 STALE_GRACE = 30.0
+# The progress record is rewritten at most once per this many bytes sent (and at the start and end).
+PROGRESS_STEP = 256 * 1024
 
 
 class Mode(Enum):
@@ -98,6 +101,7 @@ class Runner:
         self.summary = Summary()
         self._client: Client | None = None
         self._waiter: FileLock | None = None
+        self.uploaded_from: set[str] = set()  # repositories whose digest cache is refreshed after the run
 
     # --- the loop ------------------------------------------------------------------------------
 
@@ -117,7 +121,23 @@ class Runner:
         finally:
             if self._waiter is not None:
                 self._waiter.release()
+        self._refresh_digests()
         return self.summary
+
+    def _refresh_digests(self) -> None:
+        """Refresh the SessionStart digest cache of each repository this run uploaded from
+        (`context.refresh`), so the hook reads a file instead of waiting for the server."""
+        from sessionledger import context
+        from sessionledger.project import for_directory
+
+        for worktree in sorted(self.uploaded_from):
+            try:
+                settings = config_mod.load(worktree)
+                slug = for_directory(worktree, settings, self.client())
+                budget, prompts = int(settings["context_budget"]), bool(settings["context_prompts"])
+                context.refresh(self.client(), slug, worktree, budget=budget, prompts=prompts)
+            except Exception as exc:  # the cache stays as it was; the next upload tries again
+                log.warning(f"refreshing the context digest of {worktree} failed: {exc}")
 
     def _may_sleep(self, pause: float | None) -> bool:
         """Wait for the next retry? A detached uploader only if no other one is already waiting:
@@ -142,14 +162,17 @@ class Runner:
         try:
             self._pass()
         finally:
+            with contextlib.suppress(OSError):
+                os.unlink(paths.uploader_progress())
             lock.release()
         return True
 
     def _wait_for(self, lock: FileLock) -> bool:
-        """`sync` waits a little for a detached uploader's pass to end; the others do not."""
-        if self.mode is not Mode.SYNC:
+        """Only `sync --wait` waits for a live holder's pass to end (it asked to wait, up to its
+        timeout); plain `sync` says what the holder is doing instead (`activity`)."""
+        if self.mode is not Mode.SYNC or not self.waits:
             return False
-        lock.timeout = min(30.0, max(0.0, self.deadline - time.monotonic()))
+        lock.timeout = max(0.0, self.deadline - time.monotonic())
         return lock.acquire()
 
     def _pass(self) -> None:
@@ -261,13 +284,16 @@ class Runner:
         parts += filter(None, [attribution_capture.part_for_upload(entry, client.server, slug)])
         body = Body(parts)
         headers = {"Idempotency-Key": local["idempotency_key"]}
-        return client.post_stream(f"/projects/{slug}/sessions", body, len(body), body.content_type, headers)
+        sending = _counted(body, entry, len(body))
+        return client.post_stream(f"/projects/{slug}/sessions", sending, len(body), body.content_type, headers)
 
     # --- what the server said ------------------------------------------------------------------
 
     def _accepted(self, entry: queue.Entry, code: int, body: object, slug: str) -> Outcome:
         reply = body if isinstance(body, dict) else {}
         duplicate = code == 200
+        if isinstance(repo := entry.intent.get("repo"), str) and os.path.isdir(repo):
+            self.uploaded_from.add(repo)
         self.summary.stopped = ""
         queue.archive(entry, {"http_status": code, "project": slug, "session": reply, "duplicate": duplicate})
         (self.summary.duplicates if duplicate else self.summary.sent).append(reply)
@@ -367,6 +393,62 @@ def take_over_stale(lock: FileLock) -> bool:
         os.kill(pid, signal.SIGTERM)
     lock.timeout = 10.0
     return lock.acquire()
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What the uploader holding the lock is doing: which segment, how many bytes of how many."""
+
+    pid: int
+    segment: str
+    sent: int
+    total: int
+
+    def describe(self) -> str:
+        """`the background uploader (pid 42) is sending checkpoint 1a2b3c4d5e: 1.2 of 4.6 MB`."""
+        what = f"the background uploader (pid {self.pid})"
+        if not self.segment:
+            return f"{what} is preparing segments"
+        return f"{what} is sending {self.segment}: {self.sent / 1e6:.1f} of {self.total / 1e6:.1f} MB"
+
+
+def activity() -> Activity | None:
+    """The live lock holder's progress; None when no uploader holds the lock (or it died)."""
+    found = holder(paths.uploader_lock())
+    if found is None or not _alive(found[0]):
+        return None
+    record = queue.read_json(paths.uploader_progress()) or {}
+    if record.get("pid") != found[0]:  # written by an earlier holder: this one has sent nothing yet
+        return Activity(found[0], "", 0, 0)
+    return Activity(found[0], str(record.get("segment", "")), int(record.get("sent", 0)), int(record.get("total", 0)))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # alive, someone else's
+        return True
+    return True
+
+
+def _counted(body: Iterable[bytes], entry: queue.Entry, total: int) -> Iterator[bytes]:
+    """Stream `body`, recording how far it got for `activity` (every `PROGRESS_STEP` bytes)."""
+    sent, recorded = 0, -PROGRESS_STEP
+
+    def record() -> None:
+        progress = {"pid": os.getpid(), "segment": entry.describe(), "sent": sent, "total": total}
+        with contextlib.suppress(OSError):  # progress is a courtesy: never fail an upload over it
+            queue.write_json(paths.uploader_progress(), progress)
+
+    for chunk in body:
+        if sent - recorded >= PROGRESS_STEP:
+            record()
+            recorded = sent
+        yield chunk
+        sent += len(chunk)
+    record()
 
 
 def _old_parts(local: dict) -> list[dict]:

@@ -66,3 +66,45 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
         sink.shutdown(socket.SHUT_WR)
     except OSError:
         pass
+
+
+class ThrottledProxy:
+    """A faithful proxy to `upstream` whose uplink carries at most `rate` bytes a second: a request
+    body takes its time to arrive, as on a slow link; the answers come back at full speed."""
+
+    def __init__(self, upstream: str, rate: int) -> None:
+        parts = urlsplit(upstream)
+        self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
+        self.rate = rate
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.closed = threading.Event()
+        self.received = 0  # bytes of requests passed on so far
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def close(self) -> None:
+        self.closed.set()
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while not self.closed.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._proxy, args=(conn,), daemon=True).start()
+
+    def _proxy(self, conn: socket.socket) -> None:
+        # A small receive buffer keeps the sender's bytes in the sender, not in the kernel.
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+        with conn, socket.create_connection(self.upstream) as up:
+            threading.Thread(target=_pump, args=(up, conn), daemon=True).start()
+            step = max(1, self.rate // 10)
+            try:
+                while data := conn.recv(step):
+                    up.sendall(data)
+                    self.received += len(data)
+                    time.sleep(0.1)
+                up.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass

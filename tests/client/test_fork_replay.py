@@ -112,3 +112,58 @@ def test_codex_apply_patch_and_notebook_edits_are_replayed_and_checked(tmp_path)
     assert done.not_reproduced == [
         "apply_patch src/old.py: old_string not found: the file differs from what the conversation edited"
     ]
+
+
+def edit_with_result(claude: ClaudeSession, repo: Path, name: str, old: str, new: str) -> str:
+    """An Edit as Claude Code records it: the result carries the file's text before the edit."""
+    before = (repo / name).read_text()
+    (repo / name).write_text(before.replace(old, new, 1))
+    b = claude.builder
+    b.new_response().tool_use("Edit", {"file_path": str(repo / name), "old_string": old, "new_string": new})
+    step, tool_id = b.last_uuid, b.last_tool_id
+    result = {"filePath": str(repo / name), "oldString": old, "newString": new, "originalFile": before}
+    b.tool_result(tool_id, "The file has been updated.", tool_use_result=result, parent=step, source_uuid=step)
+    claude.flush()
+    return step
+
+
+def edit_ignored_file_between_commits(claude: ClaudeSession, repo: Path, config: str) -> tuple[str, str]:
+    """Commit 1; an Edit of the gitignored `local.cfg` (level 1 -> 2); the step; commit 2."""
+    (repo / ".gitignore").write_text("local.cfg\n")
+    (repo / "local.cfg").write_text(config)
+    claude.prompt("add the app and commit it")
+    agent_write(claude, repo, "app.py", "A = 1\n")
+    claude.bash("git add -A && git commit -q -m 'Add app'")
+    first = head(repo)
+    claude.prompt("raise the level in the local config")
+    edit_with_result(claude, repo, "local.cfg", "level = 1", "level = 2")
+    step = tool_step(claude, "Bash", {"command": "cat local.cfg"}, "mode = dev\nlevel = 2\n")
+    agent_write(claude, repo, "later.py", "LATER = 1\n")
+    claude.bash("git add -A && git commit -q -m 'Add later'")
+    claude.end()
+    return first, step
+
+
+def test_a_fork_restores_a_gitignored_file_the_conversation_edited_from_the_transcript(
+    ledger, repo, claude, client_env, tmp_path
+) -> None:
+    first, step = edit_ignored_file_between_commits(claude, repo, "mode = dev\nlevel = 1\n")
+
+    result, worktree = fork(client_env, repo, tmp_path, "ignored", claude.session_id, "--at", step[:8])
+
+    assert git(worktree, "rev-parse", "HEAD") == first
+    assert (worktree / "local.cfg").read_text() == "mode = dev\nlevel = 2\n", result.stdout
+    assert "restored  local.cfg" in result.stdout
+    assert not (worktree / "later.py").exists()
+
+
+def test_a_fork_does_not_restore_an_ignored_file_whose_transcript_copy_was_redacted(
+    ledger, repo, claude, client_env, tmp_path
+) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    _, step = edit_ignored_file_between_commits(claude, repo, f"token = {token}\nlevel = 1\n")
+
+    result, worktree = fork(client_env, repo, tmp_path, "redacted", claude.session_id, "--at", step[:8])
+
+    assert not (worktree / "local.cfg").exists()
+    assert "local.cfg: not in the commit, and the transcript's copy of it is redacted" in result.stdout

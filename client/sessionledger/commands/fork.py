@@ -179,7 +179,8 @@ def replay_writes(agent: AgentSession, point: Point, repo_dir: str, worktree: st
     messages = [m for m in parse(point.cut).messages if m.get("uuid") not in before]
     root = os.path.realpath(repo_dir)
     cwd_from = _cwd_from(agent.agent.first_cwd(point.cut) or root, repo_dir)
-    return replay.replay(messages, worktree=worktree, cwd_from=cwd_from, cwd=cwd)
+    originals = replay.original_files(point.cut[since:])
+    return replay.replay(messages, worktree=worktree, cwd_from=cwd_from, cwd=cwd, originals=originals)
 
 
 def default_turn(agent: AgentSession, target: Target) -> int:
@@ -295,6 +296,9 @@ def _print(fork: Forked, repo_dir: str) -> None:
                 _one_line(f"  replayed  {len(replayed.written)} file(s) written since {fork.commit[:10]}: {files}")
             )
         )
+        for restored in replayed.restored:
+            note = f"  restored  {restored}: not in the commit; from the text the transcript's edit started from"
+            print(terminal_safe(_one_line(note)))
         for change in replayed.not_reproduced:
             print(f"  not reproduced  {terminal_safe(_one_line(change))}")
         for refusal in replayed.refused:

@@ -8,7 +8,9 @@ Each write is checked before it is applied: an Edit whose `old_string` is not in
 applied (and said so), a path that leaves the worktree is refused (`confined`: the transcript is a
 teammate's words), so is a path git reads as a repository or as configuration (`refused_path`), and
 what no tool call records — files written by shell commands — is listed as not reproduced, never
-guessed at.
+guessed at. An Edit of a file the commit does not have (a gitignored `.env`, say) starts from the text
+Claude Code recorded in its result (`toolUseResult.originalFile`), so that file is restored too —
+unless that copy was redacted, which would plant `[REDACTED:…]` markers in it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ _SHELL_WRITES = re.compile(
     r"|(?<![0-9&])>>?\s*(?!&|/dev/null)[^\s&|;]"
 )
 MAX_SHELL = 4000  # characters of a shell command examined for writes
+REDACTED_MARK = "[REDACTED:"  # what redaction leaves in place of a secret (docs/redaction.md)
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,31 @@ class Replayed:
     written: list[str] = field(default_factory=list)
     not_reproduced: list[str] = field(default_factory=list)
     refused: list[Refusal] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)  # absent from the commit: rebuilt from an Edit's result
+
+
+def original_files(raw: bytes) -> dict[str, str]:
+    """Tool-use id -> the file's text before that edit, as Claude Code recorded it in the result
+    (`toolUseResult.originalFile`; MultiEdit's `originalFileContents`)."""
+    found: dict[str, str] = {}
+    for line in raw.splitlines():
+        if b'"originalFile' not in line:  # most lines: skip the JSON parse
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        result = record.get("toolUseResult") if isinstance(record, dict) else None
+        message = record.get("message") if isinstance(record, dict) else None
+        if not isinstance(result, dict) or not isinstance(message, dict):
+            continue
+        text = result.get("originalFile", result.get("originalFileContents"))
+        blocks = message.get("content")
+        for block in blocks if isinstance(blocks, list) and isinstance(text, str) else []:
+            tool_id = block.get("tool_use_id") if isinstance(block, dict) else None
+            if isinstance(tool_id, str) and block.get("type") == "tool_result":
+                found[tool_id] = str(text)
+    return found
 
 
 # Code points HFS+ leaves out of a name (git's utf8.c `next_hfs_char`): `.g\u200cit` is `.git` there.
@@ -119,10 +147,18 @@ def _folded(name: str) -> str:
     return name.split(":", 1)[0].rstrip(". ")  # `.git::$INDEX_ALLOCATION` is `.git` on NTFS
 
 
-def replay(messages: Iterable[Mapping[str, Any]], *, worktree: str, cwd_from: str, cwd: str) -> Replayed:
+def replay(
+    messages: Iterable[Mapping[str, Any]],
+    *,
+    worktree: str,
+    cwd_from: str,
+    cwd: str,
+    originals: Mapping[str, str] | None = None,
+) -> Replayed:
     """Apply the file writes of `messages` (content-document messages, in order) to `worktree`.
     A path under `cwd_from` (where the conversation ran) moves under `worktree`; a relative one
-    is taken from `cwd` (the session's directory in the worktree)."""
+    is taken from `cwd` (the session's directory in the worktree). `originals` (`original_files`)
+    gives an edit of a file the worktree lacks the text it started from."""
     messages = list(messages)
     failed = {_tool(m).get("id") for m in messages if m.get("kind") == "tool_result" and _tool(m).get("is_error")}
     done = Replayed()
@@ -133,7 +169,7 @@ def replay(messages: Iterable[Mapping[str, Any]], *, worktree: str, cwd_from: st
         if message.get("kind") != "tool_use" or not isinstance(arguments, dict) or tool.get("id") in failed:
             continue
         if name in WRITE_TOOLS:
-            _apply(name, arguments, where, done)
+            _apply(name, arguments, where, done, (originals or {}).get(str(tool.get("id"))))
         elif name in _SHELL_TOOLS:
             command = str(arguments.get("command") or "")
             if _SHELL_WRITES.search(command[:MAX_SHELL]):
@@ -164,7 +200,7 @@ class _Paths:
         return resolved
 
 
-def _apply(name: str, arguments: Mapping[str, Any], where: _Paths, done: Replayed) -> None:
+def _apply(name: str, arguments: Mapping[str, Any], where: _Paths, done: Replayed, original: str | None) -> None:
     path = _text(arguments.get("file_path")) or _text(arguments.get("notebook_path"))
     edits = arguments.get("edits")
     if name == "Edit" and isinstance(edits, list) and "patch" in arguments:  # Codex apply_patch
@@ -175,16 +211,17 @@ def _apply(name: str, arguments: Mapping[str, Any], where: _Paths, done: Replaye
     if name == "Write":
         _apply_one(name, path, [{"content": arguments.get("content")}], where, done)
     elif name == "Edit":
-        _apply_one(name, path, [arguments], where, done)
+        _apply_one(name, path, [arguments], where, done, original)
     elif name == "MultiEdit":
-        _apply_one(
-            name, path, [e for e in edits if isinstance(e, dict)] if isinstance(edits, list) else [], where, done
-        )
+        listed: list[Mapping[str, Any]] = [e for e in edits if isinstance(e, dict)] if isinstance(edits, list) else []
+        _apply_one(name, path, listed, where, done, original)
     elif name == "NotebookEdit":
         _apply_one(name, path, [{"notebook": arguments}], where, done)
 
 
-def _apply_one(tool: str, path: str, edits: list[Mapping[str, Any]], where: _Paths, done: Replayed) -> None:
+def _apply_one(
+    tool: str, path: str, edits: list[Mapping[str, Any]], where: _Paths, done: Replayed, original: str | None = None
+) -> None:
     if not path:
         done.not_reproduced.append(f"{tool} without a file path")
         return
@@ -196,13 +233,13 @@ def _apply_one(tool: str, path: str, edits: list[Mapping[str, Any]], where: _Pat
     except _GitRefused as exc:
         done.refused.append(Refusal(tool, exc.path, exc.why))
         return
+    relative = os.path.relpath(local, where.worktree)
     try:
-        before = _read(local)
-        after = before
+        after, restoring = _starting_text(local, original)
         for edit in edits:
             after = _edited(after, edit, local)
     except _Refused as exc:
-        done.not_reproduced.append(f"{tool} {os.path.relpath(local, where.worktree)}: {exc}")
+        done.not_reproduced.append(f"{tool} {relative}: {exc}")
         return
     if after is None:
         if os.path.lexists(local):
@@ -211,9 +248,21 @@ def _apply_one(tool: str, path: str, edits: list[Mapping[str, Any]], where: _Pat
         os.makedirs(os.path.dirname(local), exist_ok=True)
         with open(local, "w", encoding="utf-8", newline="") as handle:
             handle.write(after)
-    relative = os.path.relpath(local, where.worktree)
+    if restoring and relative not in done.restored:
+        done.restored.append(relative)
     if relative not in done.written:
         done.written.append(relative)
+
+
+def _starting_text(local: str, original: str | None) -> tuple[str | None, bool]:
+    """The text an edit starts from, and whether it is the transcript's copy (the worktree lacks the
+    file: it is not in the commit). A redacted copy would plant markers in the file: _Refused."""
+    before = _read(local)
+    if before is not None or original is None:
+        return before, False
+    if REDACTED_MARK in original:
+        raise _Refused("not in the commit, and the transcript's copy of it is redacted")
+    return original, True
 
 
 class _Refused(Exception):

@@ -4,6 +4,10 @@ Without `--wait`, every waiting segment is tried once (backoff timers are ignore
 With `--wait`, transient failures are retried (honouring Retry-After) until the queue is empty or
 nothing more can be sent now — logged out, rejected, no project, or the time is up — and the
 command says which. Exit status 0 means the queue is empty.
+
+While a background uploader holds the upload lock, plain `sync` does not wait for it: it says which
+segment that uploader is sending and how far it got, and returns (`--wait` waits for it, up to
+`--timeout`). A holder that died left no lock (`flock`), so `sync` simply takes over.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import argparse
 
 from sessionledger import queue
 from sessionledger.commands.common import ProgressBar, short
-from sessionledger.uploader import Mode
+from sessionledger.uploader import Mode, activity
 from sessionledger.uploader import run as upload
 
 
@@ -39,7 +43,11 @@ def run(options: argparse.Namespace) -> int:
     )
     bar.close()
     if summary.busy:
-        print("Another upload is in progress; try again in a moment.")
+        doing = activity()
+        if doing is None:  # it finished between our try and this look
+            print("Another upload was in progress; run `sessionledger sync` again.")
+        else:
+            print(f"Not waiting: {doing.describe()}. It goes on by itself; `sessionledger sync --wait` waits for it.")
     return report(summary)
 
 

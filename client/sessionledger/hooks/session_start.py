@@ -33,11 +33,10 @@ import time
 from collections.abc import Callable
 
 from sessionledger import clears, config, log
-from sessionledger.context import INLINE_LIMIT, cut
+from sessionledger.context import INLINE_LIMIT, cached, cut, hook_budget
 
 EVENT = "SessionStart"
 CLEAR_WAIT_FOR_END = 0.5  # seconds for SessionEnd(clear) to record its capture, if it has not yet
-_ROOM_FOR_NOTES = 1000
 
 
 def handle(payload: dict) -> None:
@@ -46,12 +45,16 @@ def handle(payload: dict) -> None:
     cwd = str(payload.get("cwd") or os.getcwd())
     settings = config.load(cwd)
     deadline = started + float(settings["context_timeout"])
-    digest = None
+    digest, kept = None, None
+    budget, prompts = hook_budget(int(settings["context_budget"])), bool(settings["context_prompts"])
     if settings["auto_resume_on_start"]:
-        budget = min(int(settings["context_budget"]), INLINE_LIMIT - _ROOM_FOR_NOTES)
-        digest = Background(lambda: _digest(settings, cwd, budget))
+        kept = cached(cwd, budget, prompts)
+        if kept is None:  # never fetched for this branch (and settings): ask, within the deadline
+            digest = Background(lambda: _digest(settings, cwd, budget))
     notes, warning = _clear_notes(settings, cwd, deadline) if source == "clear" else ([], "")
     tails = _tails_waiting()  # while the digest's request is on its way
+    if kept is not None:
+        notes.append(kept)
     if digest is not None:
         notes.append(digest.result(deadline, default=""))
     emit([n for n in notes if n], warning)
@@ -118,6 +121,7 @@ def _digest(settings: config.Config, cwd: str, budget: int) -> str:
         slug = for_directory(cwd, settings, api)
         prompts = bool(settings["context_prompts"])
         digest = context.for_directory(api, slug, cwd, budget=budget, prompts=prompts)
+        context.store(cwd, digest, budget=budget, prompts=prompts)
     except Exception as exc:  # unreachable, slow, 401, unknown project…: the session starts anyway
         log.warning(f"session start: no context digest: {exc}")
         return ""
