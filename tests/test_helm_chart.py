@@ -141,9 +141,10 @@ def test_extra_env_given_last_overrides_the_charts_own_and_the_old_map_form_stil
 
 
 def test_the_migration_job_alone_holds_the_schema_owners_url(manifests) -> None:
-    assert _env(manifests[f"Job/{NAME}-migrate"])["DATABASE_URL"]["valueFrom"]["secretKeyRef"]["name"] == (
-        "sessionledger-database-owner"
-    )
+    """migrate logs in as the owner and grants the runtime login (governance/dbroles.py), so the Job needs both."""
+    job = _env(manifests[f"Job/{NAME}-migrate"])
+    assert job["DATABASE_OWNER_URL"]["valueFrom"]["secretKeyRef"]["name"] == "sessionledger-database-owner"
+    assert job["DATABASE_URL"]["valueFrom"]["secretKeyRef"]["name"] == "sessionledger-database"
     for workload in WORKLOADS[:3]:
         assert _env(manifests[workload])["DATABASE_URL"]["valueFrom"]["secretKeyRef"]["name"] == (
             "sessionledger-database"

@@ -4,6 +4,7 @@ admin's change history and the address and user agent of the person's events; SC
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
 
 import pytest
@@ -278,3 +279,16 @@ def test_nothing_of_a_held_project_can_be_deleted_by_api_page_or_admin(world, se
     with scopes_disabled():
         assert Session.objects.filter(pk=session.pk).exists() and Project.objects.filter(pk=world.project.pk).exists()
     assert not AuditEvent.objects.filter(kind__in=["session.deleted", "project.deleted"]).exists()
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "owner"])
+def test_expire_audit_runs_the_trails_retention_where_a_cronjob_has_the_owners_login(world, settings) -> None:
+    settings.SESSIONLEDGER_AUDIT_DAYS = 30
+    old = _aged(world.project, 31, "old")
+    expired = _chain_up_to(old)
+    out = io.StringIO()
+
+    call_command("expire_audit", stdout=out)
+
+    assert out.getvalue().strip() == f"{expired} audit event(s) expired"
+    assert _left(old) == set()

@@ -81,7 +81,7 @@ annotations:
 {{- end -}}
 
 {{/* every container's environment: include "sessionledger.env" (list . "web"); the migrate Job alone gets
-     the schema owner's DATABASE_URL when migrations.databaseUrlSecret names one */}}
+     the schema owner's DATABASE_OWNER_URL when migrations.databaseUrlSecret names one */}}
 {{- define "sessionledger.env" -}}
 {{- $root := index . 0 -}}
 {{- $component := index . 1 -}}
@@ -114,12 +114,12 @@ annotations:
 - name: PROMETHEUS_MULTIPROC_DIR
   value: /tmp/prometheus
 {{- include "sessionledger.credential" (merge (dict "env" "SECRET_KEY") $values.secrets.secretKey) }}
-{{- $database := $values.postgresql.urlSecret }}
+{{- include "sessionledger.credential" (merge (dict "env" "DATABASE_URL") $values.postgresql.urlSecret) }}
 {{- $owner := $values.migrations.databaseUrlSecret }}
 {{- if and (eq $component "migrate") (or $owner.name $owner.file) }}
-{{- $database = $owner }}
+{{- /* migrate logs in as the owner and grants the runtime login (DATABASE_URL) what it may do */}}
+{{- include "sessionledger.credential" (merge (dict "env" "DATABASE_OWNER_URL") $owner) }}
 {{- end }}
-{{- include "sessionledger.credential" (merge (dict "env" "DATABASE_URL") $database) }}
 {{- include "sessionledger.credential" (merge (dict "env" "REDIS_URL") $values.redis.urlSecret) }}
 {{- with $values.s3.credentialsSecret }}
 {{- include "sessionledger.credential" (dict "env" "S3_ACCESS_KEY_ID" "name" .name "key" .accessKeyIdKey "file" .accessKeyIdFile) }}
