@@ -35,6 +35,7 @@ from sessionledger.commands import agentsessions
 from sessionledger.commands.agentsessions import AgentSession, Target, Turn
 from sessionledger.commands.common import CommandError, confined, short, terminal_safe
 from sessionledger.commands.turns import open_target, repo_root
+from sessionledger.core.formats.originals import original_files
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -179,7 +180,7 @@ def replay_writes(agent: AgentSession, point: Point, repo_dir: str, worktree: st
     messages = [m for m in parse(point.cut).messages if m.get("uuid") not in before]
     root = os.path.realpath(repo_dir)
     cwd_from = _cwd_from(agent.agent.first_cwd(point.cut) or root, repo_dir)
-    originals = replay.original_files(point.cut[since:])
+    originals = original_files(point.cut[since:])
     return replay.replay(messages, worktree=worktree, cwd_from=cwd_from, cwd=cwd, originals=originals)
 
 

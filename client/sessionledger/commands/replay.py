@@ -9,7 +9,7 @@ applied (and said so), a path that leaves the worktree is refused (`confined`: t
 teammate's words), so is a path git reads as a repository or as configuration (`refused_path`), and
 what no tool call records — files written by shell commands — is listed as not reproduced, never
 guessed at. An Edit of a file the commit does not have (a gitignored `.env`, say) starts from the text
-Claude Code recorded in its result (`toolUseResult.originalFile`), so that file is restored too —
+Claude Code recorded in its result (`core.formats.originals`), so that file is restored too —
 unless that copy was redacted, which would plant `[REDACTED:…]` markers in it.
 """
 
@@ -56,30 +56,6 @@ class Replayed:
     not_reproduced: list[str] = field(default_factory=list)
     refused: list[Refusal] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)  # absent from the commit: rebuilt from an Edit's result
-
-
-def original_files(raw: bytes) -> dict[str, str]:
-    """Tool-use id -> the file's text before that edit, as Claude Code recorded it in the result
-    (`toolUseResult.originalFile`; MultiEdit's `originalFileContents`)."""
-    found: dict[str, str] = {}
-    for line in raw.splitlines():
-        if b'"originalFile' not in line:  # most lines: skip the JSON parse
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        result = record.get("toolUseResult") if isinstance(record, dict) else None
-        message = record.get("message") if isinstance(record, dict) else None
-        if not isinstance(result, dict) or not isinstance(message, dict):
-            continue
-        text = result.get("originalFile", result.get("originalFileContents"))
-        blocks = message.get("content")
-        for block in blocks if isinstance(blocks, list) and isinstance(text, str) else []:
-            tool_id = block.get("tool_use_id") if isinstance(block, dict) else None
-            if isinstance(tool_id, str) and block.get("type") == "tool_result":
-                found[tool_id] = str(text)
-    return found
 
 
 # Code points HFS+ leaves out of a name (git's utf8.c `next_hfs_char`): `.g\u200cit` is `.git` there.
@@ -157,8 +133,9 @@ def replay(
 ) -> Replayed:
     """Apply the file writes of `messages` (content-document messages, in order) to `worktree`.
     A path under `cwd_from` (where the conversation ran) moves under `worktree`; a relative one
-    is taken from `cwd` (the session's directory in the worktree). `originals` (`original_files`)
-    gives an edit of a file the worktree lacks the text it started from."""
+    is taken from `cwd` (the session's directory in the worktree). `originals`
+    (`core.formats.originals.original_files`) gives an edit of a file the worktree lacks the text it
+    started from."""
     messages = list(messages)
     failed = {_tool(m).get("id") for m in messages if m.get("kind") == "tool_result" and _tool(m).get("is_error")}
     done = Replayed()
