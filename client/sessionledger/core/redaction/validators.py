@@ -446,12 +446,17 @@ _BENIGN_NEAR_RE = re.compile(r"[0-9a-f]{40}|sha[0-9]{1,3}-.{1,200}", re.S)
 _UUID_RE = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 
 
+# After a credential word in a path or a lock file: a version (`credential-provider@3.972.10/…`) or a
+# path with a word for a directory (`…/node_modules/`), which random base64 never spells.
+_PATH_OR_VERSION_RE = re.compile(r"\d{1,4}\.\d{1,4}\.\d{1,4}(?![0-9])|[^/]{0,200}/[a-z_-]{5,}/")
+
+
 def near_token(value: str) -> bool:
     """A token near a credential word (no name or format says more): random, with letters and
     digits both, and no benign shape (a git SHA, an integrity hash); a UUID in key/value form."""
     if _UUID_RE.fullmatch(value):
         return not placeholder(value)
-    if _BENIGN_NEAR_RE.fullmatch(value) or not looks_secret(value, 3.2):
+    if _BENIGN_NEAR_RE.fullmatch(value) or _PATH_OR_VERSION_RE.match(value) or not looks_secret(value, 3.2):
         return False
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
