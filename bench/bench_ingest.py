@@ -48,7 +48,7 @@ def processing_figures(repeat: int) -> dict:
     }
 
 
-def _bench_world():
+def bench_world():
     from projects.models import Membership, Project, Role, User
     from projects.services import token_create
 
@@ -273,7 +273,7 @@ def main() -> None:
     from projects.scoping import unscoped
 
     with unscoped():
-        project, user, secret = _bench_world()
+        project, user, secret = bench_world()
         wanted = set(args.only or ["processing", "ingest", "ingest_floor", "list"])
         report: dict = {}
         if "processing" in wanted:

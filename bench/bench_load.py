@@ -35,7 +35,7 @@ from bench_parse import synthetic
 from djangobench import ROOT, percentile, setup
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -70,11 +70,11 @@ def _start_services(port: int, rate: str, depth: int, project_depth: int, concur
         except requests.RequestException:
             pass
         time.sleep(0.3)
-    _stop([web, worker])
+    stop_processes([web, worker])
     raise SystemExit("the web server did not become healthy in 60 s")
 
 
-def _stop(processes: list[subprocess.Popen]) -> None:
+def stop_processes(processes: list[subprocess.Popen]) -> None:
     for process in processes:
         process.terminate()
         process.wait(timeout=30)
@@ -109,7 +109,7 @@ def _uploader(url: str, secret: str, body: bytes, until: float, results: list) -
             time.sleep(max(0.0, min(wait, until - time.monotonic())))  # as told, but not past the run
 
 
-def _wait_complete(ids: list[str], seconds: float) -> int:
+def wait_complete(ids: list[str], seconds: float) -> int:
     from projects.scoping import unscoped
     from sessions_app.models import Session
 
@@ -149,7 +149,7 @@ def _other_project_upload(url: str, secret: str, body: bytes, at: float, result:
         timeout=60,
     )
     result["status"] = response.status_code
-    if response.status_code == 202 and _wait_complete([response.json()["id"]], 120):
+    if response.status_code == 202 and wait_complete([response.json()["id"]], 120):
         result["seconds"] = round(time.monotonic() - sent, 1)
 
 
@@ -173,14 +173,14 @@ def main() -> None:
     parser.add_argument("--worker-concurrency", type=int, default=2)
     args = parser.parse_args()
     setup()
-    from bench_ingest import _bench_world
+    from bench_ingest import bench_world
 
     from projects.scoping import unscoped
 
     with unscoped():
-        project, user, secret = _bench_world()
+        project, user, secret = bench_world()
         other, other_secret = _other_world(user)
-    port = _free_port()
+    port = free_port()
     processes = _start_services(
         port, args.ingest_rate, args.max_queue_depth, args.max_project_queue_depth, args.worker_concurrency
     )
@@ -207,10 +207,10 @@ def main() -> None:
             thread.join()
         load_ended = time.monotonic()
         accepted = [r for r in results if r[0] in (200, 202)]
-        completed = _wait_complete([r[2] for r in accepted], 180)
+        completed = wait_complete([r[2] for r in accepted], 180)
         drained = time.monotonic()
     finally:
-        _stop(processes)
+        stop_processes(processes)
     latencies = [r[1] for r in results]
     statuses = collections.Counter(r[0] for r in results)
     print(

@@ -27,7 +27,7 @@ import uuid
 from pathlib import Path
 
 import requests
-from bench_load import _free_port, _stop, _wait_complete
+from bench_load import free_port, stop_processes, wait_complete
 from bench_parse import synthetic
 from djangobench import ROOT, setup
 
@@ -148,14 +148,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=300)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from tests.services import S3_BUCKET, _create_bucket, _start_moto  # the test suite's S3 (moto), on loopback
+    from tests.services import S3_BUCKET, create_bucket, start_moto  # the test suite's S3 (moto), on loopback
 
-    endpoint = _start_moto()
+    endpoint = start_moto()
     os.environ |= {"S3_BUCKET": S3_BUCKET, "S3_ENDPOINT_URL": endpoint, "S3_ACCESS_KEY_ID": "bench"}
     os.environ |= {"S3_SECRET_ACCESS_KEY": "bench", "S3_REGION": "us-east-1"}
-    _create_bucket(endpoint)
+    create_bucket(endpoint)
     setup()
-    from bench_ingest import _bench_world
+    from bench_ingest import bench_world
 
     from projects.scoping import unscoped
     from tests.e2e.redis_server import RedisServer
@@ -164,15 +164,15 @@ def main() -> None:
     redis_server, hole = RedisServer(), Blackhole()
     os.environ["REDIS_URL"] = redis_server.url
     with unscoped():
-        project, _, secret = _bench_world()
-    port = _free_port()
+        project, _, secret = bench_world()
+    port = free_port()
     env = {**os.environ, "ALLOWED_HOSTS": "127.0.0.1", "SITE_URL": f"http://127.0.0.1:{port}"}
     env |= {"SESSIONLEDGER_INGEST_RATE": "100000/min", "SESSIONLEDGER_QUERY_RATE": "100000/min"}
     web, worker = _start(port, env), _worker(env)
     base, api = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port}/api/v1/projects/{project.slug}"
     body = gzip.compress(synthetic(20 * 1024))
     first = _upload(f"{api}/sessions", secret, body).json()["id"]
-    _wait_complete([first], 60)
+    wait_complete([first], 60)
     transcript = f"{api}/sessions/{first}/messages"
     results = []
     try:
@@ -183,7 +183,7 @@ def main() -> None:
         restarted = worker.poll() is not None
         if restarted:  # the worker exited during the outage: its supervisor would start it again
             worker = _worker(env)
-        completed = _wait_complete(result["accepted"], 120)
+        completed = wait_complete(result["accepted"], 120)
         result |= {"worker_restarted": restarted, "processed_after_return_s": round(time.monotonic() - back, 1)}
         result |= {"lost": len(result["accepted"]) - completed}
         results.append(result)
@@ -192,7 +192,7 @@ def main() -> None:
         web = _start(port, env | {"S3_ENDPOINT_URL": f"http://127.0.0.1:{hole.port}"})  # its bucket away
         results.append(_outage("bucket blackholed", args.seconds, base, api, secret, body, transcript))
     finally:
-        _stop([web, worker])
+        stop_processes([web, worker])
         redis_server.stop()
         hole.close()
     for result in results:

@@ -34,7 +34,7 @@ def _best(repeat: int, work: Any) -> tuple[float, Any]:
 
 
 def measure(case: Any, project: Any, user: Any, client: Any, repeat: int) -> dict[str, Any]:
-    from frontend.session_page.markdown import _render_memo
+    from frontend.session_page.markdown import render_memo
     from projects.scoping import project_scope
     from sessionledger.core.formats import parse_transcript
     from sessions_app.models import Session
@@ -47,7 +47,7 @@ def measure(case: Any, project: Any, user: Any, client: Any, repeat: int) -> dic
         worker_s, _ = _best(1, lambda: session_process(session=session))
         session = Session.objects.get(pk=session.pk)
     url = f"/p/{project.slug}/s/{session.pk}?{case.query}"
-    page_s, response = _best(repeat, lambda: (_render_memo.cache_clear(), client.get(url))[1])
+    page_s, response = _best(repeat, lambda: (render_memo.cache_clear(), client.get(url))[1])
     return {
         "raw_bytes": len(raw),
         "status": session.status,

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     setup()
     from frontend.session_page.conversation import build_cards, paginate
-    from frontend.session_page.markdown import _render_memo
+    from frontend.session_page.markdown import render_memo
     from frontend.session_page.present import present
     from frontend.session_page.render import Where, cards_html
     from sessionledger.core.formats import parse_transcript
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     present(cards, "")
 
     def present_and_cards() -> None:
-        _render_memo.cache_clear()
+        render_memo.cache_clear()
         page = paged.page(1)
         present(page, "")
         cards_html(page, where)

@@ -98,7 +98,7 @@ def timed(repeat: int, work: Callable[[], object]) -> dict[str, float]:
 
 
 def page_figures(client, project, session, tiny, repeat: int) -> dict[str, Any]:
-    from frontend.session_page.markdown import _render_memo
+    from frontend.session_page.markdown import render_memo
     from sessions_app import blobs
 
     blob = blobs.get(session.content_storage_key)
@@ -125,7 +125,7 @@ def page_figures(client, project, session, tiny, repeat: int) -> dict[str, Any]:
     kept = timed(repeat, lambda: page_cache.cached(key))
     figures["document_from_cache"] = {**kept, "ratio_to_read_decode": round(kept["median_ms"] / floor["median_ms"], 2)}
     with settings_override(SESSIONLEDGER_PAGE_CACHE_SECONDS=0):
-        figures["page_first_cold"] = timed(repeat, lambda: (_render_memo.cache_clear(), client.get(base)))
+        figures["page_first_cold"] = timed(repeat, lambda: (render_memo.cache_clear(), client.get(base)))
     for name, query in (("page_first", ""), ("page_5", "?page=5"), ("only_prompts", "?role=user"),
                         ("find_text", "?q=unicode")):  # fmt: skip
         response = client.get(base + query)

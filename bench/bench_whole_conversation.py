@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     setup()
     from frontend.forms import MessageFilterForm
     from frontend.session_page import whole
-    from frontend.session_page.markdown import _render_memo
+    from frontend.session_page.markdown import render_memo
     from frontend.session_page.reading import read
     from frontend.session_page.render import Where
     from sessionledger.core.formats import parse_transcript
@@ -55,11 +55,11 @@ def main(argv: list[str] | None = None) -> None:
     where = Where("/p/bench/s/session", "bench")
 
     def single() -> None:
-        _render_memo.cache_clear()
+        render_memo.cache_clear()
         read(uncut, form, where=where, params={})
 
     def joined() -> None:
-        _render_memo.cache_clear()
+        render_memo.cache_clear()
         document, segments = whole.join(documents)
         links = {segment.number: ("/p/bench/s/session", "/p/bench/c/sha") for segment in segments}
         read(document, form, where=where, params={}, write=whole.BoundaryWriter(segments, links))

@@ -23,7 +23,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _start_moto() -> str:
+def start_moto() -> str:
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per S3 request otherwise
@@ -33,7 +33,7 @@ def _start_moto() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-def _create_bucket(endpoint: str) -> None:
+def create_bucket(endpoint: str) -> None:
     import boto3
 
     client = boto3.client(
@@ -47,7 +47,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     from config.localstack import ensure_environment
 
     ensure_environment()
-    endpoint = _start_moto()
+    endpoint = start_moto()
     os.environ.update(
         S3_ENDPOINT_URL=endpoint,
         S3_BUCKET=S3_BUCKET,
@@ -65,4 +65,4 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         SESSIONLEDGER_CACHE_PREFIX=f"tests-{uuid.uuid4().hex[:8]}",
         SESSIONLEDGER_DATA_DIR=os.environ.get("SESSIONLEDGER_DATA_DIR", str(early_config.rootpath / ".data")),
     )
-    _create_bucket(endpoint)
+    create_bucket(endpoint)

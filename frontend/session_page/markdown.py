@@ -187,14 +187,14 @@ def render_markdown(text: str) -> Markup:
         return _plain_paragraphs(text)
     if not afford(_markdown_cost(text)):
         return plain_block(text)
-    return Markup(_render_memo(text) if len(text) <= MEMO_LIMIT else _MD.render(text))
+    return Markup(render_memo(text) if len(text) <= MEMO_LIMIT else _MD.render(text))
 
 
 MEMO_LIMIT = 4_000  # characters; short texts are most of a session and are re-read page after page
 
 
 @lru_cache(maxsize=1024)
-def _render_memo(text: str) -> str:
+def render_memo(text: str) -> str:
     """Rendering is a pure function of the text: filtering or paging a session re-renders the same
     prompts and replies, and markdown-it costs ~0.3 ms each. Bounded: ≤1024 × ~4 KB of text."""
     return _MD.render(text)

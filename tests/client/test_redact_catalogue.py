@@ -13,7 +13,7 @@ import pytest
 
 from sessionledger.core.redaction import Redactor, catalogue
 from sessionledger.core.redaction.re2 import CAP, NESTING_MAX, TranslationError, nesting, translate
-from tests.client.test_redact_rules import _unbounded_quantifiers
+from tests.client.test_redact_rules import unbounded_quantifiers
 
 REDACTOR = Redactor()
 RNG = random.Random(20260211)
@@ -71,7 +71,7 @@ def test_built_catalogue_is_pinned_bounded_and_licensed() -> None:
     assert (catalogue.PATH.parent / "LICENSE-gitleaks.txt").read_text().startswith("MIT License")
     assert len(data["rules"]) >= 200
     for rule in data["rules"]:
-        assert _unbounded_quantifiers(rule["regex"]) == [], rule["id"]
+        assert unbounded_quantifiers(rule["regex"]) == [], rule["id"]
         assert nesting(rule["regex"]) <= NESTING_MAX, rule["id"]
 
 

@@ -87,7 +87,7 @@ def test_false_positive_is_left_alone(name: str, i: int) -> None:
 # --- linear regexes ------------------------------------------------------------------------------
 
 
-def _unbounded_quantifiers(pattern: str) -> list[str]:
+def unbounded_quantifiers(pattern: str) -> list[str]:
     """`*` and `+` quantifiers outside character classes (possessive `{m,n}+` is bounded)."""
     found, i = [], 0
     while i < len(pattern):
@@ -113,12 +113,12 @@ def _unbounded_quantifiers(pattern: str) -> list[str]:
 def test_rule_quantifiers_are_bounded(name: str) -> None:
     rule = SPECS[name].rule
     for pattern in (rule.pattern, *rule.anchors, *rule.lower_anchors, rule.follow, rule.name_pattern, rule.then):
-        assert _unbounded_quantifiers(pattern) == [], pattern[:80]
+        assert unbounded_quantifiers(pattern) == [], pattern[:80]
 
 
 def test_fragments_are_bounded() -> None:
     for name, fragment in FRAGMENTS.items():
-        assert _unbounded_quantifiers(fragment) == [], name
+        assert unbounded_quantifiers(fragment) == [], name
 
 
 ADVERSARIAL = [

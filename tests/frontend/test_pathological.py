@@ -18,7 +18,7 @@ import pygments
 import pytest
 from django_scopes import scopes_disabled
 
-from frontend.session_page.markdown import _render_memo
+from frontend.session_page.markdown import render_memo
 from projects.scoping import project_scope
 from sessions_app.models import Session
 from sessions_app.processing import session_process
@@ -48,7 +48,7 @@ def test_a_pathological_transcript_is_processed_and_shown_with_linear_work(case:
         assert session.status == "complete", session.error
 
     def shown(session: Session) -> None:
-        _render_memo.cache_clear()  # every page renders its messages: no memo carried between runs
+        render_memo.cache_clear()  # every page renders its messages: no memo carried between runs
         response = client.get(f"/p/{world.project.slug}/s/{session.pk}?{case.query}")
         assert response.status_code == 200
 

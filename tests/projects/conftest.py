@@ -8,5 +8,5 @@ from django.core.cache import cache
 
 
 @pytest.fixture(autouse=True)
-def _full_budgets() -> None:
+def full_budgets() -> None:
     cache.clear()

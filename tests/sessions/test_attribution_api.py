@@ -110,13 +110,13 @@ def test_a_refused_record_keeps_the_session_and_flags_it_naming_the_field(world,
     assert detail.json()["attribution"] == {"status": "refused", "error": refused["error"]}
 
 
-def _session(world, api_as) -> Session:
+def attributed_session(world, api_as) -> Session:
     response = upload(api_as(world.member), world.project.slug, RAW)
     with scopes_disabled():
         return Session.objects.get(pk=response.json()["id"])
 
 
-def _post(client, session: Session, data: Any):
+def attribution_post(client, session: Session, data: Any):
     body = data if isinstance(data, bytes) else json.dumps(data).encode()
     url = f"/api/v1/projects/{session.project.slug}/sessions/{session.pk}/attribution"
     return client.post(url, body, content_type="application/json")
@@ -170,8 +170,8 @@ STEP_FIELD = "files[0].conversations[0].dev.sessionledger.step"
     ],
 )
 def test_the_attribution_endpoint_answers_400_naming_the_field(world, api_as, data, field) -> None:
-    session = _session(world, api_as)
-    response = _post(api_as(world.member), session, data)
+    session = attributed_session(world, api_as)
+    response = attribution_post(api_as(world.member), session, data)
     assert response.status_code == 400, response.content
     error = response.json()["error"]
     assert error["code"] in ("invalid_attribution",) and error["field"] == field
@@ -179,17 +179,17 @@ def test_the_attribution_endpoint_answers_400_naming_the_field(world, api_as, da
 
 
 def test_more_attributed_lines_than_the_commit_adds_is_refused(world, api_as) -> None:
-    session = _session(world, api_as)
+    session = attributed_session(world, api_as)
     with scopes_disabled():
         Session.objects.filter(pk=session.pk).update(diff_stat={"files": 1, "insertions": 2, "deletions": 0})
-    response = _post(api_as(world.member), session, record())
+    response = attribution_post(api_as(world.member), session, record())
     assert response.status_code == 400 and response.json()["error"]["field"] == "files"
 
 
 def test_a_posted_record_is_served_for_the_session_and_its_commit_and_relinks(world, api_as) -> None:
-    session = _session(world, api_as)
+    session = attributed_session(world, api_as)
     client = api_as(world.member)
-    assert _post(client, session, record()).status_code == 201
+    assert attribution_post(client, session, record()).status_code == 201
     base = f"/api/v1/projects/{world.project.slug}"
 
     by_session = client.get(f"{base}/sessions/{session.pk}/attribution")
@@ -215,15 +215,15 @@ def test_a_posted_record_is_served_for_the_session_and_its_commit_and_relinks(wo
 
 
 def test_a_session_without_attribution_is_404(world, api_as) -> None:
-    session = _session(world, api_as)
+    session = attributed_session(world, api_as)
     url = f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}/attribution"
     assert api_as(world.member).get(url).status_code == 404
 
 
 def test_a_read_only_token_may_ask_why_but_not_store_a_record(world, api_as) -> None:
-    session = _session(world, api_as)
+    session = attributed_session(world, api_as)
     reader = api_as(world.member, scopes=["read"])
-    assert _post(reader, session, record()).status_code == 403
+    assert attribution_post(reader, session, record()).status_code == 403
     why = reader.post(
         f"/api/v1/projects/{world.project.slug}/commits/{SHA}/why",
         {"path": "src/capture.py", "line": 1},
@@ -233,8 +233,8 @@ def test_a_read_only_token_may_ask_why_but_not_store_a_record(world, api_as) -> 
 
 
 def test_outsiders_and_other_tenants_see_nothing(world, api_as) -> None:
-    session = _session(world, api_as)
-    assert _post(api_as(world.member), session, record()).status_code == 201
+    session = attributed_session(world, api_as)
+    assert attribution_post(api_as(world.member), session, record()).status_code == 201
     for user in (world.outsider, world.other_admin):
         client = api_as(user)
         base = f"/api/v1/projects/{world.project.slug}"
@@ -252,4 +252,4 @@ def test_an_oversized_record_is_dropped_from_the_upload_and_413_on_its_own(world
     assert response.json()["attribution"]["error"]["code"] == "too_large"
     with scopes_disabled():
         session = Session.objects.get(pk=response.json()["id"])
-    assert _post(api_as(world.member), session, record()).status_code == 413
+    assert attribution_post(api_as(world.member), session, record()).status_code == 413

@@ -8,7 +8,7 @@ from django_scopes import scopes_disabled
 
 from sessionledger.core import attribution_record
 from sessions_app.models import Attribution
-from tests.sessions.test_attribution_api import _post, _session, record
+from tests.sessions.test_attribution_api import attributed_session, attribution_post, record
 
 
 def _ai_conversation(data: dict) -> dict:
@@ -17,8 +17,8 @@ def _ai_conversation(data: dict) -> dict:
 
 
 def test_the_stored_record_holds_paths_not_the_site_url(world, api_as) -> None:
-    session = _session(world, api_as)
-    assert _post(api_as(world.member), session, record()).status_code == 201
+    session = attributed_session(world, api_as)
+    assert attribution_post(api_as(world.member), session, record()).status_code == 201
     with scopes_disabled():
         stored = Attribution.objects.get(session=session).record
     ai = _ai_conversation(stored)
@@ -27,8 +27,8 @@ def test_the_stored_record_holds_paths_not_the_site_url(world, api_as) -> None:
 
 
 def test_after_a_site_url_change_the_api_and_the_files_view_still_link_every_step(world, api_as, client, settings):
-    session = _session(world, api_as)
-    assert _post(api_as(world.member), session, record()).status_code == 201
+    session = attributed_session(world, api_as)
+    assert attribution_post(api_as(world.member), session, record()).status_code == 201
     settings.SITE_URL = "https://ledger.example.org"
 
     served = api_as(world.viewer).get(f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}/attribution")

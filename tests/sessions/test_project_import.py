@@ -30,7 +30,7 @@ from tests import realfixtures
 from tests.client.sample_transcripts import AGENT_ID, every_line_type
 from tests.conftest import conversation
 from tests.realfixtures import real_transcripts
-from tests.sessions.test_attribution_api import SHA, _post, record
+from tests.sessions.test_attribution_api import SHA, attribution_post, record
 from tests.uploads import commit_hash, metadata_for, upload
 
 
@@ -73,7 +73,7 @@ def _project_built(world, ingest, api_as, *, real: bool = False) -> dict[str, An
     ingest(world.project, world.admin, raw=second, seed="second")
     _with_subagent(world, api_as, third, sub)
     client = api_as(world.member)
-    assert _post(client, checkpoint, record()).status_code == 201
+    assert attribution_post(client, checkpoint, record()).status_code == 201
     base = f"/api/v1/projects/{world.project.slug}"
     relinked = client.post(f"{base}/commits/relink", {"pairs": [{"old": SHA, "new": commit_hash("r")}]}, format="json")
     assert relinked.status_code == 200, relinked.content

@@ -16,7 +16,7 @@ from projects.models import Role
 from sessions_app.attribution import validation
 from sessions_app.models import Attribution, Session
 from tests.factories import make_member
-from tests.sessions.test_attribution_api import SHA, _post, _session, record, upload_with
+from tests.sessions.test_attribution_api import SHA, attributed_session, attribution_post, record, upload_with
 
 STEP = "3f2c0b7e-5d1a-4c8e-9b7f-0a1b2c3d4e5f"
 
@@ -97,11 +97,11 @@ def test_a_poisoned_record_on_a_colleagues_commit_is_refused_alone(
 
 def test_line_numbers_beyond_postgres_integers_are_refused_naming_the_range(world, api_as, attacker) -> None:
     """Ranges within a declared line count past 2³¹ once answered 500 and stored nothing."""
-    session = _session(world, api_as)
+    session = attributed_session(world, api_as)
     huge = record()
     huge["metadata"]["dev.sessionledger"]["line_counts"] = {"src/capture.py": 2**31}
     huge["files"][0]["conversations"][0]["ranges"][0]["end_line"] = 2**31
-    response = _post(api_as(world.member), session, huge)
+    response = attribution_post(api_as(world.member), session, huge)
     assert response.status_code == 400, response.content
     assert response.json()["error"]["field"] == "metadata.dev.sessionledger.line_counts.src/capture.py"
 
@@ -116,11 +116,11 @@ def test_line_numbers_beyond_postgres_integers_are_refused_naming_the_range(worl
     ],
 )
 def test_a_value_out_of_bounds_or_unstorable_is_refused_not_a_500(world, api_as, value, why) -> None:
-    session = _session(world, api_as)
+    session = attributed_session(world, api_as)
     bad = record()
     bad["metadata"]["note"] = value
     body = json.dumps(bad).encode("utf-8", "surrogatepass")
-    response = _post(api_as(world.member), session, body)
+    response = attribution_post(api_as(world.member), session, body)
     assert response.status_code == 400, (why, response.content)
     assert response.json()["error"]["field"] in ("metadata.note", "attribution")
 
@@ -128,12 +128,12 @@ def test_a_value_out_of_bounds_or_unstorable_is_refused_not_a_500(world, api_as,
 def test_a_member_cannot_replace_a_colleagues_attribution(world, api_as, colleague_commit, attacker) -> None:
     forged = record()
     forged["files"][0]["conversations"][0]["contributor"] = {"type": "human"}
-    response = _post(api_as(attacker), colleague_commit, forged)
+    response = attribution_post(api_as(attacker), colleague_commit, forged)
     assert response.status_code == 403 and response.json()["error"]["code"] == "forbidden"
     with scopes_disabled():
         assert Attribution.objects.get(session=colleague_commit).ai_lines == 3
-    assert _post(api_as(world.admin), colleague_commit, forged).status_code == 201
-    assert _post(api_as(world.member), colleague_commit, record()).status_code == 201
+    assert attribution_post(api_as(world.admin), colleague_commit, forged).status_code == 201
+    assert attribution_post(api_as(world.member), colleague_commit, record()).status_code == 201
 
 
 def test_repeating_a_colleagues_upload_leaves_their_record_alone(world, api_as, colleague_commit, attacker) -> None:
@@ -153,7 +153,7 @@ def _conversation_urls(data: dict[str, Any]) -> list[Any]:
 
 
 def test_links_in_a_record_to_another_site_are_dropped_on_input(world, api_as) -> None:
-    session = _session(world, api_as)
+    session = attributed_session(world, api_as)
     hostile = record()
     ai, human = hostile["files"][0]["conversations"]
     hostile["metadata"]["dev.sessionledger"]["steps"][STEP].pop("prompt", None)
@@ -165,7 +165,7 @@ def test_links_in_a_record_to_another_site_are_dropped_on_input(world, api_as) -
         {"type": "step", "url": permalink},
     ]
     human["url"] = "https://evil.example/login"
-    assert _post(api_as(world.member), session, hostile).status_code == 201
+    assert attribution_post(api_as(world.member), session, hostile).status_code == 201
     served = api_as(world.viewer).get(f"/api/v1/projects/{world.project.slug}/sessions/{session.pk}/attribution")
     assert _conversation_urls(served.json()) == [(permalink, [permalink]), (None, [])]
 
