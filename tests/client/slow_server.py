@@ -12,19 +12,16 @@ from urllib.parse import urlsplit
 HEADERS = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n"
 
 
-class SlowServer:
+class _LoopbackProxy:
+    """A listener on loopback whose every connection goes to ``handle`` in a thread of its own."""
+
     def __init__(self, upstream: str) -> None:
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.recovered = threading.Event()
         self.closed = threading.Event()
-        self.trickled = 0  # requests answered by trickling
         threading.Thread(target=self._accept, daemon=True).start()
-
-    def recover(self) -> None:
-        self.recovered.set()
 
     def close(self) -> None:
         self.closed.set()
@@ -36,8 +33,23 @@ class SlowServer:
                 conn, _ = self.listener.accept()
             except OSError:
                 return
-            target = self._proxy if self.recovered.is_set() else self._trickle
-            threading.Thread(target=target, args=(conn,), daemon=True).start()
+            threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
+
+    def handle(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+
+class SlowServer(_LoopbackProxy):
+    def __init__(self, upstream: str) -> None:
+        self.recovered = threading.Event()
+        self.trickled = 0  # requests answered by trickling
+        super().__init__(upstream)
+
+    def recover(self) -> None:
+        self.recovered.set()
+
+    def handle(self, conn: socket.socket) -> None:
+        (self._proxy if self.recovered.is_set() else self._trickle)(conn)
 
     def _trickle(self, conn: socket.socket) -> None:
         self.trickled += 1
@@ -68,33 +80,16 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
         pass
 
 
-class ThrottledProxy:
+class ThrottledProxy(_LoopbackProxy):
     """A faithful proxy to `upstream` whose uplink carries at most `rate` bytes a second: a request
     body takes its time to arrive, as on a slow link; the answers come back at full speed."""
 
     def __init__(self, upstream: str, rate: int) -> None:
-        parts = urlsplit(upstream)
-        self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
         self.rate = rate
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.closed = threading.Event()
         self.received = 0  # bytes of requests passed on so far
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__(upstream)
 
-    def close(self) -> None:
-        self.closed.set()
-        self.listener.close()
-
-    def _accept(self) -> None:
-        while not self.closed.is_set():
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._proxy, args=(conn,), daemon=True).start()
-
-    def _proxy(self, conn: socket.socket) -> None:
+    def handle(self, conn: socket.socket) -> None:
         # A small receive buffer keeps the sender's bytes in the sender, not in the kernel.
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
         with conn, socket.create_connection(self.upstream) as up:
