@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -99,3 +99,16 @@ def parse_rate(value: str) -> str:
 
 def rate(name: str, default: object = _MISSING) -> str:
     return _typed(name, default, parse_rate)
+
+
+def json_list(value: str, what: str) -> list[Any]:
+    """``value`` as a JSON list (empty text: none); ValueError naming ``what`` otherwise."""
+    import json
+
+    try:
+        items = json.loads(value) if value.strip() else []
+    except json.JSONDecodeError:
+        raise ValueError(f"expected a JSON list of {what} (malformed JSON)") from None
+    if not isinstance(items, list):
+        raise ValueError(f"expected a JSON list of {what}")
+    return items

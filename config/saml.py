@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from typing import Any, TypedDict
 from urllib.parse import urlsplit
+
+from config import env
 
 # What allauth maps to the account; each names one attribute (or a list, the first present wins).
 ATTRIBUTE_KEYS = ("uid", "email", "first_name", "last_name")
@@ -113,12 +114,7 @@ def _provider(index: int, provider: Any, seen: set[str]) -> SamlProvider:
 
 def saml_providers(value: str) -> list[SamlProvider]:
     """``[{"id", "name", "entity_id", "metadata_url" | "sso_url" + "x509cert", ...}, ...]``."""
-    try:
-        providers = json.loads(value) if value.strip() else []
-    except json.JSONDecodeError:
-        raise ValueError("expected a JSON list of providers (malformed JSON)") from None
-    if not isinstance(providers, list):
-        raise ValueError("expected a JSON list of providers")
+    providers = env.json_list(value, "providers")
     parsed: list[SamlProvider] = []
     seen: set[str] = set()
     for index, provider in enumerate(providers):

@@ -106,14 +106,7 @@ def sample_rate(value: str) -> float:
 
 def oidc_providers(value: str) -> list[dict[str, Any]]:
     """``[{"id", "name", "server_url", "client_id", "secret"}, ...]``: the OpenID Providers (docs/security.md)."""
-    import json
-
-    try:
-        providers = json.loads(value) if value.strip() else []
-    except json.JSONDecodeError:
-        raise ValueError("expected a JSON list of providers (malformed JSON)") from None
-    if not isinstance(providers, list):
-        raise ValueError("expected a JSON list of providers")
+    providers = env.json_list(value, "providers")
     keys = ("id", "name", "server_url", "client_id", "secret")
     parsed, seen = [], set()
     for index, provider in enumerate(providers):
