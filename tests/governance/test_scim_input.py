@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -310,3 +312,18 @@ def test_a_user_created_by_a_concurrent_push_since_the_check_is_a_409_not_a_500(
     other.close()
     _assert_scim_error(response, 409, "uniqueness")
     assert User.objects.filter(email="race@example.com").count() == 1
+
+
+def test_a_page_of_groups_costs_the_same_queries_whatever_its_size(scim) -> None:
+    """Batch-loaded: the members of every group on a page come in one query, not one per group."""
+    people = [UserFactory(email=f"member{n}@example.com") for n in range(3)]
+
+    def page_with(groups: int) -> int:
+        for n in range(groups):
+            ScimGroup.objects.create(display_name=f"team-{groups}-{n}").members.add(*people)
+        with CaptureQueriesContext(connection) as queries:
+            listed = scim.get("/scim/v2/Groups", {"count": "200"})
+        assert listed.status_code == 200 and all(len(g["members"]) == 3 for g in listed.json()["Resources"])
+        return len(queries)
+
+    assert page_with(2) == page_with(6)
