@@ -247,7 +247,7 @@ class Runner:
             return Outcome.KEPT
         try:
             client = self.client()
-            pinned = entry.intent.get("project") or repo_pin(entry.intent.get("repo"))
+            pinned = entry.intent.project or repo_pin(entry.intent.repo)
             slug = for_remote(entry.local().get("remote"), self.config, client, pinned=pinned)
             if not self.config.token:
                 raise ApiError(401, "not_logged_in", "Not logged in.")
@@ -292,7 +292,7 @@ class Runner:
     def _accepted(self, entry: queue.Entry, code: int, body: object, slug: str) -> Outcome:
         reply = body if isinstance(body, dict) else {}
         duplicate = code == 200
-        if isinstance(repo := entry.intent.get("repo"), str) and os.path.isdir(repo):
+        if (repo := entry.intent.repo) and os.path.isdir(repo):
             self.uploaded_from.add(repo)
         self.summary.stopped = ""
         queue.archive(entry, {"http_status": code, "project": slug, "session": reply, "duplicate": duplicate})

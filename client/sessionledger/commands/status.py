@@ -24,6 +24,7 @@ from typing import Any
 from sessionledger import config as config_mod
 from sessionledger import fsutil, gitrefs, hookprobe, metalimits, paths, queue
 from sessionledger.commands.common import age, load_config, print_json, short, table, terminal_safe
+from sessionledger.intent import Intent
 
 WHY = {
     queue.PENDING: "waiting to upload",
@@ -158,8 +159,8 @@ def _queued(entry: queue.Entry) -> dict:
         "reason": queue.AWAITING if entry.waiting_for_commit else status.get("reason"),
         "attempts": status.get("attempts", 0),
         "next_at": status.get("next_at"),
-        "captured_at": intent.get("captured_at"),
-        "bytes": int(intent.get("end_offset", 0)) - int(intent.get("start_offset", 0)),
+        "captured_at": intent.captured_at or None,
+        "bytes": intent.end_offset - intent.start_offset,
         "prepared": entry.prepared,
         "redaction": entry.metadata().get("redaction"),
         "cut": entry.local().get(metalimits.NOTES) or [],
@@ -168,11 +169,8 @@ def _queued(entry: queue.Entry) -> dict:
 
 def _sent(record: dict) -> dict:
     session = record.get("session") or {}
-    intent = record.get("intent") or {}
-    kind = intent.get("kind")
-    what = intent.get("task_id") if kind == "task" else (intent.get("commit_hash") or "")[:10]
     return {
-        "what": f"{kind} {what}",
+        "what": Intent.from_json(record.get("intent")).describe(),
         "sent_at": record.get("sent_at"),
         "url": session.get("web_url") or session.get("url"),
         "duplicate": record.get("duplicate", False),
