@@ -42,14 +42,8 @@ class SubagentRange:
     @classmethod
     def from_json(cls, data: Any) -> SubagentRange:
         data = data if isinstance(data, dict) else {}
-        crc = data.get("crc")
-        return cls(
-            agent_id=str(data.get("agent_id") or ""),
-            path=str(data.get("path") or ""),
-            start_offset=int(data.get("start_offset") or 0),
-            end_offset=int(data.get("end_offset") or 0),
-            crc=int(crc) if crc is not None else None,
-        )
+        offsets = (int(data.get("start_offset") or 0), int(data.get("end_offset") or 0))
+        return cls(str(data.get("agent_id") or ""), str(data.get("path") or ""), *offsets, _maybe_int(data.get("crc")))
 
     def to_json(self) -> SubagentRangeJSON:
         return {
@@ -99,7 +93,6 @@ class Intent:
             value = data.get(key)
             return str(value) if value is not None else None
 
-        crc = data.get("crc")
         return cls(
             kind=str(data.get("kind") or "?"),
             transcript=str(data.get("transcript") or ""),
@@ -107,7 +100,7 @@ class Intent:
             end_offset=int(data.get("end_offset") or 0),
             agent=text("agent"),
             agent_session_id=text("agent_session_id"),
-            crc=int(crc) if crc is not None else None,
+            crc=_maybe_int(data.get("crc")),
             subagents=[SubagentRange.from_json(s) for s in data.get("subagents") or []],
             commit_hash=text("commit_hash"),
             previous_head=text("previous_head"),
@@ -161,6 +154,10 @@ class Intent:
         if self.kind == "task":
             return f"task {self.task_id} ({self.status or 'complete'})"
         return f"{self.kind} {(self.commit_hash or '')[:10]}".rstrip()
+
+
+def _maybe_int(value: Any) -> int | None:
+    return int(value) if value is not None else None
 
 
 class TranscriptRecord(TypedDict, total=False):
