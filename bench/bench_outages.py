@@ -34,7 +34,7 @@ from djangobench import ROOT, setup
 PROBE_PERIOD, PROBE_TIMEOUT = 10.0, 2.0
 
 
-def _start(port: int, env: dict[str, str]) -> subprocess.Popen:
+def start_web(port: int, env: dict[str, str]) -> subprocess.Popen:
     bin_dir = Path(sys.executable).parent
     web = subprocess.Popen(
         [
@@ -168,7 +168,7 @@ def main() -> None:
     port = free_port()
     env = {**os.environ, "ALLOWED_HOSTS": "127.0.0.1", "SITE_URL": f"http://127.0.0.1:{port}"}
     env |= {"SESSIONLEDGER_INGEST_RATE": "100000/min", "SESSIONLEDGER_QUERY_RATE": "100000/min"}
-    web, worker = _start(port, env), _worker(env)
+    web, worker = start_web(port, env), _worker(env)
     base, api = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port}/api/v1/projects/{project.slug}"
     body = gzip.compress(synthetic(20 * 1024))
     first = _upload(f"{api}/sessions", secret, body).json()["id"]
@@ -189,7 +189,7 @@ def main() -> None:
         results.append(result)
         web.terminate()
         web.wait(timeout=30)
-        web = _start(port, env | {"S3_ENDPOINT_URL": f"http://127.0.0.1:{hole.port}"})  # its bucket away
+        web = start_web(port, env | {"S3_ENDPOINT_URL": f"http://127.0.0.1:{hole.port}"})  # its bucket away
         results.append(_outage("bucket blackholed", args.seconds, base, api, secret, body, transcript))
     finally:
         stop_processes([web, worker])

@@ -268,6 +268,8 @@ SCHEMA: tuple[Variable, ...] = (
         lambda v: v["SESSIONLEDGER_MAX_RAW_BYTES"] + v["SESSIONLEDGER_MAX_RAW_BYTES"] // 10 + 2**20,
     ),
     Variable("SESSIONLEDGER_MAX_GZIP_MEMBERS", at_least(1), 64),
+    # A resumable upload's part (docs/api.md "Resumable uploads"): what a slow link carries between cuts.
+    Variable("SESSIONLEDGER_UPLOAD_PART_BYTES", at_least(1024), 256 * 1024),
     Variable("SESSIONLEDGER_MAX_CONTENT_BYTES", at_least(1), lambda v: 8 * v["SESSIONLEDGER_MAX_RAW_BYTES"]),
     Variable("SESSIONLEDGER_MAX_METADATA_BYTES", at_least(1), 2**20),
     Variable("SESSIONLEDGER_MAX_ATTRIBUTION_BYTES", at_least(1), 4 * 2**20),  # one Agent Trace record

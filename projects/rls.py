@@ -28,6 +28,7 @@ TENANT_TABLES = (
     "sessions_app_accesslog",
     "sessions_app_attribution",
     "sessions_app_sharelink",
+    "sessions_app_partialupload",
     "integrations_pullrequest",
     "integrations_pullrequestcommit",
 )

@@ -376,3 +376,38 @@ class ShareLink(models.Model):
 
     def __str__(self) -> str:
         return f"share link to {self.session_id} until {self.expires_at:%Y-%m-%d}"
+
+
+class PartialUpload(models.Model):
+    """An upload sent in parts that survives a cut link (docs/api.md "Resumable uploads").
+
+    The client declares the whole request body (the same multipart form ``POST …/sessions``
+    takes) by size and SHA-256, sends it in ``part_size`` pieces stored as blobs under
+    ``uploads/``, then finishes it: the parts are joined, checked against the declared digest and
+    ingested like one request. ``parts`` maps a part's index to its SHA-256, so a re-sent part
+    changes nothing and a different one is refused. One per (project, author, idempotency key);
+    ``session`` is set once finished, so a repeated finish answers the same session.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    idempotency_key = models.CharField(max_length=200)
+    size = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    content_type = models.CharField(max_length=200)
+    part_size = models.IntegerField()
+    parts = models.JSONField(default=dict, blank=True)
+    session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    finished_status = models.IntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ProjectScopedManager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "author", "idempotency_key"], name="partialupload_one_per_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"upload {self.pk}: {len(self.parts)} part(s) of {self.size} bytes"

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from sessions_app import api
+from sessions_app.api import uploads
 from sessions_app.api.export import ProjectExportView
 from sessions_app.api.projects import ProjectView
 
@@ -10,6 +11,10 @@ urlpatterns = [
     path(f"{P}/export", ProjectExportView.as_view(), name="api-project-export"),
     path(f"{P}/sessions", api.SessionsView.as_view(), name="api-sessions"),
     path(f"{P}/sessions/<uuid:session_id>", api.SessionDetailView.as_view(), name="api-session"),
+    path(f"{P}/uploads", uploads.UploadsView.as_view(), name="api-uploads"),
+    path(f"{P}/uploads/<uuid:upload_id>", uploads.UploadView.as_view(), name="api-upload"),
+    path(f"{P}/uploads/<uuid:upload_id>/parts/<int:index>", uploads.UploadPartView.as_view(), name="api-upload-part"),
+    path(f"{P}/uploads/<uuid:upload_id>/finish", uploads.UploadFinishView.as_view(), name="api-upload-finish"),
     path(f"{P}/sessions/<uuid:session_id>/messages", api.SessionMessagesView.as_view(), name="api-session-messages"),
     path(f"{P}/sessions/<uuid:session_id>/raw", api.SessionRawView.as_view(), name="api-session-raw"),
     path(f"{P}/tasks/<str:task_id>", api.TaskSessionsView.as_view(), name="api-task"),

@@ -91,11 +91,25 @@ class Client:
         request = urllib.request.Request(self.url(path, params), method="GET")
         return self._send(request, decode=False, timeout=self.transfer_timeout)[1]
 
-    def post_json(self, path: str, body: dict[str, Any]) -> Any:
-        data = json.dumps(body).encode()
+    def post_json(self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+        return self.send_json(path, body, headers)[1]
+
+    def send_json(
+        self, path: str, body: dict[str, Any] | None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
+        """POST a JSON body (None: an empty one); (status, JSON reply)."""
+        data = json.dumps(body).encode() if body is not None else b""
         request = urllib.request.Request(self.url(path), data=data, method="POST")
         request.add_header("Content-Type", "application/json")
-        return self._json(request)
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        return self._send(request)
+
+    def put_bytes(self, path: str, data: bytes) -> Any:
+        """PUT raw bytes (a resumable upload's part) within the transfer deadline; the JSON reply."""
+        request = urllib.request.Request(self.url(path), data=data, method="PUT")
+        request.add_header("Content-Type", "application/octet-stream")
+        return self._send(request, timeout=self.transfer_timeout)[1]
 
     def post_stream(
         self, path: str, body: Iterable[bytes], length: int, content_type: str, headers: dict[str, str]

@@ -16,6 +16,7 @@ from typing import Any
 
 from sessionledger import gitmeta, log
 from sessionledger.core import attribution, attribution_record
+from sessionledger.intent import Intent
 
 FILE = "attribution.json"
 MAX_DIFF_BYTES = 20 * 1024 * 1024  # a bigger commit (a vendored tree) is not attributed
@@ -149,14 +150,14 @@ def _root(repo: str) -> str:
         return ""
 
 
-def write_for_entry(entry: Any, intent: Mapping[str, Any], transcripts: Mapping[str, bytes]) -> None:
+def write_for_entry(entry: Any, intent: Intent, transcripts: Mapping[str, bytes]) -> None:
     """Write `attribution.json` into the queue entry for a checkpoint; never fails the segment."""
-    sha, repo = intent.get("commit_hash"), intent.get("repo")
-    if intent.get("kind") != "checkpoint" or not sha or not repo or not os.path.isdir(str(repo)):
+    sha, repo = intent.commit_hash, intent.repo
+    if intent.kind != "checkpoint" or not sha or not repo or not os.path.isdir(repo):
         return
     transcripts = {**transcripts, **_history(intent)}
     try:
-        record = record_for_commit(str(repo), str(sha), transcripts, agent=str(intent.get("agent") or "claude-code"))
+        record = record_for_commit(repo, sha, transcripts, agent=intent.agent or "claude-code")
     except (gitmeta.GitError, ValueError, OSError) as exc:
         log.warning(f"attribution of {str(sha)[:10]} unavailable: {exc}")
         return
@@ -166,7 +167,7 @@ def write_for_entry(entry: Any, intent: Mapping[str, Any], transcripts: Mapping[
         atomic_write(entry.file(FILE), json.dumps(record, separators=(",", ":")).encode())
 
 
-def _history(intent: Mapping[str, Any]) -> dict[str, bytes]:
+def _history(intent: Intent) -> dict[str, bytes]:
     """The conversation from its start to the segment's end, main and sub-agents.
 
     An edit made before the previous commit whose lines are only committed now (the file was
@@ -175,8 +176,8 @@ def _history(intent: Mapping[str, Any]) -> dict[str, bytes]:
     """
     from sessionledger import transcripts
 
-    wanted = [("transcript", intent.get("transcript"), intent.get("end_offset"))]
-    wanted += [(s.get("agent_id"), s.get("path"), s.get("end_offset")) for s in intent.get("subagents") or []]
+    wanted = [("transcript", intent.transcript, intent.end_offset)]
+    wanted += [(s.agent_id, s.path, s.end_offset) for s in intent.subagents]
     found: dict[str, bytes] = {}
     for name, path, end in wanted:
         if not name or not isinstance(path, str) or not isinstance(end, int) or not 0 < end <= MAX_HISTORY_BYTES:

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from sessionledger import agents, gitmeta, transcripts
 from sessionledger.agents.base import SNAPSHOT, Agent, Call
 from sessionledger.core import formats
+from sessionledger.intent import Intent, SubagentRange
 
 SLACK_SECONDS = 2.0
 
@@ -46,7 +46,7 @@ class Cut:
 class Plan:
     transcript: str
     session_id: str
-    intents: list[dict[str, Any]] = field(default_factory=list)
+    intents: list[Intent] = field(default_factory=list)
     note: str = ""  # why nothing is planned
 
 
@@ -204,32 +204,28 @@ class _Segmenter:
 
     def _append(self, end: int, kind: str, commit: str, branch: str, when: float) -> None:
         self.plan.intents.append(
-            {
-                "version": 1,
-                "kind": kind,
-                "agent": self.agent.name,
-                "agent_session_id": self.plan.session_id,
-                "transcript": self.plan.transcript,
-                "start_offset": self.start,
-                "end_offset": end,
-                "crc": transcripts.tail_crc_of(self.raw[self.start : end]),
-                "subagents": [],
-                "commit_hash": commit,
-                "previous_head": self.previous if kind == "checkpoint" else None,
-                "feature_branch": branch,
-                "task_id": None,
-                "status": None,
-                "repo": self.root,
-                "cwd": self.cwd,
-                "project": os.environ.get("SESSIONLEDGER_PROJECT") or None,
-                "captured_at": float(when),
-                "imported": True,
-                **({"capture": SNAPSHOT} if self.agent.capture_mode(self.plan.transcript) == SNAPSHOT else {}),
-            }
+            Intent(
+                kind=kind,
+                agent=self.agent.name,
+                agent_session_id=self.plan.session_id,
+                transcript=self.plan.transcript,
+                start_offset=self.start,
+                end_offset=end,
+                crc=transcripts.tail_crc_of(self.raw[self.start : end]),
+                commit_hash=commit,
+                previous_head=self.previous if kind == "checkpoint" else None,
+                feature_branch=branch,
+                repo=self.root,
+                cwd=self.cwd,
+                project=os.environ.get("SESSIONLEDGER_PROJECT") or None,
+                captured_at=float(when),
+                imported=True,
+                capture=SNAPSHOT if self.agent.capture_mode(self.plan.transcript) == SNAPSHOT else None,
+            )
         )
 
 
-def _subagents(agent: Agent, path: str, starts: dict[str, int]) -> list[dict[str, Any]]:
+def _subagents(agent: Agent, path: str, starts: dict[str, int]) -> list[SubagentRange]:
     found = []
     for agent_id, sub in agent.subagent_files(path):
         begin = int(starts.get(sub, 0))
@@ -238,18 +234,18 @@ def _subagents(agent: Agent, path: str, starts: dict[str, int]) -> list[dict[str
         except (OSError, transcripts.TranscriptShrunk):
             continue
         if end > begin:
-            found.append({"agent_id": agent_id, "path": sub, "start_offset": begin, "end_offset": end, "crc": crc})
+            found.append(SubagentRange(agent_id, sub, begin, end, crc))
     return found
 
 
-def _attach_subagents(intents: list[dict[str, Any]], subagents: list[dict[str, Any]], first: float) -> None:
+def _attach_subagents(intents: list[Intent], subagents: list[SubagentRange], first: float) -> None:
     """Each sub-agent file joins the segment during which its first line was written."""
     if not intents:
         return
     for sub in subagents:
-        started = transcripts.first_timestamp(sub["path"]) or first
-        target = next((i for i in intents if started <= i["captured_at"]), intents[-1])
-        target["subagents"].append(sub)
+        started = transcripts.first_timestamp(sub.path) or first
+        target = next((i for i in intents if started <= i.captured_at), intents[-1])
+        target.subagents.append(sub)
 
 
 def modified_since(path: str, since: float | None) -> bool:

@@ -23,10 +23,12 @@ wrote the code — unless a later conversation here had a prompt before the comm
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 
 from sessionledger import gitrefs, log, paths, queue, state
+from sessionledger.intent import Intent, Status
 
 RECENT_SECONDS = 120.0  # a record older than this belongs to an earlier clear
 CLAIM_SECONDS = 2 * 3600.0  # a commit this long after a clear is not the cleared conversation's
@@ -58,8 +60,8 @@ def remember(txn: state.Transaction, cwd: str, entry: queue.Entry | None, sessio
         cleared = txn.data["cleared"] = {}
     for key in [k for k, r in cleared.items() if not isinstance(r, dict) or r.get("at", 0) < horizon]:
         del cleared[key]
-    if entry is not None and entry.intent.get("capture") is None:
-        cleared[place(cwd)] = {"at": time.time(), "intent": entry.intent}
+    if entry is not None and entry.intent.capture is None:
+        cleared[place(cwd)] = {"at": time.time(), "intent": entry.intent.to_json()}
     else:
         cleared.pop(place(cwd), None)
 
@@ -82,28 +84,28 @@ def claim(
     record = cleared.get(key)
     if not isinstance(record, dict) or not isinstance(record.get("intent"), dict):
         return None
-    at, intent = float(record.get("at") or 0), record["intent"]
-    if time.time() - at > CLAIM_SECONDS or intent.get("commit_hash") == sha:
+    at, intent = float(record.get("at") or 0), Intent.from_json(record["intent"])
+    if time.time() - at > CLAIM_SECONDS or intent.commit_hash == sha:
         return None
     if not detect.judge(repo, sha, at).capture:
         return None
     made = detect.commit_moment(repo, sha)
-    mine = intent.get("transcript")
+    mine = intent.transcript
     if made is None or any(prompted_between(path, at, made) for path in others if path != mine):
         del cleared[key]  # the next conversation started working: the cleared one is done
         return None
     del cleared[key]
-    checkpoint = {
-        **intent,
-        "kind": "checkpoint",
-        "commit_hash": sha,
-        "previous_head": old,
-        "feature_branch": branch,
-        "captured_at": time.time(),
-        "after_clear": True,
-    }
+    checkpoint = dataclasses.replace(
+        intent,
+        kind="checkpoint",
+        commit_hash=sha,
+        previous_head=old,
+        feature_branch=branch,
+        captured_at=time.time(),
+        after_clear=True,
+    )
     entry = queue.enqueue(checkpoint)
-    log.info(f"commit {sha[:10]} made after /clear: linked to {intent.get('agent_session_id')} as {entry.id}")
+    log.info(f"commit {sha[:10]} made after /clear: linked to {intent.agent_session_id} as {entry.id}")
     return entry
 
 
@@ -141,7 +143,7 @@ def snapshot_uncommitted(entry_id: str) -> None:
 def _write_uncommitted(entry: queue.Entry) -> dict:
     from sessionledger.worktree import uncommitted
 
-    repo = entry.intent.get("repo") or entry.intent.get("cwd")
+    repo = entry.intent.repo or entry.intent.cwd
     stat = uncommitted(repo) if repo and os.path.isdir(repo) else {"files": 0, "insertions": 0, "deletions": 0}
     stat["taken_at"] = time.time()
     queue.write_json(entry.file(UNCOMMITTED), stat)
@@ -156,7 +158,7 @@ def add_facts(entry: queue.Entry, metadata: dict, local: dict, parts: dict[str, 
     stat = _read(entry.file(UNCOMMITTED)) or _write_uncommitted(entry)
     metadata["diff_stat"] = {k: int(stat.get(k) or 0) for k in ("files", "insertions", "deletions")}
     metadata["files_touched"] = list(stat.get("paths") or [])
-    local["message_count"] = message_count(parts, entry.intent.get("agent"))
+    local["message_count"] = message_count(parts, entry.intent.agent)
 
 
 def message_count(parts: dict[str, bytes], agent: str | None = None) -> int:
@@ -276,26 +278,24 @@ def _read_queued(captured: Captured, *, final: bool) -> bool:
     return True
 
 
-def _waiting_reason(status: dict) -> str:
+def _waiting_reason(status: Status) -> str:
     state_name = status.get("state", queue.PENDING)
     if state_name == queue.PENDING:
         return "upload pending" + (f", {status['reason']}" if status.get("reason") else "")
     return f"{state_name}: {status.get('reason') or 'see `sessionledger status`'}"
 
 
-def _count_intent(intent: dict) -> int | None:
+def _count_intent(intent: Intent) -> int | None:
     """Count the captured range straight from the transcript (the uploader has not yet)."""
     from sessionledger import transcripts
 
     try:
-        parts = {
-            "transcript": transcripts.read_range(intent["transcript"], intent["start_offset"], intent["end_offset"])
-        }
-        for sub in intent.get("subagents") or []:
-            parts[sub["agent_id"]] = transcripts.read_range(sub["path"], sub["start_offset"], sub["end_offset"])
-    except (OSError, KeyError, transcripts.TranscriptShrunk):
+        parts = {"transcript": transcripts.read_range(intent.transcript, intent.start_offset, intent.end_offset)}
+        for sub in intent.subagents:
+            parts[sub.agent_id] = transcripts.read_range(sub.path, sub.start_offset, sub.end_offset)
+    except (OSError, transcripts.TranscriptShrunk):
         return None
-    return message_count(parts, intent.get("agent"))
+    return message_count(parts, intent.agent)
 
 
 def _read(path: str) -> dict | None:

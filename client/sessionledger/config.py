@@ -27,6 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "image_threshold": 8192,  # inline base64 images larger than this are slimmed to a placeholder
     "redaction": {},  # {"disabled": [kinds], "extra": [{"kind", "pattern", "group", "min_entropy"}]}
     "upload_timeout": 120,  # seconds an upload request may take in all (docs/client.md "Deadlines")
+    "resumable_threshold": 1024 * 1024,  # bodies of more bytes go in parts that survive a cut link
     "command_timeout": 10,  # seconds any other request of a command may take in all (status, init, list…)
     "uploader_max_seconds": 900,  # how long a detached uploader keeps retrying a server that is down
     "retry_base_seconds": 2,

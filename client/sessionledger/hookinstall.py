@@ -20,23 +20,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import sys
 
 from sessionledger.agents.claude_code import ClaudeCode
+from sessionledger.hookmarks import SettingsError, our_event
 
 TEAM_FLAG = "--via team"
 TIMEOUT_SECONDS = 30
 FAILURE_EVENT = "PostToolUseFailure"
 # (Claude Code event, matcher, our sub-command): what `init` installs, declared by the adapter.
 HOOKS = ClaudeCode.hooks
-_OURS = re.compile(r"sessionledger(?:\.exe|[/\\]hook_entry\.py)?['\"]? hook ([a-z-]+)")
 LAUNCHER = "hook_entry.py"
-
-
-class SettingsError(ValueError):
-    """A settings file we must not touch (not JSON, wrong shapes); the message says why."""
 
 
 def client_command() -> str:
@@ -57,12 +52,6 @@ def personal_command(name: str, client: str | None = None) -> str:
 def team_command(name: str) -> str:
     """Runs the client found on PATH; without one, `if` takes no branch and the status is 0."""
     return f"if command -v sessionledger >/dev/null 2>&1; then exec sessionledger hook {name} {TEAM_FLAG}; fi"
-
-
-def our_event(command: object) -> str | None:
-    """The sub-command of a handler `init` wrote (any form, old or new); None for others."""
-    match = _OURS.search(command) if isinstance(command, str) else None
-    return match.group(1) if match else None
 
 
 def is_team(command: str) -> bool:

@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionledger import hookinstall, paths
+from sessionledger import hookinstall, hookmarks, paths
 
 TIMEOUT = 15.0
 CAPTURE_EVENT = "post-tool-use"
@@ -61,14 +61,14 @@ def check(worktree: str | None) -> list[FileReport]:
         report = FileReport(path, scope)
         try:
             found = hookinstall.handlers(hookinstall.read_settings(path))
-        except hookinstall.SettingsError as exc:
+        except hookmarks.SettingsError as exc:
             report.error = str(exc)
             reports.append(report)
             continue
         if not found:
             continue
-        report.events = sorted({hookinstall.our_event(h.get("command")) or "" for _, h in found})
-        commands = [str(h["command"]) for _, h in found if hookinstall.our_event(h["command"]) == CAPTURE_EVENT]
+        report.events = sorted({hookmarks.our_event(h.get("command")) or "" for _, h in found})
+        commands = [str(h["command"]) for _, h in found if hookmarks.our_event(h["command"]) == CAPTURE_EVENT]
         command = commands[0] if commands else ""
         if command:
             report.command = command

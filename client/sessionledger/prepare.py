@@ -28,6 +28,7 @@ from sessionledger.agents.base import SNAPSHOT, Agent
 from sessionledger.config import Config
 from sessionledger.core import formats, repopaths
 from sessionledger.fsutil import atomic_write
+from sessionledger.intent import Intent
 from sessionledger.queue import Entry, write_json
 
 MAIN = "transcript"
@@ -69,14 +70,14 @@ class Part:
 def prepare(entry: Entry, config: Config, limit: int) -> None:
     """Write the entry's gzip parts, `metadata.json` and finally `local.json` (= prepared)."""
     intent = entry.intent
-    agent = agents.get(intent.get("agent"))
+    agent = agents.get(intent.agent)
     parts = _read_parts(entry, agent)
     attribution_capture.write_for_entry(entry, intent, {p.name: p.data for p in parts if p.kind != TOOL_RESULT})
     parts = [_clean(p, config, agent) for p in parts]
     _fit(parts, limit, agent)
     metadata = build_metadata(intent, parts, agent)
     local = _local(intent, parts, limit)
-    if intent["kind"] == "clear":  # the uncommitted diff stat and the message count (docs/design.md §7 /clear)
+    if intent.kind == "clear":  # the uncommitted diff stat and the message count (docs/design.md §7 /clear)
         from sessionledger import clears
 
         clears.add_facts(entry, metadata, local, {p.name: p.data for p in parts if p.kind != TOOL_RESULT})
@@ -92,14 +93,14 @@ def prepare(entry: Entry, config: Config, limit: int) -> None:
 
 def _read_parts(entry: Entry, agent: Agent) -> list[Part]:
     intent = entry.intent
-    transcript = intent["transcript"]
-    if intent.get("capture") == SNAPSHOT:
-        return [Part(MAIN, _read_snapshot(entry, transcript, int(intent["end_offset"]), intent.get("crc")))]
-    main = _read(transcript, intent["start_offset"], intent["end_offset"], intent.get("crc"))
+    transcript = intent.transcript
+    if intent.capture == SNAPSHOT:
+        return [Part(MAIN, _read_snapshot(entry, transcript, intent.end_offset, intent.crc))]
+    main = _read(transcript, intent.start_offset, intent.end_offset, intent.crc)
     parts = [Part(MAIN, main)]
-    for sub in intent.get("subagents") or []:
-        data = _read(sub["path"], sub["start_offset"], sub["end_offset"], sub.get("crc"))
-        parts.append(Part(sub["agent_id"], data, SUBAGENT, agent.layout_path(transcript, sub["path"])))
+    for sub in intent.subagents:
+        data = _read(sub.path, sub.start_offset, sub.end_offset, sub.crc)
+        parts.append(Part(sub.agent_id, data, SUBAGENT, agent.layout_path(transcript, sub.path)))
     return parts + _tool_outputs(agent, transcript, parts)
 
 
@@ -219,23 +220,23 @@ def _fit(parts: list[Part], limit: int, agent: Agent) -> None:
     log.info(f"fitted a {total:,}-byte segment into {fitted:,} bytes (limit {limit:,})")
 
 
-def build_metadata(intent: dict, parts: list[Part], agent: Agent | None = None) -> dict:
+def build_metadata(intent: Intent, parts: list[Part], agent: Agent | None = None) -> dict[str, Any]:
     """The `metadata` part of the upload (docs/design.md §3)."""
-    agent = agent or agents.get(intent.get("agent"))
-    start = int(intent["start_offset"])
+    agent = agent or agents.get(intent.agent)
+    start = intent.start_offset
     data: dict[str, Any] = {
-        "kind": intent["kind"],
-        "feature_branch": intent.get("feature_branch") or "",
-        "commit_hash": intent.get("commit_hash"),
-        "task_id": intent.get("task_id"),
-        "status": intent.get("status") if intent["kind"] == "task" else None,
+        "kind": intent.kind,
+        "feature_branch": intent.feature_branch,
+        "commit_hash": intent.commit_hash,
+        "task_id": intent.task_id,
+        "status": intent.status if intent.kind == "task" else None,
         "agent": agent.name,
         "agent_version": agent.version_of(parts[0].data),
-        "agent_session_id": intent.get("agent_session_id") or "",
+        "agent_session_id": intent.agent_session_id or "",
         "start_offset": start,
-        "end_offset": int(intent["end_offset"]),
-        "previous_end_offset": start if start and intent["kind"] != "task" else None,
-        "captured_at": _iso(float(intent.get("captured_at") or time.time())),
+        "end_offset": intent.end_offset,
+        "previous_end_offset": start if start and intent.kind != "task" else None,
+        "captured_at": _iso(intent.captured_at or time.time()),
         "redaction": _merged(p.redaction for p in parts),
         "subagents": _subagent_offsets(intent, parts),
         "tool_results": [
@@ -250,7 +251,7 @@ def build_metadata(intent: dict, parts: list[Part], agent: Agent | None = None) 
     return {key: value for key, value in data.items() if value is not None}
 
 
-def files_touched(intent: dict[str, Any], parts: list[Part], agent: Agent, committed: list[str]) -> list[str]:
+def files_touched(intent: Intent, parts: list[Part], agent: Agent, committed: list[str]) -> list[str]:
     """The commit's paths, then the files the conversation's tool calls wrote (sub-agents too),
     every one relative to the repository root; outside it `<outside>/<name>` (`core.repopaths`)."""
     called: list[str] = []
@@ -260,49 +261,49 @@ def files_touched(intent: dict[str, Any], parts: list[Part], agent: Agent, commi
                 called += agent.format.parse(part.data).files_touched
             except Exception:  # a segment the parser cannot read still uploads; the server parses it too
                 log.exception(f"reading the tool calls of {part.name} failed")
-    root = intent.get("repo")
+    root = intent.repo
     if not root:
         return repopaths.normalise([*committed, *called])
-    cwd = intent.get("cwd") or root
+    cwd = intent.cwd or root
     found = [*committed, *(repopaths.relative(p, root, cwd) for p in called)]
     return list(dict.fromkeys(found))
 
 
-def _subagent_offsets(intent: dict, parts: list[Part]) -> list[dict]:
+def _subagent_offsets(intent: Intent, parts: list[Part]) -> list[dict[str, Any]]:
     where = {p.name: p.path for p in parts if p.kind == SUBAGENT}
     return [
         {
-            "agent_id": s["agent_id"],
-            "start_offset": s["start_offset"],
-            "end_offset": s["end_offset"],
-            "path": where.get(s["agent_id"]) or f"subagents/agent-{s['agent_id']}.jsonl",
+            "agent_id": s.agent_id,
+            "start_offset": s.start_offset,
+            "end_offset": s.end_offset,
+            "path": where.get(s.agent_id) or f"subagents/agent-{s.agent_id}.jsonl",
         }
-        for s in intent.get("subagents") or []
+        for s in intent.subagents
     ]
 
 
-def _commit_facts(intent: dict) -> dict:
+def _commit_facts(intent: Intent) -> dict[str, Any]:
     """Message, diff stat, files and patch id of a checkpoint's commit, and what it amends."""
-    sha, repo = intent.get("commit_hash"), intent.get("repo")
-    if intent["kind"] != "checkpoint" or not sha or not repo or not os.path.isdir(repo):
+    sha, repo = intent.commit_hash, intent.repo
+    if intent.kind != "checkpoint" or not sha or not repo or not os.path.isdir(repo):
         return {}
     try:
         facts = gitmeta.commit_facts(repo, sha)
-        facts["amends"] = gitmeta.amended(repo, sha, intent.get("previous_head"))
+        facts["amends"] = gitmeta.amended(repo, sha, intent.previous_head)
     except gitmeta.GitError as exc:
         log.warning(f"commit facts of {sha[:10]} unavailable: {exc}")
         return {}
     return facts
 
 
-def idempotency_key(intent: dict) -> str:
+def idempotency_key(intent: Intent) -> str:
     """Stable across retries and re-preparation: the same captured range is the same upload."""
-    fields = [intent.get(k) for k in ("agent_session_id", "start_offset", "end_offset", "commit_hash")]
-    fields += [intent.get("kind"), intent.get("task_id")]
+    fields = [intent.agent_session_id, intent.start_offset, intent.end_offset, intent.commit_hash]
+    fields += [intent.kind, intent.task_id]
     return "sl1-" + hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:48]
 
 
-def _local(intent: dict, parts: list[Part], limit: int) -> dict:
+def _local(intent: Intent, parts: list[Part], limit: int) -> dict[str, Any]:
     """What stays on this machine: changed lines (fork drops their thinking signatures), counts."""
     return {
         "idempotency_key": idempotency_key(intent),
@@ -313,7 +314,7 @@ def _local(intent: dict, parts: list[Part], limit: int) -> dict:
         "slimmed": {p.name: p.slimmed for p in parts},
         "truncated": {p.name: [p.truncated_bytes, p.truncated_outputs] for p in parts if p.truncated_outputs},
         "raw_bytes": sum(len(p.data) for p in parts),
-        "remote": _remote(intent.get("repo")),
+        "remote": _remote(intent.repo),
         "prepared_at": time.time(),
     }
 

@@ -16,12 +16,15 @@ Only a 2xx or a definitive duplicate removes an entry (docs/design.md §7); its 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
+from typing import Any, cast
 
 from sessionledger import paths
 from sessionledger.fastjson import dumps, loads
 from sessionledger.fsutil import atomic_write
+from sessionledger.intent import Intent, Status
 
 PENDING = "pending"  # waiting for the next attempt (new, or backing off after a transient failure)
 AUTH = "auth"  # the server refused our token (401) or there is none: waits for `login`
@@ -39,22 +42,22 @@ class Entry:
     def __init__(self, path: str) -> None:
         self.path = path
         self.id = os.path.basename(path)
-        self._intent: dict | None = None
+        self._intent: Intent | None = None
 
     def file(self, name: str) -> str:
         return os.path.join(self.path, name)
 
     @property
-    def intent(self) -> dict:
+    def intent(self) -> Intent:
         if self._intent is None:
-            self._intent = read_json(self.file("intent.json")) or {}
+            self._intent = Intent.from_json(read_json(self.file("intent.json")) or {})
         return self._intent
 
-    def status(self) -> dict:
-        return read_json(self.file("status.json")) or {"state": PENDING, "attempts": 0}
+    def status(self) -> Status:
+        return cast(Status, read_json(self.file("status.json")) or {"state": PENDING, "attempts": 0})
 
-    def set_status(self, **fields: object) -> dict:
-        status = {**self.status(), **fields, "updated_at": time.time()}
+    def set_status(self, **fields: Any) -> Status:
+        status = cast(Status, {**self.status(), **fields, "updated_at": time.time()})
         write_json(self.file("status.json"), status)
         return status
 
@@ -62,39 +65,35 @@ class Entry:
     def prepared(self) -> bool:
         return os.path.exists(self.file("local.json"))
 
-    def local(self) -> dict:
+    def local(self) -> dict[str, Any]:
         return read_json(self.file("local.json")) or {}
 
-    def metadata(self) -> dict:
+    def metadata(self) -> dict[str, Any]:
         return read_json(self.file("metadata.json")) or {}
 
     def exists(self) -> bool:
         return os.path.exists(self.file("intent.json"))
 
-    def update_intent(self, **fields: object) -> None:
+    def update_intent(self, **fields: Any) -> None:
         """Change a queued intent before it is prepared (a task learning the commit of its work)."""
-        self._intent = {**self.intent, **fields}
-        atomic_write(self.file("intent.json"), dumps(self._intent).encode())
+        self._intent = dataclasses.replace(self.intent, **fields)
+        atomic_write(self.file("intent.json"), dumps(self._intent.to_json()).encode())
 
     @property
     def waiting_for_commit(self) -> bool:
         """A task closed before the commit of its work: held until that commit (or the end)."""
-        return bool(self.intent.get("await_commit"))
+        return self.intent.await_commit
 
     def describe(self) -> str:
         """`checkpoint 1a2b3c4d5e` / `task SL-42 (complete)` for messages and `status`."""
-        intent = self.intent
-        kind = intent.get("kind", "?")
-        if kind == "task":
-            return f"task {intent.get('task_id')} ({intent.get('status') or 'complete'})"
-        return f"{kind} {(intent.get('commit_hash') or '')[:10]}".rstrip()
+        return self.intent.describe()
 
 
 def new_id() -> str:
     return f"{time.time_ns()}-{os.getpid()}-{os.urandom(2).hex()}"
 
 
-def enqueue(intent: dict, files: dict[str, bytes] | None = None) -> Entry:
+def enqueue(intent: Intent, files: dict[str, bytes] | None = None) -> Entry:
     """Write the intent (and `files` beside it: a snapshot's bytes) durably and return its entry.
 
     Built in a hidden directory and renamed into place, so the entry appears whole or not at
@@ -107,7 +106,7 @@ def enqueue(intent: dict, files: dict[str, bytes] | None = None) -> Entry:
     os.makedirs(tmp, mode=0o700)
     for name, data in (files or {}).items():
         write_file(os.path.join(tmp, name), data)
-    write_file(os.path.join(tmp, "intent.json"), dumps(intent).encode())
+    write_file(os.path.join(tmp, "intent.json"), dumps(intent.to_json()).encode())
     entry = Entry(os.path.join(paths.queue_dir(), entry_id))
     os.rename(tmp, entry.path)
     fsync_dir(paths.queue_dir())
@@ -141,11 +140,11 @@ def clean_stale(max_age: float = 3600) -> None:
             continue
 
 
-def archive(entry: Entry, outcome: dict) -> None:
+def archive(entry: Entry, outcome: dict[str, Any]) -> None:
     """Move a sent segment's metadata to `sent/` and delete its queued bytes."""
     record = {
         "id": entry.id,
-        "intent": entry.intent,
+        "intent": entry.intent.to_json(),
         "metadata": entry.metadata(),
         "local": entry.local(),
         "sent_at": time.time(),
@@ -158,7 +157,7 @@ def archive(entry: Entry, outcome: dict) -> None:
     _prune_sent()
 
 
-def sent(limit: int = 10) -> list[dict]:
+def sent(limit: int = 10) -> list[dict[str, Any]]:
     """The most recent uploads, newest first."""
     try:
         names = sorted(os.listdir(paths.sent_dir()), reverse=True)
@@ -184,7 +183,7 @@ def write_json(path: str, data: object) -> None:
     atomic_write(path, dumps(data).encode())
 
 
-def read_json(path: str) -> dict | None:
+def read_json(path: str) -> dict[str, Any] | None:
     try:
         with open(path, encoding="utf-8") as handle:
             data = loads(handle.read())

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
 
 from sessionledger import agents, log, queue, transcripts
 from sessionledger.agents.base import SNAPSHOT, Agent
 from sessionledger.gitrefs import Repo
+from sessionledger.intent import Intent, SubagentRange, TranscriptRecord
 from sessionledger.state import Transaction
 
 SNAPSHOT_FILE = "snapshot.json"
@@ -62,7 +62,7 @@ class Request:
 
 
 def capture(
-    txn: Transaction, request: Request, *, start: int | None = None, sub_starts: dict | None = None
+    txn: Transaction, request: Request, *, start: int | None = None, sub_starts: dict[str, int] | None = None
 ) -> queue.Entry | None:
     """Queue the complete lines after the last capture (or after `start`); None when none."""
     if request.agent.capture_mode(request.transcript) == SNAPSHOT:
@@ -99,15 +99,17 @@ def _capture_snapshot(txn: Transaction, request: Request) -> queue.Entry | None:
     if not data or (record.get("offset") == len(data) and record.get("crc") == crc):
         log.info(f"nothing new to capture in {request.transcript} ({request.kind}, unchanged snapshot)")
         return None
-    intent = {**_intent(request, 0, len(data), crc, []), "capture": SNAPSHOT}
+    intent = _intent(request, 0, len(data), crc, [])
+    intent.capture = SNAPSHOT
     entry = queue.enqueue(intent, {SNAPSHOT_FILE: data})
-    record.update(offset=len(data), crc=crc, captured_at=time.time(), session_id=request.session_id)
+    record["offset"], record["crc"] = len(data), crc
+    record["captured_at"], record["session_id"] = time.time(), request.session_id
     _remember_repo(record, request)
     log.info(f"queued {entry.describe()} {request.transcript} snapshot of {len(data)} bytes as {entry.id}")
     return entry
 
 
-def _bounds(path: str, begin: int, record: dict) -> tuple[int, int, int] | None:
+def _bounds(path: str, begin: int, record: TranscriptRecord) -> tuple[int, int, int] | None:
     """(start, end, crc); a transcript shorter than our offset was replaced: start over at 0."""
     try:
         end, crc = transcripts.complete_end(path, begin)
@@ -121,7 +123,7 @@ def _bounds(path: str, begin: int, record: dict) -> tuple[int, int, int] | None:
     return begin, end, crc
 
 
-def _subagent_deltas(agent: Agent, transcript: str, starts: dict) -> list[dict]:
+def _subagent_deltas(agent: Agent, transcript: str, starts: dict[str, int]) -> list[SubagentRange]:
     """Sub-agent files with complete lines after their own last offset."""
     deltas = []
     for agent_id, path in agent.subagent_files(transcript):
@@ -134,42 +136,41 @@ def _subagent_deltas(agent: Agent, transcript: str, starts: dict) -> list[dict]:
         except OSError:
             continue
         if end > begin:
-            deltas.append({"agent_id": agent_id, "path": path, "start_offset": begin, "end_offset": end, "crc": crc})
+            deltas.append(SubagentRange(agent_id, path, begin, end, crc))
     return deltas
 
 
-def _intent(request: Request, begin: int, end: int, crc: int, subagents: list[dict]) -> dict:
-    return {
-        "version": 1,
-        "kind": request.kind,
-        "agent": request.agent.name,
-        "agent_session_id": request.session_id,
-        "transcript": request.transcript,
-        "start_offset": begin,
-        "end_offset": end,
-        "crc": crc,
-        "subagents": subagents,
-        "commit_hash": request.commit,
-        "previous_head": request.previous_head,
-        "feature_branch": request.branch,
-        "task_id": request.task_id,
-        "status": request.status,
-        "repo": request.repo.worktree if request.repo else None,
-        "cwd": request.cwd,
-        "project": os.environ.get("SESSIONLEDGER_PROJECT") or None,
-        "captured_at": time.time(),
-        **({"await_commit": True} if request.await_commit else {}),
-    }
+def _intent(request: Request, begin: int, end: int, crc: int, subagents: list[SubagentRange]) -> Intent:
+    return Intent(
+        kind=request.kind,
+        agent=request.agent.name,
+        agent_session_id=request.session_id,
+        transcript=request.transcript,
+        start_offset=begin,
+        end_offset=end,
+        crc=crc,
+        subagents=subagents,
+        commit_hash=request.commit,
+        previous_head=request.previous_head,
+        feature_branch=request.branch,
+        task_id=request.task_id,
+        status=request.status,
+        repo=request.repo.worktree if request.repo else None,
+        cwd=request.cwd,
+        project=os.environ.get("SESSIONLEDGER_PROJECT") or None,
+        captured_at=time.time(),
+        await_commit=request.await_commit,
+    )
 
 
-def _advance(record: dict, request: Request, end: int, subagents: list[dict]) -> None:
-    record.update(offset=end, captured_at=time.time(), session_id=request.session_id)
+def _advance(record: TranscriptRecord, request: Request, end: int, subagents: list[SubagentRange]) -> None:
+    record["offset"], record["captured_at"], record["session_id"] = end, time.time(), request.session_id
     _remember_repo(record, request)
     for delta in subagents:
-        record["subagents"][delta["path"]] = delta["end_offset"]
+        record["subagents"][delta.path] = delta.end_offset
 
 
-def _remember_repo(record: dict[str, Any], request: Request) -> None:
+def _remember_repo(record: TranscriptRecord, request: Request) -> None:
     """Where the conversation commits: what its tail is linked to if no hook ends it (`tails`)."""
     if request.repo is not None:
         record["repo"] = request.repo.worktree

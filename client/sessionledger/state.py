@@ -16,17 +16,19 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any, cast
 
 from sessionledger import paths
 from sessionledger.fastjson import dumps, loads
 from sessionledger.fsutil import FileLock, atomic_write
+from sessionledger.intent import TaskMark, TranscriptRecord
 
 VERSION = 1
 LOCK_TIMEOUT = 30.0
 _FORGET_AFTER = 120 * 86400  # transcripts Claude Code has long deleted
 
 
-def load() -> dict:
+def load() -> dict[str, Any]:
     """The state without taking the lock (read-only views such as `status`)."""
     try:
         with open(paths.state_file(), encoding="utf-8") as handle:
@@ -47,7 +49,7 @@ class Transaction:
 
     def __init__(self, timeout: float = LOCK_TIMEOUT) -> None:
         self.lock = FileLock(paths.state_lock(), timeout=timeout)
-        self.data: dict = {}
+        self.data: dict[str, Any] = {}
 
     def __enter__(self) -> Transaction:
         if not self.lock.acquire():
@@ -63,34 +65,34 @@ class Transaction:
         finally:
             self.lock.release()
 
-    def transcript(self, path: str) -> dict:
+    def transcript(self, path: str) -> TranscriptRecord:
         """The mutable record of one transcript (offset 0 when never captured)."""
-        record = self.data["transcripts"].setdefault(path, {})
+        record = cast(TranscriptRecord, self.data["transcripts"].setdefault(path, {}))
         record.setdefault("offset", 0)
         record.setdefault("subagents", {})
         return record
 
     @property
-    def tasks(self) -> dict:
-        return self.data["tasks"]
+    def tasks(self) -> dict[str, TaskMark]:
+        return cast("dict[str, TaskMark]", self.data["tasks"])
 
     @property
-    def projects(self) -> dict:
-        return self.data["projects"]
+    def projects(self) -> dict[str, str]:
+        return cast("dict[str, str]", self.data["projects"])
 
 
 def transaction(timeout: float = LOCK_TIMEOUT) -> Transaction:
     return Transaction(timeout)
 
 
-def save(data: dict) -> None:
+def save(data: dict[str, Any]) -> None:
     _forget_old(data)
     # The file is fsynced but not its directory: after a power cut the rename may be lost, which
     # replays the last capture (a duplicate), never loses one — the queued intent is durable.
     atomic_write(paths.state_file(), dumps(data).encode(), durable=False)
 
 
-def _forget_old(data: dict) -> None:
+def _forget_old(data: dict[str, Any]) -> None:
     """Drop records of transcripts that are gone and were last captured long ago."""
     horizon = time.time() - _FORGET_AFTER
     transcripts = data["transcripts"]

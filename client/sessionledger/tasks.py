@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 
 from sessionledger import beads, gitrefs, log, observe, queue, state
+from sessionledger.intent import TaskMark, TranscriptRecord
 from sessionledger.queue import Entry
 from sessionledger.segments import Request, capture, sizes_now
 
@@ -43,14 +44,21 @@ def from_bash(payload: dict, command: str, cwd: str) -> bool:
     return queued
 
 
-def mark_start(task_id: str, transcript: str, cwd: str) -> dict:
+def mark_start(task_id: str, transcript: str, cwd: str) -> TaskMark:
     """Remember where a task starts; a second start of the same task keeps the first mark."""
     offset, subagents = sizes_now(transcript)
     repo = gitrefs.find_repo(cwd)
     head = gitrefs.read_head(repo)[0] if repo else None
-    fresh = {"transcript": transcript, "offset": offset, "subagents": subagents, "started_at": time.time()}
+    fresh: TaskMark = {
+        "transcript": transcript,
+        "offset": offset,
+        "subagents": subagents,
+        "started_at": time.time(),
+        "cwd": cwd,
+        "head": head,
+    }
     with state.transaction() as txn:
-        mark = txn.tasks.setdefault(task_id, {**fresh, "cwd": cwd, "head": head})
+        mark = txn.tasks.setdefault(task_id, fresh)
     log.info(f"task {task_id} started at byte {mark['offset']} of {transcript}")
     return mark
 
@@ -77,7 +85,7 @@ def finish(
     )
     with state.transaction() as txn:
         mark = txn.tasks.pop(task_id, None)
-        same_file = bool(mark) and mark.get("transcript") == transcript
+        same_file = mark is not None and mark.get("transcript") == transcript
         start, sub_starts = _span_start(txn.transcript(transcript), mark if same_file else None)
         if wait and repo is not None and sha is not None:
             request.await_commit = not _committed_during(txn, repo, sha, mark if same_file else None, transcript)
@@ -87,7 +95,9 @@ def finish(
     return entry
 
 
-def _committed_during(txn: state.Transaction, repo: gitrefs.Repo, sha: str, mark: dict | None, transcript: str) -> bool:
+def _committed_during(
+    txn: state.Transaction, repo: gitrefs.Repo, sha: str, mark: TaskMark | None, transcript: str
+) -> bool:
     """Was HEAD committed during the task's span (then it holds the work), or is it older?"""
     before = mark.get("head") if mark else observe.seen(repo.git_dir)
     if before is not None:
@@ -98,7 +108,7 @@ def _committed_during(txn: state.Transaction, repo: gitrefs.Repo, sha: str, mark
     return detect.judge(repo, sha, since).capture
 
 
-def _span_start(record: dict, mark: dict | None) -> tuple[int, dict]:
+def _span_start(record: TranscriptRecord, mark: TaskMark | None) -> tuple[int, dict[str, int]]:
     """Where the task's own span begins: its mark, else after the last capture or task."""
     if mark is not None:
         return int(mark["offset"]), dict(mark.get("subagents") or {})
@@ -108,25 +118,25 @@ def _span_start(record: dict, mark: dict | None) -> tuple[int, dict]:
     return max(int(record["offset"]), int(record.get("task_end", 0))), subs
 
 
-def _remember_end(record: dict, entry: Entry) -> None:
+def _remember_end(record: TranscriptRecord, entry: Entry) -> None:
     intent = entry.intent
-    record["task_end"] = max(int(intent["end_offset"]), int(record.get("task_end", 0)))
+    record["task_end"] = max(intent.end_offset, int(record.get("task_end", 0)))
     ends = record.setdefault("task_subagents", {})
-    for sub in intent.get("subagents") or []:
-        ends[sub["path"]] = max(int(sub["end_offset"]), int(ends.get(sub["path"], 0)))
+    for sub in intent.subagents:
+        ends[sub.path] = max(sub.end_offset, int(ends.get(sub.path, 0)))
 
 
 def attach_to_commit(transcript: str, sha: str | None) -> int:
     """Give the tasks of `transcript` waiting for their commit that commit (None: as they are)."""
     linked = 0
     for entry in queue.entries():
-        if entry.waiting_for_commit and entry.intent.get("transcript") == transcript:
+        if entry.waiting_for_commit and entry.intent.transcript == transcript:
             entry.update_intent(await_commit=False, **({"commit_hash": sha} if sha else {}))
             linked += 1
-            log.info(f"{entry.describe()} linked to commit {(sha or entry.intent.get('commit_hash') or '')[:10]}")
+            log.info(f"{entry.describe()} linked to commit {(sha or entry.intent.commit_hash or '')[:10]}")
     return linked
 
 
 def waited_enough(entry: Entry, now: float | None = None) -> bool:
-    captured = float(entry.intent.get("captured_at") or 0)
+    captured = entry.intent.captured_at
     return (now or time.time()) - captured >= WAIT_FOR_COMMIT

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from sessionledger import attribution_capture, log, paths, queue
+from sessionledger import attribution_capture, log, paths, queue, resumable
 from sessionledger import config as config_mod
 from sessionledger.api import ApiError, Client
 from sessionledger.fsutil import FileLock
@@ -247,7 +247,7 @@ class Runner:
             return Outcome.KEPT
         try:
             client = self.client()
-            pinned = entry.intent.get("project") or repo_pin(entry.intent.get("repo"))
+            pinned = entry.intent.project or repo_pin(entry.intent.repo)
             slug = for_remote(entry.local().get("remote"), self.config, client, pinned=pinned)
             if not self.config.token:
                 raise ApiError(401, "not_logged_in", "Not logged in.")
@@ -266,6 +266,7 @@ class Runner:
             log.warning(f"{entry.id}: {exc}")
             entry.set_status(state=queue.BROKEN, reason=str(exc))
             return False
+        resumable.discard(entry.path)  # bytes of an earlier preparation are not this segment's
         entry.set_status(reprepare=False, limit=limit)
         return True
 
@@ -283,8 +284,12 @@ class Runner:
             parts.append(Part(part["field"], path=entry.file(name), filename=name, content_type="application/gzip"))
         parts += filter(None, [attribution_capture.part_for_upload(entry, client.server, slug)])
         body = Body(parts)
-        headers = {"Idempotency-Key": local["idempotency_key"]}
+        key = local["idempotency_key"]
+        if len(body) > int(self.config["resumable_threshold"]) or resumable.read_record(entry.path) is not None:
+            record = resumable.materialise(entry.path, body, body.content_type)
+            return resumable.send(client, slug, entry.path, record, key, lambda n, t: _record(entry, n, t))
         sending = _counted(body, entry, len(body))
+        headers = {"Idempotency-Key": key}
         return client.post_stream(f"/projects/{slug}/sessions", sending, len(body), body.content_type, headers)
 
     # --- what the server said ------------------------------------------------------------------
@@ -292,7 +297,7 @@ class Runner:
     def _accepted(self, entry: queue.Entry, code: int, body: object, slug: str) -> Outcome:
         reply = body if isinstance(body, dict) else {}
         duplicate = code == 200
-        if isinstance(repo := entry.intent.get("repo"), str) and os.path.isdir(repo):
+        if (repo := entry.intent.repo) and os.path.isdir(repo):
             self.uploaded_from.add(repo)
         self.summary.stopped = ""
         queue.archive(entry, {"http_status": code, "project": slug, "session": reply, "duplicate": duplicate})
@@ -436,19 +441,19 @@ def _alive(pid: int) -> bool:
 def _counted(body: Iterable[bytes], entry: queue.Entry, total: int) -> Iterator[bytes]:
     """Stream `body`, recording how far it got for `activity` (every `PROGRESS_STEP` bytes)."""
     sent, recorded = 0, -PROGRESS_STEP
-
-    def record() -> None:
-        progress = {"pid": os.getpid(), "segment": entry.describe(), "sent": sent, "total": total}
-        with contextlib.suppress(OSError):  # progress is a courtesy: never fail an upload over it
-            queue.write_json(paths.uploader_progress(), progress)
-
     for chunk in body:
         if sent - recorded >= PROGRESS_STEP:
-            record()
+            _record(entry, sent, total)
             recorded = sent
         yield chunk
         sent += len(chunk)
-    record()
+    _record(entry, sent, total)
+
+
+def _record(entry: queue.Entry, sent: int, total: int) -> None:
+    progress = {"pid": os.getpid(), "segment": entry.describe(), "sent": sent, "total": total}
+    with contextlib.suppress(OSError):  # progress is a courtesy: never fail an upload over it
+        queue.write_json(paths.uploader_progress(), progress)
 
 
 def _old_parts(local: dict) -> list[dict]:

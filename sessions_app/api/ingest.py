@@ -19,8 +19,9 @@ from sessions_app import backpressure, parts, selectors
 from sessions_app.api.common import INGEST_ERRORS, SessionCursorPagination, keyset_page
 from sessions_app.attribution.services import attribution_from_ingest
 from sessions_app.filters import SessionFilter
-from sessions_app.ingest import session_ingest
+from sessions_app.ingest import IngestResult, session_ingest
 from sessions_app.links import session_api_url, session_web_url
+from sessions_app.models import Session
 from sessions_app.parts import Upload
 from sessions_app.serializers import (
     ROW_COLUMNS,
@@ -90,30 +91,8 @@ class SessionsView(ProjectAPIView):
             )
         _refuse_oversized_body(request)
         backpressure.refuse_when_behind(self.project)  # before the body is read or anything stored
-        metadata = _metadata(request)
-        transcript = request.FILES.get("transcript")
-        if transcript is None:
-            raise DomainError("missing", "The upload needs a gzip 'transcript' part.", field="transcript")
-        result = session_ingest(
-            project=self.project,
-            author=acting_user(request),
-            metadata=metadata,
-            transcript=Upload(transcript, transcript.size),
-            subagents=[Upload(f, f.size, _agent_id(f.name)) for f in request.FILES.getlist("subagent")]
-            + parts.tool_result_uploads(request.FILES.getlist("tool_result")),
-            idempotency_key=_idempotency_key(request),
-        )
-        body: dict[str, Any] = {
-            "id": str(result.session.pk),
-            "status": result.session.status,
-            "url": session_api_url(result.session),
-            "web_url": session_web_url(result.session),
-        }
-        if (part := request.FILES.get("attribution")) is not None:
-            data = part.read(settings.SESSIONLEDGER_MAX_ATTRIBUTION_BYTES + 1)
-            body["attribution"] = attribution_from_ingest(
-                session=result.session, data=data, user_id=acting_user(request).pk, role=self.membership.role
-            )
+        form = request.data if isinstance(request.data, dict) else {}
+        result, body = ingest_form(self, request, form, request.FILES, idempotency_key(request))
         return Response(body, status=status.HTTP_202_ACCEPTED if result.created else status.HTTP_200_OK)
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Any:
@@ -121,6 +100,42 @@ class SessionsView(ProjectAPIView):
         if request.method == "POST":
             metrics.UPLOADS.labels(str(response.status_code)).inc()
         return super().finalize_response(request, response, *args, **kwargs)
+
+
+def ingest_form(
+    view: ProjectAPIView, request: Request, form: Any, files: Any, key: str | None
+) -> tuple[IngestResult, dict[str, Any]]:
+    """Ingest one upload's multipart form (one request, or a resumable upload's joined parts):
+    (the result, the answer's body)."""
+    metadata = _metadata(form, files)
+    transcript = files.get("transcript")
+    if transcript is None:
+        raise DomainError("missing", "The upload needs a gzip 'transcript' part.", field="transcript")
+    result = session_ingest(
+        project=view.project,
+        author=acting_user(request),
+        metadata=metadata,
+        transcript=Upload(transcript, transcript.size),
+        subagents=[Upload(f, f.size, _agent_id(f.name)) for f in files.getlist("subagent")]
+        + parts.tool_result_uploads(files.getlist("tool_result")),
+        idempotency_key=key,
+    )
+    body: dict[str, Any] = session_answer(result.session)
+    if (part := files.get("attribution")) is not None:
+        data = part.read(settings.SESSIONLEDGER_MAX_ATTRIBUTION_BYTES + 1)
+        body["attribution"] = attribution_from_ingest(
+            session=result.session, data=data, user_id=acting_user(request).pk, role=view.membership.role
+        )
+    return result, body
+
+
+def session_answer(session: Session) -> dict[str, Any]:
+    return {
+        "id": str(session.pk),
+        "status": session.status,
+        "url": session_api_url(session),
+        "web_url": session_web_url(session),
+    }
 
 
 def _refuse_oversized_body(request: Request) -> None:
@@ -135,9 +150,9 @@ def _refuse_oversized_body(request: Request) -> None:
         )
 
 
-def _metadata(request: Request) -> dict[str, Any]:
-    body = request.data  # a multipart form (the parsers accept nothing else)
-    data = _metadata_json(body.get("metadata") if isinstance(body, dict) else None)
+def _metadata(form: Any, files: Any) -> dict[str, Any]:
+    # a text field, or a file part: Django keeps those in FILES (DRF's request.data has both)
+    data = _metadata_json(form.get("metadata") or files.get("metadata"))
     refuse_unstorable_text(data)
     serializer = IngestMetadataSerializer(data=data)
     serializer.is_valid(raise_exception=True)
@@ -169,7 +184,7 @@ def _metadata_json(part: Any) -> dict[str, Any]:
     return data
 
 
-def _idempotency_key(request: Request) -> str | None:
+def idempotency_key(request: Request) -> str | None:
     key = request.headers.get("Idempotency-Key") or None
     if key is not None and not (len(key) <= MAX_IDEMPOTENCY_KEY and key.isascii() and key.isprintable()):
         raise DomainError(

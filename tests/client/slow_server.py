@@ -103,3 +103,52 @@ class ThrottledProxy(_LoopbackProxy):
                 up.shutdown(socket.SHUT_WR)
             except OSError:
                 pass
+
+
+class CuttingProxy(ThrottledProxy):
+    """A throttled link that drops every `cut_every` bytes of requests, as a flaky Wi-Fi or VPN does:
+    the connection carrying that byte is closed on both sides mid-request, and the next one works.
+    `exchanges` lists each connection's request line and the status line its answer began with
+    (None: it was cut before one came)."""
+
+    def __init__(self, upstream: str, rate: int, cut_every: int) -> None:
+        self.cut_every = cut_every
+        self.cuts = 0
+        self.exchanges: list[list[str | None]] = []
+        self._lock = threading.Lock()
+        super().__init__(upstream, rate)
+
+    def handle(self, conn: socket.socket) -> None:
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+        exchange: list[str | None] = [None, None]
+        self.exchanges.append(exchange)
+        with conn, socket.create_connection(self.upstream) as up:
+            threading.Thread(target=_answer, args=(up, conn, exchange), daemon=True).start()
+            step = max(1, self.rate // 10)
+            try:
+                while data := conn.recv(step):
+                    exchange[0] = exchange[0] or data.split(b"\r\n", 1)[0].decode("latin-1")
+                    with self._lock:
+                        before, self.received = self.received, self.received + len(data)
+                        cut = before // self.cut_every != self.received // self.cut_every
+                        self.cuts += cut
+                    if cut:  # the link drops: neither side gets another byte of this connection
+                        for side in (conn, up):
+                            side.shutdown(socket.SHUT_RDWR)
+                        return
+                    up.sendall(data)
+                    time.sleep(0.1)
+                up.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+
+def _answer(source: socket.socket, sink: socket.socket, exchange: list[str | None]) -> None:
+    """`_pump` the answer back, noting its status line."""
+    try:
+        while data := source.recv(65536):
+            exchange[1] = exchange[1] or data.split(b"\r\n", 1)[0].decode("latin-1")
+            sink.sendall(data)
+        sink.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass

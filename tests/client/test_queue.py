@@ -260,3 +260,27 @@ def test_while_the_server_is_down_one_background_uploader_waits_to_retry(repo, c
     first, _second = client_env.queue()
     assert client_env.status(first)["attempts"] >= 1  # the second waits behind it: same server
     assert "cannot reach" in client_env.cli("status", **env).stdout
+
+
+def test_an_intent_queued_by_an_older_client_still_uploads(ledger, repo, claude, client_env, world) -> None:
+    with scopes_disabled():
+        ApiToken.objects.filter(user=world.member).update(expires_at=timezone.now())
+    commit(claude, "a")
+    [entry] = client_env.queue()
+    intent = json.loads((entry / "intent.json").read_text())
+    # What the first clients wrote: no agent, version, cwd, project or sub-agents, and a key of a
+    # client newer than this one, which must be carried through untouched.
+    older = {k: intent[k] for k in ("kind", "agent_session_id", "transcript", "start_offset", "end_offset", "crc")}
+    older |= {"commit_hash": intent["commit_hash"], "repo": intent["repo"], "captured_at": intent["captured_at"]}
+    (entry / "intent.json").write_text(json.dumps({**older, "from_the_future": [1]}))
+
+    from tests.factories import make_token
+
+    client_env.cli("login", "--token", make_token(world.member), cwd=repo, SESSIONLEDGER_TOKEN=None)
+    assert client_env.cli("sync", cwd=repo, SESSIONLEDGER_TOKEN=None).returncode == 0
+
+    [session] = ledger.sessions()
+    assert (session.start_offset, session.end_offset) == (0, intent["end_offset"])
+    assert session.commit_hash == head(repo) and client_env.queue() == []
+    [record] = list((client_env.state_dir / "sent").iterdir())
+    assert json.loads(record.read_text())["intent"]["from_the_future"] == [1]

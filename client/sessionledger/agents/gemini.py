@@ -159,7 +159,7 @@ class Gemini(Agent):
     def merge_hooks(self, settings: dict[str, Any], command_for: Callable[[str], str]) -> None:
         """`AfterTool` on `run_shell_command` (a commit made by Gemini's shell tool) and
         `SessionEnd`, in Claude Code's shape with Gemini's millisecond timeouts."""
-        from sessionledger.hookinstall import SettingsError, our_event
+        from sessionledger.hookmarks import SettingsError, our_event
 
         hooks = settings.setdefault("hooks", {})
         if not isinstance(hooks, dict):

@@ -352,14 +352,15 @@ def changed_lines(agent: AgentSession, cut: bytes | None = None) -> Any:
     Indexes count lines of the stitched transcript, or of `cut` when given: a cut keeps the
     stitched lines in order but may leave some out (summaries whose leaf was cut)."""
     from sessionledger import queue
+    from sessionledger.intent import Intent
 
     known: dict[tuple[Any, Any], set[int]] = {}  # (start, end offset) as the queue recorded them
     for record in queue.sent(queue.KEEP_SENT):
-        intent = record.get("intent") or {}
-        if intent.get("agent_session_id") != agent.id or intent.get("kind") == "task":
+        intent = Intent.from_json(record.get("intent"))
+        if intent.agent_session_id != agent.id or intent.kind == "task":
             continue
         lines = ((record.get("local") or {}).get("changed_lines") or {}).get("transcript") or []
-        known[(intent.get("start_offset"), intent.get("end_offset"))] = set(lines)
+        known[(intent.start_offset, intent.end_offset)] = set(lines)
     first_lines, tables = [], []
     line = 0
     for segment in agent.segments:

@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from sessionledger import config as config_mod
-from sessionledger import hookinstall
+from sessionledger import hookinstall, hookmarks
 from sessionledger.api import ApiError, Client
 
 
@@ -51,7 +51,7 @@ def read_json_object(path: str) -> dict:
     """A JSON settings file (Claude Code's settings, .mcp.json) as an object; a clear error otherwise."""
     try:
         return hookinstall.read_settings(path)
-    except hookinstall.SettingsError as exc:
+    except hookmarks.SettingsError as exc:
         raise CommandError(str(exc)) from None
 
 

@@ -15,7 +15,6 @@ import argparse
 import os
 import time
 from datetime import datetime
-from typing import Any
 
 from sessionledger import agents, backfill, queue, state
 from sessionledger.agents.base import Agent
@@ -29,6 +28,7 @@ from sessionledger.commands.common import (
     project_for_cwd,
     short,
 )
+from sessionledger.intent import Intent
 from sessionledger.prepare import idempotency_key
 
 
@@ -121,14 +121,12 @@ def _plan_one(
         plan.note = f"unreadable: {exc}"
         return plan, 0
     existing = _server_ranges(api, slug, plan.session_id)
-    planned = {(i["start_offset"], i["end_offset"]) for i in plan.intents}
+    planned = {(i.start_offset, i.end_offset) for i in plan.intents}
     if any(r not in planned and r[1] > resume.offset for r in existing):
         plan.intents, plan.note = [], "already captured (by the hooks or on another machine)"
         return plan, len(existing)
     plan.intents = [
-        i
-        for i in plan.intents
-        if (i["start_offset"], i["end_offset"]) not in existing and idempotency_key(i) not in queued
+        i for i in plan.intents if (i.start_offset, i.end_offset) not in existing and idempotency_key(i) not in queued
     ]
     return plan, len(existing)
 
@@ -155,24 +153,24 @@ def _print_plan(plans: list[tuple[backfill.Plan, int]]) -> None:
             print(f"  {name}: skipped, {plan.note}")
 
 
-def _describe(intent: dict[str, Any]) -> str:
-    return f"{intent['kind']} {intent['commit_hash'][:8]}"
+def _describe(intent: Intent) -> str:
+    return f"{intent.kind} {(intent.commit_hash or '')[:8]}"
 
 
-def _remember(intents: list[dict[str, Any]]) -> None:
+def _remember(intents: list[Intent]) -> None:
     """Record how far each transcript is captured, as a hook would: if the conversation goes on
     with the hooks installed, they capture only what follows (and a later import resumes there)."""
     with state.transaction() as txn:
         for intent in intents:
-            record = txn.transcript(intent["transcript"])
-            if intent["end_offset"] > record["offset"]:
-                record.update(offset=intent["end_offset"], captured_at=time.time(), imported=True)
-                record["session_id"] = intent["agent_session_id"]
-            for sub in intent["subagents"]:
-                record["subagents"][sub["path"]] = max(sub["end_offset"], record["subagents"].get(sub["path"], 0))
+            record = txn.transcript(intent.transcript)
+            if intent.end_offset > record["offset"]:
+                record["offset"], record["captured_at"], record["imported"] = intent.end_offset, time.time(), True
+                record["session_id"] = intent.agent_session_id or ""
+            for sub in intent.subagents:
+                record["subagents"][sub.path] = max(sub.end_offset, record["subagents"].get(sub.path, 0))
 
 
-def _upload(intents: list[dict[str, Any]], slug: str) -> int:
+def _upload(intents: list[Intent], slug: str) -> int:
     from sessionledger.uploader import Mode
     from sessionledger.uploader import run as upload
 

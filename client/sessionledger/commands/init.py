@@ -27,7 +27,7 @@ import re
 import shutil
 import subprocess
 
-from sessionledger import gitmeta, gitrefs, hookinstall, paths
+from sessionledger import gitmeta, gitrefs, hookinstall, hookmarks, paths
 from sessionledger.commands import mcp_cmd
 from sessionledger.commands.common import CommandError, read_json_object
 from sessionledger.fsutil import atomic_write
@@ -142,7 +142,7 @@ def _agent_hooks(options: argparse.Namespace) -> int:
     before = json.dumps(settings.get("hooks"), sort_keys=True)
     try:
         agent.merge_hooks(settings, command_for)
-    except hookinstall.SettingsError as exc:
+    except hookmarks.SettingsError as exc:
         raise CommandError(f"{path}: {exc}") from None
     changed = json.dumps(settings.get("hooks"), sort_keys=True) != before or not os.path.exists(path)
     if changed:
@@ -178,7 +178,7 @@ def write_settings(path: str, settings: dict, command_for: object, events: tuple
         hookinstall.merge(settings, command_for, events=events)
         if not any(e[0] == hookinstall.FAILURE_EVENT for e in events):
             hookinstall.remove_event(settings, hookinstall.FAILURE_EVENT)
-    except hookinstall.SettingsError as exc:
+    except hookmarks.SettingsError as exc:
         raise CommandError(f"{path}: {exc}") from None
     if json.dumps(settings.get("hooks"), sort_keys=True) == before and os.path.exists(path):
         return False
@@ -218,13 +218,13 @@ def _guard_committed(worktree: str) -> None:
     path = settings_path(worktree)
     try:
         settings = hookinstall.read_settings(path)
-    except hookinstall.SettingsError:
+    except hookmarks.SettingsError:
         return
     bare = [h for _, h in hookinstall.handlers(settings) if not hookinstall.is_guarded(str(h.get("command")))]
     if not bare:
         return
     for handler in bare:
-        handler["command"] = hookinstall.team_command(hookinstall.our_event(handler["command"]) or "")
+        handler["command"] = hookinstall.team_command(hookmarks.our_event(handler["command"]) or "")
     import json
 
     atomic_write(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode(), mode=0o644)

@@ -22,8 +22,9 @@ import time
 from typing import Any
 
 from sessionledger import config as config_mod
-from sessionledger import fsutil, gitrefs, hookprobe, metalimits, paths, queue
+from sessionledger import fsutil, gitrefs, hookprobe, metalimits, paths, queue, resumable
 from sessionledger.commands.common import age, load_config, print_json, short, table, terminal_safe
+from sessionledger.intent import Intent
 
 WHY = {
     queue.PENDING: "waiting to upload",
@@ -158,8 +159,9 @@ def _queued(entry: queue.Entry) -> dict:
         "reason": queue.AWAITING if entry.waiting_for_commit else status.get("reason"),
         "attempts": status.get("attempts", 0),
         "next_at": status.get("next_at"),
-        "captured_at": intent.get("captured_at"),
-        "bytes": int(intent.get("end_offset", 0)) - int(intent.get("start_offset", 0)),
+        "captured_at": intent.captured_at or None,
+        "bytes": intent.end_offset - intent.start_offset,
+        "upload": resumable.read_record(entry.path),  # a body sent in parts: how much the server holds
         "prepared": entry.prepared,
         "redaction": entry.metadata().get("redaction"),
         "cut": entry.local().get(metalimits.NOTES) or [],
@@ -168,11 +170,8 @@ def _queued(entry: queue.Entry) -> dict:
 
 def _sent(record: dict) -> dict:
     session = record.get("session") or {}
-    intent = record.get("intent") or {}
-    kind = intent.get("kind")
-    what = intent.get("task_id") if kind == "task" else (intent.get("commit_hash") or "")[:10]
     return {
-        "what": f"{kind} {what}",
+        "what": Intent.from_json(record.get("intent")).describe(),
         "sent_at": record.get("sent_at"),
         "url": session.get("web_url") or session.get("url"),
         "duplicate": record.get("duplicate", False),
@@ -274,7 +273,7 @@ def _render_queue(entries: list[dict], running: bool) -> list[str]:
     suffix = " (an uploader is running)" if running else ""
     if not entries:
         return [f"Queue:    empty{suffix}"]
-    rows = [[e["what"], age(e["captured_at"]), _why(e)] for e in entries]
+    rows = [[e["what"], age(e["captured_at"]), _why(e) + _parts(e)] for e in entries]
     header = f"Queue:    {len(entries)} segment{'s' if len(entries) != 1 else ''} waiting{suffix}"
     return [header, _indent(table(rows, ["segment", "captured", "why it waits"]))]
 
@@ -285,6 +284,13 @@ def _why(entry: dict) -> str:
         wait = max(0, int((entry["next_at"] or 0) - time.time()))
         text = f"{text} (try {entry['attempts']} failed; next in {wait}s)"
     return f"{text}: {short(entry['reason'], 100)}" if entry["reason"] else text
+
+
+def _parts(entry: dict[str, Any]) -> str:
+    upload = entry.get("upload")
+    if not upload or entry["reason"]:  # the reason already says how far it got
+        return ""
+    return f" (sent {upload['received_bytes'] / 1e6:.1f} of {upload['size'] / 1e6:.1f} MB in parts)"
 
 
 def _render_recent(recent: list[dict]) -> list[str]:
