@@ -2,8 +2,8 @@
 what its sessions cost, in merge order (registered into ``sessions_app.insights.CHARTS`` by
 ``integrations.apps``, so the page, its CSV and the API's insights carry it like the other charts).
 
-Five queries whatever the number of PRs shown (at most ``MAX_MERGED``, the latest): the PRs, their
-commits, the commits' sessions (relinks followed), the stored line totals of their records
+Six queries whatever the number of PRs shown (at most ``MAX_MERGED``, the latest): the PRs, their
+commits, the commits' relinks and sessions, the stored line totals of their records
 (``Attribution.added_lines``/``ai_lines``, as the per-author share counts them) and the sessions'
 token counts. A PR's lines are those of the commits it still holds; its cost is every session behind
 it, as on the PR page. A PR has no merge time of its own here: its last update stands for it (the
