@@ -15,15 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from integrations.models import PullRequest
-from integrations.selectors import (
-    PullRequestConversation,
-    pull_request_conversations,
-    pull_request_get,
-    pull_request_lines,
-    pull_request_sessions,
-    pull_request_usage,
-    pull_requests_list,
-)
+from integrations.selectors import PullRequestConversation, pull_request_get, pull_request_review, pull_requests_list
 from projects.access import READ_ONLY, ProjectAPIView
 from sessions_app.api.common import result_list
 from sessions_app.serializers import SessionSerializer, session_representation, session_row
@@ -166,9 +158,8 @@ class PullRequestDetailView(ProjectAPIView):
         pr = pull_request_get(project=self.project, number=number)
         if pr is None:
             raise Http404
-        commits = pull_request_sessions(pr=pr)
-        lines = pull_request_lines(project=self.project, commits=commits)
-        usage = pull_request_usage(project=self.project, commits=commits)
+        review = pull_request_review(pr=pr)
+        lines, usage = review.lines, review.usage
         tally = lines.summary.lines
         data = summary(pr)
         data["ai_share"] = {
@@ -184,7 +175,8 @@ class PullRequestDetailView(ProjectAPIView):
         }
         data["usage"] = {**asdict(usage), "cost_usd": round(usage.cost_usd, 4)}
         data["commits"] = [
-            {"sha": c.sha, "still_in_pr": c.still_in_pr, "sessions": [str(s.pk) for s in c.sessions]} for c in commits
+            {"sha": c.sha, "still_in_pr": c.still_in_pr, "sessions": [str(s.pk) for s in c.sessions]}
+            for c in review.commits
         ]
-        data["conversations"] = [_conversation(c, self.project.slug) for c in pull_request_conversations(commits)]
+        data["conversations"] = [_conversation(c, self.project.slug) for c in review.conversations]
         return Response(data)

@@ -45,6 +45,26 @@ class PullRequestConversation:
         return self.sessions[0]
 
 
+@dataclass(frozen=True)
+class PullRequestReview:
+    """What the PR page and the API show of a PR beyond its own fields."""
+
+    commits: list[PullRequestCommitSessions]
+    lines: PullRequestLines
+    usage: Usage
+    conversations: list[PullRequestConversation]
+
+
+def pull_request_review(*, pr: PullRequest) -> PullRequestReview:
+    commits = pull_request_sessions(pr=pr)
+    return PullRequestReview(
+        commits,
+        pull_request_lines(project=pr.project, commits=commits),
+        pull_request_usage(project=pr.project, commits=commits),
+        pull_request_conversations(commits),
+    )
+
+
 def pull_request_get(*, project: Project, number: int) -> PullRequest | None:
     """The project's PR of this number (the most recently updated if two bound repositories share it)."""
     pr: PullRequest | None = (

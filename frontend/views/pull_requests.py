@@ -1,7 +1,7 @@
 """``/p/{project}/pr/{number}``: a pull request and everything behind it (docs/forges.md, docs/ui.md).
 
 Its title, branches and state; the AI share of the lines it adds (its commits' attribution records
-summed, ``integrations.selectors.pull_request_lines``), per agent and model and per file, with the
+summed, ``integrations.selectors.pull_request_review``), per agent and model and per file, with the
 files the agent wrote whole; the tokens and cost of its sessions; each conversation behind it — one
 per agent session, stitched across its segments as the whole-conversation page stitches them — with
 the overview of its prompts from that page's pieces (``Joined``, ``whole.overview_html``); and its
@@ -22,14 +22,7 @@ from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.charts import percent
 from frontend.insight_charts import money
 from frontend.views.conversation_page import Joined
-from integrations.selectors import (
-    PullRequestConversation,
-    pull_request_conversations,
-    pull_request_get,
-    pull_request_lines,
-    pull_request_sessions,
-    pull_request_usage,
-)
+from integrations.selectors import PullRequestConversation, pull_request_get, pull_request_review
 from projects.models import Project
 from sessions_app import stitch
 from sessions_app.attribution.selectors import LineTally
@@ -88,10 +81,9 @@ class PullRequestView(ProjectPageMixin, TemplateView):
         pr = pull_request_get(project=self.project, number=self.kwargs["number"])
         if pr is None:
             raise Http404("No such pull request.")
-        commits = pull_request_sessions(pr=pr)
-        lines = pull_request_lines(project=self.project, commits=commits)
-        usage = pull_request_usage(project=self.project, commits=commits)
-        found = [conversation(self.project, c) for c in pull_request_conversations(commits)]
+        review = pull_request_review(pr=pr)
+        commits, lines, usage = review.commits, review.lines, review.usage
+        found = [conversation(self.project, c) for c in review.conversations]
         for shown in found[:OVERVIEWS_SHOWN]:
             shown.overview, shown.prompts = Joined(shown.segments).overview((0, OVERVIEW_PROMPTS), page=shown.url)
             for segment in shown.segments:  # the prompts are their content
