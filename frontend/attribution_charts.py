@@ -1,5 +1,6 @@
-"""The insights card "Lines written by the agent": per author and week, the share of the lines
-their commits added that the agent wrote (``sessions_app.attribution.insights``)."""
+"""The insights cards of attribution: "Lines written by the agent", per author and week, the share of
+the lines their commits added that the agent wrote (``sessions_app.attribution.insights``); and
+"Merged pull requests", that share and the cost per merged PR (``integrations.insights``)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 from markupsafe import Markup
 
 from frontend import charts
-from frontend.charts import fit, join, number, percent, rect, text
-from frontend.insight_charts import MAX_AUTHORS, Card, week_axis
+from frontend.charts import Bar, fit, join, number, percent, rect, text
+from frontend.insight_charts import MAX_AUTHORS, Card, money, week_axis
 from sessions_app.insights import Period
 
 LABEL_W, COL_W, ROW_H, HEAD_H, TOTAL_W = 190, 50, 36, 40, 150
@@ -92,3 +93,37 @@ def _row(author: str, y: int, weeks: list[date], cells: dict[tuple[str, str], di
     parts.append(text(x, y + 16, f"{percent(ai / added) if added else '0%'} by the agent", cls="value strong"))
     parts.append(text(x, y + 29, charts.counted(added, "added line"), cls="sub"))
     return join(parts)
+
+
+def merged_pull_requests(rows: list[dict[str, Any]], pr_url: Any) -> Card:
+    """Per merged PR, in merge order: the agent's share of its added lines as a bar, with its cost.
+    ``pr_url(number)`` → the PR page each label links to."""
+    card = Card(
+        "merged_pull_requests",
+        "Merged pull requests",
+        "Per pull request merged in this period, oldest first: the share of the lines it added that the agent "
+        "wrote (from its commits' attribution) and the estimated cost of the sessions behind it.",
+        rows,
+        wide=True,
+        empty="No merged pull request in this period.",
+    )
+    if not rows:
+        return card
+    bars = [
+        Bar(
+            f"{date.fromisoformat(r['merged']):%b} {date.fromisoformat(r['merged']).day} #{r['number']} {r['title']}",
+            round(100 * r["ai_share"]),
+            f"{percent(r['ai_share']) if r['added_lines'] else '–'} of {charts.counted(r['added_lines'], 'line')}"
+            f" · {money(r['cost_usd'], r['unpriced_tokens'])}",
+            href=pr_url(r["number"]),
+        )
+        for r in rows
+    ]
+    ai, added = sum(r["ai_lines"] for r in rows), sum(r["added_lines"] for r in rows)
+    cost = sum(r["cost_usd"] for r in rows)
+    desc = (
+        f"{charts.counted(len(rows), 'pull request')}: the agent wrote {percent(ai / added) if added else '0%'} "
+        f"of {number(added)} added lines; ${cost:,.2f} estimated."
+    )
+    card.svg = charts.hbars(card.name, bars, title=card.title, desc=desc, width=760, label_w=300)
+    return card

@@ -16,7 +16,7 @@ from frontend.format import query_string
 from projects.models import Role
 from sessionledger.core.formats.base import ROLES
 from sessionledger.core.listfilters import FILTER_NAMES, SESSION_FILTERS
-from sessions_app.filters import SessionFilter
+from sessions_app.filters import PR_NUMBER, SessionFilter
 from sessions_app.models import Kind, Status
 from sessions_app.selectors import COMMIT_PREFIX
 
@@ -73,8 +73,9 @@ FILTER_LOOKS: dict[str, dict[str, str]] = {
     },
     "since": {"type": "date"},
     "until": {"type": "date"},
+    "pr": {"size": "6", "inputmode": "numeric", "placeholder": "42"},
 }
-FILTER_LABELS = {"q": "Search", "files": "File", "since": "From", "until": "To"}
+FILTER_LABELS = {"q": "Search", "files": "File", "since": "From", "until": "To", "pr": "Pull request"}
 
 
 def _filter_field(name: str) -> forms.Field:
@@ -124,6 +125,12 @@ class SessionListForm(forms.Form):
         value = self.cleaned_data["commit"].strip().lower()
         if value and not COMMIT_PREFIX.match(value):
             raise forms.ValidationError("A commit is 7 to 40 hexadecimal characters.")
+        return value
+
+    def clean_pr(self) -> str:
+        value = str(self.cleaned_data["pr"]).strip().lstrip("#")
+        if value:
+            PR_NUMBER(value)  # the API's check and message
         return value
 
     @property

@@ -242,7 +242,7 @@ def _hours(minutes: int) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
-def _money(cost: float, unpriced: int) -> str:
+def money(cost: float, unpriced: int) -> str:
     """``$1.23``; ``unpriced`` when every token is of a model the price table lacks (never ``$0.00``),
     ``$1.23 + unpriced`` when some are."""
     if not unpriced:
@@ -252,7 +252,7 @@ def _money(cost: float, unpriced: int) -> str:
 
 def _effort_caption(row: dict[str, Any]) -> str:
     per_commit = f" · {row['steps_per_commit']} steps/commit" if row["commits"] else ""
-    return f"{_money(row['cost_usd'], row['unpriced_tokens'])} · {_hours(row['active_minutes'])} active{per_commit}"
+    return f"{money(row['cost_usd'], row['unpriced_tokens'])} · {_hours(row['active_minutes'])} active{per_commit}"
 
 
 def _effort_bars(totals: list[dict[str, Any]], label: str, href: Any = None) -> list[Bar]:
@@ -344,7 +344,7 @@ def _cost_tile(rows: list[dict[str, Any]]) -> tuple[str, str, str]:
     detail = f"{_hours(active)} active · {fmt.short_number(tokens)} tokens"
     if unpriced:
         detail += f" ({fmt.short_number(unpriced)} unpriced)"
-    return ("Estimated cost", _money(cost, unpriced), detail)
+    return ("Estimated cost", money(cost, unpriced), detail)
 
 
 def _size(n: int) -> str:

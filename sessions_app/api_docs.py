@@ -30,6 +30,9 @@ EXAMPLES: dict[str, Any] = {
     "since": "2026-02-01T00:00:00Z",
     "until": "2026-02-28T23:59:59Z",
     "q": "tokenizer unicode",
+    "pr": "42",
+    "head": "feature/search",
+    "pulls:state": "open",
     # an opaque keyset cursor as the list's `next` link gives it: sessions older than 2026-02-10 09:00
     "cursor": "cD0yMDI2LTAyLTEwVDA5JTNBMDAlM0EwMFo=",
     "limit": 50,

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import django_filters
 from django.core.exceptions import ImproperlyConfigured
+from django.core.validators import RegexValidator
 from django.db.models import Q, QuerySet
 
 from sessionledger.core.listfilters import FILTER_NAMES, HELP
@@ -13,6 +15,16 @@ from sessions_app.serializers import MAX_PATH_CHARS
 from sessions_app.validation import MAX_QUERY_CHARS, author_value
 
 MAX_FILE_FILTERS = 20
+PR_NUMBER = RegexValidator(r"^[1-9][0-9]{0,8}\Z", "A pull request number is a positive whole number.")
+
+PullRequestNarrowing = Callable[[QuerySet[Session], int], QuerySet[Session]]
+# Pull requests belong to ``integrations``, a layer above this one: it installs how a PR number narrows
+# the sessions when its app loads (``install_pull_request_filter``), so this module never imports it.
+_pull_request_narrowing: list[PullRequestNarrowing] = []
+
+
+def install_pull_request_filter(narrow: PullRequestNarrowing) -> None:
+    _pull_request_narrowing[:] = [narrow]
 
 
 def _all_values(data: Any, name: str, value: str) -> list[str]:
@@ -35,6 +47,7 @@ class SessionFilter(django_filters.FilterSet):
     until = django_filters.IsoDateTimeFilter(field_name="captured_at", lookup_expr="lte")
     files = django_filters.CharFilter(method="filter_files", max_length=MAX_PATH_CHARS)
     q = django_filters.CharFilter(method="filter_text", max_length=MAX_QUERY_CHARS)
+    pr = django_filters.CharFilter(method="filter_pr", validators=[PR_NUMBER], max_length=9)
 
     class Meta:
         model = Session
@@ -49,6 +62,11 @@ class SessionFilter(django_filters.FilterSet):
     def filter_files(self, queryset: QuerySet[Session], name: str, value: str) -> QuerySet[Session]:
         paths = [path for path in _all_values(self.data, name, value)[:MAX_FILE_FILTERS] if path]
         return session_files(queryset, paths) if paths else queryset
+
+    def filter_pr(self, queryset: QuerySet[Session], name: str, value: str) -> QuerySet[Session]:
+        if not _pull_request_narrowing:  # no forge integration loaded: no session is behind a PR
+            return queryset.none()
+        return _pull_request_narrowing[0](queryset, int(value))
 
     def filter_text(self, queryset: QuerySet[Session], name: str, value: str) -> QuerySet[Session]:
         return session_search(queryset, value) if value.strip() else queryset

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from django.conf import settings
 
@@ -77,3 +80,44 @@ def cost(
         return 0.0
     counts = (input_tokens, output_tokens, cache_write_tokens, cache_read_tokens)
     return sum(n * p for n, p in zip(counts, prices, strict=True)) / PER
+
+
+@dataclass
+class Usage:
+    """Tokens of several sessions (their digests' ``effort.tokens``) and what they cost."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced_tokens: int = 0  # of models the price table does not know: no cost, said so
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_write_tokens + self.cache_read_tokens
+
+
+def usage_of(per_session: Iterable[Any]) -> Usage:
+    """The sum of sessions' ``{model: [input, output, cache write, cache read]}`` (``digest["effort"]["tokens"]``,
+    absent on sessions processed before it existed); a value that is not a count is skipped."""
+    usage = Usage()
+    for tokens in per_session:
+        for model, counts in (tokens or {}).items() if isinstance(tokens, dict) else ():
+            if not isinstance(counts, list) or len(counts) != 4 or not all(_count(n) for n in counts):
+                continue
+            a, b, c, d = counts
+            usage.input_tokens += a
+            usage.output_tokens += b
+            usage.cache_write_tokens += c
+            usage.cache_read_tokens += d
+            usage.cost_usd += cost(
+                str(model), input_tokens=a, output_tokens=b, cache_write_tokens=c, cache_read_tokens=d
+            )
+            if price_for(str(model)) is None:
+                usage.unpriced_tokens += a + b + c + d
+    return usage
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -34,7 +34,14 @@ def test_the_list_page_offers_every_filter_in_the_declared_order() -> None:
 
 def test_the_list_page_passes_every_filter_to_the_api() -> None:
     given = {"branch": "main", "author": "a@example.com", "commit": "abcdef1", "task": "SL-1", "kind": "task"}
-    given |= {"status": "complete", "since": "2026-02-01", "until": "2026-02-12", "files": "src/app.py", "q": "x"}
+    given |= {
+        "status": "complete",
+        "since": "2026-02-01",
+        "until": "2026-02-12",
+        "files": "src/app.py",
+        "q": "x",
+        "pr": "7",
+    }
     assert set(given) == set(FILTER_NAMES)  # this test names every filter
     form = SessionListForm(given, authors=["a@example.com"])
     assert form.is_valid(), form.errors

@@ -25,7 +25,7 @@ COMMANDS: tuple[str, ...] = (
 )
 _MODULES = {"list": "listing", "config": "config_cmd", "mcp": "mcp_cmd"}
 # Conversation history: fork a turn, rewind files, restore, relink after a rebase, PR links, import.
-COMMANDS += ("turns", "fork", "rewind", "restore", "relink", "pr-links", "import")
+COMMANDS += ("turns", "fork", "rewind", "restore", "relink", "pr-links", "pr", "import")
 _MODULES.update({"pr-links": "prlinks", "import": "importer"})
 # Attribution: which lines the agent wrote, and the conversation behind one line.
 COMMANDS += ("blame", "why")

@@ -181,8 +181,9 @@ def placed(sessions: list[Session], kept: list[Span]) -> list[Segment]:
     ]
 
 
-def overview_html(entries: list[PromptEntry], commit_urls: dict[str, str]) -> Markup:
-    return _macros().overview(entries, commit_urls)
+def overview_html(entries: list[PromptEntry], commit_urls: dict[str, str], page: str = "") -> Markup:
+    """The overview's list; ``page``: the whole-conversation page's URL when the list is shown elsewhere."""
+    return _macros().overview(entries, commit_urls, page)
 
 
 def _macros() -> Macros:

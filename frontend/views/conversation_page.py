@@ -43,7 +43,7 @@ class WholeConversationView(SessionObjectMixin, TemplateView):
         joined = Joined(chain.segments)
         segments = whole.placed(chain.segments, joined.spans())
         urls = [page_where(session).session_url for session in chain.segments]
-        links = {segment.number: (urls[segment.number - 1], _commit_url(segment.session)) for segment in segments}
+        links = {segment.number: (urls[segment.number - 1], commit_url(segment.session)) for segment in segments}
         where = whole.WholeWhere(
             urls[0],
             page_where(chain.segments[0]).author,
@@ -102,11 +102,12 @@ class Joined:
             self.load()
         return self._spans or []
 
-    def overview(self, window: tuple[int, int]) -> tuple[Markup, int]:
+    def overview(self, window: tuple[int, int], page: str = "") -> tuple[Markup, int]:
         """The overview's entries for the turns the page's panel lists (``Reading.turn_window``), as
         HTML, and how many prompts there are: kept per window, so a page served from the cache
-        renders no overview either."""
-        key = f"{self.key}:overview:{window[0]}:{window[1]}" if self.key else None
+        renders no overview either. ``page``: the whole conversation's URL, for an overview shown
+        on another page (the pull request's)."""
+        key = f"{self.key}:overview:{window[0]}:{window[1]}:{page}" if self.key else None
         found = page_cache.cached(key)
         if found is not None:
             return cast(tuple[Markup, int], found)
@@ -116,14 +117,14 @@ class Joined:
             self.load()
         entries = self._entries or []
         shown = entries[window[0] : window[1]]
-        commit_urls = {s.commit_hash: _commit_url(s) for e in shown for s in e.commits if s.commit_hash}
-        made = (whole.overview_html(shown, commit_urls), len(entries))
+        commit_urls = {s.commit_hash: commit_url(s) for e in shown for s in e.commits if s.commit_hash}
+        made = (whole.overview_html(shown, commit_urls, page), len(entries))
         if self._document is None or self._document[1]:
             page_cache.keep(key, made)
         return made
 
 
-def _commit_url(session: Session) -> str:
+def commit_url(session: Session) -> str:
     """The commit permalink of a segment, or "" for a stored hash no route accepts."""
     if not session.commit_hash:
         return ""

@@ -72,6 +72,10 @@ class InsightsView(ProjectPageMixin, TemplateView):
         cards = [
             *insight_charts.cards(data, period, branch_url=lambda name: self._url({**form.params(), "branch": name})),
             attribution_charts.ai_share(data.get("ai_share_per_author_week") or [], period),
+            attribution_charts.merged_pull_requests(
+                data.get("merged_pull_requests") or [],
+                lambda number: reverse("pull-request", kwargs={"project": self.project.slug, "number": number}),
+            ),
         ]
         for card in cards:
             card.csv_url = self._url({**form.params(), "chart": card.name}, name="insights-csv")

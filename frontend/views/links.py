@@ -11,6 +11,7 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from frontend.access import PAGE_READ, ProjectPageMixin
+from integrations.selectors import pull_requests_of_commits
 from projects.errors import DomainError
 from sessions_app import selectors
 from sessions_app.models import Session
@@ -32,6 +33,9 @@ class PermalinkView(ProjectPageMixin, View):
     def sessions(self) -> list[Session]:
         raise NotImplementedError
 
+    def extra_context_for(self, sessions: list[Session]) -> dict[str, Any]:
+        return {}
+
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
             sessions = self.sessions()
@@ -49,6 +53,7 @@ class PermalinkView(ProjectPageMixin, View):
             "what": self.what,
             "ref": self.ref,
             "suffix": self.suffix,
+            **self.extra_context_for(sessions),
         }
         return render(request, "frontend/session_choices.html", context, status=200 if sessions else 404)
 
@@ -64,6 +69,10 @@ class CommitLinkView(PermalinkView):
 
     def sessions(self) -> list[Session]:
         return list(selectors.sessions_for_commit(project=self.project, sha=self.ref)[:CHOICES_SHOWN])
+
+    def extra_context_for(self, sessions: list[Session]) -> dict[str, Any]:
+        shas = [s.commit_hash for s in sessions if s.commit_hash]
+        return {"pull_requests": pull_requests_of_commits(project=self.project, shas=shas)}
 
 
 class TaskLinkView(PermalinkView):

@@ -20,6 +20,7 @@ from frontend.session_page import page_cache
 from frontend.session_page.load import document_load, filter_params
 from frontend.session_page.present import full_message_html, viewer_title
 from frontend.session_page.render import Where
+from integrations.selectors import pull_requests_of_commits
 from projects import selectors as project_selectors
 from projects.models import Role
 from sessions_app import blobs, selectors
@@ -104,6 +105,7 @@ class SessionView(SessionObjectMixin, TemplateView):
             params=params,
             access_log=self._access_log(session),
             also_in=self._also_in(form),
+            pull_requests=pull_requests_of_commits(project=self.project, shas=[session.commit_hash or ""]),
             **kwargs,
         )
 

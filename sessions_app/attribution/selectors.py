@@ -4,6 +4,8 @@ fallback that attributes a commit from its stored transcripts when no record was
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import QuerySet
@@ -109,3 +111,65 @@ def _site() -> str:
 
 def commit_sessions(*, project: Project, sha: str) -> list[Session]:
     return list(selectors.sessions_for_commit(project=project, sha=sha).order_by("captured_at", "created_at")[:100])
+
+
+@dataclass
+class LineTally:
+    """Added lines by who wrote them: the agent, a human, or a contributor the record does not name
+    as either (Agent Trace's ``mixed`` and ``unknown``)."""
+
+    ai: int = 0
+    human: int = 0
+    unknown: int = 0
+
+    @property
+    def added(self) -> int:
+        return self.ai + self.human + self.unknown
+
+    def add(self, contributor: str, lines: int) -> None:
+        name = contributor if contributor in ("ai", "human") else "unknown"
+        setattr(self, name, getattr(self, name) + lines)
+
+
+@dataclass
+class AttributionSummary:
+    """Several commits' records added up: their lines, the agent's lines per (agent, model), per file."""
+
+    lines: LineTally = field(default_factory=LineTally)
+    models: dict[tuple[str, str], int] = field(default_factory=dict)
+    files: dict[str, LineTally] = field(default_factory=dict)
+    records: int = 0
+
+    def model_rows(self) -> list[tuple[str, str, int]]:
+        """(agent, model, lines), most lines first."""
+        return sorted(((a, m, n) for (a, m), n in self.models.items()), key=lambda row: (-row[2], row[0], row[1]))
+
+    def agent_only_files(self) -> list[str]:
+        """The files whose every added line the agent wrote: no human line among them (a reviewer's first read)."""
+        return sorted(path for path, tally in self.files.items() if tally.ai and tally.ai == tally.added)
+
+
+def attribution_summary(records: Iterable[tuple[str, Any]]) -> AttributionSummary:
+    """The sum of records given as (agent, the record's ``files``): the ranges of each file's
+    conversations counted by contributor, as ``validation.line_totals`` counts a record's lines."""
+    summary = AttributionSummary()
+    for agent, files in records:
+        summary.records += 1
+        for entry in files if isinstance(files, list) else []:
+            tally = summary.files.setdefault(str(entry.get("path")), LineTally())
+            for conversation in entry.get("conversations") or []:
+                contributor = conversation.get("contributor") or {}
+                lines = sum(span["end_line"] - span["start_line"] + 1 for span in conversation.get("ranges") or [])
+                kind = str(contributor.get("type") or "unknown")
+                tally.add(kind, lines)
+                summary.lines.add(kind, lines)
+                if kind == "ai":
+                    key = (agent or "unknown agent", str(contributor.get("model_id") or "unknown model"))
+                    summary.models[key] = summary.models.get(key, 0) + lines
+    return summary
+
+
+def summary_of_sessions(*, project: Project, sessions: QuerySet[Session]) -> AttributionSummary:
+    """The summed records of these sessions, reading each record's files only (not its line hashes)."""
+    rows = Attribution.objects.filter(project=project, session__in=sessions.values("pk"), record__isnull=False)
+    return attribution_summary(rows.values_list("session__agent", "record__files"))

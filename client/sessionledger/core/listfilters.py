@@ -32,6 +32,7 @@ SESSION_FILTERS: tuple[ListFilter, ...] = (
     ListFilter(
         "files", "a path the session touched, as listed in files_touched; repeat for any of several", repeatable=True
     ),
+    ListFilter("pr", "pull request number: the sessions behind the commits it holds or held"),
 )
 FILTER_NAMES: tuple[str, ...] = tuple(f.name for f in SESSION_FILTERS)
 HELP: dict[str, str] = {f.name: f.help for f in SESSION_FILTERS}
