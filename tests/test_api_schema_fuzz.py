@@ -50,6 +50,8 @@ def own_rate_limit(settings) -> Iterator[None]:
 
 
 @pytest.mark.django_db(transaction=True)
+# Every operation of the schema, fuzzed: the one test allowed past the suite's 300 s on a loaded machine.
+@pytest.mark.timeout(900)
 def test_the_api_honours_its_own_schema(live_server, tmp_path: Path, ingest, own_rate_limit) -> None:
     project = ProjectFactory(slug="fuzz")
     admin = make_member(project, Role.ADMIN)
