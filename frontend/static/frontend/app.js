@@ -163,9 +163,9 @@
 
   /* The next AHEAD pages, requested together and appended in order as each arrives after the
    * ones before it: one after another as the reader scrolls, each page would cost a round trip
-   * and a render when reached. Started after the load event, so the first page paints first; a
-   * longer session keeps loading its later pages as the reader scrolls. A page that fails stops
-   * the run and leaves its "Later messages" link. */
+   * and a render when reached. Started once the first frame is painted, so the first page paints
+   * first; a longer session keeps loading its later pages as the reader scrolls. A page that
+   * fails stops the run and leaves its "Later messages" link. */
   var AHEAD = 8;
   var loaded = false;
   function loadAhead() {
@@ -384,9 +384,10 @@
   resolveHash();
   /* again once loaded: the browser's own jump to the #fragment (to the link in a card's header,
    * without the margin) comes after this script */
-  window.addEventListener("load", function () {
-    if (window.scrollY > 0) { resolveHash(); }
-    loaded = true;
-    loadAhead();
+  window.addEventListener("load", function () { if (window.scrollY > 0) { resolveHash(); } });
+  /* after the first frame is painted, not after the load event: the later pages need nothing
+   * the load event waits for */
+  requestAnimationFrame(function () {
+    setTimeout(function () { loaded = true; loadAhead(); }, 0);
   });
 })();
