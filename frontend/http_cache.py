@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -67,10 +67,14 @@ def _others_reads(request: HttpRequest, sessions: Sequence[Session]) -> list[Any
     return list(reads.exclude(user_id=request.user.pk).order_by("-at").values_list("id", "at", "count")[:5])
 
 
-def not_modified(request: HttpRequest, validators: Validators) -> HttpResponse | None:
-    """A 304 carrying the validators when the reader's copy is still this page; else None."""
-    response = get_conditional_response(request, etag=validators.etag)
-    return mark(response, validators) if response is not None else None
+def not_modified(request: HttpRequest, validators: Callable[[], Validators]) -> HttpResponse | None:
+    """A 304 carrying the validators when the reader's copy is still this page; else None. The
+    validators are computed only for a request that brings a tag (a first view skips them)."""
+    if "HTTP_IF_NONE_MATCH" not in request.META:
+        return None
+    found = validators()
+    response = get_conditional_response(request, etag=found.etag)
+    return mark(response, found) if response is not None else None
 
 
 def mark(response: HttpResponse, validators: Validators) -> HttpResponse:

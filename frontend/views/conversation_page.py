@@ -44,7 +44,7 @@ class WholeConversationView(SessionObjectMixin, TemplateView):
         self.chain = stitch.agent_session_chain(project=self.project, agent_session_id=agent_session_id)
         if not self.chain.segments:
             raise Http404("No such agent session.")
-        if (unchanged := http_cache.not_modified(request, self._validators())) is not None:
+        if (unchanged := http_cache.not_modified(request, self._validators)) is not None:
             self._record_reads()  # the browser's copy is read
             return unchanged
         context = self.get_context_data(**kwargs)

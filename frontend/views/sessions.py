@@ -88,7 +88,7 @@ class SessionView(SessionObjectMixin, TemplateView):
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         self.session = self.get_session()
         readable = self.session.status not in (Status.PROCESSING, Status.FAILED)
-        if readable and (unchanged := http_cache.not_modified(request, self._validators())) is not None:
+        if readable and (unchanged := http_cache.not_modified(request, self._validators)) is not None:
             access_record(session=self.session, request=request, via="web")  # the browser's copy is read
             return unchanged
         context = self.get_context_data(**kwargs)
