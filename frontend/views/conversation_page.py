@@ -109,6 +109,8 @@ def warm(session: Session) -> None:
     the first view of a long agent session's whole conversation is then served from the cache."""
     if not session.agent_session_id:
         return
+    if not session.previous_id and not session.start_offset and session.raw_size_bytes < page_cache.WARM_MIN_RAW_BYTES:
+        return  # a small first segment is its whole conversation so far: no query, as the worker's budget asks
     with project_scope(session.project):  # the worker announces a session outside any request's scope
         chain = stitch.agent_session_chain(project=session.project, agent_session_id=session.agent_session_id)
     if sum(s.raw_size_bytes for s in chain.segments) < page_cache.WARM_MIN_RAW_BYTES:
