@@ -21,7 +21,7 @@ import time
 import uuid
 from typing import Any
 
-from djangobench import setup, stored_session
+from djangobench import project_remove, setup, stored_session
 
 
 def _best(repeat: int, work: Any) -> tuple[float, Any]:
@@ -69,10 +69,8 @@ def main(argv: list[str] | None = None) -> None:
     from django.test import Client
 
     from projects.models import Project, Role, User
-    from projects.scoping import project_scope, unscoped
+    from projects.scoping import project_scope
     from projects.services import membership_add
-    from sessions_app import blobs
-    from sessions_app.models import Session
     from tests.frontend.pathological import CASES
 
     settings.ALLOWED_HOSTS = ["*"]
@@ -89,11 +87,7 @@ def main(argv: list[str] | None = None) -> None:
             if args.only is None or case.name in args.only:
                 figures["cases"][case.name] = measure(case, project, user, client, args.repeat)
     finally:
-        with unscoped():
-            sessions = list(Session.objects.filter(project=project))
-        blobs.delete(*[k for s in sessions for k in (s.raw_storage_key, s.content_storage_key) if k])
-        project.delete()
-        user.delete()
+        project_remove(project, user)
     json.dump(figures, sys.stdout, indent=2)
     print()
 

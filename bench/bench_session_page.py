@@ -38,7 +38,7 @@ from typing import Any
 
 os.environ.setdefault("DEBUG", "false")  # production settings, as every bench of the service
 
-from djangobench import setup, stored_session
+from djangobench import project_remove, setup, stored_session
 
 WORDS = ("the", "parser", "returns", "a", "value", "for", "each", "token", "test", "fails", "because", "module")
 CODE = "```python\ndef tokenize(text):\n    for word in text.split():\n        yield word.lower()\n```"
@@ -219,10 +219,8 @@ def main(argv: list[str] | None = None) -> None:
     from django.test import Client
 
     from projects.models import Project, Role, User
-    from projects.scoping import project_scope, unscoped
+    from projects.scoping import project_scope
     from projects.services import membership_add
-    from sessions_app import blobs
-    from sessions_app.models import Session
 
     settings.ALLOWED_HOSTS = ["*"]
     settings.SESSIONLEDGER_SHARE_VIEW_RATE = "1000000/min"  # the cost of a view, not the budget
@@ -244,16 +242,7 @@ def main(argv: list[str] | None = None) -> None:
         seed_rows(project, user, args.list_rows)
         figures["list"] = {"rows": args.list_rows + 1, **list_figures(client, project, args.repeat)}
     finally:
-        with unscoped():
-            keys = [
-                k
-                for s in Session.objects.filter(project=project)
-                for k in (s.raw_storage_key, s.content_storage_key)
-                if k and k != "k"
-            ]
-        blobs.delete(*keys)
-        project.delete()
-        user.delete()
+        project_remove(project, user)
     json.dump(figures, sys.stdout, indent=2)
     print()
 

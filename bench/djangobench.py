@@ -78,3 +78,16 @@ def stored_session(project, user, raw: bytes, **metadata_overrides):
             idempotency_key=None,
         )
         return Session.objects.select_related("project", "author").get(pk=result.session.pk)
+
+
+def project_remove(project, user) -> None:
+    """Delete a bench's throwaway project, its sessions' blobs and its user."""
+    from projects.scoping import unscoped
+    from sessions_app import blobs
+    from sessions_app.models import Session
+
+    with unscoped():
+        sessions = list(Session.objects.filter(project=project))
+    blobs.delete(*[k for s in sessions for k in (s.raw_storage_key, s.content_storage_key) if k and k != "k"])
+    project.delete()
+    user.delete()

@@ -13,7 +13,10 @@ class FrontendConfig(AppConfig):
 
 
 def _warm_session_page(sender: Any, *, session: Any, document: dict[str, Any], **_: Any) -> None:
-    """The worker has just processed ``session``: render its first page for the first reader."""
+    """The worker has just processed ``session``: render its first page, and the first page of the
+    whole conversation it belongs to, for the first reader."""
     from frontend.session_page import page_cache
+    from frontend.views import conversation_page
 
     page_cache.warm(session, document)
+    conversation_page.warm(session)

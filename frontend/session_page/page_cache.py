@@ -23,7 +23,9 @@ a long session — the reviewer who follows the link in a pull request — gets 
 instead of decoding and rendering it. Below that size the first reader renders it: a page of a small
 segment takes a millisecond or two, which would be a quarter of the worker's whole task for a 10 KB
 segment (docs/scaling.md, worker), while for a long one it is a few percent of its processing and saves
-its first reader the decoding and rendering (docs/scaling.md, session page).
+its first reader the decoding and rendering (docs/scaling.md, session page). The whole conversation
+the session is a segment of is warmed the same way, page 1 and its overview, when its segments add up
+to that size (``frontend.views.conversation_page.warm``).
 
 Beside each rendered page, the layout of its filters (``reading.Layout``: no HTML, no link, no
 name) and each page's cards are kept (``reading_of``): another page, or a permalink, of a filter already

@@ -11,7 +11,10 @@ narrowed to what a reviewer jumps between:
 - ``edit``: a run of Edit / Write / MultiEdit / NotebookEdit calls, as one step naming its files;
   reading and searching between them keep the run going, anything else (a test run) ends it.
 
-Main conversation only (sub-agent work sits under its call). Linear in the document; labels are
+Prompts, commits and errors come from the main conversation (sub-agent work sits under its call);
+edits come from the sub-agents too, each agent's runs its own bursts labelled with the agent (the
+spawning call's description), since in a session that delegates the work the sub-agents write
+most of the files. Linear in the document; labels are
 plain text, escaped by the template (``frontend/jinja2/frontend/steps.html``) like every other
 transcript string.
 """
@@ -41,6 +44,7 @@ class Step:
     timestamp: str | None
     files: list[str] = field(default_factory=list)  # an edit burst's files, in order
     count: int = 1  # an edit burst's calls
+    agent: str = ""  # who made an edit burst, when a sub-agent: "Write lexer (sub-agent)"
     href: str | None = None  # filled in by the page: where the message is under the filters
     anchor: str | None = None
     page: int | None = None
@@ -57,13 +61,14 @@ def is_git_commit(command: str) -> bool:
 
 
 def outline(messages: list[dict[str, Any]]) -> list[Step]:
-    """The steps of the main conversation, in document order."""
+    """The steps of the session, in document order."""
     steps: list[Step] = []
-    burst: Step | None = None
+    bursts: dict[str, Step] = {}  # "" (the main conversation) or a sub-agent's key -> its open burst
     calls: dict[str, dict[str, Any]] = {}  # tool id -> its call's input, to label results
     commits: dict[str, Step] = {}  # tool id -> its commit step, relabelled from the result
     for message in messages:
         if message.get("sidechain"):
+            _agent_edit(message, calls, bursts, steps)
             continue
         tool_id = _pair(message, calls, commits)
         step = _step(message, calls.get(tool_id))
@@ -71,21 +76,57 @@ def outline(messages: list[dict[str, Any]]) -> list[Step]:
             commits[tool_id] = step
         if step is None:
             if message.get("kind") == "tool_use" and _tool_name(message) not in LOOKING:
-                burst = None  # a test run, a fetch…: the next edit starts a new burst
+                bursts.pop("", None)  # a test run, a fetch…: the next edit starts a new burst
             continue
         if step.kind == "edit":
-            if burst is not None:
-                burst.count += 1
-                _add_file(burst, step.files)
+            if "" in bursts:
+                _extend(bursts[""], step)
                 continue
-            burst = step
+            bursts[""] = step
         else:
-            burst = None
+            bursts.pop("", None)
         steps.append(step)
     for step in steps:
         if step.kind == "edit":
             step.label = _edit_label(step)
     return steps
+
+
+def _agent_edit(
+    message: dict[str, Any], calls: dict[str, dict[str, Any]], bursts: dict[str, Step], steps: list[Step]
+) -> None:
+    """A sub-agent's message: its edits join that agent's burst (or start one, named after the
+    spawning call); its other calls end the burst, as in the main conversation."""
+    if message.get("kind") != "tool_use":
+        return
+    parent = _text(message.get("parent_tool_id"))
+    key = "agent:" + (_text(message.get("agent_id")) or parent)
+    step = _step(message) if _tool_name(message) in EDIT_TOOLS else None
+    if step is None:
+        if _tool_name(message) not in LOOKING:
+            bursts.pop(key, None)
+        return
+    if key in bursts:
+        _extend(bursts[key], step)
+        return
+    step.agent = _agent_name(calls.get(parent))
+    bursts[key] = step
+    steps.append(step)
+
+
+def _agent_name(call: dict[str, Any] | None) -> str:
+    """The spawning call's description (or agent type); a sub-agent whose call is unknown is unnamed."""
+    data = call.get("input") if call else None
+    if isinstance(data, dict):
+        for key in ("description", "subagent_type"):
+            if name := " ".join(_text(data.get(key))[:200].split()):
+                return f"{name} (sub-agent)"
+    return "Sub-agent"
+
+
+def _extend(burst: Step, step: Step) -> None:
+    burst.count += 1
+    _add_file(burst, step.files)
 
 
 def _pair(message: dict[str, Any], calls: dict[str, dict[str, Any]], commits: dict[str, Step]) -> str:
@@ -188,8 +229,10 @@ def _add_file(burst: Step, files: list[str]) -> None:
 def _edit_label(step: Step) -> str:
     names = [path.rsplit("/", 1)[-1] for path in step.files]
     calls = f"{step.count} edit{'' if step.count == 1 else 's'}"
+    if step.agent:
+        calls = f"{step.agent}: {calls}"
     if not names:
-        return calls
+        return _short(calls)
     shown = ", ".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else "")
     return _short(f"{calls}: {shown}")
 

@@ -10,51 +10,65 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
+from django.utils.decorators import method_decorator
+from django.views.decorators.gzip import gzip_page
 from django.views.generic import TemplateView
 from markupsafe import Markup
 
+from frontend import http_cache
 from frontend.access import PAGE_READ
 from frontend.forms import ROLE_CHOICES, MessageFilterForm
 from frontend.session_page import page_cache, whole
 from frontend.session_page.load import document_load, filter_params
 from frontend.session_page.page_cache import page_where
 from frontend.views.sessions import SessionObjectMixin
+from projects.scoping import project_scope
 from sessions_app import stitch
 from sessions_app.audit import access_record
 from sessions_app.models import Kind, Session
 
 
+@method_decorator(gzip_page, name="dispatch")  # as the session page, for the same reasons (docs/ui.md)
 class WholeConversationView(SessionObjectMixin, TemplateView):
     required_roles = PAGE_READ
     template_name = "frontend/whole_conversation.html"
 
-    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         agent_session_id = self.get_session().agent_session_id
         if not agent_session_id:
             raise Http404("This session records no agent session.")
-        chain = stitch.agent_session_chain(project=self.project, agent_session_id=agent_session_id)
-        if not chain.segments:
+        self.agent_session_id = agent_session_id
+        self.chain = stitch.agent_session_chain(project=self.project, agent_session_id=agent_session_id)
+        if not self.chain.segments:
             raise Http404("No such agent session.")
+        if (unchanged := http_cache.not_modified(request, self._validators)) is not None:
+            self._record_reads()  # the browser's copy is read
+            return unchanged
+        context = self.get_context_data(**kwargs)
+        response = self.render_to_response(context)
+        if context["reading"] is not None:
+            # once rendered: the page's forms may have just set the CSRF secret the tag covers
+            http_cache.mark(cast(TemplateResponse, response).render(), self._validators())
+        return response
+
+    def _validators(self) -> http_cache.Validators:
+        return http_cache.page_validators(self.request, self.chain.segments, self.membership.role, self.switchable)
+
+    def _record_reads(self) -> None:
+        for session in self.chain.segments:
+            access_record(session=session, request=self.request, via="web")
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        chain = self.chain
         form = MessageFilterForm(self.request.GET)
         form.is_valid()
         params = filter_params(form)
-        joined = Joined(chain.segments)
-        segments = whole.placed(chain.segments, joined.spans())
-        urls = [page_where(session).session_url for session in chain.segments]
-        links = {segment.number: (urls[segment.number - 1], commit_url(segment.session)) for segment in segments}
-        where = whole.WholeWhere(
-            urls[0],
-            page_where(chain.segments[0]).author,
-            starts=tuple(segment.first for segment in segments),
-            urls=tuple(urls),
-        )
-        write = whole.BoundaryWriter(segments, links)
-        page = page_cache.Page(chain.segments, "whole-page", where, params, joined.load, write)
+        page, joined, segments = whole_page(chain.segments, params)
         reading = page_cache.reading_of(page, form)
-        for session in chain.segments:
-            access_record(session=session, request=self.request, via="web")
+        self._record_reads()
         overview_html, prompt_count = joined.overview(reading.turn_window if reading is not None else (0, 0))
         return super().get_context_data(
             first=chain.segments[0],
@@ -67,9 +81,48 @@ class WholeConversationView(SessionObjectMixin, TemplateView):
             params=params,
             overview_html=overview_html,
             prompt_count=prompt_count,
-            agent_session_id=agent_session_id,
+            agent_session_id=self.agent_session_id,
             **kwargs,
         )
+
+
+def whole_page(sessions: list[Session], params: dict[str, Any]) -> tuple[page_cache.Page, Joined, list[whole.Segment]]:
+    """How the whole-conversation page of these segments is made: the page, the joined documents
+    (read only when the cache lacks something) and where each segment sits."""
+    joined = Joined(sessions)
+    segments = whole.placed(sessions, joined.spans())
+    urls = [page_where(session).session_url for session in sessions]
+    links = {segment.number: (urls[segment.number - 1], commit_url(segment.session)) for segment in segments}
+    where = whole.WholeWhere(
+        urls[0],
+        page_where(sessions[0]).author,
+        starts=tuple(segment.first for segment in segments),
+        urls=tuple(urls),
+    )
+    write = whole.BoundaryWriter(segments, links)
+    return page_cache.Page(sessions, "whole-page", where, params, joined.load, write), joined, segments
+
+
+def warm(session: Session) -> None:
+    """Render page 1 of the whole conversation ``session`` is a segment of, and its overview, as a
+    reader without filters asks for them, when the segments hold at least ``WARM_MIN_RAW_BYTES``:
+    the first view of a long agent session's whole conversation is then served from the cache."""
+    if not session.agent_session_id:
+        return
+    if not session.previous_id and not session.start_offset and session.raw_size_bytes < page_cache.WARM_MIN_RAW_BYTES:
+        return  # a small first segment is its whole conversation so far: no query, as the worker's budget asks
+    with project_scope(session.project):  # the worker announces a session outside any request's scope
+        chain = stitch.agent_session_chain(project=session.project, agent_session_id=session.agent_session_id)
+    if sum(s.raw_size_bytes for s in chain.segments) < page_cache.WARM_MIN_RAW_BYTES:
+        return
+    if not all(s.content_storage_key for s in chain.segments):  # a segment still processing: warmed when it ends
+        return
+    form = MessageFilterForm({})
+    form.is_valid()
+    page, joined, _ = whole_page(chain.segments, {})
+    reading = page_cache.reading_of(page, form)
+    if reading is not None:
+        joined.overview(reading.turn_window)
 
 
 class Joined:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import Any, cast
 
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.gzip import gzip_page
 from django.views.generic import TemplateView
 
+from frontend import http_cache
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
 from frontend.pagination import SessionListPagination, keyset_page
@@ -85,11 +87,23 @@ class SessionView(SessionObjectMixin, TemplateView):
     template_name = "frontend/session.html"
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        self.session = self.get_session()
+        readable = self.session.status not in (Status.PROCESSING, Status.FAILED)
+        if readable and (unchanged := http_cache.not_modified(request, self._validators)) is not None:
+            access_record(session=self.session, request=request, via="web")  # the browser's copy is read
+            return unchanged
         context = self.get_context_data(**kwargs)
-        return self.render_to_response(context, status=503 if context.get("unavailable") else 200)
+        response = self.render_to_response(context, status=503 if context.get("unavailable") else 200)
+        if context.get("reading") is not None:
+            # once rendered: the page's forms may have just set the CSRF secret the tag covers
+            http_cache.mark(cast(TemplateResponse, response).render(), self._validators())
+        return response
+
+    def _validators(self) -> http_cache.Validators:
+        return http_cache.page_validators(self.request, [self.session], self.membership.role, self.switchable)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
-        session = self.get_session()
+        session = self.session
         form = MessageFilterForm(self.request.GET)
         form.is_valid()
         params = filter_params(form)

@@ -151,3 +151,25 @@ def test_a_change_to_any_frontend_module_or_card_macro_gives_pages_new_keys(tmp_
     versions.append(page_cache.renderer_version(tmp_path))
 
     assert len(set(versions)) == 3
+
+
+def test_the_worker_renders_the_whole_conversation_so_its_first_reader_does_not(
+    client, world, make_session, renders, django_capture_on_commit_callbacks
+) -> None:
+    raw = long_transcript(60)
+    lines = raw.splitlines(keepends=True)
+    cut = len(b"".join(lines[: len(lines) // 2]))
+    agent = "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"
+    with django_capture_on_commit_callbacks(execute=True):  # each segment's commit, then its announcement
+        for start, end, seed in ((0, cut, "warm-whole-1"), (cut, len(raw), "warm-whole-2")):
+            last = make_session(
+                world.project, world.member, raw[start:end], seed=seed,
+                agent_session_id=agent, start_offset=start, end_offset=end,
+            )  # fmt: skip
+    renders.clear()  # the worker's own rendering
+    client.force_login(world.viewer)
+    first = client.get(f"/p/{world.project.slug}/s/{last.pk}/conversation")
+    assert first.status_code == 200 and renders == []  # page 1 and its overview, as the worker rendered them
+    assert "Turn 1: please change module_1.py" in first.content.decode()
+    assert client.get(f"/p/{world.project.slug}/s/{last.pk}/conversation?page=2").status_code == 200
+    assert len(renders) == 1  # other pages: on demand

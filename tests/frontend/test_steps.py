@@ -67,12 +67,43 @@ def test_git_commit_detection_is_per_simple_command() -> None:
     assert not is_git_commit("git" + " x" * 100_000)
 
 
-def test_sub_agent_work_is_not_a_step() -> None:
+def test_sub_agents_edits_are_steps_named_after_the_agent(client, world, make_session) -> None:
+    """A 1.0.x session that delegates: two parallel sub-agents write the files, the main agent only
+    reads. Their edits are the outline's edit bursts, one per agent, each linking into its fold."""
+    b = TranscriptBuilder(version="1.0.89").prompt("split the parser into modules")
+    b.tool_use("Task", {"description": "Write lexer", "prompt": "Write the lexer modules"})
+    use_a, task_a = b.last_uuid, b.last_tool_id
+    b.tool_use("Task", {"description": "Write grammar", "prompt": "Write the grammar modules"})
+    use_b, task_b = b.last_uuid, b.last_tool_id
+    a = b.subagent("x").user("Write the lexer modules")
+    for name in ("tokens.py", "lexer.py", "spans.py"):
+        a.tool_call("Write", {"file_path": f"/work/app/{name}", "content": "x = 1"}, result="ok")
+    a.tool_call("Bash", {"command": "pytest -q tests/lexer"}, result="3 passed")
+    a.tool_call("Edit", {"file_path": "/work/app/lexer.py", "old_string": "a", "new_string": "b"}, result="ok")
+    c = b.subagent("y").user("Write the grammar modules")
+    c.tool_call("Write", {"file_path": "/work/app/grammar.py", "content": "y = 2"}, result="ok")
+    b.inline(a, c).tool_result(task_a, "lexer done", parent=use_a).tool_result(task_b, "grammar done", parent=use_b)
+    b.new_response().tool_call("Read", {"file_path": "/work/app/lexer.py"}, result="x = 1")
+    session = make_session(world.project, world.member, b.build(), seed="agent-edits")
+    html = _get(client, world, f"/p/{world.project.slug}/s/{session.pk}").content.decode()
+    nav = html[html.index('id="step-nav"') : html.index("</ol>", html.index('id="step-nav"'))]
+    assert re.findall(r'data-kind="(\w+)"', nav) == ["prompt", "edit", "edit", "edit"]
+    assert "Write lexer (sub-agent): 3 edits: tokens.py, lexer.py, spans.py" in nav
+    assert "Write lexer (sub-agent): 1 edit: lexer.py" in nav
+    assert "Write grammar (sub-agent): 1 edit: grammar.py" in nav
+    assert "3 edit bursts" in html
+    cards = html.split('id="cards"')[1]
+    for anchor in re.findall(r'data-anchor="(m-\d+)"', nav):
+        assert f'id="{anchor}"' in cards, anchor
+
+
+def test_an_unlinked_sub_agents_edits_are_attributed_to_a_sub_agent() -> None:
     messages = [
         {"index": 0, "role": "user", "kind": "prompt", "content": "go"},
-        {"index": 1, "role": "assistant", "kind": "tool_use", "sidechain": True, "tool": {"name": "Edit", "input": {}}},
-    ]
-    assert [s.kind for s in outline(messages)] == ["prompt"]
+        {"index": 1, "role": "assistant", "kind": "tool_use", "sidechain": True, "agent_id": "a1",
+         "tool": {"name": "Edit", "input": {"file_path": "/w/x.py"}}},
+    ]  # fmt: skip
+    assert [(s.kind, s.label) for s in outline(messages)] == [("prompt", "go"), ("edit", "Sub-agent: 1 edit: x.py")]
 
 
 def test_steps_on_later_pages_link_to_their_page(client, world, make_session) -> None:

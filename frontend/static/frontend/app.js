@@ -100,6 +100,8 @@
     conversation.setAttribute("aria-busy", "true");
     fetchPage(url).then(function (page) {
       if (ticket !== pending) { return; }
+      generation += 1;
+      loading = false;
       swap("conversation", page);
       swap("turn-nav", page);
       swap("step-nav", page);
@@ -112,6 +114,7 @@
       watchMore();
       watchTurns();
       showHit(0);
+      loadAhead();
     }).catch(function () {
       window.location.assign(url); /* let the server page say what went wrong */
     });
@@ -128,25 +131,66 @@
   });
   filters.addEventListener("submit", function (event) { event.preventDefault(); clearTimeout(typing); apply(); });
 
-  /* Later pages: appended when the "Later messages" link scrolls into view (or is activated). */
+  /* Later pages: appended when the "Later messages" link scrolls into view (or is activated),
+   * and, once the page has loaded, fetched ahead (loadAhead). */
   var loading = false;
+  var generation = 0; /* a new filter's conversation: pages still arriving for the old one are dropped */
+  function appendPage(page) {
+    var cards = page.getElementById("cards");
+    var list = document.getElementById("cards");
+    if (cards && list) {
+      Array.prototype.slice.call(cards.children).forEach(function (node) { list.appendChild(document.adoptNode(node)); });
+    }
+    var nav = document.getElementById("more");
+    var next = page.getElementById("more");
+    if (nav) { if (next) { nav.replaceWith(document.adoptNode(next)); } else { nav.remove(); } }
+  }
+
   function loadMore(link) {
     if (loading) { return; }
     loading = true;
+    var ticket = generation;
     link.setAttribute("aria-busy", "true");
     fetchPage(link.href).then(function (page) {
-      var cards = page.getElementById("cards");
-      var list = document.getElementById("cards");
-      if (cards && list) {
-        Array.prototype.slice.call(cards.children).forEach(function (node) { list.appendChild(document.adoptNode(node)); });
-      }
-      var nav = document.getElementById("more");
-      var next = page.getElementById("more");
-      if (nav) { if (next) { nav.replaceWith(document.adoptNode(next)); } else { nav.remove(); } }
+      if (ticket !== generation) { return; }
+      appendPage(page);
       loading = false;
       watchMore();
       watchTurns();
+      if (loaded) { loadAhead(); }
     }).catch(function () { loading = false; window.location.assign(link.href); });
+  }
+
+  /* The next AHEAD pages, requested together and appended in order as each arrives after the
+   * ones before it: one after another as the reader scrolls, each page would cost a round trip
+   * and a render when reached. Started once the first frame is painted, so the first page paints
+   * first; a longer session keeps loading its later pages as the reader scrolls. A page that
+   * fails stops the run and leaves its "Later messages" link. */
+  var AHEAD = 8;
+  var loaded = false;
+  function loadAhead() {
+    var link = document.querySelector("#more [data-more]");
+    if (!link || loading || !window.Promise) { return; }
+    var url = new URL(link.href, window.location.href);
+    var first = parseInt(url.searchParams.get("page"), 10);
+    var last = Math.min(parseInt(link.getAttribute("data-pages"), 10), first + AHEAD - 1);
+    if (!(first <= last)) { return; }
+    loading = true;
+    var ticket = generation;
+    var run = Promise.resolve();
+    for (var number = first; number <= last; number++) {
+      url.searchParams.set("page", number);
+      run = appendWhenReady(run, fetchPage(url.toString()), ticket);
+    }
+    var done = function () { if (ticket === generation) { loading = false; watchMore(); watchTurns(); } };
+    run.then(done, done);
+  }
+
+  function appendWhenReady(before, fetched, ticket) {
+    fetched.catch(function () { /* reported through the run */ });
+    return before.then(function () { return fetched; }).then(function (page) {
+      if (ticket === generation) { appendPage(page); }
+    });
   }
 
   var moreObserver = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
@@ -341,4 +385,9 @@
   /* again once loaded: the browser's own jump to the #fragment (to the link in a card's header,
    * without the margin) comes after this script */
   window.addEventListener("load", function () { if (window.scrollY > 0) { resolveHash(); } });
+  /* after the first frame is painted, not after the load event: the later pages need nothing
+   * the load event waits for */
+  requestAnimationFrame(function () {
+    setTimeout(function () { loaded = true; loadAhead(); }, 0);
+  });
 })();
