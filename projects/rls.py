@@ -30,6 +30,7 @@ TENANT_TABLES = (
     "sessions_app_sharelink",
     "integrations_pullrequest",
     "integrations_pullrequestcommit",
+    "integrations_forgecommentsettings",
 )
 SETTING = "sessionledger.project"
 
