@@ -1,4 +1,4 @@
-"""Staff's bindings API, under ``/api/v1/``."""
+"""Staff's bindings API and a project's PR-comment setting, under ``/api/v1/``."""
 
 from django.urls import path
 
@@ -8,4 +8,5 @@ urlpatterns = [
     path("forge-installations", api.InstallationsView.as_view(), name="api-forge-installations"),
     path("forge-bindings", api.BindingsView.as_view(), name="api-forge-bindings"),
     path("forge-bindings/<int:binding_id>", api.BindingView.as_view(), name="api-forge-binding"),
+    path("projects/<slug:project>/forge-comment", api.CommentSettingsView.as_view(), name="api-forge-comment"),
 ]
