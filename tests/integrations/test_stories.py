@@ -7,6 +7,7 @@ from __future__ import annotations
 from integrations.models import PullRequest
 from projects.scoping import unscoped
 from sessions_app.models import CommitLink
+from tests.integrations import payloads
 from tests.integrations.forge_schemas import check_all
 from tests.integrations.story import REPO, deliver
 
@@ -111,3 +112,29 @@ def test_a_pull_request_of_300_commits_has_them_all_through_the_compare_api(stor
     story.merged(10, squash)
     assert story.blame(squash) == story.ai_lines
     assert "GET /repos/{owner}/{repo}/compare/{basehead}" in check_all("github", story.forge.sent)
+
+
+def test_a_push_to_the_default_branch_syncs_a_merged_pr_not_relinked_yet(story) -> None:
+    one = story.commit("one", story.main)
+    two = story.commit("two", one)
+    story.push(11, [one, two], action="opened")
+    squash = story.squashed([one, two], story.main)
+    closed = {"head_sha": two, "merged": True, "state": "closed", "merge_commit_sha": squash}
+    assert story.event("closed", 11, **closed).status_code == 202  # its sync is lost: the broker was down
+
+    def push(ref: str) -> int:
+        payload = {
+            "ref": ref,
+            "before": story.main,
+            "after": squash,
+            "forced": False,
+            "repository": payloads.github_repository(REPO, "acme/api"),
+            "installation": {"id": 1001},
+        }
+        return deliver("push", payload).status_code
+
+    assert push("refs/heads/some-feature") == 200  # not the default branch: nothing to sync
+    assert push("refs/heads/main") == 202
+    story.sync(11)  # what the push queued
+    assert merge_method(11) == "squash" and story.blame(squash) == story.ai_lines
+    assert push("refs/heads/main") == 200  # relinked: nothing left to sync
