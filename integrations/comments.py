@@ -4,6 +4,7 @@ not: by default it says counts and links only; titles and prompt excerpts are th
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -12,10 +13,13 @@ from django.conf import settings
 
 from integrations.forges import ADAPTERS
 from integrations.forges.base import Repository
+from integrations.forges.http import ForgeError
 from integrations.models import ForgeCommentSettings, PullRequest
 from integrations.selectors import pull_request_sessions
 from sessions_app.links import session_web_url
 from sessions_app.models import Attribution, Session
+
+logger = logging.getLogger(__name__)
 
 MARKER = "<!-- sessionledger:pull-request -->"
 LISTED = 20  # conversations listed in the comment; the PR page has them all
@@ -173,14 +177,32 @@ def comment_update(pr: PullRequest) -> None:
     details = ForgeCommentSettings.objects.filter(project=pr.project, show_titles_and_prompts=True).exists()
     body = render(pr, summary, conversations, previous=previous, details=details)
     binding = pr.binding
-    comment_id = ADAPTERS[binding.installation.forge].comment_write(
-        binding.installation.external_id,
-        Repository(forge_id=binding.repository_id, full_name=binding.full_name),
-        pr.number,
-        comment_id=pr.comment_id,
-        marker=MARKER,
-        body=body,
+    adapter = ADAPTERS[binding.installation.forge]
+    repository = Repository(forge_id=binding.repository_id, full_name=binding.full_name)
+    comment_id = adapter.comment_write(
+        binding.installation.external_id, repository, pr.number, comment_id=pr.comment_id, marker=MARKER, body=body
     )
     new_state = {"current": asdict(summary), "previous": previous_state}
     PullRequest.objects.filter(pk=pr.pk).update(comment_id=comment_id, comment_state=new_state)
     pr.comment_id, pr.comment_state = comment_id, new_state
+    check_run_update(pr, body.removeprefix(MARKER).lstrip())
+
+
+def check_run_update(pr: PullRequest, summary: str) -> None:
+    """The same summary as a check run on the head (GitHub), edited while the head stays. An App not
+    granted *Checks* is answered 403: the comment is written all the same, and the log says why."""
+    binding = pr.binding
+    same_head = pr.check_run_sha == pr.head_sha
+    try:
+        check_run_id = ADAPTERS[binding.installation.forge].check_run_write(
+            binding.installation.external_id,
+            Repository(forge_id=binding.repository_id, full_name=binding.full_name),
+            head_sha=pr.head_sha,
+            check_run_id=pr.check_run_id if same_head else "",
+            summary=summary,
+        )
+    except ForgeError as exc:
+        logger.warning("no check run for %s#%s: %s", binding.full_name, pr.number, exc)
+        return
+    PullRequest.objects.filter(pk=pr.pk).update(check_run_id=check_run_id, check_run_sha=pr.head_sha)
+    pr.check_run_id, pr.check_run_sha = check_run_id, pr.head_sha

@@ -99,6 +99,8 @@ class PullRequest(models.Model):
         help_text="how the merge reached the default branch; empty until its commits are relinked",
     )
     comment_id = models.CharField(max_length=64, blank=True, default="", help_text="the forge's id of our comment")
+    check_run_id = models.CharField(max_length=64, blank=True, default="", help_text="GitHub: our check run's id")
+    check_run_sha = models.CharField(max_length=64, blank=True, default="", help_text="the head it was made on")
     comment_state = models.JSONField(default=dict, blank=True, help_text="what the comment said at the last push")
     commits_synced_sha = models.CharField(max_length=64, blank=True, default="", help_text="head the commits match")
     updated_at = models.DateTimeField(auto_now=True)

@@ -91,3 +91,8 @@ class ForgeAdapter(Protocol):
     ) -> str:
         """Edit the PR's comment ``comment_id`` — or, without one, the comment holding ``marker`` — or
         create it; the comment's id."""
+
+    def check_run_write(
+        self, installation_id: str, repository: Repository, *, head_sha: str, check_run_id: str, summary: str
+    ) -> str:
+        """Edit check run ``check_run_id``, or create one on ``head_sha``; its id ("" where the forge has none)."""

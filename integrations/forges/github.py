@@ -31,6 +31,8 @@ from integrations.patchid import FileDiff, patch_id
 PR_ACTIONS = frozenset({"opened", "reopened", "synchronize", "edited", "closed"})
 INSTALLATION_ACTIONS = frozenset({"created", "deleted", "suspend", "unsuspend"})
 ACCEPT = "application/vnd.github+json"
+CHECK_RUN_NAME = "Sessionledger"
+SUMMARY_MAX = 65535  # characters of a check run's output.summary
 PR_COMMITS_CAP = 250  # GitHub's list of a PR's commits stops here; the compare API has them all
 TOKEN_MARGIN = 300  # seconds: a cached installation token is renewed this long before it expires
 
@@ -203,3 +205,26 @@ class GitHub:
                 marker=marker,
                 body=body,
             )
+
+    def check_run_write(
+        self, installation_id: str, repository: Repository, *, head_sha: str, check_run_id: str, summary: str
+    ) -> str:
+        """A completed, neutral check run: it informs, it never blocks a merge."""
+        base = settings.SESSIONLEDGER_GITHUB_API_URL
+        runs = f"{base}/repositories/{int(repository.forge_id)}/check-runs"
+        output = {"title": "Conversations behind this pull request", "summary": summary[:SUMMARY_MAX]}
+        with self._session(installation_id) as session:
+            if check_run_id:
+                try:
+                    http.request(session, "PATCH", f"{runs}/{int(check_run_id)}", json={"output": output})
+                    return check_run_id
+                except http.Gone:
+                    pass
+            body = {
+                "name": CHECK_RUN_NAME,
+                "head_sha": http.commit_id(head_sha),
+                "status": "completed",
+                "conclusion": "neutral",
+                "output": output,
+            }
+            return str(int(http.request(session, "POST", runs, json=body).json()["id"]))

@@ -133,3 +133,8 @@ class GitLab:
                 marker=marker,
                 body=body,
             )
+
+    def check_run_write(
+        self, installation_id: str, repository: Repository, *, head_sha: str, check_run_id: str, summary: str
+    ) -> str:
+        return ""  # GitLab has no check runs; the note is the summary

@@ -27,7 +27,7 @@ GITHUB_COMMIT = re.compile(r"/repositories/\d+/commits/(?P<sha>[0-9a-f]+)")
 GITHUB_COMPARE = re.compile(r"/repositories/\d+/compare/(?P<base>[0-9a-f]+)\.\.\.(?P<head>[0-9a-f]+)")
 GITHUB_COMMENTS = re.compile(r"/repositories/\d+/issues/(?P<number>\d+)/comments")
 GITHUB_COMMENT = re.compile(r"/repositories/\d+/issues/comments/(?P<id>\d+)")
-GITHUB_CHECK_RUNS = re.compile(r"/repositories/\d+/check-runs")
+GITHUB_CHECK_RUNS = re.compile(r"/repositories/\d+/check-runs(?:/(?P<id>\d+))?")
 GITLAB_COMMIT = re.compile(r"/api/v4/projects/\d+/repository/commits/(?P<sha>[0-9a-f]+)(?P<diff>/diff)?")
 GITLAB_NOTES = re.compile(r"/api/v4/projects/\d+/merge_requests/(?P<number>\d+)/notes(?:/(?P<id>\d+))?")
 
@@ -56,7 +56,8 @@ class FakeForge:
     commits: dict[str, list[str]] = field(default_factory=dict)  # API path → shas, oldest first
     repository: dict[str, FakeCommit] = field(default_factory=dict)  # sha → commit
     comments: dict[int, dict[str, Any]] = field(default_factory=dict)  # id → {"number", "body", "edits"}
-    check_runs: list[dict[str, Any]] = field(default_factory=list)
+    check_runs: list[dict[str, Any]] = field(default_factory=list)  # id - 1 → the run, with its "edits"
+    checks_forbidden: bool = False  # an App installed without the Checks permission
     requests: list[tuple[str, str]] = field(default_factory=list)
     sent: list[Sent] = field(default_factory=list)
     rate_limited_once: set[str] = field(default_factory=set)  # paths answered 429 the first time
@@ -150,9 +151,15 @@ class FakeForge:
                 comment = self.comments[int(edited["id"])]
                 comment["body"], comment["edits"] = body["body"], comment["edits"] + 1
             return 200, {}, {"id": int(edited["id"]), "body": body["body"]}
-        if method == "POST" and GITHUB_CHECK_RUNS.fullmatch(path):
-            self.check_runs.append(body)
-            return 201, {}, {"id": len(self.check_runs), **body}
+        if run := GITHUB_CHECK_RUNS.fullmatch(path):
+            if self.checks_forbidden:
+                return 403, {}, {"message": "Resource not accessible by integration"}
+            if method == "POST" and not run["id"]:
+                self.check_runs.append({**body, "edits": 0})
+                return 201, {}, {"id": len(self.check_runs), **body}
+            if method == "PATCH" and run["id"] and int(run["id"]) <= len(self.check_runs):
+                self.check_runs[int(run["id"]) - 1].update(body, edits=self.check_runs[int(run["id"]) - 1]["edits"] + 1)
+                return 200, {}, {"id": int(run["id"])}
         return 404, {}, {"message": "Not Found"}
 
     def _between(self, base: str, head: str) -> list[str]:

@@ -52,6 +52,14 @@ def test_a_project_that_opted_in_shows_titles_and_prompt_excerpts_as_inert_text(
     assert f"| 1 | [{title} — “` Write one please `”](http://testserver/p/acme-api/s/" in body
 
 
+def test_an_app_without_the_checks_permission_still_gets_its_comment(story) -> None:
+    story.forge.checks_forbidden = True
+    story.push(3, [story.commit("one", story.main)], action="opened")
+    assert len(story.forge.comment_bodies(3)) == 1 and story.forge.check_runs == []
+    with unscoped():
+        assert PullRequest.objects.get().check_run_id == ""
+
+
 def test_nothing_is_posted_for_a_repository_bound_to_no_project(world, forge) -> None:
     ForgeInstallation.objects.create(forge="github", external_id=str(INSTALLATION), account="acme")
     payload = payloads.pull_request("opened", installation=INSTALLATION, repo_id=REPO, full_name=FULL_NAME)

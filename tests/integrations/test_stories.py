@@ -4,6 +4,7 @@ through the API finding the conversation of every AI line the branch had — wit
 
 from __future__ import annotations
 
+from integrations.comments import MARKER
 from integrations.models import PullRequest
 from projects.scoping import unscoped
 from sessions_app.models import CommitLink
@@ -58,7 +59,13 @@ def test_opened_pushed_force_pushed_reviewed_and_squash_merged(story) -> None:
         "GET /repos/{owner}/{repo}/issues/{issue_number}/comments",
         "POST /repos/{owner}/{repo}/issues/{issue_number}/comments",
         "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}",
+        "POST /repos/{owner}/{repo}/check-runs",
+        "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}",
     }
+    # A check run per head, the same summary as the comment, edited when the merge changed the summary.
+    assert [(run["head_sha"], run["edits"]) for run in forge.check_runs] == [(two, 0), (three, 0), (four, 1)]
+    assert forge.check_runs[-1]["output"]["summary"] == comment["body"].removeprefix(MARKER).lstrip()
+    assert {run["conclusion"] for run in forge.check_runs} == {"neutral"}
 
 
 def test_a_rebase_merge_links_each_new_commit_by_patch_id(story) -> None:
