@@ -47,7 +47,8 @@ def _merge_request(payload: Any) -> PullRequestEvent | None:
         state=state,
         head_sha=str(mr["last_commit"]["id"]),
         merged=state == "merged",
-        merge_commit_sha=str(mr.get("merge_commit_sha") or ""),
+        # A squash merge without a merge commit (fast-forward) names its one commit squash_commit_sha.
+        merge_commit_sha=str(mr.get("merge_commit_sha") or mr.get("squash_commit_sha") or ""),
     )
 
 

@@ -4,13 +4,15 @@ through the API finding the conversation of every AI line the branch had — wit
 
 from __future__ import annotations
 
+from django.test import Client
+
 from integrations.comments import MARKER
-from integrations.models import PullRequest
+from integrations.models import ForgeInstallation, PullRequest, RepositoryBinding
 from projects.scoping import unscoped
 from sessions_app.models import CommitLink
 from tests.integrations import payloads
 from tests.integrations.forge_schemas import check_all
-from tests.integrations.story import REPO, deliver
+from tests.integrations.story import REPO, Story, deliver
 
 
 def merge_method(number: int) -> str:
@@ -145,3 +147,33 @@ def test_a_push_to_the_default_branch_syncs_a_merged_pr_not_relinked_yet(story) 
     story.sync(11)  # what the push queued
     assert merge_method(11) == "squash" and story.blame(squash) == story.ai_lines
     assert push("refs/heads/main") == 200  # relinked: nothing left to sync
+
+
+def test_a_gitlab_squash_merge_is_relinked_through_its_squash_commit(world, forge, api_as) -> None:
+    group = ForgeInstallation.objects.create(forge="gitlab", external_id="acme", account="acme")
+    RepositoryBinding.objects.create(
+        installation=group, repository_id="15", full_name="acme/api", project=world.project
+    )
+    story = Story(forge=forge, client=api_as(world.member), slug=world.project.slug)
+    one = story.commit("one", story.main)
+    two = story.commit("two", one, conversation_id="conv-b")
+    forge.commits["/api/v4/projects/15/merge_requests/1/commits"] = [two, one]  # GitLab: newest first
+
+    def hook(action: str, **attributes: str) -> int:
+        payload = payloads.merge_request(action, project_id=15, path="acme/api", last_commit=two)
+        payload["object_attributes"].update(attributes)
+        body = payloads.encode(payload)
+        headers = payloads.gitlab_headers("Merge Request Hook")
+        return (
+            Client().post("/integrations/gitlab/webhook", body, content_type="application/json", **headers).status_code
+        )
+
+    assert hook("open") == 202
+    story.sync(1)
+    squash = story.squashed([one, two], story.main)
+    assert hook("merge", squash_commit_sha=squash) == 202  # fast-forward squash: no merge commit
+    story.sync(1)
+    assert merge_method(1) == "squash" and story.blame(squash) == story.ai_lines
+    [note] = forge.comments.values()
+    assert note["edits"] == 1
+    assert "GET /api/v4/projects/{id}/repository/commits/{sha}/diff" in check_all("gitlab", forge.sent)
