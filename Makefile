@@ -64,5 +64,10 @@ redaction-catalogue: install
 	git diff --stat -- client/sessionledger/core/redaction/catalogue/
 	git diff -- client/sessionledger/core/redaction/catalogue/gitleaks.json | head -200
 
+## make forge-openapi NPM_TGZ=path: rebuild tests/fixtures/github_openapi/ from `npm pack @octokit/openapi@23.0.2` (tools/forge_openapi.py) and show the diff
+forge-openapi: install
+	$(BIN)/python tools/forge_openapi.py $(NPM_TGZ)
+	git diff --stat -- tests/fixtures/github_openapi/
+
 clean:
 	rm -rf $(VENV) .data test-artifacts

@@ -6,14 +6,15 @@ from typing import TYPE_CHECKING
 
 from django.contrib import admin
 
-from integrations.models import ForgeInstallation, RepositoryBinding
+from integrations.models import ForgeCommentSettings, ForgeInstallation, RepositoryBinding
 
 if TYPE_CHECKING:
     _InstallationAdminBase = admin.ModelAdmin[ForgeInstallation]
     _BindingAdminBase = admin.ModelAdmin[RepositoryBinding]
     _BindingInlineBase = admin.TabularInline[RepositoryBinding, ForgeInstallation]
+    _CommentSettingsAdminBase = admin.ModelAdmin[ForgeCommentSettings]
 else:  # Django's ModelAdmin is generic only in its stubs
-    _InstallationAdminBase = _BindingAdminBase = admin.ModelAdmin
+    _InstallationAdminBase = _BindingAdminBase = _CommentSettingsAdminBase = admin.ModelAdmin
     _BindingInlineBase = admin.TabularInline
 
 
@@ -35,4 +36,10 @@ class ForgeInstallationAdmin(_InstallationAdminBase):
 class RepositoryBindingAdmin(_BindingAdminBase):
     list_display = ["full_name", "repository_id", "installation", "project", "created_at"]
     search_fields = ["full_name"]
+    autocomplete_fields = ["project"]
+
+
+@admin.register(ForgeCommentSettings)
+class ForgeCommentSettingsAdmin(_CommentSettingsAdminBase):
+    list_display = ["project", "show_titles_and_prompts", "updated_at"]
     autocomplete_fields = ["project"]

@@ -1,5 +1,6 @@
 """Staff's API for bindings: ``/api/v1/forge-installations`` and ``/api/v1/forge-bindings``. Only
-deployment staff bind a repository to a project (anyone else gets 404, ``projects.access.IsStaff``)."""
+deployment staff bind a repository to a project (anyone else gets 404, ``projects.access.IsStaff``).
+A project's admins choose what its PR comments may say: ``/api/v1/projects/{project}/forge-comment``."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from rest_framework import exceptions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from integrations.models import ForgeInstallation, RepositoryBinding
-from projects.access import StaffAPIView
+from integrations.models import ForgeCommentSettings, ForgeInstallation, RepositoryBinding
+from projects.access import READ_MEMBER_WRITE, ProjectAPIView, StaffAPIView
 from projects.audit_trail import record
-from projects.models import Project
+from projects.models import Project, Role
 from projects.scoping import unscoped
 
 
@@ -64,3 +65,40 @@ class BindingView(StaffAPIView):
         binding.delete()
         record(request, kind="forge.binding_deleted", project=binding.project, target=binding.full_name)
         return Response(status=204)
+
+
+class CommentSettingsSerializer(serializers.Serializer[ForgeCommentSettings]):
+    show_titles_and_prompts = serializers.BooleanField(
+        help_text="Put conversations' titles and prompt excerpts in the PR comment, which everyone with access "
+        "to the repository reads, project members or not (default false: counts and links only)."
+    )
+
+
+class CommentSettingsView(ProjectAPIView):
+    """What this project's PR comments may say (docs/forges.md#the-pr-comment); admins change it."""
+
+    required_roles = {**READ_MEMBER_WRITE, "PUT": Role.ADMIN}
+
+    def _current(self) -> bool:
+        return bool(ForgeCommentSettings.objects.filter(project=self.project, show_titles_and_prompts=True).exists())
+
+    @extend_schema(responses=CommentSettingsSerializer)
+    def get(self, request: Request, project: str) -> Response:
+        return Response({"show_titles_and_prompts": self._current()})
+
+    @extend_schema(request=CommentSettingsSerializer, responses=CommentSettingsSerializer)
+    def put(self, request: Request, project: str) -> Response:
+        body = CommentSettingsSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        show = bool(body.validated_data["show_titles_and_prompts"])
+        if show != self._current():
+            ForgeCommentSettings.objects.update_or_create(
+                project=self.project, defaults={"show_titles_and_prompts": show}
+            )
+            record(
+                request,
+                kind="forge.comment_settings_changed",
+                project=self.project,
+                target=f"titles_and_prompts={show}",
+            )
+        return Response({"show_titles_and_prompts": show})

@@ -65,6 +65,12 @@ class RepositoryBinding(models.Model):
         return f"{self.full_name} → {self.project_id}"
 
 
+class MergeMethod(models.TextChoices):
+    MERGE = "merge", "merge commit"
+    SQUASH = "squash"
+    REBASE = "rebase"
+
+
 class PullRequest(models.Model):
     """A pull (GitLab: merge) request of a bound repository, as its last event described it."""
 
@@ -84,6 +90,18 @@ class PullRequest(models.Model):
     head_sha = models.CharField(max_length=64)
     merged = models.BooleanField(default=False)
     merge_commit_sha = models.CharField(max_length=64, blank=True, default="")
+    base_sha = models.CharField(max_length=64, blank=True, default="", help_text="the base the forge compared with")
+    merge_method = models.CharField(
+        max_length=8,
+        choices=MergeMethod.choices,
+        blank=True,
+        default="",
+        help_text="how the merge reached the default branch; empty until its commits are relinked",
+    )
+    comment_id = models.CharField(max_length=64, blank=True, default="", help_text="the forge's id of our comment")
+    check_run_id = models.CharField(max_length=64, blank=True, default="", help_text="GitHub: our check run's id")
+    check_run_sha = models.CharField(max_length=64, blank=True, default="", help_text="the head it was made on")
+    comment_state = models.JSONField(default=dict, blank=True, help_text="what the comment said at the last push")
     commits_synced_sha = models.CharField(max_length=64, blank=True, default="", help_text="head the commits match")
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -103,6 +121,9 @@ class PullRequestCommit(models.Model):
     sha = models.CharField(max_length=64)
     position = models.PositiveIntegerField(help_text="0 is the oldest commit")
     still_in_pr = models.BooleanField(default=True)
+    patch_id = models.CharField(
+        max_length=40, null=True, blank=True, help_text="integrations.patchid; null until fetched, empty: no text"
+    )
 
     objects = ProjectScopedManager()
 
@@ -110,3 +131,16 @@ class PullRequestCommit(models.Model):
         constraints = [models.UniqueConstraint(fields=["pull_request", "sha"], name="pullrequestcommit_unique")]
         indexes = [models.Index(fields=["project", "sha"])]
         ordering = ["-still_in_pr", "position"]
+
+
+class ForgeCommentSettings(models.Model):
+    """What the PR comment may say. Anyone who reads the repository reads the comment, and they need
+    not be project members: by default it carries counts and links only (docs/forges.md)."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="+")
+    show_titles_and_prompts = models.BooleanField(
+        default=False, help_text="put the conversations' titles and prompt excerpts in the PR comment"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ProjectScopedManager()

@@ -1,4 +1,4 @@
-"""Fetching a pull request's commits off the request: the webhook answers at once."""
+"""Syncing a pull request off the request (its commits, its merge, its comment): the webhook answers at once."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from integrations.forges.http import ForgeError
 from integrations.models import PullRequest, WebhookDelivery
-from integrations.services import commits_sync
+from integrations.services import pull_request_sync
 from projects.tasking import TransientError, project_task
 
 logger = logging.getLogger(__name__)
@@ -21,8 +21,9 @@ DELIVERY_DAYS = 30
 
 @project_task(model=PullRequest, name="integrations.pull_request_commits_sync", related=("project", "binding"))
 def pull_request_commits_sync(pr: PullRequest) -> None:
+    """The task keeps its first name (queued tasks find it); it now syncs the merge and comment too."""
     try:
-        commits_sync(pr)
+        pull_request_sync(pr)
     except ForgeError as exc:
         raise TransientError(str(exc)) from exc
 

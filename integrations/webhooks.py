@@ -6,6 +6,7 @@ delivery is 200 (the forge stops retrying) and changes nothing."""
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -37,11 +38,10 @@ def _receive(request: HttpRequest, forge: str) -> HttpResponse:
         # The delivery and its effects commit together: a failure lets the forge's redelivery through.
         if not delivery_record(forge=forge, delivery_id=delivery, event=type(event).__name__):
             return JsonResponse({"detail": "already received"}, status=200)
-        pr = event_apply(forge, event) if event is not None else None
-        if pr is not None:
-            pr_id = pr.pk
-            transaction.on_commit(lambda: enqueue_commits_sync(pr_id))
-    return JsonResponse({"detail": "ok"}, status=202 if pr is not None else 200)
+        prs = event_apply(forge, event) if event is not None else []
+        for pr in prs:
+            transaction.on_commit(partial(enqueue_commits_sync, pr.pk))
+    return JsonResponse({"detail": "ok"}, status=202 if prs else 200)
 
 
 @csrf_exempt

@@ -65,9 +65,11 @@ KINDS: tuple[str, ...] = (
     "group_mapping.created",
     "group_mapping.deleted",
     "user.break_glass_changed",
-    # A forge repository bound to a project, or unbound (integrations/api.py, docs/forges.md)
+    # A forge repository bound to a project, or unbound; what the PR comment may say (integrations/api.py,
+    # docs/forges.md)
     "forge.binding_created",
     "forge.binding_deleted",
+    "forge.comment_settings_changed",
 )
 # Authentication, privileges, reading the trail, retention and holds (governance/auth_events.py,
 # governance/audit.py, governance/holds.py; docs/security.md "Audit trail").

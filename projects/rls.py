@@ -31,6 +31,7 @@ TENANT_TABLES = (
     "sessions_app_partialupload",
     "integrations_pullrequest",
     "integrations_pullrequestcommit",
+    "integrations_forgecommentsettings",
 )
 SETTING = "sessionledger.project"
 

@@ -7,8 +7,9 @@ from sessions_app.models import CommitLink
 
 
 @transaction.atomic
-def relink_commits(*, project: Project, user: User, pairs: list[dict[str, str]]) -> int:
-    """Link new hashes to old ones (idempotent); returns how many links are new."""
+def relink_commits(*, project: Project, user: User | None, pairs: list[dict[str, str]]) -> int:
+    """Link new hashes to old ones (idempotent); returns how many links are new. ``user`` is None
+    when the server links on its own (a merge seen on the forge, docs/forges.md)."""
     created = 0
     for pair in pairs:
         if pair["old"] == pair["new"]:

@@ -31,6 +31,7 @@ class PullRequestEvent:
     head_sha: str
     merged: bool
     merge_commit_sha: str
+    base_sha: str = ""  # the base branch's commit the PR was compared with (GitHub's compare beyond 250)
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,16 @@ class PushEvent:
     before: str
     after: str
     forced: bool
+    default_branch: str = ""
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit as the forge's API describes it: its parents and the patch id of its diff."""
+
+    sha: str
+    parents: tuple[str, ...]
+    patch_id: str  # integrations.patchid; "" when the commit changes no text
 
 
 @dataclass(frozen=True)
@@ -67,8 +78,21 @@ class ForgeAdapter(Protocol):
     def parse(self, headers: Mapping[str, str], body: bytes) -> Event | None:
         """The event, or None for events and actions we do not handle. Raises BadPayload."""
 
-    def pull_request_commits(self, installation_id: str, repository: Repository, number: int) -> list[str]:
-        """The PR's commit shas, oldest first, every page."""
+    def pull_request_commits(
+        self, installation_id: str, repository: Repository, number: int, *, base_sha: str, head_sha: str
+    ) -> list[str]:
+        """The PR's commit shas, oldest first, every page (past any cap of the forge's list)."""
 
-    def upsert_comment(self, installation_id: str, repository: Repository, number: int, marker: str, body: str) -> None:
-        """Edit the PR's comment holding ``marker``, or create it."""
+    def commit(self, installation_id: str, repository: Repository, sha: str) -> Commit:
+        """The commit's parents and patch id."""
+
+    def comment_write(
+        self, installation_id: str, repository: Repository, number: int, *, comment_id: str, marker: str, body: str
+    ) -> str:
+        """Edit the PR's comment ``comment_id`` — or, without one, the comment holding ``marker`` — or
+        create it; the comment's id."""
+
+    def check_run_write(
+        self, installation_id: str, repository: Repository, *, head_sha: str, check_run_id: str, summary: str
+    ) -> str:
+        """Edit check run ``check_run_id``, or create one on ``head_sha``; its id ("" where the forge has none)."""

@@ -12,7 +12,8 @@ import requests
 from django.conf import settings
 
 from integrations.forges import http
-from integrations.forges.base import BadPayload, Event, PullRequestEvent, PushEvent, Repository
+from integrations.forges.base import BadPayload, Commit, Event, PullRequestEvent, PushEvent, Repository
+from integrations.patchid import FileDiff, patch_id
 
 # GitLab's merge request actions, as GitHub's names (one vocabulary for services).
 ACTIONS = {"open": "opened", "reopen": "reopened", "update": "synchronize", "close": "closed", "merge": "closed"}
@@ -46,7 +47,8 @@ def _merge_request(payload: Any) -> PullRequestEvent | None:
         state=state,
         head_sha=str(mr["last_commit"]["id"]),
         merged=state == "merged",
-        merge_commit_sha=str(mr.get("merge_commit_sha") or ""),
+        # A squash merge without a merge commit (fast-forward) names its one commit squash_commit_sha.
+        merge_commit_sha=str(mr.get("merge_commit_sha") or mr.get("squash_commit_sha") or ""),
     )
 
 
@@ -77,6 +79,7 @@ class GitLab:
                     before=str(payload["before"]),
                     after=str(payload["after"]),
                     forced=False,  # GitLab does not say; a merge request's update carries oldrev
+                    default_branch=str(payload["project"].get("default_branch") or ""),
                 )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise BadPayload(f"{event}: {exc!r}") from exc
@@ -90,17 +93,49 @@ class GitLab:
     def _base(self) -> str:
         return f"{settings.SESSIONLEDGER_GITLAB_URL}/api/v4"
 
-    def pull_request_commits(self, installation_id: str, repository: Repository, number: int) -> list[str]:
+    def pull_request_commits(
+        self, installation_id: str, repository: Repository, number: int, *, base_sha: str, head_sha: str
+    ) -> list[str]:
         path = f"/projects/{int(repository.forge_id)}/merge_requests/{int(number)}/commits"
         with self._session() as session:
             shas = [str(item["id"]) for item in http.pages(session, self._base(), path, params={"per_page": 100})]
         return shas[::-1]  # GitLab lists the newest first
 
-    def upsert_comment(self, installation_id: str, repository: Repository, number: int, marker: str, body: str) -> None:
+    def commit(self, installation_id: str, repository: Repository, sha: str) -> Commit:
+        path = f"/projects/{int(repository.forge_id)}/repository/commits/{http.commit_id(sha)}"
+        with self._session() as session:
+            data = http.request(session, "GET", self._base() + path).json()
+            diffs = list(http.pages(session, self._base(), path + "/diff", params={"per_page": 100}))
+        files = [
+            FileDiff(
+                old_path="" if diff.get("new_file") else str(diff["old_path"]),
+                new_path="" if diff.get("deleted_file") else str(diff["new_path"]),
+                patch=str(diff.get("diff") or ""),
+                old_mode=str(diff.get("a_mode") or "100644"),
+                new_mode=str(diff.get("b_mode") or "100644"),
+            )
+            for diff in diffs
+        ]
+        return Commit(
+            sha=str(data["id"]), parents=tuple(str(p) for p in data.get("parent_ids") or []), patch_id=patch_id(files)
+        )
+
+    def comment_write(
+        self, installation_id: str, repository: Repository, number: int, *, comment_id: str, marker: str, body: str
+    ) -> str:
         path = f"/projects/{int(repository.forge_id)}/merge_requests/{int(number)}/notes"
         with self._session() as session:
-            for note in http.pages(session, self._base(), path, params={"per_page": 100}):
-                if marker in str(note.get("body") or ""):
-                    http.request(session, "PUT", f"{self._base()}{path}/{int(note['id'])}", json={"body": body})
-                    return
-            http.request(session, "POST", self._base() + path, json={"body": body})
+            return http.comment_write(
+                session,
+                self._base(),
+                path,
+                edit=lambda found: ("PUT", f"{self._base()}{path}/{int(found)}"),
+                comment_id=comment_id,
+                marker=marker,
+                body=body,
+            )
+
+    def check_run_write(
+        self, installation_id: str, repository: Repository, *, head_sha: str, check_run_id: str, summary: str
+    ) -> str:
+        return ""  # GitLab has no check runs; the note is the summary

@@ -8,6 +8,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.integrations.fakeforge import GITLAB_TOKEN, FakeForge, running
 from tests.integrations.payloads import GITHUB_SECRET, GITLAB_SECRET
+from tests.integrations.story import Story, bind
 
 
 @pytest.fixture(scope="session")
@@ -36,3 +37,10 @@ def forge(settings, app_key) -> Iterator[FakeForge]:
         settings.SESSIONLEDGER_GITLAB_TOKEN = GITLAB_TOKEN
         settings.SESSIONLEDGER_GITLAB_WEBHOOK_SECRET = GITLAB_SECRET
         yield fake
+
+
+@pytest.fixture
+def story(world, forge, api_as) -> Story:
+    """acme/api bound to the project, a member uploading its sessions, the fake forge answering."""
+    bind(world.project)
+    return Story(forge=forge, client=api_as(world.member), slug=world.project.slug)

@@ -37,6 +37,7 @@ def pull_request(
     title: str = "Update the README with new information.",
     merged: bool = False,
     state: str = "open",
+    merge_commit_sha: str = "c4295bd74fb0f4fbd0f2b9b2d4e3a0e4b0b9b2d4",
 ) -> dict[str, Any]:
     return {
         "action": action,
@@ -51,7 +52,7 @@ def pull_request(
             "user": {"login": "Codertocat", "id": 21031067, "type": "User"},
             "body": "This is a pretty simple change that we need to pull into main.",
             "merged": merged,
-            "merge_commit_sha": "c4295bd74fb0f4fbd0f2b9b2d4e3a0e4b0b9b2d4" if merged else None,
+            "merge_commit_sha": merge_commit_sha if merged else None,
             "head": {"label": "Codertocat:changes", "ref": "changes", "sha": head_sha},
             "base": {"label": "Codertocat:main", "ref": "main", "sha": "f95f852bd8fca8fcc58a9a2d6c842781e32a215e"},
         },

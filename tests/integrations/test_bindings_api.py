@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from integrations.models import ForgeInstallation, RepositoryBinding
+from integrations.models import ForgeCommentSettings, ForgeInstallation, RepositoryBinding
 from projects.models import AuditEvent
 from projects.scoping import unscoped
 
@@ -28,3 +28,20 @@ def test_a_project_admin_cannot_bind_a_repository_and_staff_can(world, api_as) -
         assert AuditEvent.objects.filter(kind="forge.binding_created", project_id=world.project.pk).exists()
     again = api_as(world.outsider).post("/api/v1/forge-bindings", body, format="json")
     assert again.status_code == 400
+
+
+def test_only_a_project_admin_lets_titles_and_prompts_into_its_pr_comments(world, api_as) -> None:
+    url = f"/api/v1/projects/{world.project.slug}/forge-comment"
+    assert api_as(world.member).get(url).json() == {"show_titles_and_prompts": False}  # the default
+    on = {"show_titles_and_prompts": True}
+    assert api_as(world.member).put(url, on, format="json").status_code == 403
+    assert api_as(world.other_admin).put(url, on, format="json").status_code == 404
+    assert api_as(world.admin).put(url, {"show_titles_and_prompts": "maybe"}, format="json").status_code == 400
+    assert api_as(world.admin).get(url).json() == {"show_titles_and_prompts": False}
+    assert api_as(world.admin).put(url, on, format="json").json() == on
+    assert api_as(world.viewer).get(url).json() == on
+    with unscoped():
+        assert ForgeCommentSettings.objects.get().project == world.project
+        assert (
+            AuditEvent.objects.filter(kind="forge.comment_settings_changed", project_id=world.project.pk).count() == 1
+        )
