@@ -6,8 +6,7 @@ Six queries whatever the number of PRs shown (at most ``MAX_MERGED``, the latest
 commits, the commits' relinks and sessions, the stored line totals of their records
 (``Attribution.added_lines``/``ai_lines``, as the per-author share counts them) and the sessions'
 token counts. A PR's lines are those of the commits it still holds; its cost is every session behind
-it, as on the PR page. A PR has no merge time of its own here: its last update stands for it (the
-``closed`` event that merged it, unless edited later).
+it, as on the PR page. A PR's date is ``merged_at``: when the ledger first saw it merged.
 """
 
 from __future__ import annotations
@@ -25,14 +24,14 @@ MAX_MERGED = 100
 
 
 def merged_pull_requests(project: Project, period: Period) -> list[dict[str, Any]]:
-    prs = PullRequest.objects.filter(project=project, merged=True)
+    prs = PullRequest.objects.filter(project=project, merged=True, merged_at__isnull=False)
     if period.since:
-        prs = prs.filter(updated_at__gte=period.since)
+        prs = prs.filter(merged_at__gte=period.since)
     if period.until:
-        prs = prs.filter(updated_at__lte=period.until)
+        prs = prs.filter(merged_at__lte=period.until)
     if period.branch:
         prs = prs.filter(head_ref=period.branch)
-    chosen = list(prs.order_by("-updated_at")[:MAX_MERGED])
+    chosen = list(prs.order_by("-merged_at")[:MAX_MERGED])
     commits = list(PullRequestCommit.objects.filter(pull_request__in=chosen))
     by_commit = sessions_by_commit(project=project, shas=sorted({c.sha for c in commits}))
     pks = [s.pk for sessions in by_commit.values() for s in sessions]
@@ -53,7 +52,7 @@ def merged_pull_requests(project: Project, period: Period) -> list[dict[str, Any
         usage = usage_of(tokens.get(pk) for pk in behind)
         rows.append(
             {
-                "merged": pr.updated_at.date().isoformat(),
+                "merged": pr.merged_at.date().isoformat() if pr.merged_at else "",
                 "number": pr.number,
                 "title": pr.title,
                 "sessions": len(behind),

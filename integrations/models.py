@@ -89,6 +89,7 @@ class PullRequest(models.Model):
     state = models.CharField(max_length=8, choices=State.choices, default=State.OPEN)
     head_sha = models.CharField(max_length=64)
     merged = models.BooleanField(default=False)
+    merged_at = models.DateTimeField(null=True, blank=True, help_text="when the ledger first saw the PR merged")
     merge_commit_sha = models.CharField(max_length=64, blank=True, default="")
     base_sha = models.CharField(max_length=64, blank=True, default="", help_text="the base the forge compared with")
     merge_method = models.CharField(

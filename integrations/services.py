@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from integrations import comments
 from integrations.forges import ADAPTERS, http
@@ -116,6 +117,9 @@ def pull_request_apply(forge: str, event: PullRequestEvent) -> PullRequest | Non
                 "base_sha": event.base_sha[:64],
             },
         )
+        if pr.merged and pr.merged_at is None:
+            # Stamped once: later edits and comment writes move updated_at, never the merge.
+            PullRequest.objects.filter(pk=pr.pk, merged_at__isnull=True).update(merged_at=timezone.now())
     return pr if pr_needs_sync(pr) else None
 
 

@@ -25,8 +25,10 @@ def merged(world, make_session, api_as) -> dict[str, Session]:
     pull_request(world.project, number=8, commits=[commit_hash("open")])  # still open: not counted
     with scopes_disabled():
         for number, day in ((7, 3), (9, 10)):
-            PullRequest.objects.filter(number=number).update(merged=True, state="merged")
-            PullRequest.objects.filter(number=number).update(updated_at=datetime(2026, 3, day, 12, tzinfo=UTC))
+            merged_at = datetime(2026, 3, day, 12, tzinfo=UTC)
+            PullRequest.objects.filter(number=number).update(merged=True, state="merged", merged_at=merged_at)
+        # A comment written after both merges moves #7's updated_at past #9's: the order must not follow it.
+        PullRequest.objects.filter(number=7).update(updated_at=datetime(2026, 3, 20, tzinfo=UTC))
     return made
 
 

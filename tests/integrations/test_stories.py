@@ -50,6 +50,13 @@ def test_opened_pushed_force_pushed_reviewed_and_squash_merged(story) -> None:
     squash = story.squashed([one_b, two_b, four], newer_main)
     story.merged(7, squash)
     assert merge_method(7) == "squash"
+    with unscoped():
+        merged_at = PullRequest.objects.get(number=7).merged_at
+    assert merged_at is not None
+    closed = {"head_sha": four, "merged": True, "state": "closed", "merge_commit_sha": squash}
+    assert story.event("edited", 7, **closed).status_code == 200  # a title edited after the merge: no sync
+    with unscoped():
+        assert PullRequest.objects.get(number=7).merged_at == merged_at  # insights date it by the merge
     assert len(forge.comments) == 1 and [c["edits"] for c in forge.comments.values()] == [3]
     branch = {**story.blame(one), **story.blame(two), **story.blame(four)}  # as the sessions recorded them
     assert len(branch) == 3 * 2
