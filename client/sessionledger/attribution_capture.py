@@ -152,7 +152,7 @@ def _root(repo: str) -> str:
 def write_for_entry(entry: Any, intent: Mapping[str, Any], transcripts: Mapping[str, bytes]) -> None:
     """Write `attribution.json` into the queue entry for a checkpoint; never fails the segment."""
     sha, repo = intent.get("commit_hash"), intent.get("repo")
-    if intent.get("kind") != "checkpoint" or not sha or not repo or not os.path.isdir(str(repo)):
+    if not attributed(intent) or not sha or not repo or not os.path.isdir(str(repo)):
         return
     transcripts = {**transcripts, **_history(intent)}
     try:
@@ -164,6 +164,12 @@ def write_for_entry(entry: Any, intent: Mapping[str, Any], transcripts: Mapping[
         from sessionledger.fsutil import atomic_write
 
         atomic_write(entry.file(FILE), json.dumps(record, separators=(",", ":")).encode())
+
+
+def attributed(intent: Mapping[str, Any]) -> bool:
+    """A checkpoint, or an `end` linked to a commit no hook captured (`checkpoint.claim_unseen_commit`):
+    the segments whose commit gets its attribution record and commit facts."""
+    return intent.get("kind") == "checkpoint" or bool(intent.get("attribute_commit"))
 
 
 def _history(intent: Mapping[str, Any]) -> dict[str, bytes]:

@@ -93,6 +93,32 @@ def _newest_first(sessions: list[tuple[object, str]]) -> list[tuple[object, str]
 QUEUED, SKIPPED, EMPTY = "queued", "skipped", "empty"
 
 
+def claim_unseen_commit(txn: state.Transaction, request: Request) -> bool:
+    """An `end` segment linked to a commit no hook captured — typed in another terminal after the
+    agent's last shell command, with no git hook installed — carries that commit's attribution and
+    facts, as its checkpoint would have (docs/attribution.md "Commits no hook saw").
+
+    True when HEAD (`request.commit`) is a new commit of this conversation that was never
+    observed: the request is marked and its `previous_head` set. The caller records the
+    observation once the segment is queued (`observe_claimed`), under the same lock, so a tool
+    hook that runs later in a resumed session finds the commit taken, as after `on_head_moved`.
+    """
+    repo, sha = request.repo, request.commit
+    if repo is None or not sha:
+        return False
+    old = observe.seen(repo.git_dir)
+    if old == sha or not detect.judge(repo, sha, detect.reference_time(txn, request.transcript)).capture:
+        return False
+    request.previous_head, request.attribute_commit = old, True
+    return True
+
+
+def observe_claimed(request: Request, queued: object) -> None:
+    """Record the commit `claim_unseen_commit` claimed once its segment is queued."""
+    if queued is not None and request.attribute_commit and request.repo is not None and request.commit:
+        observe.record(request.repo.git_dir, request.commit)
+
+
 def _after_clear(txn: state.Transaction, repo: Repo, sha: str, old: str | None, branch: str, others: list[str]) -> bool:
     """A commit of the work a /clear left uncommitted goes to the conversation that wrote it."""
     if not isinstance(txn.data.get("cleared"), dict) or not txn.data["cleared"]:
