@@ -5,6 +5,8 @@ the server stores for the commit says, line by line, what local `blame` says (do
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from sessionledger.core import attribution_lookup
 from tests.client.attribution_helpers import agent_edit, agent_write, human_edit, validate_agent_trace
 from tests.client.conftest import git, head
 from tests.client.test_attribution import CALC, blame, owners
+from tests.client.test_session_tails import start_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -69,3 +72,22 @@ def test_a_commit_the_tool_hook_captured_is_not_attributed_again_by_the_end(ledg
     assert len(answer["records"]) == 1  # the checkpoint's; the end segment after it has none
     assert ledger.session_for(sha).kind == "checkpoint"
     assert not ledger.sessions(kind="end", commit_hash=sha)[0].commit_message
+
+
+def test_a_commit_typed_elsewhere_before_the_session_was_killed_is_attributed_by_the_sweep(
+    ledger, repo, claude, client_env
+) -> None:
+    claude.prompt("start the calculator")
+    agent_write(claude, repo, "README.md", "# app\n\nA calculator.\n")
+    claude.bash("git add -A && git commit -q -m 'Describe the app'")  # captured: the session has a repository
+    claude.prompt("now write it")
+    write = agent_write(claude, repo, "calc.py", CALC)
+    sha = commit_by_hand(repo, client_env, "Calculator, committed by hand")
+    an_hour_ago = time.time() - 3600  # the session was killed: no SessionEnd, idle since
+    os.utime(claude.path, (an_hour_ago, an_hour_ago))
+
+    start_session(client_env, repo)  # its uploader sweeps the tail as `end`
+
+    expected = [write] * len(CALC.splitlines())
+    assert server_owners(ledger, sha, "calc.py", len(expected)) == expected
+    assert owners(blame(client_env, repo, "calc.py")) == expected
