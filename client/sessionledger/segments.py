@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
 
 from sessionledger import agents, log, queue, transcripts
 from sessionledger.agents.base import SNAPSHOT, Agent
 from sessionledger.gitrefs import Repo
 from sessionledger.state import Transaction
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing would slow every capture
+if TYPE_CHECKING:
+    from typing import Any
 
 SNAPSHOT_FILE = "snapshot.json"
 

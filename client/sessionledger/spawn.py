@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
 from sessionledger import log, paths
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `collections` is slow to import in a hook
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 INLINE_ENV = "SESSIONLEDGER_UPLOAD_INLINE"
 
