@@ -11,7 +11,6 @@ import os
 
 from sessionledger import paths
 
-
 _KEYS: dict[str, str] = {}  # a capture asks for one git directory's key three times
 
 

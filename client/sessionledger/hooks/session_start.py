@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from sessionledger import clears, config, log
+from sessionledger import clears, config, gitrefs, log
 from sessionledger.context import INLINE_LIMIT, REFRESH_AFTER, cached, cut, hook_budget
 
 EVENT = "SessionStart"
@@ -76,8 +76,8 @@ def handle(payload: dict) -> None:
 def _refresh_for_next_start(settings: config.Config, cwd: str) -> None:
     """Fetch this repository's digest into the cache in a detached process: the next start reads it
     even from a server slower than `context_timeout` (this one waits for nothing of it)."""
-    if not settings.server or not settings.token:
-        return
+    if not settings.server or not settings.token or gitrefs.find_repo(cwd) is None:
+        return  # a digest is cached per repository: outside one there is nothing to keep
     from sessionledger.context import refresh_detached
     from sessionledger.spawn import start_detached
 
