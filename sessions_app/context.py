@@ -39,7 +39,7 @@ DETAIL_LEVELS = ((8, 400, 600), (4, 200, 240), (1, 120, 0))
 # The version of the texts the worker stores in ``Session.context_text`` (``context_texts``). Change
 # it with DETAIL_LEVELS or a block's lines: stored texts of another version are rendered anew at read
 # time, as for rows processed before the column existed, until ``reprocess`` renews them.
-CONTEXT_FORMAT = 3
+CONTEXT_FORMAT = 4
 OPEN, CLOSE = "<teammate-record>", "</teammate-record>"
 
 
@@ -97,8 +97,9 @@ def context_texts(*, title: str, commit_message: str, files_touched: list[str], 
         previous = text
     subject = commit_message.splitlines()[0] if commit_message else ""
     short = [f"\nTitle: {_quote(title, 120)}" if title and title != subject else "", commit]
-    if last:
-        short.append(f"\nSummary: {_quote(last, SUMMARY_CHARS)}")  # the closing words: what was done
+    summary = last or _last_action(digest)  # the closing words, else the last thing done (an epic's `bd close`)
+    if summary:
+        short.append(f"\nSummary: {_quote(summary, SUMMARY_CHARS)}")
     if files_touched:
         short.append("\nFiles: " + _quote(", ".join(files_touched), 200))
     texts.append("".join(short))
@@ -107,6 +108,18 @@ def context_texts(*, title: str, commit_message: str, files_touched: list[str], 
 
 SUMMARY_CHARS = 200
 _LEAN_DROPS = ("\nFiles: ", "\nTitle: ")  # what a short block loses first when room is short
+# Then its summary and commit subject are cut shorter, so five pieces of work of a branch fit the
+# SessionStart hook's default 2,000 characters, each still with its summary (docs/client.md "SessionStart").
+_LEAN_CUTS = (
+    (("\nSummary: ", 120),),
+    (("\nSummary: ", 80), ("\nCommit: ", 72)),
+    (("\nSummary: ", 60), ("\nCommit: ", 60)),
+)
+
+
+def _last_action(digest: dict[str, Any]) -> str:
+    action = digest.get("last_action")
+    return f"ended with {action}" if isinstance(action, str) and action else ""
 
 
 def context_candidates(*, project: Project, branch: str = "", files: list[str] | None = None) -> list[Candidate]:
@@ -303,7 +316,23 @@ def _short_variants(candidate: Candidate) -> list[str]:
     for drop in _LEAN_DROPS:
         lines = "".join(line for line in _lines(lines) if not line.startswith(drop))
         variants.append(first + lines + last)
+    for cuts in _LEAN_CUTS:
+        for prefix, limit in cuts:
+            lines = "".join(_cut_line(line, prefix, limit) for line in _lines(lines))
+        variants.append(first + lines + last)
     return variants
+
+
+def _cut_line(line: str, prefix: str, limit: int) -> str:
+    """A block line starting with `prefix` with its quoted text cut to `limit` characters, never
+    inside an escape (`&lt;`), so the cut text stays what ``_quote`` made: escaped, one line."""
+    if not line.startswith(prefix) or len(line) - len(prefix) <= limit:
+        return line
+    text = line[len(prefix) : len(prefix) + limit - 1]
+    entity = text.rfind("&")
+    if entity >= 0 and ";" not in text[entity:]:
+        text = text[:entity]
+    return prefix + text.rstrip() + "…"
 
 
 def _lines(text: str) -> list[str]:

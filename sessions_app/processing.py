@@ -44,6 +44,7 @@ PROMPT_CAP, PROMPTS_KEPT, LAST_TEXT_CAP, SUMMARY_CAP = 600, 30, 2_000, 4_000
 # A transcript names its own tools and files: bounded before they reach the row (and insights).
 FILES_KEPT, PATH_CAP, TOOLS_KEPT, TOOL_NAME_CAP = 10_000, 1024, 50, 64
 MESSAGE_UUIDS_KEPT = 20_000
+LAST_ACTION_CAP = 300  # the last tool call, a digest entry's summary when the assistant said nothing
 OUTAGES = (blobs.StorageUnavailable, OperationalError, InterfaceError)
 SEARCH_WEIGHTS = ("A", "B", "C", "D")  # the weights PostgreSQL knows: no other reaches the vector
 
@@ -268,12 +269,25 @@ def _digest(parsed: Any) -> dict[str, Any]:
     return {
         "prompts": [_trim(p, PROMPT_CAP) for p in parsed.prompts[:PROMPTS_KEPT]],
         "last_assistant_text": _trim(parsed.last_assistant_text or "", LAST_TEXT_CAP),
+        "last_action": _last_action(parsed.messages),
         "tool_counts": _top_tools(parsed.tool_counts),
         "first_timestamp": parsed.first_timestamp,
         "last_timestamp": parsed.last_timestamp,
         "skipped_lines": parsed.stats.get("skipped_lines", 0),
         "effort": _effort(parsed),
     }
+
+
+def _last_action(messages: list[dict[str, Any]]) -> str:
+    """The segment's last tool call of the main conversation, `Bash: bd close SL-10`: what a
+    digest entry says was done when the assistant said nothing at the end (an epic closed by a
+    command alone)."""
+    for message in reversed(messages):
+        if message.get("kind") == "tool_use" and not message.get("sidechain"):
+            tool = message.get("tool") if isinstance(message.get("tool"), dict) else {}
+            name = str(tool.get("name") or "tool")[:TOOL_NAME_CAP]
+            return _trim(f"{name}: {message.get('content') or ''}", LAST_ACTION_CAP)
+    return ""
 
 
 def _effort(parsed: Any) -> dict[str, Any]:

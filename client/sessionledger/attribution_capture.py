@@ -153,7 +153,7 @@ def _root(repo: str) -> str:
 def write_for_entry(entry: Any, intent: Intent, transcripts: Mapping[str, bytes]) -> None:
     """Write `attribution.json` into the queue entry for a checkpoint; never fails the segment."""
     sha, repo = intent.commit_hash, intent.repo
-    if intent.kind != "checkpoint" or not sha or not repo or not os.path.isdir(repo):
+    if not attributed(intent) or not sha or not repo or not os.path.isdir(repo):
         return
     transcripts = {**transcripts, **_history(intent)}
     try:
@@ -165,6 +165,12 @@ def write_for_entry(entry: Any, intent: Intent, transcripts: Mapping[str, bytes]
         from sessionledger.fsutil import atomic_write
 
         atomic_write(entry.file(FILE), json.dumps(record, separators=(",", ":")).encode())
+
+
+def attributed(intent: Intent) -> bool:
+    """A checkpoint, or an `end` linked to a commit no hook captured (`checkpoint.claim_unseen_commit`):
+    the segments whose commit gets its attribution record and commit facts."""
+    return intent.kind == "checkpoint" or intent.attribute_commit
 
 
 def _history(intent: Intent) -> dict[str, bytes]:

@@ -7,7 +7,6 @@ in_progress` marks where the task started, like `sessionledger task start`.
 from __future__ import annotations
 
 import os
-import shlex
 
 _OPERATORS = {"&&", "||", ";", "|", "&", "(", ")", ";;", "|&"}
 _VALUE_FLAGS = {"-r", "--reason", "--db", "--actor", "-s", "--status", "--session", "-m", "--message"}
@@ -15,6 +14,8 @@ _VALUE_FLAGS = {"-r", "--reason", "--db", "--actor", "-s", "--status", "--sessio
 
 def words(command: str) -> list[list[str]]:
     """The simple commands of a command line, each as its words (quotes removed)."""
+    import shlex  # imports `re`: only when a command names `bd`, not in every commit capture
+
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:

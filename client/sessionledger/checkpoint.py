@@ -8,15 +8,19 @@ when nothing is captured (checkout, reset, …) so the next call does not look a
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from sessionledger import detect, log, observe, state
 from sessionledger.gitrefs import Repo
 from sessionledger.segments import Request, capture
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing would slow every capture
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
-def on_head_moved(payload: dict, repo: Repo, sha: str, branch: str) -> bool:
-    """True when a segment was queued."""
+
+def on_head_moved(payload: dict, repo: Repo, sha: str, branch: str, links: list[tuple[str, str]]) -> bool:
+    """True when a segment was queued; its (transcript, commit) is added to `links` (`link_tasks`)."""
     transcript = payload.get("transcript_path")
     with state.transaction() as txn:
         old = observe.seen(repo.git_dir)
@@ -42,13 +46,11 @@ def on_head_moved(payload: dict, repo: Repo, sha: str, branch: str) -> bool:
         if outcome is not EMPTY:
             observe.record(repo.git_dir, sha)
     if outcome is QUEUED:
-        from sessionledger.tasks import attach_to_commit
-
-        attach_to_commit(str(transcript), sha)  # tasks closed before this commit covered its work
+        links.append((str(transcript), sha))  # tasks closed before this commit covered its work
     return outcome is QUEUED
 
 
-def on_commit(repo: Repo, sha: str, branch: str, sessions: list) -> bool:
+def on_commit(repo: Repo, sha: str, branch: str, sessions: list, links: list[tuple[str, str]]) -> bool:
     """The git post-commit hook: a checkpoint for the commit just made, of the most recently written
     (agent, transcript) in `sessions` that has new lines; True when it was queued. Same
     compare-and-swap as `on_head_moved`: a tool hook that sees this HEAD afterwards finds it observed.
@@ -72,10 +74,27 @@ def on_commit(repo: Repo, sha: str, branch: str, sessions: list) -> bool:
         if any(outcome is not EMPTY for outcome in outcomes):
             observe.record(repo.git_dir, sha)
     if queued:
+        links.append((queued, sha))
+    return queued is not None
+
+
+def link_tasks(links: list[tuple[str, str]]) -> Callable[[], None] | None:
+    """The detached uploader's first step (`spawn.start_uploader(before)`): give the tasks closed
+    before these commits, waiting in the queue, their commit (`tasks.attach_to_commit`).
+
+    Not done in the hook: it reads every queued intent (hundreds while offline) and imports the
+    task modules, all after the capture is durable. A waiting task is never prepared before it is
+    linked or has waited `tasks.WAIT_FOR_COMMIT`, so nothing is uploaded with the wrong commit."""
+    if not links:
+        return None
+
+    def run() -> None:
         from sessionledger.tasks import attach_to_commit
 
-        attach_to_commit(queued, sha)
-    return queued is not None
+        for transcript, sha in links:
+            attach_to_commit(transcript, sha)
+
+    return run
 
 
 def _newest_first(sessions: list[tuple[object, str]]) -> list[tuple[object, str]]:
@@ -91,6 +110,32 @@ def _newest_first(sessions: list[tuple[object, str]]) -> list[tuple[object, str]
 
 
 QUEUED, SKIPPED, EMPTY = "queued", "skipped", "empty"
+
+
+def claim_unseen_commit(txn: state.Transaction, request: Request) -> bool:
+    """An `end` segment linked to a commit no hook captured — typed in another terminal after the
+    agent's last shell command, with no git hook installed — carries that commit's attribution and
+    facts, as its checkpoint would have (docs/attribution.md "Commits no hook saw").
+
+    True when HEAD (`request.commit`) is a new commit of this conversation that was never
+    observed: the request is marked and its `previous_head` set. The caller records the
+    observation once the segment is queued (`observe_claimed`), under the same lock, so a tool
+    hook that runs later in a resumed session finds the commit taken, as after `on_head_moved`.
+    """
+    repo, sha = request.repo, request.commit
+    if repo is None or not sha:
+        return False
+    old = observe.seen(repo.git_dir)
+    if old == sha or not detect.judge(repo, sha, detect.reference_time(txn, request.transcript)).capture:
+        return False
+    request.previous_head, request.attribute_commit = old, True
+    return True
+
+
+def observe_claimed(request: Request, queued: object) -> None:
+    """Record the commit `claim_unseen_commit` claimed once its segment is queued."""
+    if queued is not None and request.attribute_commit and request.repo is not None and request.commit:
+        observe.record(request.repo.git_dir, request.commit)
 
 
 def _after_clear(txn: state.Transaction, repo: Repo, sha: str, old: str | None, branch: str, others: list[str]) -> bool:

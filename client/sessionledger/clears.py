@@ -23,7 +23,6 @@ wrote the code — unless a later conversation here had a prompt before the comm
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 
@@ -95,8 +94,7 @@ def claim(
         del cleared[key]  # the next conversation started working: the cleared one is done
         return None
     del cleared[key]
-    checkpoint = dataclasses.replace(
-        intent,
+    checkpoint = intent.replace(
         kind="checkpoint",
         commit_hash=sha,
         previous_head=old,

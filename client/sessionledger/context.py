@@ -91,9 +91,10 @@ def cache_path(worktree: str) -> str:
     return os.path.join(paths.state_dir(), "context", name + ".json")
 
 
-def cached(cwd: str, budget: int, prompts: bool) -> str | None:
-    """The cached digest for the branch around `cwd` ("" when it had nothing); None if never fetched,
-    or fetched for another budget or `prompts` (the settings changed since)."""
+def cached(cwd: str, budget: int, prompts: bool) -> tuple[str, float] | None:
+    """The cached digest for the branch around `cwd` ("" when it had nothing) and when it was fetched
+    (epoch seconds); None if never fetched, or fetched for another budget or `prompts` (the settings
+    changed since)."""
     repo = gitrefs.find_repo(cwd)
     if repo is None:
         return None
@@ -107,8 +108,10 @@ def cached(cwd: str, budget: int, prompts: bool) -> str | None:
     entry = data.get(gitrefs.branch_name(gitrefs.read_head(repo)[1])) if isinstance(data, dict) else None
     if not isinstance(entry, dict) or [entry.get("budget"), entry.get("prompts")] != [budget, prompts]:
         return None
-    text = entry.get("text")
-    return text if isinstance(text, str) else None
+    text, fetched = entry.get("text"), entry.get("fetched_at")
+    if not isinstance(text, str):
+        return None
+    return text, float(fetched) if isinstance(fetched, int | float) else 0.0
 
 
 def store(cwd: str, digest: dict[str, object], *, budget: int, prompts: bool) -> None:
@@ -133,6 +136,43 @@ def store(cwd: str, digest: dict[str, object], *, budget: int, prompts: bool) ->
     branches[gitrefs.branch_name(gitrefs.read_head(repo)[1])] = entry
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     atomic_write(path, dumps(branches).encode())
+
+
+REFRESH_AFTER = 600.0  # seconds: an older cached digest is shown, and renewed in the background
+REFRESH_TIMEOUT = 60.0  # seconds the detached refresh gives the server (nobody waits for it)
+
+
+def refresh_lock(worktree: str) -> str:
+    """Held by the detached refresh of one repository's digest: one at a time per repository."""
+    return cache_path(worktree)[: -len(".json")] + ".lock"
+
+
+def refresh_detached(cwd: str) -> None:
+    """The SessionStart hook's detached step (`spawn.start_detached`): fetch the digest of the
+    repository around `cwd` into the cache, for the next session start. Taken by one process at a
+    time; the others return (their start had the cached text, or nothing)."""
+    from sessionledger import config, log
+    from sessionledger.api import Client
+    from sessionledger.fsutil import FileLock
+    from sessionledger.project import for_directory
+
+    repo = gitrefs.find_repo(cwd)
+    settings = config.load(cwd)
+    if repo is None or not settings.server or not settings.token:
+        return
+    lock = FileLock(refresh_lock(repo.worktree), timeout=0)
+    if not lock.acquire():
+        return
+    try:
+        api = Client(settings.server, settings.token, timeout=REFRESH_TIMEOUT)
+        slug = for_directory(repo.worktree, settings, api)
+        prompts = bool(settings["context_prompts"])
+        refresh(api, slug, repo.worktree, budget=int(settings["context_budget"]), prompts=prompts)
+        log.info(f"context digest of {repo.worktree} refreshed for the next session start")
+    except Exception as exc:  # the cache stays as it was; the next start or upload tries again
+        log.warning(f"refreshing the context digest of {repo.worktree} failed: {exc}")
+    finally:
+        lock.release()
 
 
 def refresh(api: Client, slug: str, worktree: str, *, budget: int, prompts: bool) -> None:

@@ -11,12 +11,16 @@ import os
 
 from sessionledger import paths
 
+_KEYS: dict[str, str] = {}  # a capture asks for one git directory's key three times
+
 
 def _key(git_dir: str) -> str:
     """A file name for a git directory: readable, and unique through a hash of the path."""
-    real = os.path.realpath(git_dir)
-    readable = "".join(c if c.isalnum() else "-" for c in real)[-80:]
-    return f"{_fnv1a(real.encode('utf-8', 'surrogateescape')):08x}{readable}"
+    if git_dir not in _KEYS:
+        real = os.path.realpath(git_dir)
+        readable = "".join(c if c.isalnum() else "-" for c in real)[-80:]
+        _KEYS[git_dir] = f"{_fnv1a(real.encode('utf-8', 'surrogateescape')):08x}{readable}"
+    return _KEYS[git_dir]
 
 
 def _fnv1a(data: bytes) -> int:

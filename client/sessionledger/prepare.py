@@ -283,9 +283,10 @@ def _subagent_offsets(intent: Intent, parts: list[Part]) -> list[dict[str, Any]]
 
 
 def _commit_facts(intent: Intent) -> dict[str, Any]:
-    """Message, diff stat, files and patch id of a checkpoint's commit, and what it amends."""
+    """Message, diff stat, files and patch id of a checkpoint's commit (or of a commit no hook
+    captured, `attribution_capture.attributed`), and what it amends."""
     sha, repo = intent.commit_hash, intent.repo
-    if intent.kind != "checkpoint" or not sha or not repo or not os.path.isdir(repo):
+    if not attribution_capture.attributed(intent) or not sha or not repo or not os.path.isdir(repo):
         return {}
     try:
         facts = gitmeta.commit_facts(repo, sha)

@@ -16,15 +16,17 @@ Only a 2xx or a definitive duplicate removes an entry (docs/design.md §7); its 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
-from typing import Any, cast
 
 from sessionledger import paths
 from sessionledger.fastjson import dumps, loads
 from sessionledger.fsutil import atomic_write
 from sessionledger.intent import Intent, Status
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing would slow every capture
+if TYPE_CHECKING:
+    from typing import Any
 
 PENDING = "pending"  # waiting for the next attempt (new, or backing off after a transient failure)
 AUTH = "auth"  # the server refused our token (401) or there is none: waits for `login`
@@ -54,10 +56,11 @@ class Entry:
         return self._intent
 
     def status(self) -> Status:
-        return cast(Status, read_json(self.file("status.json")) or {"state": PENDING, "attempts": 0})
+        found: Status = read_json(self.file("status.json")) or {"state": PENDING, "attempts": 0}  # type: ignore[assignment]
+        return found
 
     def set_status(self, **fields: Any) -> Status:
-        status = cast(Status, {**self.status(), **fields, "updated_at": time.time()})
+        status: Status = {**self.status(), **fields, "updated_at": time.time()}  # type: ignore[typeddict-item]
         write_json(self.file("status.json"), status)
         return status
 
@@ -76,7 +79,7 @@ class Entry:
 
     def update_intent(self, **fields: Any) -> None:
         """Change a queued intent before it is prepared (a task learning the commit of its work)."""
-        self._intent = dataclasses.replace(self.intent, **fields)
+        self._intent = self.intent.replace(**fields)
         atomic_write(self.file("intent.json"), dumps(self._intent.to_json()).encode())
 
     @property

@@ -59,6 +59,8 @@ class Request:
         self.status = status
         self.cwd = cwd or os.getcwd()
         self.await_commit = False  # a task closed before the commit of its work (see `tasks`)
+        # an `end` linked to a commit no hook captured (`checkpoint.claim_unseen_commit`): attributed
+        self.attribute_commit = False
 
 
 def capture(
@@ -160,6 +162,7 @@ def _intent(request: Request, begin: int, end: int, crc: int, subagents: list[Su
         project=os.environ.get("SESSIONLEDGER_PROJECT") or None,
         captured_at=time.time(),
         await_commit=request.await_commit,
+        attribute_commit=request.attribute_commit,
     )
 
 

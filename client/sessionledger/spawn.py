@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
 from sessionledger import log, paths
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `collections` is slow to import in a hook
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 INLINE_ENV = "SESSIONLEDGER_UPLOAD_INLINE"
 
@@ -31,14 +34,30 @@ def start_uploader(before: Callable[[], None] | None = None) -> None:
             _run_step(before)
             uploader.run(uploader.Mode.INLINE)
         elif hasattr(os, "fork"):
-            _double_fork(before)
+            _double_fork(_upload_after(before))
         else:  # pragma: no cover - Windows
             _popen()
     except Exception:
         log.exception("could not start the uploader")
 
 
-def _double_fork(before: Callable[[], None] | None = None) -> None:
+def start_detached(step: Callable[[], None]) -> bool:
+    """Run `step` in a detached process and return at once; False where that cannot be done
+    (no `fork`: the step is left out) or failed. Never raises.
+
+    Call it before starting any thread: a forked child has only the forking thread, and a lock
+    another thread held (an import's) would stay held in the child."""
+    if not hasattr(os, "fork"):
+        return False
+    try:
+        _double_fork(lambda: _run_step(step))
+    except Exception:
+        log.exception("could not start a detached step")
+        return False
+    return True
+
+
+def _double_fork(work: Callable[[], None]) -> None:
     """Fork twice; the hook returns at once (its exit reaps the first child via init).
 
     The first child lets go of Claude Code's pipes before anything else, so the hook's caller
@@ -53,10 +72,17 @@ def _double_fork(before: Callable[[], None] | None = None) -> None:
         os.setsid()
         if os.fork():
             os._exit(0)
-        _run_step(before)
-        _run_detached()
+        work()
     finally:
         os._exit(0)  # never return into the hook's code path
+
+
+def _upload_after(before: Callable[[], None] | None) -> Callable[[], None]:
+    def work() -> None:
+        _run_step(before)
+        _run_detached()
+
+    return work
 
 
 def _run_step(step: Callable[[], None] | None) -> None:

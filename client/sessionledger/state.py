@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, cast
 
 from sessionledger import paths
 from sessionledger.fastjson import dumps, loads
 from sessionledger.fsutil import FileLock, atomic_write
 from sessionledger.intent import TaskMark, TranscriptRecord
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing would slow every capture
+if TYPE_CHECKING:
+    from typing import Any
 
 VERSION = 1
 LOCK_TIMEOUT = 30.0
@@ -67,18 +70,20 @@ class Transaction:
 
     def transcript(self, path: str) -> TranscriptRecord:
         """The mutable record of one transcript (offset 0 when never captured)."""
-        record = cast(TranscriptRecord, self.data["transcripts"].setdefault(path, {}))
+        record: TranscriptRecord = self.data["transcripts"].setdefault(path, {})
         record.setdefault("offset", 0)
         record.setdefault("subagents", {})
         return record
 
     @property
     def tasks(self) -> dict[str, TaskMark]:
-        return cast("dict[str, TaskMark]", self.data["tasks"])
+        tasks: dict[str, TaskMark] = self.data["tasks"]
+        return tasks
 
     @property
     def projects(self) -> dict[str, str]:
-        return cast("dict[str, str]", self.data["projects"])
+        projects: dict[str, str] = self.data["projects"]
+        return projects
 
 
 def transaction(timeout: float = LOCK_TIMEOUT) -> Transaction:

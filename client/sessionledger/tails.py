@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from sessionledger import gitrefs, log, state
+from sessionledger.checkpoint import claim_unseen_commit, observe_claimed
 from sessionledger.queue import Entry
 from sessionledger.segments import Request, capture
 
@@ -56,7 +57,11 @@ def _capture(txn: state.Transaction, path: str, record: dict[str, Any]) -> Entry
     """Queue one tail; a transcript that cannot be captured costs only itself."""
     try:
         request = _request(path, record)
+        if request is not None:
+            claim_unseen_commit(txn, request)  # a commit typed elsewhere after the last capture
         entry = capture(txn, request) if request is not None else None
+        if request is not None:
+            observe_claimed(request, entry)
     except Exception:
         log.exception(f"queueing the tail of {path} failed")
         return None

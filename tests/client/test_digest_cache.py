@@ -1,13 +1,16 @@
-"""The SessionStart digest comes from a per-repository cache the uploader refreshes after each upload,
-so a server that answers in 2 s — longer than the hook's 0.5 s deadline — still gets it into the
-session (docs/client.md "SessionStart")."""
+"""The SessionStart digest comes from a per-repository cache the uploader refreshes after each upload
+and a detached process refreshes for the next start, so a server that answers in 2 s — longer than
+the hook's 0.5 s deadline — still gets it into the session (docs/client.md "SessionStart")."""
 
 from __future__ import annotations
 
+import time
+import uuid
 from urllib.parse import urlsplit
 
 import pytest
 
+from sessionledger.fsutil import is_locked
 from tests.client.conftest import ClaudeSession
 from tests.client.test_context_hooks import (
     context_of,
@@ -42,3 +45,32 @@ def test_a_server_slower_than_the_hook_still_gets_the_digest_into_every_start(
     for result in starts:
         text = context_of(result)
         assert "Title: update the changelog" in text and "Files: CHANGES.md" in text, text
+
+
+def refresh_settled(client_env, seconds: float = 90) -> None:
+    """Until the detached refresh a start began has written the cache and let go of its lock: the
+    time between two session starts, which is minutes in real use."""
+    folder = client_env.state_dir / "context"
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        locks = list(folder.glob("*.lock")) if folder.exists() else []
+        if list(folder.glob("*.json")) and not any(is_locked(str(lock)) for lock in locks):
+            return
+        time.sleep(0.1)
+
+
+@pytest.mark.usefixtures("history")
+def test_nineteen_of_twenty_starts_get_the_digest_from_a_server_answering_in_two_seconds(
+    ledger, slow_server, repo, client_env
+) -> None:
+    """No upload primes the cache here: the first start finds nothing cached and the server too
+    slow, and starts a detached refresh; every later start reads the cache."""
+    client_env.vars.update(SESSIONLEDGER_SERVER=slow_server)
+    injected = 0
+    for _ in range(20):
+        result = start(client_env, repo, "startup", session_id=str(uuid.uuid4()), SESSIONLEDGER_CONTEXT_TIMEOUT=None)
+        if result.stdout.strip() and "Title: update the changelog" in context_of(result):
+            injected += 1
+        refresh_settled(client_env)
+
+    assert injected >= 19, f"the digest reached {injected} of 20 starts"

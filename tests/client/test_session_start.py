@@ -77,6 +77,9 @@ def test_a_hanging_server_does_not_hold_session_start(repo, client_env) -> None:
 
 
 def test_a_server_that_trickles_its_answer_is_cut_off_at_the_deadline(repo, client_env) -> None:
+    """The hook's request is cut when the hook exits at its deadline. The detached refresh it starts
+    for the next session connects too (and waits longer): each connection is answered on its own,
+    and the test looks for the one whose reader went away mid-answer."""
     import threading
 
     listener = socket.socket()
@@ -85,31 +88,41 @@ def test_a_server_that_trickles_its_answer_is_cut_off_at_the_deadline(repo, clie
     listener.settimeout(60)  # the accept below, should the hook never connect
 
     answer = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100
-    sent: list[int] = []
+    cut: list[int] = []  # bytes a connection had received when its reader closed it
+    stop = threading.Event()
 
-    def trickle() -> None:  # answers a byte every 0.2 s: each read is quick, the whole never ends
-        try:
-            conn, _ = listener.accept()
-        except OSError:  # nobody came (listener's timeout): nothing sent, which the test refuses
-            return
+    def trickle(conn: socket.socket) -> None:  # a byte every 0.2 s: each read is quick, the whole never ends
         conn.recv(65536)
-        for byte in answer:
+        for sent, byte in enumerate(answer):
+            if stop.is_set():
+                break
             try:
                 conn.send(bytes([byte]))
             except OSError:
-                return
-            sent.append(byte)
+                cut.append(sent)
+                break
             time.sleep(0.2)
+        conn.close()
 
-    thread = threading.Thread(target=trickle, daemon=True)
-    thread.start()
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed, or nobody came (the listener's timeout)
+                return
+            threading.Thread(target=trickle, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
     result = start_against(client_env, repo, f"http://127.0.0.1:{listener.getsockname()[1]}")
-    thread.join()  # the hook's exit closed the connection: the trickle's next send fails
+    deadline = time.monotonic() + 10  # the hook's exit closed its connection: a send fails soon after
+    while not cut and time.monotonic() < deadline:
+        time.sleep(0.1)
+    stop.set()
     listener.close()
 
     assert (result.returncode, result.stdout) == (0, b"")
     assert "did not answer in time" in client_env.log()
-    assert 0 < len(sent) < len(answer)  # it asked and was answered, then cut off mid-answer
+    assert cut and 0 < cut[0] < len(answer)  # it asked and was answered, then cut off mid-answer
 
 
 @pytest.mark.usefixtures("history")

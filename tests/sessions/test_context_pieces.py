@@ -100,3 +100,59 @@ def test_every_piece_of_work_on_the_branch_fits_the_short_budget_with_its_closin
     assert [c.session.pk for c in digest.included][:4] == [p.pk for p in reversed(pieces)]
     for n in range(4):
         assert f"Summary: Finished step {n}: rows now stream" in digest.text
+
+
+def test_five_commits_and_an_epic_of_a_branch_all_fit_the_default_budget_each_with_a_summary(world, ingest) -> None:
+    """Real entries are long: a 70-character commit subject, closing words of several sentences, a
+    long title and many files. At 2,000 characters all five commits of the branch and the epic
+    closed by a command alone are named, each with its summary, before anything else."""
+    files = [f"client/sessionledger/module_{n}_with_a_long_name.py" for n in range(8)]
+    closing = (
+        "Done: the uploader now resumes from the last stored part after a cut link, & status shows "
+        "how much was sent; tests cover a proxy that cuts every few seconds and a server restart in between."
+    )
+    commits = [
+        _work(
+            ingest,
+            world,
+            f"piece {n}: make the upload resumable across cut connections, keeping parts already stored <safe>",
+            f"{closing} (piece {n})",
+            seed=f"commit{n}",
+            agent_session_id=f"c{n}",
+            commit_message=f"Resume a cut upload from its last stored part, piece {n} of the five steps",
+            files_touched=files,
+        )
+        for n in range(5)
+    ]
+    epic_raw = (
+        TranscriptBuilder("epic", cwd="/app")
+        .prompt("wrap up the epic")
+        .new_response()
+        .tool_call("Bash", {"command": "bd close SL-10 --reason 'all five steps landed'"}, result="Closed SL-10")
+        .build()
+    )
+    epic = ingest(
+        world.project,
+        world.member,
+        "wrap up the epic",
+        raw=epic_raw,
+        kind="task",
+        task_id="SL-10",
+        seed="epic",
+        feature_branch=BRANCH,
+        agent_session_id="epic",
+        commit_message="",
+        files_touched=[],
+    )
+    ingest(world.project, world.admin, "something on another branch", feature_branch="main", seed="other")
+
+    digest = _digest(world, budget=SHORT_BUDGET)
+
+    assert len(digest.text) <= SHORT_BUDGET
+    assert [c.session.pk for c in digest.included][:6] == [epic.pk, *[c.pk for c in reversed(commits)]]
+    blocks = digest.text.split("<teammate-record>\n")[1:]
+    assert all("\nSummary: " in block for block in blocks[:6]), digest.text
+    for n in range(5):
+        assert f"Resume a cut upload from its last stored part, piece {n}" in digest.text
+    assert "Summary: ended with Bash: bd close SL-10 --reason 'all five steps landed'" in digest.text
+    assert "&amp" not in digest.text.replace("&amp;", "")  # a cut never splits an escape

@@ -38,8 +38,17 @@ def encode_project_dir(cwd: str) -> str:
 
 
 def _utf16_units(text: str) -> list[int]:
-    data = text.encode("utf-16-le", "surrogatepass")
-    return [int.from_bytes(data[i : i + 2], "little") for i in range(0, len(data), 2)]
+    """The UTF-16 code units of `text` (a lone surrogate as itself), computed rather than encoded:
+    looking up the `utf-16-le` codec imports a module, in every post-commit hook."""
+    units: list[int] = []
+    for char in text:
+        code = ord(char)
+        if code > 0xFFFF:
+            code -= 0x10000
+            units += (0xD800 | (code >> 10), 0xDC00 | (code & 0x3FF))
+        else:
+            units.append(code)
+    return units
 
 
 def _is_ascii_alnum(unit: int) -> bool:

@@ -41,10 +41,11 @@ def handle(payload: dict) -> None:
         return
     from sessionledger import checkpoint
 
-    if checkpoint.on_commit(repo, sha, gitrefs.branch_name(ref), found):
+    links: list[tuple[str, str]] = []
+    if checkpoint.on_commit(repo, sha, gitrefs.branch_name(ref), found, links):
         from sessionledger.spawn import start_uploader
 
-        start_uploader()
+        start_uploader(checkpoint.link_tasks(links))
 
 
 def active_sessions(worktree: str, now: float | None = None) -> list[tuple[object, str]]:

@@ -32,12 +32,14 @@ def handle(payload: dict) -> None:
         from sessionledger import tasks
 
         captured = tasks.from_bash(payload, command, cwd)
+    links: list[tuple[str, str]] = []  # (transcript, commit) of each checkpoint queued
     for repo in repos_touched(cwd, command):
-        captured = _check(payload, repo) or captured
+        captured = _check(payload, repo, links) or captured
     if captured:
+        from sessionledger.checkpoint import link_tasks
         from sessionledger.spawn import start_uploader
 
-        start_uploader()
+        start_uploader(link_tasks(links))
 
 
 def _other_agents_shell(payload: dict) -> bool:
@@ -55,7 +57,7 @@ def _command(payload: dict) -> str:
     return command if isinstance(command, str) else ""
 
 
-def _check(payload: dict, repo: gitrefs.Repo) -> bool:
+def _check(payload: dict, repo: gitrefs.Repo, links: list[tuple[str, str]]) -> bool:
     sha, ref = gitrefs.read_head(repo)
     if sha is None and gitrefs.uses_reftable(repo):
         from sessionledger.gitmeta import head
@@ -65,7 +67,7 @@ def _check(payload: dict, repo: gitrefs.Repo) -> bool:
         return False
     from sessionledger import checkpoint
 
-    return checkpoint.on_head_moved(payload, repo, sha, gitrefs.branch_name(ref))
+    return checkpoint.on_head_moved(payload, repo, sha, gitrefs.branch_name(ref), links)
 
 
 def repos_touched(cwd: str, command: str) -> list[gitrefs.Repo]:

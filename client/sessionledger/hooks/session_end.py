@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 
 from sessionledger import gitrefs, log, paths, state
+from sessionledger.checkpoint import claim_unseen_commit, observe_claimed
 from sessionledger.queue import Entry
 from sessionledger.segments import Request, capture
 from sessionledger.spawn import start_uploader
@@ -80,7 +81,11 @@ def capture_segment(payload: dict, transcript: str | None, kind: str) -> Entry |
     if request is None and kind != "clear":
         return None
     with state.transaction() as txn:
+        if request is not None:
+            claim_unseen_commit(txn, request)
         entry = capture(txn, request) if request is not None else None
+        if request is not None:
+            observe_claimed(request, entry)
         if kind == "clear":
             from sessionledger import clears
 

@@ -15,6 +15,12 @@ server that accepts connections and never answers, a DNS lookup that hangs — e
 waits for the network shares one deadline, `context_timeout` (0.5 s) from the hook's start,
 and runs in a thread the hook does not wait for beyond it (the hook ends with `os._exit`).
 What is late is left out; the hook exits 0, printing nothing when it has nothing to say.
+
+The digest itself is read from the repository's cache (`context.cached`), which the uploader
+refreshes after each upload; when the cache has nothing for this branch and these settings, or is
+older than `context.REFRESH_AFTER`, a detached process fetches it for the next start
+(`context.refresh_detached`), however slow the server. Only with nothing cached does the hook also
+ask the server itself, within the deadline.
 `auto_resume_on_start` off prints nothing, except the uncommitted-work warning that
 `verify_before_clear` asks for.
 
@@ -32,8 +38,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from sessionledger import clears, config, log
-from sessionledger.context import INLINE_LIMIT, cached, cut, hook_budget
+from sessionledger import clears, config, gitrefs, log
+from sessionledger.context import INLINE_LIMIT, REFRESH_AFTER, cached, cut, hook_budget
 
 EVENT = "SessionStart"
 CLEAR_WAIT_FOR_END = 0.5  # seconds for SessionEnd(clear) to record its capture, if it has not yet
@@ -48,7 +54,10 @@ def handle(payload: dict) -> None:
     digest, kept = None, None
     budget, prompts = hook_budget(int(settings["context_budget"])), bool(settings["context_prompts"])
     if settings["auto_resume_on_start"]:
-        kept = cached(cwd, budget, prompts)
+        found = cached(cwd, budget, prompts)
+        kept = found[0] if found is not None else None
+        if found is None or time.time() - found[1] > REFRESH_AFTER:
+            _refresh_for_next_start(settings, cwd)  # before any thread: it forks
         if kept is None:  # never fetched for this branch (and settings): ask, within the deadline
             digest = Background(lambda: _digest(settings, cwd, budget))
     notes, warning = _clear_notes(settings, cwd, deadline) if source == "clear" else ([], "")
@@ -62,6 +71,17 @@ def handle(payload: dict) -> None:
         from sessionledger.spawn import start_uploader
 
         start_uploader()  # it queues them (`tails.sweep`) and uploads, detached
+
+
+def _refresh_for_next_start(settings: config.Config, cwd: str) -> None:
+    """Fetch this repository's digest into the cache in a detached process: the next start reads it
+    even from a server slower than `context_timeout` (this one waits for nothing of it)."""
+    if not settings.server or not settings.token or gitrefs.find_repo(cwd) is None:
+        return  # a digest is cached per repository: outside one there is nothing to keep
+    from sessionledger.context import refresh_detached
+    from sessionledger.spawn import start_detached
+
+    start_detached(lambda: refresh_detached(cwd))
 
 
 def _tails_waiting() -> bool:
