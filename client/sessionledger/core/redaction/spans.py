@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
 
 from .compiled import Compiled
@@ -204,11 +204,15 @@ class Ranked:
         return self._resolved
 
 
+_ABSORBING = 1 << 30  # added to an absorbing batch's rank: it comes after every other batch
+_RANK_THEN_START = itemgetter(1, 0)
+
+
 def _resolve(batches: list[list[Span]], absorbing: set[int]) -> list[Span]:
     # an overlap only involves spans of one cluster (a run of spans joined by overlaps, in start
     # order); a cluster of one, the usual case, is accepted as it is
     ranked = sorted(
-        (span.start, -1 if rank in absorbing else rank, span.end, span)
+        (span.start, rank + _ABSORBING if rank in absorbing else rank, span.end, span)
         for rank, batch in enumerate(batches)
         for span in batch
     )
@@ -227,14 +231,15 @@ def _resolve(batches: list[list[Span]], absorbing: set[int]) -> list[Span]:
 
 
 def _settle(cluster: list[tuple[int, int, int, Span]], out: list[Span]) -> None:
-    if len(cluster) == 1:
-        out.append(cluster[0][3])
+    first = cluster[0]
+    if len(cluster) == 1 or all(item[0] == first[0] and item[2] == first[2] for item in cluster):
+        out.append(first[3])  # one span, or copies of one (the usual overlap): the first rule's
         return
     kept: list[Span] = []
     absorbed: set[Span] = set()
-    for _, rank, _, span in sorted(cluster, key=lambda item: (item[1] < 0, item[1], item[0])):
+    for _, rank, _, span in sorted(cluster, key=_RANK_THEN_START):
         clashes = [other for other in kept if not (span.end <= other.start or other.end <= span.start)]
-        if rank < 0 and clashes and all(span.start <= o.start and o.end <= span.end for o in clashes):
+        if rank >= _ABSORBING and clashes and all(span.start <= o.start and o.end <= span.end for o in clashes):
             absorbed.update(clashes)  # a copy of the whole value replaces the parts found inside it
             kept = [other for other in kept if other not in absorbed]
             clashes = []
