@@ -401,7 +401,7 @@ FRAGMENTS: dict[str, str] = {
     # a run longer than a token (`key=1key=1…`) fails here, in one possessive pass; the digit is looked
     # for in the first 64 characters (a random token without one there: about 1 in 100,000)
     "NEARTOK": r"(?=(?:(?<==)|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}\")|\\[^nr\\]){0,48}?(?<![a-z0-9+/=_.~-]))"
-    r"(?=[a-z+/=_.~-]{0,63}+[0-9])[a-z0-9][a-z0-9+/=_.~-]{11,4095}+(?![a-z0-9+/=_~-]))",
+    r"(?=[a-z+/=_.~-]{0,63}+[0-9])[a-z0-9][a-z0-9+/=_.~-]{11,511}+(?![a-z0-9+/=_~-]))",
 }
 _FRAGMENT_RE = re.compile(r"<<([A-Z0-9_]+)>>")
 _KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
