@@ -268,3 +268,109 @@ def test_base64_image_near_its_name_is_left_alone() -> None:
     image = base64.b64encode(bytes(range(256)) * 4).decode()
     data = read_result(f'<img src="data:image/png;base64,{image}">\n')
     assert redact(data).data == data
+
+
+# --- structure, provider names and known prefixes in any context ---------------------------------
+
+
+def _b64url_json(obj: object) -> str:
+    return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+
+def _jwts() -> list[str]:
+    two_parts = f"{_b64url_json({'typ': 'JWT', 'alg': 'HS256'})}.{_b64url_json({'name': 'Joe', 'status': 'staff'})}"
+    unsigned = f"{_b64url_json({'alg': 'none'})}.{_b64url_json({'sub': 'user-42', 'admin': True})}."
+    opaque = f"{_b64url_json({'alg': 'PS384', 'typ': 'JWT', 'kid': 'Lx1F'})}.{rand(60, ALNUM)}.{rand(43, ALNUM)}"
+    return [two_parts, unsigned, opaque]
+
+
+@pytest.mark.parametrize("token", _jwts(), ids=["two-parts", "unsigned", "opaque-payload"])
+def test_jwt_is_found_by_its_header_whatever_follows(token: str) -> None:
+    assert_gone(prompt(f"the session cookie was {token} when it failed"), token.rstrip("."), kind="jwt")
+
+
+def test_jwt_on_a_written_files_patch_line_goes_whole() -> None:
+    """A patch line's `+` is no token start, so a rule may find only the payload there (it holds
+    `typ` too); the copy of the whole token recognised in the Write input replaces it."""
+    payload = _b64url_json({"typ": "Bearer", "sub": "svc-7", "azp": "tokendelme"})
+    token = f"{_b64url_json({'alg': 'PS384', 'typ': 'JWT'})}.{payload}.{rand(86, ALNUM + '-_')}"
+    patch = [{"oldStart": 1, "oldLines": 0, "newStart": 1, "newLines": 1, "lines": [f"+{token}"]}]
+    data = (
+        TranscriptBuilder()
+        .tool_call(
+            "Write",
+            {"file_path": "/w/token.txt", "content": token},
+            result="File created successfully at: /w/token.txt",
+            tool_use_result={"type": "create", "filePath": "/w/token.txt", "content": token, "structuredPatch": patch},
+        )
+        .build()
+    )
+    assert_gone(data, token, kind="jwt")
+
+
+def test_base64url_json_without_alg_or_typ_is_no_jwt() -> None:
+    text = f"cursor {_b64url_json({'page': 2, 'size': 50})}.{_b64url_json({'after': 'row-381'})} for the next call"
+    assert redact(prompt(text)).data == prompt(text)
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "the {provider} token they gave us is {value}, please rotate it",
+        "{PROVIDER}_SECRET={value}",
+        '{provider}_api_token = "{value}"',
+    ],
+    ids=["prose", "env", "code"],
+)
+@pytest.mark.parametrize(
+    ("provider", "value"),
+    [("asana", "digits16"), ("discord", "digits18"), ("dropbox", "lowalnum15"), ("sendbird", "hex40")],
+)
+def test_provider_name_vouches_for_a_short_or_digit_only_token(template: str, provider: str, value: str) -> None:
+    alphabet, n = {
+        "digits16": (string.digits, 16),
+        "digits18": (string.digits, 18),
+        "lowalnum15": (string.ascii_lowercase + string.digits, 14),
+        "hex40": ("0123456789abcdef", 40),
+    }[value]
+    secret = rand(n - 1, alphabet) + "7"
+    text = template.format(provider=provider, PROVIDER=provider.upper(), value=secret)
+    assert_gone(prompt(text), secret, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the build key is 20260129120000 for the nightly",
+        "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b was reverted",
+        "cache key 1706745600123456 expired",
+    ],
+)
+def test_digits_or_a_git_sha_without_a_provider_name_are_left_alone(text: str) -> None:
+    assert redact(prompt(text)).data == prompt(text)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: "sgp_" + rand(40, "0123456789abcdef"),
+        lambda: "npm_" + rand(36, string.ascii_lowercase + string.digits),
+        lambda: "hvs." + rand(95, ALNUM),
+        lambda: "sdk-" + "-".join(rand(n, string.ascii_lowercase + string.digits) for n in (8, 4, 4, 4, 12)),
+    ],
+    ids=["sourcegraph", "npm", "vault", "launchdarkly-alnum"],
+)
+def test_known_prefix_at_its_length_is_redacted_in_prose(make: object) -> None:
+    token = make()  # type: ignore[operator]
+    assert_gone(prompt(f"I pasted {token} into the chat by mistake"), token)
+
+
+def test_a_key_line_above_a_secret_line_keeps_its_own_value() -> None:
+    first, second = "endr+" + rand(16), "endr+" + rand(16)
+    text = f"endorlabs_key = '{first}'\nendorlabs_secret = '{second}'"
+    assert_gone(read_result(text), first, second)
+
+
+def test_long_token_after_a_credential_word_is_redacted() -> None:
+    token = "yb" + rand(300, ALNUM + "+/=")
+    assert_gone(bash("tail app.log", f"[DEBUG] Using Key = {token}\n[INFO] done"), token)

@@ -38,7 +38,9 @@ __all__ = [
 
 RULE_SPECS: tuple[RuleSpec, ...] = load_specs(RULES_TOML)
 # our own rules first (transcript-aware, they win overlaps), then gitleaks' catalogue (catalogue.py)
-DEFAULT_RULES: tuple[Rule, ...] = tuple(spec.rule for spec in RULE_SPECS) + catalogue.rules()
+DEFAULT_RULES: tuple[Rule, ...] = (
+    tuple(catalogue.with_provider_words(spec.rule) for spec in RULE_SPECS) + catalogue.rules()
+)
 
 
 @lru_cache(maxsize=1)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ _LEAD = "A-Za-z0-9_.-"
 # would stop at every `_` or `.` after those letters
 _FOLLOW = "[A-Za-z0-9_=+/-]{8}"
 _COMMON = frozenset(("access", "secret", "token", "passw", "passwd", "password", "credential", "api_key", "apikey"))
+_TOKEN_PREFIX = re.compile(r"[a-z][a-z0-9]{2,7}[_.-]")
 _LITERAL_START = re.compile(r"^(?:" + re.escape(JSON_BOUNDARY) + r")?\(?(?:\?:)?((?:[A-Za-z0-9_~]|\\[.-]|-){3,})")
 
 
@@ -93,7 +94,13 @@ def _prefixes(entry: Entry) -> tuple[tuple[str, ...], bool] | None:
         # would cost a regex call; such a rule's shape is the keyword-near-token rule's
         if len(keyword) >= 5 and keyword not in _COMMON and any(p in keyword for p in _PIVOTS):
             found.append(keyword)
-    return (tuple(dict.fromkeys(found)), False) if found else None
+    if found:
+        return tuple(dict.fromkeys(found)), False
+    # a keyword that is a token's own prefix (`sgp_`, `npm_`, `hvs.`): anchored like our provider
+    # prefixes, on the separator's scan with the letters before it as its head, and tried where
+    # it starts; a known prefix is a secret in any context, prose included
+    heads = tuple(k for k in entry.keywords if _TOKEN_PREFIX.fullmatch(k))
+    return (heads, True) if heads else None
 
 
 def _validator(entry: Entry, allow: tuple[re.Pattern[str], ...], stopwords: frozenset[str]) -> Callable[[str], bool]:
@@ -140,6 +147,31 @@ def rules() -> tuple[Rule, ...]:
             )
         )
     return tuple(out)
+
+
+# catalogue keywords that are words, not a provider's name
+_NOT_PROVIDERS = frozenset(("password", "linear", "intra"))
+
+
+@lru_cache(maxsize=1)
+def provider_words() -> tuple[str, ...]:
+    """The providers the catalogue names by a keyword (`asana`, `meraki`, `dropbox`): a keyword
+    that is a word of its rule's id, not a token prefix (`akia`, `xoxb`) or an English word."""
+    words = {
+        k
+        for e in entries()
+        for k in e.keywords
+        if k.isalpha() and (k in e.ident.split("-") if len(k) == 4 else len(k) > 4 and k in e.ident)
+    }
+    return tuple(sorted(words - _NOT_PROVIDERS))
+
+
+def with_provider_words(rule: Rule) -> Rule:
+    """`rule` with `{providers}` in its `relax_before` spelled out as the catalogue's provider names."""
+    if "{providers}" not in rule.relax_before:
+        return rule
+    names = "|".join(re.escape(w) for w in provider_words())
+    return replace(rule, relax_before=rule.relax_before.replace("{providers}", f"(?:{names})"))
 
 
 def unanchored() -> tuple[str, ...]:

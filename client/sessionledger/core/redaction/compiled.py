@@ -17,6 +17,7 @@ _KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 # and a name check or validator costs tens of microseconds where a lookup costs one tenth of one.
 _MEMO_MAX = 4096  # entries per memo before it is emptied (bounded memory)
 _MEMO_VALUE_MAX = 256  # longer values (private keys) are checked every time
+VETO_BACK = 64  # how far before a secret a rule's `veto_before` looks
 _VERDICTS: dict[tuple[Callable[[str], bool], str], bool] = {}
 
 
@@ -32,6 +33,8 @@ class Compiled:
     replacement: bytes
     name: re.Pattern[str] | None = None  # the `name` group must fullmatch this
     then: re.Pattern[bytes] | None = None  # the rule's `then`: the block's later entries
+    veto: re.Pattern[str] | None = None  # the rule's `veto_before`
+    relax: re.Pattern[str] | None = None  # the rule's `relax_before`
     _names_seen: dict[str | bytes, bool] = field(default_factory=dict, compare=False, repr=False)
 
     def names(self, match: re.Match[Any]) -> bool:
@@ -52,11 +55,23 @@ class Compiled:
 
     def accepts(self, match: re.Match[Any], secret: str) -> bool:
         """The rule's name check (when it has one) and validator both pass."""
-        return self.names(match) and _accept(self.rule, secret)
+        if not self.names(match):
+            return False
+        rule = self.rule
+        ok = _accept(rule.validator, secret)
+        if not ok and self.relax is not None and rule.relaxed is not None and _accept(rule.relaxed, secret):
+            ok = self.relax.search(_before(match, rule.group)) is not None
+        return ok and (self.veto is None or self.veto.search(_before(match, rule.group)) is None)
 
 
-def _accept(rule: Rule, secret: str) -> bool:
-    validator = rule.validator
+def _before(match: re.Match[Any], group: int | str) -> str:
+    """The VETO_BACK characters before the secret (bytes read as Latin-1: the words are ASCII)."""
+    start = match.start(group)
+    before = match.string[max(0, start - VETO_BACK) : start]
+    return before.decode("latin-1") if isinstance(before, bytes) else before
+
+
+def _accept(validator: Callable[[str], bool] | None, secret: str) -> bool:
     if validator is None:
         return True
     if len(secret) > _MEMO_VALUE_MAX:
@@ -91,13 +106,16 @@ def compile_rule(index: int, rule: Rule) -> Compiled:
     try:
         name = re.compile(rule.name_pattern) if rule.name_pattern else None
         then = re.compile(rule.then.encode()) if rule.then else None
+        veto = re.compile(rule.veto_before) if rule.veto_before else None
+        relax = re.compile(rule.relax_before) if rule.relax_before and "{providers}" not in rule.relax_before else None
     except re.error as exc:
         raise ValueError(f"redaction rule {rule.kind!r}: invalid name pattern: {exc}") from exc
     if name is not None and "name" not in text.groupindex:
         raise ValueError(f"redaction rule {rule.kind!r}: a name pattern needs a (?P<name>…) group")
     if then is not None and "secret" not in then.groupindex:
         raise ValueError(f"redaction rule {rule.kind!r}: a `then` pattern needs a (?P<secret>…) group")
-    return Compiled(index, rule, text, raw, lead, b"[REDACTED:" + rule.kind.encode() + b"]", name, then)
+    marker = b"[REDACTED:" + rule.kind.encode() + b"]"
+    return Compiled(index, rule, text, raw, lead, marker, name, then, veto, relax)
 
 
 def _raw_pattern(rule: Rule) -> re.Pattern[bytes] | None:

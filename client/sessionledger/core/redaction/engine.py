@@ -48,6 +48,7 @@ from .spans import (
     Buf,
     Compact,
     Edit,
+    Ranked,
     Span,
     accept_all,
     apply_spans,
@@ -55,6 +56,7 @@ from .spans import (
     dump_json,
     group_by_line,
     group_span,
+    inside_strings,
     into_duplicates,
     join_folds,
     lines_after,
@@ -108,15 +110,20 @@ def _around(data: bytes, places: list[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _unclaimed(positions: list[int], accepted: list[Span], reach: int) -> list[int]:
-    """The positions no accepted span starts within `reach` bytes after (`accepted` is sorted)."""
+def _unclaimed(data: bytes, positions: list[int], accepted: list[Span], reach: int) -> list[int]:
+    """The positions no accepted span starts within `reach` bytes after on the same line (`accepted`
+    is sorted): a span on the next line is another word's value (`a_key = …` above `a_secret = …`)."""
     starts = [span.start for span in accepted]
     out = []
     for pos in positions:
         i = bisect_left(starts, pos)
-        if i == len(starts) or starts[i] > pos + reach:
+        if i == len(starts) or starts[i] > pos + reach or _line_break(data, pos, starts[i]):
             out.append(pos)
     return out
+
+
+def _line_break(data: bytes, start: int, end: int) -> bool:
+    return data.find(b"\n", start, end) >= 0 or data.find(b"\\n", start, end) >= 0
 
 
 @dataclass
@@ -246,25 +253,26 @@ class Redactor:
         candidates, context_lines = scan(self._groups, Haystack(compact.data))
         candidates = {rule: compact.original(positions) for rule, positions in candidates.items()}
         context_lines = {rule: compact.original(positions) for rule, positions in context_lines.items()}
-        accepted: list[Span] = []
+        ranked = Ranked()
         for compiled in self._rules:
             if compiled.raw is None:
                 continue
             positions = candidates.get(compiled.index)
-            if positions and compiled.rule.yields and accepted:
-                positions = _unclaimed(positions, accepted, compiled.rule.yields)
+            if positions and compiled.rule.yields:
+                positions = _unclaimed(data, positions, ranked.spans(), compiled.rule.yields)
             if positions:
-                accept_all(accepted, self._rule_spans(compiled, data, sorted(set(positions)), jsonl))
+                ranked.add(self._rule_spans(compiled, data, sorted(set(positions)), jsonl))
             lines = context_lines.get(compiled.index)
             if lines:
-                accept_all(accepted, self._context_spans(compiled, data, lines))
+                ranked.add(self._context_spans(compiled, data, lines))
         for compiled in self._self_anchored:
             positions = [m.start() for m in compiled.raw.finditer(data)]  # type: ignore[union-attr]
-            accept_all(accepted, self._rule_spans(compiled, data, positions, jsonl))
-        if accepted and duplicates:
-            accept_all(accepted, into_duplicates(data, accepted, duplicates))
-        if accepted:
-            accept_all(accepted, self._copies(data, accepted))
+            ranked.add(self._rule_spans(compiled, data, positions, jsonl))
+        if duplicates and ranked.spans():
+            ranked.add(into_duplicates(data, ranked.spans(), duplicates))
+        if ranked.spans():
+            ranked.add(self._copies(data, ranked.spans()), absorbing=True)
+        accepted = ranked.spans()
         return join_folds(data, accepted) if jsonl else accepted
 
     def _rule_spans(self, compiled: Compiled, data: bytes, positions: list[int], jsonl: bool) -> list[Span]:
@@ -410,7 +418,7 @@ class Redactor:
             pieces += (line[done : span.start], replacement(line[span.start : span.end], span.kind))
             done = span.end
         new = b"".join(pieces) + line[done:]
-        if not still_json(line, new):
+        if not inside_strings(line, spans) and not still_json(line, new):
             return self._redact_decoded(line, counts)
         for span in spans:
             counts[span.kind] = counts.get(span.kind, 0) + 1

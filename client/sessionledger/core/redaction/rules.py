@@ -401,7 +401,7 @@ FRAGMENTS: dict[str, str] = {
     # a run longer than a token (`key=1key=1…`) fails here, in one possessive pass; the digit is looked
     # for in the first 64 characters (a random token without one there: about 1 in 100,000)
     "NEARTOK": r"(?=(?:(?<==)|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}\")|\\[^nr\\]){0,48}?(?<![a-z0-9+/=_.~-]))"
-    r"(?=[a-z+/=_.~-]{0,63}+[0-9])[a-z0-9][a-z0-9+/=_.~-]{14,199}+(?![a-z0-9+/=_~-]))",
+    r"(?=[a-z+/=_.~-]{0,63}+[0-9])[a-z0-9][a-z0-9+/=_.~-]{11,511}+(?![a-z0-9+/=_~-]))",
 }
 _FRAGMENT_RE = re.compile(r"<<([A-Z0-9_]+)>>")
 _KIND_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -438,6 +438,14 @@ class Rule:
     # a candidate followed within this many bytes by a span an earlier rule accepted is not tried:
     # that word's value is found (a catch-all near every `key` would otherwise redo the work)
     yields: int = 0
+    # a regex searched in the _VETO_BACK bytes before the secret: a hit there makes it no secret
+    # (a hex string after `commit` is a git SHA, whatever word came before it)
+    veto_before: str = ""
+    # … and one whose hit there lets `relaxed` decide instead of `validator` (a provider's name
+    # before `token … is` vouches for a shorter or digits-only value); `{providers}` in it stands
+    # for the catalogue's provider names (catalogue.with_provider_words)
+    relax_before: str = ""
+    relaxed: Callable[[str], bool] | None = None
 
     @property
     def name(self) -> str:
@@ -508,6 +516,9 @@ def _spec(entry: Mapping[str, Any]) -> RuleSpec:
         name_pattern=expand_fragments(str(entry.get("name", ""))),
         then=expand_fragments(str(entry.get("then", ""))),
         yields=int(entry.get("yields", 0)),
+        veto_before=str(entry.get("veto_before", "")),
+        relax_before=str(entry.get("relax_before", "")),
+        relaxed=VALIDATORS[str(entry["relaxed"])] if "relaxed" in entry else None,
     )
     return RuleSpec(
         rule=rule,

@@ -846,11 +846,12 @@ category = "saas"
 description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…)"
 source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account API tokens, Vercel access tokens, Microsoft identity platform refresh tokens"
 prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A"]
-follow = '''(?:[0-9a-f]{8}-[0-9a-f]{4}-|[a-f0-9]{32}|sq0|<<B64M>>)'''
-regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cfat_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096})<<END>>'''
+follow = '''(?:[0-9a-z]{8}-[0-9a-z]{4}-|[a-f0-9]{32}|sq0|<<B64M>>)'''
+regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cfat_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096})<<END>>'''
 validator = "token"
 tp = [
   "the LaunchDarkly SDK key is «sdk-{uuid}»",
+  "LD_SDK_KEY=«sdk-{lowalnum:8}-{lowalnum:4}-{lowalnum:4}-{lowalnum:4}-{lowalnum:12}»",
   "LD_API_KEY=«api-{uuid}»",
   "use «pri_{hex:32}» for the BestTime call",
   "SQUARE_APP_SECRET=«sandbox-sq0csb-{token:43}»",
@@ -951,15 +952,23 @@ fp = ["pat.short.token"]
 id = "jwt"
 kind = "jwt"
 category = "auth"
-description = "JSON Web Token (header.payload.signature, base64url, header starting eyJ)"
-source = "RFC 7519; gitleaks jwt (MIT)"
-anchors = ['''\.eyJ[A-Za-z0-9_-]{8}''']
+description = "JSON Web Token found by its structure: a base64url JSON header naming `alg` or `typ`, a dot, a payload (JSON or not), an optional signature (unsigned and two-part tokens too)"
+source = "RFC 7519 and RFC 7515 (JWS compact serialisation); gitleaks jwt (MIT)"
+# the header's base64 ends in `9`, `0` or `fQ` (a `}` in its last group): a dot after one of
+# those, then a payload, is where a token with any payload can end its header
+anchors = ['''\.eyJ[A-Za-z0-9_-]{8}''', '''\.(?:(?<=[90]\.)|(?<=fQ\.))[A-Za-z0-9_-]{16}''']
 lead = "A-Za-z0-9_-"
 lead_max = 4096
-regex = '''<<START>>eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,65536}\.[A-Za-z0-9_-]{0,4096}<<END>>'''
-validator = "token"
-tp = ["Set-Cookie: session=«{jwt}»; Path=/; HttpOnly", "KUBE_TOKEN=«{jwt}»"]
-fp = ["eyJhbGciOiJIUzI1NiJ9 is only a header"]
+regex = '''<<START>>eyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{16,65536}(?:\.[A-Za-z0-9_-]{0,4096})?<<END>>'''
+validator = "jwt"
+tp = [
+  "Set-Cookie: session=«{jwt}»; Path=/; HttpOnly",
+  "KUBE_TOKEN=«{jwt}»",
+  "unsigned: «eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJ1c2VyLTQyIiwiYWRtaW4iOnRydWV9.»",
+  "two parts «eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.eyJuYW1lIjoiSm9lIiwKInN0YXR1cyI6ImVtcGxveWVlIgp9» pasted",
+  "key := \"«eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.{b64url:60}.{b64url:40}»\"",
+]
+fp = ["eyJhbGciOiJIUzI1NiJ9 is only a header", "eyJ0ZXN0IjoxfQ.eyJzdWIiOiIxMjM0NTY3ODkwIn0 holds no alg", "version 1.0.eyJ{alnum:20}"]
 
 # ============================================================================ URLs with credentials
 
@@ -1473,10 +1482,13 @@ lead = "a-zA-Z"
 lead_max = 8
 lower_anchors = ['''key(?<![a-z]key)s?[^a-z]<<NEARTOK>>''', '''ken(?<![a-z]token)s?[^a-z]<<NEARTOK>>''', '''secret(?<![a-z]secret)s?[^a-z]<<NEARTOK>>''', '''credential(?<![a-z]credential)s?[^a-z]<<NEARTOK>>''']
 yields = 64
-regex = '''(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)s?(?![A-Za-z])(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|\.(?=[A-Za-z0-9+/=_~-])){15,199}+)(?![A-Za-z0-9+/=_~-])'''
+relax_before = '''(?i){providers}'''
+relaxed = "provider_token"
+veto_before = '''(?i)(?<![a-z])(?:commit|sha1?|git|rev|revision|hash|head|merge|checkout|tree|blob|ref|rebase|cherry-pick|parent)(?![a-z])'''
+regex = '''(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)s?(?![A-Za-z])(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?=[A-Za-z+/=_.~-]{0,63}+[0-9])(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|\.(?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
 validator = "near_token"
-tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}»."]
-fp = ["session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
+tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "the meraki token they gave us is «{hex:40}», rotate it", "ASANA_SECRET=«{digits:16}»", "the linkedin token they gave us is «{lowalnum:14}», please rotate it", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}»."]
+fp = ["the build key is 20260129120000", "cache key 1706745600123456 expired", "session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
 
 [[rule]]
 id = "discord-bot-token"

@@ -39,6 +39,9 @@ class _Group:
     # the headed anchors by the head's last two bytes (a one-byte head by its byte): at a hit one
     # lookup finds the few heads to compare instead of one slice per head width
     by_suffix: dict[bytes, list[tuple[bytes, list[_Anchor]]]] = field(default_factory=dict)
+    # the free anchors by the byte after the literal (key 256: the buffer's end): at a hit only
+    # the anchors whose rest can start with that byte are tried, not every one of the group
+    free_by_byte: dict[int, list[_Anchor]] = field(default_factory=dict)
 
 
 class Haystack:
@@ -170,6 +173,7 @@ def _compile_group(group: _Group) -> None:
             group.free.append(anchor)
             (bounded if proto.boundary and full else free).append(full)
     group.free = _merge_by_rule(group.free)
+    group.free_by_byte = _by_first_byte(group.free)
     for width_heads in group.by_head.values():
         for head_bytes, anchors in width_heads.items():
             group.by_suffix.setdefault(head_bytes[-2:], []).append((head_bytes, anchors))
@@ -193,6 +197,24 @@ def _compile_group(group: _Group) -> None:
         branches.append(_ahead(_flatten(free)))
     look = "" if "" in free else "(?:" + "|".join(branches) + ")"
     group.scan = re.compile(re.escape(key).encode() + look.encode())
+
+
+def _by_first_byte(anchors: list[_Anchor]) -> dict[int, list[_Anchor]]:
+    firsts: list[set[int] | None] = []
+    for anchor in anchors:
+        # a merged rest is a top-level alternation (`(?:a…)|(?:b…)`): each alternative counts
+        found: set[int] | None = set()
+        for alternative in _split_alternatives(anchor.rest.pattern.decode("latin-1")) if anchor.rest else [""]:
+            chars = _first_chars(alternative)
+            if chars is None or found is None:
+                found = None
+                break
+            found |= {ord(c) for c in chars}
+        firsts.append(found)
+    return {
+        byte: [a for a, first in zip(anchors, firsts, strict=True) if first is None or byte in first]
+        for byte in range(257)
+    }
 
 
 def _merge_by_rule(anchors: list[_Anchor]) -> list[_Anchor]:
@@ -416,9 +438,12 @@ def scan(groups: tuple[_Group, ...], hay: Haystack) -> tuple[dict[int, list[int]
         assert group.scan is not None
         width = len(group.key)
         suffixes = group.by_suffix
+        by_byte = group.free_by_byte
+        end = len(buf)
         for match in group.scan.finditer(buf):
             pos = match.start()
-            anchors = group.free
+            after = pos + width
+            anchors = by_byte[buf[after] if after < end else 256]
             if suffixes:
                 found = [*suffixes.get(buf[pos - 2 : pos], ()), *suffixes.get(buf[pos - 1 : pos], ())]
                 if found:

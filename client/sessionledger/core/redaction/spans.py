@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
 
 from .compiled import Compiled
@@ -174,6 +174,80 @@ def accept_all(accepted: list[Span], spans: Iterable[Span]) -> None:
 _START_KEY = attrgetter("start")
 
 
+class Ranked:
+    """Batches of spans added in order of precedence, resolved as `accept_all` one batch after
+    another would (an earlier batch wins an overlap; within a batch the earlier start), but in
+    one sort: a secret-dense buffer has tens of thousands of spans from a hundred rules, and
+    merging each batch into the sorted whole would cost the whole list per rule."""
+
+    def __init__(self) -> None:
+        self._batches: list[list[Span]] = []
+        self._resolved: list[Span] = []
+        self._absorbing: set[int] = set()
+
+    def add(self, spans: Iterable[Span], *, absorbing: bool = False) -> None:
+        """Add a batch, below every earlier one; an `absorbing` batch's span (a copy of a whole
+        recognised value) replaces the earlier spans it wholly contains (a rule that found only
+        part of that copy, say a JWT's payload behind a patch line's `+`)."""
+        batch = list(spans)
+        if batch:
+            if absorbing:
+                self._absorbing.add(len(self._batches) + 1)
+            self._batches.append(batch)
+
+    def spans(self) -> list[Span]:
+        """The accepted spans, sorted by start."""
+        if self._batches:
+            self._resolved = _resolve([self._resolved, *self._batches], self._absorbing)
+            self._batches = []
+            self._absorbing = set()
+        return self._resolved
+
+
+_ABSORBING = 1 << 30  # added to an absorbing batch's rank: it comes after every other batch
+_RANK_THEN_START = itemgetter(1, 0)
+
+
+def _resolve(batches: list[list[Span]], absorbing: set[int]) -> list[Span]:
+    # an overlap only involves spans of one cluster (a run of spans joined by overlaps, in start
+    # order); a cluster of one, the usual case, is accepted as it is
+    ranked = sorted(
+        (span.start, rank + _ABSORBING if rank in absorbing else rank, span.end, span)
+        for rank, batch in enumerate(batches)
+        for span in batch
+    )
+    out: list[Span] = []
+    cluster: list[tuple[int, int, int, Span]] = []
+    reach = -1
+    for item in ranked:
+        if item[0] >= reach and cluster:
+            _settle(cluster, out)
+            cluster = []
+        cluster.append(item)
+        reach = max(reach, item[2])
+    if cluster:
+        _settle(cluster, out)
+    return out
+
+
+def _settle(cluster: list[tuple[int, int, int, Span]], out: list[Span]) -> None:
+    first = cluster[0]
+    if len(cluster) == 1 or all(item[0] == first[0] and item[2] == first[2] for item in cluster):
+        out.append(first[3])  # one span, or copies of one (the usual overlap): the first rule's
+        return
+    kept: list[Span] = []
+    absorbed: set[Span] = set()
+    for _, rank, _, span in sorted(cluster, key=_RANK_THEN_START):
+        clashes = [other for other in kept if not (span.end <= other.start or other.end <= span.start)]
+        if rank >= _ABSORBING and clashes and all(span.start <= o.start and o.end <= span.end for o in clashes):
+            absorbed.update(clashes)  # a copy of the whole value replaces the parts found inside it
+            kept = [other for other in kept if other not in absorbed]
+            clashes = []
+        if not clashes:
+            kept.append(span)
+    out.extend(sorted(kept, key=_START_KEY))
+
+
 def apply_spans(data: bytes, spans: list[Span], counts: dict[str, int]) -> bytes:
     """`data` with every span replaced by its marker (the same object when there is none)."""
     if not spans:
@@ -222,6 +296,29 @@ def splice(buf: Buf, edits: list[tuple[int, int, int, Any]]) -> Any:
         done = end
     pieces.append(buf[done:])
     return buf[:0].join(pieces)
+
+
+# bytes a JSON text may hold outside its strings: a span with any other byte lies inside a string
+_OUTSIDE_STRINGS = b"0123456789.eE+-truefalsn \t\r\n{}[]:,"
+
+
+def inside_strings(line: bytes, spans: list[Span]) -> bool:
+    """Each span lies inside one JSON string and replacing it by a marker keeps the line's JSON as
+    it was: no quote or backslash in it, not the escaped half of a `\\x` pair, no UTF-8
+    character cut, and a byte no number, literal or structure holds. Spares a parse per line."""
+    for span in spans:
+        secret = line[span.start : span.end]
+        if b'"' in secret or b"\\" in secret or not secret.translate(None, _OUTSIDE_STRINGS):
+            return False
+        after = line[span.end] if span.end < len(line) else 0
+        if 0x80 <= secret[0] < 0xC0 or 0x80 <= after < 0xC0:
+            return False
+        at = span.start
+        while at > 0 and line[at - 1] == 0x5C:
+            at -= 1
+        if (span.start - at) % 2:
+            return False
+    return True
 
 
 def still_json(before: bytes, after: bytes) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import re
 from collections import Counter
@@ -236,7 +237,8 @@ def _name_like(value: str) -> bool:
         return False
     in_words = sum(len(t) for t in tokens if (len(t) >= 4 and _wordish(t)) or t.lower() in _SHORT_WORDS)
     digit_runs = len(_DIGIT_RUN_RE.findall(value))  # names: `s3`, `v2`; random keys interleave digits
-    return in_words >= 0.6 * letters and digit_runs <= max(2, letters // 8)
+    # (a run of digits per 12 letters or more is random: `wdvnousa87acfxp9ioasrea4tbeasrfa`)
+    return in_words >= 0.6 * letters and digit_runs <= max(2, letters // 12)
 
 
 def _wordish(token: str) -> bool:
@@ -440,7 +442,8 @@ def k8s_data_value(value: str) -> bool:
 
 
 # (a UUID reaches the rule only in key/value form, `holidayapi_key: <uuid>`: its regex sees to that)
-_BENIGN_NEAR_RE = re.compile(r"[0-9a-f]{40}|sha[0-9]{1,3}-.{1,200}", re.S)
+# (a 40-hex git SHA is benign only in a git context: the rule's `veto_before` looks for that)
+_BENIGN_NEAR_RE = re.compile(r"sha[0-9]{1,3}-.{1,200}", re.S)
 
 
 _UUID_RE = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
@@ -456,12 +459,44 @@ def near_token(value: str) -> bool:
     digits both, and no benign shape (a git SHA, an integrity hash); a UUID in key/value form."""
     if _UUID_RE.fullmatch(value):
         return not placeholder(value)
-    if _BENIGN_NEAR_RE.fullmatch(value) or _PATH_OR_VERSION_RE.match(value) or not looks_secret(value, 3.2):
+    if len(value) < 16 or _BENIGN_NEAR_RE.fullmatch(value) or _PATH_OR_VERSION_RE.match(value):
+        return False
+    if not looks_secret(value, 3.2):
         return False
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
+def provider_token(value: str) -> bool:
+    """A token a provider's name just before vouches for ("the asana token is 7406935959437412"):
+    12+ characters, letters and digits or 14+ digits that are no run, random, no name or path."""
+    if len(value) < 12 or placeholder(value) or _PATH_OR_VERSION_RE.match(value):
+        return False
+    if value.isdigit():
+        return len(value) >= 14 and len(set(value)) >= 5
+    if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+        return False
+    # (no word test: a short random token often reads as syllables, `qujz89axox0207`)
+    return not identifier(value) and shannon_entropy(value) >= 3.0
+
+
+def jwt(value: str) -> bool:
+    """A JSON Web Token: its header decodes to a JSON object naming `alg` or `typ` (RFC 7515); a
+    three-part token with a JSON payload (`eyJ`) passes as before whatever its header says."""
+    if placeholder(value):
+        return False
+    parts = value.split(".")
+    if len(parts) == 3 and parts[1].startswith("eyJ") and len(parts[1]) >= 8:
+        return True
+    try:
+        header = json.loads(base64.urlsafe_b64decode(parts[0] + "=" * (-len(parts[0]) % 4)))
+    except (ValueError, binascii.Error):
+        return False
+    return isinstance(header, dict) and ("alg" in header or "typ" in header)
+
+
 VALIDATORS: dict[str, Callable[[str], bool]] = {
+    "jwt": jwt,
+    "provider_token": provider_token,
     "near_token": near_token,
     "header_token": header_token,
     "azure_devops_pat": azure_devops_pat,
