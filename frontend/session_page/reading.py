@@ -20,7 +20,14 @@ from typing import Any
 
 from frontend import format as fmt
 from frontend.forms import ALL_ROLES, MessageFilterForm
-from frontend.session_page.conversation import Card, anchors_of, build_cards, paginate, with_tool_partners
+from frontend.session_page.conversation import (
+    Card,
+    anchors_of,
+    build_cards,
+    message_anchor,
+    paginate,
+    with_tool_partners,
+)
 from frontend.session_page.present import present
 from frontend.session_page.render import Where, cards_html, turns_html
 from frontend.session_page.steps import KINDS, Step, minimap_html, outline, outline_html
@@ -145,7 +152,7 @@ def lay_out(
     turns = [_turn_link(turn, paged.locate_turn(turn), base) for turn in document.get("turns") or []]
     steps = outline(messages)
     for step in steps:
-        _locate_step(step, paged.located.get(step.index), base)
+        _locate_step(step, paged.located.get(step.index), base, messages[step.index])
     first, last = time_span(messages)
     uuids: dict[str, int] = {}
     for message in messages:
@@ -244,11 +251,11 @@ def message_at(layout: Layout, at: str | None) -> int | None:
     return layout.uuids.get(at)
 
 
-def _locate_step(step: Step, located: tuple[int, str] | None, base: str) -> None:
+def _locate_step(step: Step, located: tuple[int, str] | None, base: str, message: dict[str, Any]) -> None:
     if located is None:
         return
     step.page = located[0]
-    step.anchor = f"m-{step.index}"
+    step.anchor = message_anchor(message)
     query = "&".join(part for part in (base, f"page={step.page}" if step.page > 1 else "") if part)
     step.href = f"?{query}#{step.anchor}"
 

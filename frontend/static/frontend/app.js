@@ -183,7 +183,7 @@
    * link of its own) the innermost of the blocks the server names for ?at= (data-at). */
   function permalinkTarget(hash) {
     var target = document.getElementById(hash);
-    if (target) { return target.classList.contains("plink") ? (target.closest("article, details") || target) : target; }
+    if (target) { return target; }
     var cards = document.getElementById("cards");
     var at = new URLSearchParams(window.location.search).get("at");
     if (!cards || !cards.hasAttribute("data-at") || at !== hash.slice(2)) { return null; }
@@ -199,11 +199,11 @@
   document.addEventListener("click", function (event) {
     var link = event.target.closest("#turn-nav a[data-anchor], #step-nav a[data-anchor], a.plink");
     if (!link) { return; }
-    var id = link.getAttribute("data-anchor") || link.id;
+    var id = link.getAttribute("data-anchor") || decodeURIComponent(link.hash.slice(1));
     var target = document.getElementById(id);
     if (target) {
       event.preventDefault();
-      reveal(target.classList.contains("plink") ? (target.closest("article, details") || target) : target);
+      reveal(target);
       history.replaceState(null, "", (link.classList.contains("plink") ? "?at=" + id.slice(2) : window.location.search) + "#" + id);
     }
   });

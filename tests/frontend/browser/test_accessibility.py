@@ -216,6 +216,37 @@ def test_every_kind_of_message_permalink_opens_marks_and_scrolls_to_it(browser, 
     context.close()
 
 
+TARGET = """() => {
+    const target = document.querySelector(":target");
+    if (!target) { return null; }
+    const link = target.querySelector("a.plink");
+    return {
+        tag: target.tagName, id: target.id, text: target.innerText,
+        marked: target === document.querySelector("#cards .is-target"),
+        link: link && link.closest("[id^='m-']") === target ? {href: link.getAttribute("href"), id: link.id} : null,
+    };
+}"""
+
+
+def test_a_permalink_targets_the_message_itself_not_its_link(browser, live_server, world, seeded) -> None:
+    context = browser.new_context(base_url=live_server.url, viewport=WIDE)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    log_in(page, world.viewer.email)
+    for what in ("prompt", "assistant text after thinking", "tool call", "tool result", "thinking on a later page"):
+        want, expected = KINDS[what]
+        uuid = _pick(seeded.messages, want)["uuid"]
+        page.goto(f"/p/{world.project.slug}/m/{uuid}")
+        page.wait_for_function("() => document.querySelector('#cards .is-target')")
+        target = page.evaluate(TARGET)
+        # :target (what CSS, focus and screen readers follow) is the message's own block, marked
+        assert target and target["id"] == f"m-{uuid}" and target["tag"] != "A", (what, target)
+        assert expected in target["text"] and target["marked"], (what, target)
+        if target["link"]:  # its "#" link points at it and is no anchor of its own
+            assert target["link"] == {"href": f"?at={uuid}#m-{uuid}", "id": ""}, (what, target)
+    context.close()
+
+
 NAME_IN_VIEW = """item => {
     const text = item.firstChild;
     const range = document.createRange();
