@@ -1,7 +1,8 @@
 """Accessibility, permalinks and narrow layouts, checked on one hostile-ish session in Chromium.
 
 One fixture uploads a session with every kind of message (prompt, reply, thinking, tool call and
-result, a sub-agent, a compaction), more than one lazy page, a 300-character path in its files and
+result, a sub-agent, a compaction), output and code that scroll, more than one lazy page, a
+300-character path in its files and
 its attribution, a share link, and a second session whose commit shares a 7-character prefix (so the
 commit permalink lists both). axe-core (bundled by axe-playwright-python, injected into the page: no
 network) checks every page; the permalink and layout checks use the same session.
@@ -30,6 +31,8 @@ DEEP = "src/" + "/".join(f"very-long-directory-name-{n:02d}" for n in range(10))
 LONG_PATH = (DEEP + "x" * 300)[:289] + "/handler.py"  # 300 characters, no space to break at
 ABSOLUTE = "/home/dev/repo/" + LONG_PATH  # as the agent's tool calls name it
 TURNS = 20  # 6 messages a turn: more than one page of 100 messages
+LOG_LINES = [f"build step {n}: " + "=" * 240 for n in range(80)]
+SIZES = {"1280": {"width": 1280, "height": 900}, "390": PHONE}
 
 
 def _transcript() -> tuple[bytes, dict[str, bytes]]:
@@ -43,6 +46,9 @@ def _transcript() -> tuple[bytes, dict[str, bytes]]:
         "Edit", {"file_path": ABSOLUTE, "old_string": "...", "new_string": "return 1"}, result="Updated."
     )
     b.new_response().tool_call("Bash", {"command": "pytest -q"}, result="1 failed", is_error=True)
+    # blocks that scroll both ways: a keyboard must reach them
+    b.new_response().tool_call("Bash", {"command": "cat build.log"}, result="\n".join(LOG_LINES))
+    b.new_response().assistant_text("The widest line:\n\n```python\nx = 1  # " + "y" * 300 + "\n```")
     b.new_response().assistant_text("One test fails; fixing.").turn_end()
     b.compact("The user asked to fix the handler; one test failed.", trigger="auto")
     for turn in range(2, TURNS + 1):
@@ -103,16 +109,26 @@ def seeded(world, make_session, api_as) -> Seeded:
     return Seeded(session, messages, f"/share/{share}", f"/p/{world.project.slug}/c/{sha[:7]}")
 
 
-def test_every_page_has_no_axe_violations(browser, live_server, world, seeded) -> None:
-    context = browser.new_context(base_url=live_server.url, viewport=WIDE)
+OPEN_EVERY_FOLD = "() => document.querySelectorAll('details').forEach(fold => { fold.open = true; })"
+
+@pytest.mark.parametrize("size", SIZES)
+def test_every_page_has_no_axe_violations_with_every_fold_open(
+    browser, live_server, world, seeded, size
+) -> None:
+    context = browser.new_context(base_url=live_server.url, viewport=SIZES[size])
     context.set_default_timeout(15_000)
     page = context.new_page()
     slug = world.project.slug
     failures = {}
+
+    def check(name: str) -> None:
+        page.evaluate(OPEN_EVERY_FOLD)  # every folded block open: its text is checked too
+        failures[name] = axe_violations(page)
+
     page.goto("/accounts/login/")
-    failures["login"] = axe_violations(page)
+    check("login")
     page.goto(seeded.share)
-    failures["share"] = axe_violations(page)
+    check("share")
     log_in(page, world.admin.email)
     pages = {
         "dashboard": "/",
@@ -129,11 +145,29 @@ def test_every_page_has_no_axe_violations(browser, live_server, world, seeded) -
     for name, path in pages.items():
         page.goto(path)
         if name in ("session", "whole conversation"):
-            page.keyboard.press("x")  # every folded block open: its text is checked too
-        failures[name] = axe_violations(page)
+            page.keyboard.press("x")  # the script's own "expand all" too
+        check(name)
     context.close()
     failures = {name: found for name, found in failures.items() if found}
     assert not failures, json.dumps(failures, indent=1)
+
+
+def test_a_keyboard_scrolls_a_long_output_with_every_fold_open(browser, live_server, world, seeded) -> None:
+    context = browser.new_context(base_url=live_server.url, viewport=SIZES["1280"])
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    log_in(page, world.viewer.email)
+    page.goto(seeded.url())
+    page.keyboard.press("x")
+    log = page.locator("pre", has_text="build step 1:").first  # long: scrolls down
+    code = page.locator(".md pre", has_text="yyyy").first  # wide: scrolls sideways
+    for block, key, scrolled in ((log, "End", "scrollTop"), (code, "ArrowRight", "scrollLeft")):
+        assert block.evaluate(f"pre => pre.{scrolled} === 0")
+        block.focus()  # only an element a keyboard can reach takes focus
+        assert block.evaluate("pre => pre === document.activeElement"), key
+        page.keyboard.press(key)
+        assert block.evaluate(f"pre => pre.{scrolled} > 0"), key
+    context.close()
 
 
 # Where a permalink must land, per kind of message: what picks it from the API's messages, and
