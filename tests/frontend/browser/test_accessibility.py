@@ -111,19 +111,39 @@ def seeded(world, make_session, api_as) -> Seeded:
 
 OPEN_EVERY_FOLD = "() => document.querySelectorAll('details').forEach(fold => { fold.open = true; })"
 
+# The page's own background and text, as relative luminances (WCAG): a dark page has a dark background.
+COLOURS = """() => {
+    const luminance = colour => {
+        const [r, g, b] = colour.match(/[\\d.]+/g).slice(0, 3).map(v => {
+            const c = v / 255;
+            return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+        });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const page = getComputedStyle(document.documentElement), body = getComputedStyle(document.body);
+    return {background: luminance(page.backgroundColor), text: luminance(body.color)};
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("size", SIZES)
 def test_every_page_has_no_axe_violations_with_every_fold_open(
-    browser, live_server, world, seeded, size
+    browser, live_server, world, seeded, size, scheme
 ) -> None:
-    context = browser.new_context(base_url=live_server.url, viewport=SIZES[size])
+    context = browser.new_context(base_url=live_server.url, viewport=SIZES[size], color_scheme=scheme)
     context.set_default_timeout(15_000)
     page = context.new_page()
     slug = world.project.slug
     failures = {}
+    wrong_scheme = {}
 
     def check(name: str) -> None:
         page.evaluate(OPEN_EVERY_FOLD)  # every folded block open: its text is checked too
         failures[name] = axe_violations(page)
+        colours = page.evaluate(COLOURS)
+        dark = colours["background"] < 0.05 and colours["text"] > 0.5
+        if dark != (scheme == "dark"):
+            wrong_scheme[name] = colours
 
     page.goto("/accounts/login/")
     check("login")
@@ -147,9 +167,12 @@ def test_every_page_has_no_axe_violations_with_every_fold_open(
         if name in ("session", "whole conversation"):
             page.keyboard.press("x")  # the script's own "expand all" too
         check(name)
+        if name == "session":
+            screenshot(page, f"session-{size}-{scheme}", full_page=False)
     context.close()
     failures = {name: found for name, found in failures.items() if found}
     assert not failures, json.dumps(failures, indent=1)
+    assert not wrong_scheme, wrong_scheme
 
 
 def test_a_keyboard_scrolls_a_long_output_with_every_fold_open(browser, live_server, world, seeded) -> None:
