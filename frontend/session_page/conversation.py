@@ -218,13 +218,18 @@ class Paged:
     def page(self, number: int) -> list[Card]:
         return self.pages[min(max(number, 1), self.count) - 1]
 
-    def locate_turn(self, turn: dict[str, Any]) -> tuple[int, str] | None:
-        """The page and card of the first shown message of a turn, or None when all of it is hidden."""
+    def first_shown(self, turn: dict[str, Any]) -> int | None:
+        """The index of the first shown message of a turn, or None when all of it is hidden."""
         position = bisect_left(self.shown, turn["first_message"])
         last = turn.get("last_message", turn["first_message"])
         if position < len(self.shown) and self.shown[position] <= last:
-            return self.located[self.shown[position]]
+            return self.shown[position]
         return None
+
+    def locate_turn(self, turn: dict[str, Any]) -> tuple[int, str] | None:
+        """The page and card of the first shown message of a turn, or None when all of it is hidden."""
+        shown = self.first_shown(turn)
+        return None if shown is None else self.located[shown]
 
 
 def paginate(cards: list[Card], per_page: int = PAGE_MESSAGES) -> Paged:

@@ -22,6 +22,7 @@ from frontend import format as fmt
 from frontend.forms import ALL_ROLES, MessageFilterForm
 from frontend.session_page.conversation import (
     Card,
+    Paged,
     anchors_of,
     build_cards,
     message_anchor,
@@ -47,6 +48,7 @@ class TurnLink:
     page: int | None  # None: every message of the turn is hidden by the filters
     anchor: str | None
     href: str | None
+    index: int | None = None  # the message it lands on (the script orders targets by it: data-i)
 
 
 @dataclass(slots=True)
@@ -149,7 +151,7 @@ def lay_out(
         shown = with_tool_partners(messages, matched, allowed=allowed)
     paged = paginate(build_cards(shown))
     base = fmt.query_string(params)[1:]
-    turns = [_turn_link(turn, paged.locate_turn(turn), base) for turn in document.get("turns") or []]
+    turns = [_turn_link(turn, paged, base) for turn in document.get("turns") or []]
     steps = outline(messages)
     for step in steps:
         _locate_step(step, paged.located.get(step.index), base, messages[step.index])
@@ -260,15 +262,16 @@ def _locate_step(step: Step, located: tuple[int, str] | None, base: str, message
     step.href = f"?{query}#{step.anchor}"
 
 
-def _turn_link(turn: dict[str, Any], located: tuple[int, str] | None, base: str) -> TurnLink:
+def _turn_link(turn: dict[str, Any], paged: Paged, base: str) -> TurnLink:
     """A turn-navigation entry; ``base`` is the encoded filters the link keeps."""
     prompt = " ".join(str(turn.get("prompt") or "")[: PROMPT_PREVIEW * 4].split())
     if len(prompt) > PROMPT_PREVIEW:
         prompt = prompt[: PROMPT_PREVIEW - 1] + "…"
     stamp = turn.get("timestamp")
     link = TurnLink(turn["index"] + 1, prompt or "(no text)", fmt.clock(stamp), fmt.iso(stamp), None, None, None)
-    if located is not None:
-        link.page, link.anchor = located
+    link.index = paged.first_shown(turn)
+    if link.index is not None:
+        link.page, link.anchor = paged.located[link.index]
         query = "&".join(part for part in (base, f"page={link.page}" if link.page > 1 else "") if part)
         link.href = f"?{query}#{link.anchor}"
     return link

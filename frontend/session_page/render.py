@@ -155,9 +155,18 @@ def _card_of(kind: str, item: Item) -> Card:
     return Card(kind, [item])
 
 
+def anchor_of(message: dict[str, Any]) -> Markup:
+    """The attributes naming the element that draws ``message``: its permalink id and its index,
+    which the page's script orders targets by (the id no longer says it)."""
+    return _ANCHOR.format(message_anchor(message), message["index"])
+
+
+_ANCHOR = Markup(' id="{}" data-i="{}"')
+
+
 _HELPERS = {
     "permalink_id": permalink_id,
-    "message_anchor": message_anchor,
+    "anchor_of": anchor_of,
     "text": _text,
     "as_int": _int,
     "undoubled": _undoubled,

@@ -234,7 +234,7 @@
     if (!links.length) { return; }
     var position = currentIndex();
     if (landed && Math.abs(window.scrollY - landed.y) < 2) { position = landed.index; }
-    var index = function (a) { return parseInt(a.getAttribute("data-anchor").slice(2), 10); };
+    var index = function (a) { return parseInt(a.getAttribute("data-i"), 10); };
     var target = null;
     if (step > 0) { target = links.filter(function (a) { return index(a) > position; })[0]; }
     else { target = links.filter(function (a) { return index(a) < position; }).pop(); }
@@ -264,12 +264,12 @@
   function currentIndex() {
     /* nothing above the window's top yet: just before the first message loaded (a later page
      * opened on its own starts past the earlier ones) */
-    var first = document.querySelector('#cards > [id^="m-"]');
-    var best = first ? parseInt(first.id.slice(2), 10) - 0.5 : -1;
+    var first = document.querySelector("#cards > [data-i]");
+    var best = first ? parseInt(first.getAttribute("data-i"), 10) - 0.5 : -1;
     if (isNaN(best)) { best = -1; }
-    document.querySelectorAll('#cards [id^="m-"]').forEach(function (node) {
-      var n = parseInt(node.id.slice(2), 10);
-      if (isNaN(n) || node.classList.contains("plink")) { return; }
+    document.querySelectorAll("#cards [data-i]").forEach(function (node) {
+      var n = parseInt(node.getAttribute("data-i"), 10);
+      if (isNaN(n)) { return; }
       if (node.getBoundingClientRect().top <= 30 && node.offsetParent !== null && n > best) { best = n; }
     });
     return best;
