@@ -149,20 +149,29 @@ class Matrix:
 
 
 def matrix(name: str, m: Matrix, *, title: str, desc: str, label_w: int = 190, col_w: int = 46) -> Markup:
-    """Column totals as bars (value printed), then one row per label with both counts in each cell."""
+    """Column totals as bars (value printed), then one row per label with both counts in each cell.
+
+    The row labels are an SVG of their own, before the grid's: app.css keeps it at the frame's left
+    edge while a grid wider than the screen scrolls under it (it opens at its latest week), so every
+    row stays named. It is hidden from assistive technology like any image's parts; the grid's
+    description and the table below name the rows."""
     bars_h, head_h, row_h, total_w = 64, 34, 36, 96
-    width, top = label_w + len(m.columns) * col_w + total_w, bars_h + head_h
+    width, top = len(m.columns) * col_w + total_w, bars_h + head_h
     totals = [sum(m.cells.get((r, c), (0, 0))[0] for r in range(len(m.rows))) for c in range(len(m.columns))]
     peak, cell_peak = max(totals, default=0) or 1, max((n for n, _ in m.cells.values()), default=0) or 1
+    labels = [text(label_w - 10, bars_h - 4, f"all {m.unit}s", cls="label muted", anchor="end")]
     body = [_matrix_head(m, totals, peak, label_w, col_w, bars_h)]
     for r, label in enumerate(m.rows):
-        body.append(_matrix_row(m, r, label, top + r * row_h, cell_peak, label_w, col_w))
+        y = top + r * row_h
+        labels.append(text(label_w - 10, y + 21, fit(label, label_w - 14), cls="label", anchor="end", tip=label))
+        body.append(_matrix_row(m, r, y, cell_peak, label_w, col_w))
     height = top + len(m.rows) * row_h + 4
-    return svg(name, width, height, title=title, desc=desc, body=join(body))
+    grid = _macros().svg(name, width, height, title, desc, join(body), "img", label_w)
+    return _macros().labels(label_w, height, join(labels)) + grid
 
 
 def _matrix_head(m: Matrix, totals: list[int], peak: int, label_w: int, col_w: int, bars_h: int) -> Markup:
-    parts = [text(label_w - 10, bars_h - 4, f"all {m.unit}s", cls="label muted", anchor="end")]
+    parts: list[Markup] = []
     for c, total in enumerate(totals):
         x, height = label_w + c * col_w, (bars_h - 22) * total / peak
         height = max(height, 2.0) if total else 0.0
@@ -174,8 +183,8 @@ def _matrix_head(m: Matrix, totals: list[int], peak: int, label_w: int, col_w: i
     return join(parts)
 
 
-def _matrix_row(m: Matrix, r: int, label: str, y: int, peak: int, label_w: int, col_w: int) -> Markup:
-    parts = [text(label_w - 10, y + 21, fit(label, label_w - 14), cls="label", anchor="end", tip=label)]
+def _matrix_row(m: Matrix, r: int, y: int, peak: int, label_w: int, col_w: int) -> Markup:
+    parts: list[Markup] = []
     row_n = row_m = 0
     for c in range(len(m.columns)):
         n, second = m.cells.get((r, c), (0, 0))

@@ -54,7 +54,7 @@ class Card:
 
     @property
     def anchor(self) -> str:
-        return f"m-{self.first['index']}"
+        return message_anchor(self.first)
 
     @property
     def message_count(self) -> int:
@@ -218,13 +218,18 @@ class Paged:
     def page(self, number: int) -> list[Card]:
         return self.pages[min(max(number, 1), self.count) - 1]
 
-    def locate_turn(self, turn: dict[str, Any]) -> tuple[int, str] | None:
-        """The page and card of the first shown message of a turn, or None when all of it is hidden."""
+    def first_shown(self, turn: dict[str, Any]) -> int | None:
+        """The index of the first shown message of a turn, or None when all of it is hidden."""
         position = bisect_left(self.shown, turn["first_message"])
         last = turn.get("last_message", turn["first_message"])
         if position < len(self.shown) and self.shown[position] <= last:
-            return self.located[self.shown[position]]
+            return self.shown[position]
         return None
+
+    def locate_turn(self, turn: dict[str, Any]) -> tuple[int, str] | None:
+        """The page and card of the first shown message of a turn, or None when all of it is hidden."""
+        shown = self.first_shown(turn)
+        return None if shown is None else self.located[shown]
 
 
 def paginate(cards: list[Card], per_page: int = PAGE_MESSAGES) -> Paged:
@@ -245,6 +250,24 @@ def paginate(cards: list[Card], per_page: int = PAGE_MESSAGES) -> Paged:
     return Paged(pages, located)
 
 
+_PERMALINK_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z-]{7,63}")
+
+
+def permalink_id(message: dict[str, Any]) -> str | None:
+    """The uuid a message's permalink names (``?at={uuid}#m-{uuid}``, found on any page); a uuid of
+    another shape gets no permalink."""
+    uuid = message.get("uuid")
+    return uuid if isinstance(uuid, str) and _PERMALINK_ID.fullmatch(uuid) else None
+
+
+def message_anchor(message: dict[str, Any]) -> str:
+    """The id of the element drawing ``message`` (its card, or its block in another's card): ``m-{uuid}``,
+    so a permalink's fragment is the message itself (``:target``, focus, screen readers), or ``m-{index}``
+    for a message with no uuid."""
+    uuid = permalink_id(message)
+    return f"m-{uuid}" if uuid else f"m-{message['index']}"
+
+
 def anchors_of(cards: list[Card], index: int) -> list[str]:
     """The ids of the elements around message ``index`` on a page of ``cards``, outermost first.
 
@@ -263,11 +286,11 @@ def anchors_of(cards: list[Card], index: int) -> list[str]:
 
 def _anchors_in(items: list[Item], card_anchor: str, index: int) -> list[str] | None:
     for position, item in enumerate(items):
-        own = card_anchor if position == 0 else f"m-{item.message['index']}"
+        own = card_anchor if position == 0 else message_anchor(item.message)
         if item.message["index"] == index:
             return [card_anchor, own]
         if item.result is not None and item.result["index"] == index:
-            return [card_anchor, own, f"m-{index}"]
+            return [card_anchor, own, message_anchor(item.result)]
         for child in item.children:
             inner = _anchors_in(child.items, child.anchor, index)
             if inner is not None:
@@ -284,7 +307,7 @@ def _drawn_by_call(call: Item, index: int) -> str | None:
                 continue
             if child.message["role"] == "user":
                 return f"m-{call.message['index']}-prompt"
-            return f"m-{call.result['index']}" if call.result is not None else None
+            return message_anchor(call.result) if call.result is not None else None
     return None
 
 

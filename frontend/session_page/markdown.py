@@ -99,7 +99,7 @@ def _markdown_cost(text: str) -> int:
 
 def plain_block(text: str) -> Markup:
     """Preformatted, escaped text: what a text too long or too costly to render becomes."""
-    return Markup('<pre class="plain">') + text + Markup("</pre>")
+    return Markup('<pre class="plain" tabindex="0">') + text + Markup("</pre>")
 
 
 def link_is_safe(url: str) -> bool:
@@ -153,6 +153,20 @@ def _render_link_open(self: RendererHTML, tokens: list[Token], idx: int, options
     return self.renderToken(tokens, idx, options, env)
 
 
+def _render_fence(self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    """A code block may scroll: reachable by keyboard (its arrows scroll it)."""
+    return RendererHTML.fence(self, tokens, idx, options, env).replace("<pre", '<pre tabindex="0"', 1)
+
+
+def _render_code_block(self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    return RendererHTML.code_block(self, tokens, idx, options, env).replace("<pre", '<pre tabindex="0"', 1)
+
+
+def _render_table_open(self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    tokens[idx].attrSet("tabindex", "0")  # a wide table scrolls (.md table): reachable by keyboard
+    return self.renderToken(tokens, idx, options, env)
+
+
 def _render_image(self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     """Images are never fetched (no tracking pixels): a labelled link to the target instead."""
     token = tokens[idx]
@@ -173,6 +187,9 @@ def _build() -> MarkdownIt:
     md.validateLink = link_is_safe  # type: ignore[method-assign]
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("image", _render_image)
+    md.add_render_rule("fence", _render_fence)
+    md.add_render_rule("code_block", _render_code_block)
+    md.add_render_rule("table_open", _render_table_open)
     return md
 
 

@@ -20,7 +20,15 @@ from typing import Any
 
 from frontend import format as fmt
 from frontend.forms import ALL_ROLES, MessageFilterForm
-from frontend.session_page.conversation import Card, anchors_of, build_cards, paginate, with_tool_partners
+from frontend.session_page.conversation import (
+    Card,
+    Paged,
+    anchors_of,
+    build_cards,
+    message_anchor,
+    paginate,
+    with_tool_partners,
+)
 from frontend.session_page.present import present
 from frontend.session_page.render import Where, cards_html, turns_html
 from frontend.session_page.steps import KINDS, Step, minimap_html, outline, outline_html
@@ -40,6 +48,7 @@ class TurnLink:
     page: int | None  # None: every message of the turn is hidden by the filters
     anchor: str | None
     href: str | None
+    index: int | None = None  # the message it lands on (the script orders targets by it: data-i)
 
 
 @dataclass(slots=True)
@@ -142,10 +151,10 @@ def lay_out(
         shown = with_tool_partners(messages, matched, allowed=allowed)
     paged = paginate(build_cards(shown))
     base = fmt.query_string(params)[1:]
-    turns = [_turn_link(turn, paged.locate_turn(turn), base) for turn in document.get("turns") or []]
+    turns = [_turn_link(turn, paged, base) for turn in document.get("turns") or []]
     steps = outline(messages)
     for step in steps:
-        _locate_step(step, paged.located.get(step.index), base)
+        _locate_step(step, paged.located.get(step.index), base, messages[step.index])
     first, last = time_span(messages)
     uuids: dict[str, int] = {}
     for message in messages:
@@ -244,24 +253,25 @@ def message_at(layout: Layout, at: str | None) -> int | None:
     return layout.uuids.get(at)
 
 
-def _locate_step(step: Step, located: tuple[int, str] | None, base: str) -> None:
+def _locate_step(step: Step, located: tuple[int, str] | None, base: str, message: dict[str, Any]) -> None:
     if located is None:
         return
     step.page = located[0]
-    step.anchor = f"m-{step.index}"
+    step.anchor = message_anchor(message)
     query = "&".join(part for part in (base, f"page={step.page}" if step.page > 1 else "") if part)
     step.href = f"?{query}#{step.anchor}"
 
 
-def _turn_link(turn: dict[str, Any], located: tuple[int, str] | None, base: str) -> TurnLink:
+def _turn_link(turn: dict[str, Any], paged: Paged, base: str) -> TurnLink:
     """A turn-navigation entry; ``base`` is the encoded filters the link keeps."""
     prompt = " ".join(str(turn.get("prompt") or "")[: PROMPT_PREVIEW * 4].split())
     if len(prompt) > PROMPT_PREVIEW:
         prompt = prompt[: PROMPT_PREVIEW - 1] + "…"
     stamp = turn.get("timestamp")
     link = TurnLink(turn["index"] + 1, prompt or "(no text)", fmt.clock(stamp), fmt.iso(stamp), None, None, None)
-    if located is not None:
-        link.page, link.anchor = located
+    link.index = paged.first_shown(turn)
+    if link.index is not None:
+        link.page, link.anchor = paged.located[link.index]
         query = "&".join(part for part in (base, f"page={link.page}" if link.page > 1 else "") if part)
         link.href = f"?{query}#{link.anchor}"
     return link

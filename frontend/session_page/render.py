@@ -10,7 +10,6 @@ which the template escapes. This module holds what the template asks of the card
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 from markupsafe import Markup
 
 from frontend import format as fmt
-from frontend.session_page.conversation import Card, Item, card_kind
+from frontend.session_page.conversation import Card, Item, card_kind, message_anchor, permalink_id
 from frontend.session_page.markdown import preview_markdown
 from frontend.templating import Macros, macros
 
@@ -33,16 +32,6 @@ class Where:
 
     def message_url(self, index: int) -> str:
         return f"{self.session_url}/m/{index}"
-
-
-_PERMALINK_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z-]{7,63}")
-
-
-def permalink_id(message: dict[str, Any]) -> str | None:
-    """The uuid of a message's ``#`` link (``id="m-{uuid}"``, found on any page by ``?at={uuid}``);
-    a uuid of another shape gets no link."""
-    uuid = message.get("uuid")
-    return uuid if isinstance(uuid, str) and _PERMALINK_ID.fullmatch(uuid) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +155,18 @@ def _card_of(kind: str, item: Item) -> Card:
     return Card(kind, [item])
 
 
+def anchor_of(message: dict[str, Any]) -> Markup:
+    """The attributes naming the element that draws ``message``: its permalink id and its index,
+    which the page's script orders targets by (the id no longer says it)."""
+    return _ANCHOR.format(message_anchor(message), message["index"])
+
+
+_ANCHOR = Markup(' id="{}" data-i="{}"')
+
+
 _HELPERS = {
     "permalink_id": permalink_id,
+    "anchor_of": anchor_of,
     "text": _text,
     "as_int": _int,
     "undoubled": _undoubled,

@@ -20,7 +20,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from frontend.session_page.conversation import Card
+from frontend.session_page.conversation import Card, message_anchor
 from frontend.session_page.markdown import preview_markdown
 from frontend.session_page.render import Where, cards_html
 from frontend.templating import Macros, macros
@@ -118,7 +118,11 @@ def overview(document: dict[str, Any], segments: list[Segment]) -> list[PromptEn
     turns = document.get("turns") or []
     starts = [turn["first_message"] for turn in turns]
     entries = [
-        PromptEntry(number, _short(turn.get("prompt"), PROMPT_LIMIT) or "(no text)", f"m-{turn['first_message']}")
+        PromptEntry(
+            number,
+            _short(turn.get("prompt"), PROMPT_LIMIT) or "(no text)",
+            message_anchor(messages[turn["first_message"]]),
+        )
         for number, turn in enumerate(turns, start=1)
     ]
     if not entries:

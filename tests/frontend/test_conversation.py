@@ -73,5 +73,5 @@ def test_a_turn_hidden_by_filters_has_no_location() -> None:
     parsed = parse_transcript(TranscriptBuilder().prompt("one").assistant_text("a").prompt("two").build())
     shown = [m for m in parsed.messages if m["turn"] == 0]
     paged = paginate(build_cards(shown))
-    assert paged.locate_turn(parsed.turns[0]) == (1, "m-0")
+    assert paged.locate_turn(parsed.turns[0]) == (1, f"m-{parsed.messages[0]['uuid']}")  # the prompt's card
     assert paged.locate_turn(parsed.turns[1]) is None

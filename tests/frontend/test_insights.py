@@ -103,10 +103,12 @@ def test_the_charts_print_the_hand_counted_numbers(seeded, client) -> None:
 
     weeks = svg_texts(page, "sessions_per_author_week")
     assert [t for t in weeks if t.startswith(("Mar", "20"))] == ["Mar 2", "2026", "Mar 9", "Mar 16"]
-    alice = _row(weeks, "alice@example.com")
+    authors = svg_texts(page, "labels")  # the row labels, drawn beside the grid
+    assert authors == ["all sessions", "alice@example.com", "mallory@example.com", "dora@example.com"]
+    alice = _row(weeks, authors, "alice@example.com")
     assert alice == ["2", "4", "1", "1", "3 sessions", "5 turns"]
-    assert _row(weeks, "mallory@example.com") == ["2", "7", "2 sessions", "7 turns"]
-    assert _row(weeks, "dora@example.com") == ["1", "2", "1 session", "2 turns"]
+    assert _row(weeks, authors, "mallory@example.com") == ["2", "7", "2 sessions", "7 turns"]
+    assert _row(weeks, authors, "dora@example.com") == ["1", "2", "1 session", "2 turns"]
 
     assert svg_texts(page, "turns_per_commit") == [
         *("0", "0 turns"),  # no commit made without a prompt of its own here
@@ -153,11 +155,15 @@ def test_the_agents_share_goes_by_when_the_work_happened_not_when_it_was_uploade
     assert weeks == ["2026-03-02", "2026-03-09"]
 
 
-def _row(texts: list[str], author: str) -> list[str]:
-    """An author's cells (sessions, turns per week with one) and row totals, from the matrix's texts."""
-    start = texts.index(author) + 1
-    end = next(i for i in range(start, len(texts)) if texts[i].endswith(" turns")) + 1
-    return texts[start:end]
+def _row(texts: list[str], authors: list[str], author: str) -> list[str]:
+    """An author's cells (sessions, turns per week with one) and row totals, from the grid's texts:
+    each row ends with its "N turns"; the first follows the head, whose last text is a week's label."""
+    ends = [i for i, text in enumerate(texts) if text.endswith(" turns")]
+    row = authors.index(author) - 1  # after "all sessions"
+    start = ends[row - 1] + 1 if row else ends[0] - 1
+    while not row and texts[start - 1].isdigit():
+        start -= 1
+    return texts[start : ends[row] + 1]
 
 
 def test_each_csv_export_holds_its_charts_numbers(seeded, client, api_as) -> None:

@@ -156,7 +156,7 @@ def test_a_page_renders_rich_text_within_its_budget_then_plain_text() -> None:
     brackets = "[" * 20_000  # slow for markdown-it: the budget cuts it
     with render_budget(500_000):
         first, second = render_markdown(brackets + "a"), render_markdown(brackets + "b")
-    assert first.startswith("<p>") and second.startswith('<pre class="plain">')
+    assert first.startswith("<p>") and second.startswith('<pre class="plain" tabindex="0">')
     assert render_markdown(brackets + "c").startswith("<p>")  # outside a page: no budget
 
 

@@ -145,7 +145,7 @@ def test_turn_navigation_lists_every_prompt(client, world, rich_session) -> None
     html = _page(client, world, rich_session)
     nav = html[html.index('id="turn-nav"') : html.index("</ol>", html.index('id="turn-nav"'))]
     assert nav.count("<li>") == 2 and "Now update the README" in nav
-    anchor = re.findall(r'data-anchor="(m-\d+)"', nav)[1]
+    anchor = re.findall(r'data-anchor="(m-[0-9a-f-]+)"', nav)[1]
     assert f'id="{anchor}"' in html and 'id="turn-2"' in html
 
 
@@ -155,7 +155,7 @@ def test_a_long_session_is_served_in_pages_with_turn_links_across_them(client, w
     first = _page(client, world, session)
     assert first.count('class="card prompt"') < 60 and "page 1 of" in first
     assert re.search(r'href="\?page=2" rel="next" data-more', first)
-    last_turn = re.findall(r'href="\?page=(\d+)#(m-\d+)"', first)[-1]
+    last_turn = re.findall(r'href="\?page=(\d+)#(m-[0-9a-f-]+)"', first)[-1]
     later = _page(client, world, session, f"?page={last_turn[0]}")
     assert f'id="{last_turn[1]}"' in later and "Turn 60: please change module_60.py" in later
     assert len(later) < 400_000

@@ -54,7 +54,9 @@ def test_the_outline_lists_prompts_commits_errors_and_edit_bursts(client, world,
     assert "1a2b3c4 Fix retry" in nav and "git commit" not in nav
     assert "1 prompt · 1 commit · 1 error · 2 edit bursts" in html
     # every step links to an element of the page, and the minimap has one tick per step
-    for anchor in re.findall(r'data-anchor="(m-\d+)"', nav):
+    anchors = re.findall(r'data-anchor="(m-[0-9A-Za-z-]+)"', nav)
+    assert len(anchors) == 5
+    for anchor in anchors:
         assert f'id="{anchor}"' in html.split('id="cards"')[1], anchor
     minimap = html[html.index('<svg class="minimap"') : html.index("</svg>", html.index('<svg class="minimap"'))]
     assert minimap.count("<rect") == 5 and 'class="tick k-error"' in minimap
@@ -109,7 +111,7 @@ def test_an_unlinked_sub_agents_edits_are_attributed_to_a_sub_agent() -> None:
 def test_steps_on_later_pages_link_to_their_page(client, world, make_session) -> None:
     session = make_session(world.project, world.member, long_transcript(40), seed="long-steps")
     html = _get(client, world, f"/p/{world.project.slug}/s/{session.pk}").content.decode()
-    last = re.findall(r'<a href="\?page=(\d+)#(m-\d+)" data-kind="prompt"', html)[-1]
+    last = re.findall(r'<a href="\?page=(\d+)#(m-[0-9A-Za-z-]+)" data-kind="prompt"', html)[-1]
     later = _get(client, world, f"/p/{world.project.slug}/s/{session.pk}?page={last[0]}").content.decode()
     assert f'id="{last[1]}"' in later
 

@@ -104,9 +104,9 @@ def test_every_segment_shows_in_order_with_its_commit_boundary(client, world, ma
     assert sessions[0].commit_hash[:7] in segment_1
     segment_3 = cards[cards.index('id="segment-3"') :]
     assert "End of the end segment" in segment_3.split("</div>")[0]
-    # anchors stay unique across segments: each message index appears once
-    anchors = re.findall(r'id="(m-\d+)"', cards)
-    assert len(anchors) == len(set(anchors))
+    # anchors stay unique across segments: each message appears once
+    anchors = re.findall(r'id="(m-[0-9a-f-]+)"', cards)
+    assert anchors and len(anchors) == len(set(anchors))
 
 
 def test_a_full_message_link_goes_to_its_own_segment(client, world, make_session) -> None:

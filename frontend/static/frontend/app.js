@@ -6,6 +6,13 @@
   "use strict";
   document.documentElement.classList.add("js");
 
+  /* Take a state class off; an element left with none loses the attribute too, so the page reads as
+     the server wrote it (no stray class="" where the server wrote no class at all). */
+  function unmark(element, name) {
+    element.classList.remove(name);
+    if (!element.classList.length) { element.removeAttribute("class"); }
+  }
+
   function copyText(text, button) {
     var done = function () {
       var label = button.getAttribute("data-label") || button.innerHTML;
@@ -216,7 +223,7 @@
     var fold = target.tagName === "DETAILS" ? target
       : target.querySelector(":scope > details:first-child, :scope > header + details");
     if (fold) { fold.open = true; }
-    document.querySelectorAll("#cards .is-target").forEach(function (old) { old.classList.remove("is-target"); });
+    document.querySelectorAll("#cards .is-target").forEach(function (old) { unmark(old, "is-target"); });
     target.classList.add("is-target");
     target.scrollIntoView({ block: "start" });
     if (!target.hasAttribute("tabindex")) { target.setAttribute("tabindex", "-1"); }
@@ -227,7 +234,7 @@
    * link of its own) the innermost of the blocks the server names for ?at= (data-at). */
   function permalinkTarget(hash) {
     var target = document.getElementById(hash);
-    if (target) { return target.classList.contains("plink") ? (target.closest("article, details") || target) : target; }
+    if (target) { return target; }
     var cards = document.getElementById("cards");
     var at = new URLSearchParams(window.location.search).get("at");
     if (!cards || !cards.hasAttribute("data-at") || at !== hash.slice(2)) { return null; }
@@ -243,11 +250,11 @@
   document.addEventListener("click", function (event) {
     var link = event.target.closest("#turn-nav a[data-anchor], #step-nav a[data-anchor], a.plink");
     if (!link) { return; }
-    var id = link.getAttribute("data-anchor") || link.id;
+    var id = link.getAttribute("data-anchor") || decodeURIComponent(link.hash.slice(1));
     var target = document.getElementById(id);
     if (target) {
       event.preventDefault();
-      reveal(target.classList.contains("plink") ? (target.closest("article, details") || target) : target);
+      reveal(target);
       history.replaceState(null, "", (link.classList.contains("plink") ? "?at=" + id.slice(2) : window.location.search) + "#" + id);
     }
   });
@@ -278,7 +285,7 @@
     if (!links.length) { return; }
     var position = currentIndex();
     if (landed && Math.abs(window.scrollY - landed.y) < 2) { position = landed.index; }
-    var index = function (a) { return parseInt(a.getAttribute("data-anchor").slice(2), 10); };
+    var index = function (a) { return parseInt(a.getAttribute("data-i"), 10); };
     var target = null;
     if (step > 0) { target = links.filter(function (a) { return index(a) > position; })[0]; }
     else { target = links.filter(function (a) { return index(a) < position; }).pop(); }
@@ -291,7 +298,7 @@
     } else {
       window.location.assign(target.href);
     }
-    document.querySelectorAll("#" + nav + " a.current").forEach(function (a) { a.classList.remove("current"); });
+    document.querySelectorAll("#" + nav + " a.current").forEach(function (a) { unmark(a, "current"); });
     target.classList.add("current");
     target.scrollIntoView({ block: "nearest" });
   }
@@ -308,12 +315,12 @@
   function currentIndex() {
     /* nothing above the window's top yet: just before the first message loaded (a later page
      * opened on its own starts past the earlier ones) */
-    var first = document.querySelector('#cards > [id^="m-"]');
-    var best = first ? parseInt(first.id.slice(2), 10) - 0.5 : -1;
+    var first = document.querySelector("#cards > [data-i]");
+    var best = first ? parseInt(first.getAttribute("data-i"), 10) - 0.5 : -1;
     if (isNaN(best)) { best = -1; }
-    document.querySelectorAll('#cards [id^="m-"]').forEach(function (node) {
-      var n = parseInt(node.id.slice(2), 10);
-      if (isNaN(n) || node.classList.contains("plink")) { return; }
+    document.querySelectorAll("#cards [data-i]").forEach(function (node) {
+      var n = parseInt(node.getAttribute("data-i"), 10);
+      if (isNaN(n)) { return; }
       if (node.getBoundingClientRect().top <= 30 && node.offsetParent !== null && n > best) { best = n; }
     });
     return best;
@@ -337,7 +344,7 @@
         if (!entry.isIntersecting) { return; }
         var nav = document.getElementById("turn-nav");
         if (!nav) { return; }
-        nav.querySelectorAll("a.current").forEach(function (a) { a.classList.remove("current"); });
+        nav.querySelectorAll("a.current").forEach(function (a) { unmark(a, "current"); });
         var link = nav.querySelector('a[data-anchor="' + CSS.escape(entry.target.id) + '"]');
         if (link) { link.classList.add("current"); }
       });
@@ -368,7 +375,7 @@
   function showHit(step) {
     var marks = document.querySelectorAll("#cards mark");
     if (!marks.length) { hitAt = -1; return; }
-    marks.forEach(function (m) { m.classList.remove("current"); });
+    marks.forEach(function (m) { unmark(m, "current"); });
     hitAt = step === 0 ? 0 : (hitAt + step + marks.length) % marks.length;
     var mark = marks[hitAt];
     for (var node = mark.parentElement; node; node = node.parentElement) {

@@ -1,7 +1,8 @@
 """Accessibility, permalinks and narrow layouts, checked on one hostile-ish session in Chromium.
 
 One fixture uploads a session with every kind of message (prompt, reply, thinking, tool call and
-result, a sub-agent, a compaction), more than one lazy page, a 300-character path in its files and
+result, a sub-agent, a compaction), output and code that scroll, more than one lazy page, a
+300-character path in its files and
 its attribution, a share link, and a second session whose commit shares a 7-character prefix (so the
 commit permalink lists both). axe-core (bundled by axe-playwright-python, injected into the page: no
 network) checks every page; the permalink and layout checks use the same session.
@@ -30,6 +31,8 @@ DEEP = "src/" + "/".join(f"very-long-directory-name-{n:02d}" for n in range(10))
 LONG_PATH = (DEEP + "x" * 300)[:289] + "/handler.py"  # 300 characters, no space to break at
 ABSOLUTE = "/home/dev/repo/" + LONG_PATH  # as the agent's tool calls name it
 TURNS = 20  # 6 messages a turn: more than one page of 100 messages
+LOG_LINES = [f"build step {n}: " + "=" * 240 for n in range(80)]
+SIZES = {"1280": {"width": 1280, "height": 900}, "390": PHONE}
 
 
 def _transcript() -> tuple[bytes, dict[str, bytes]]:
@@ -43,6 +46,9 @@ def _transcript() -> tuple[bytes, dict[str, bytes]]:
         "Edit", {"file_path": ABSOLUTE, "old_string": "...", "new_string": "return 1"}, result="Updated."
     )
     b.new_response().tool_call("Bash", {"command": "pytest -q"}, result="1 failed", is_error=True)
+    # blocks that scroll both ways: a keyboard must reach them
+    b.new_response().tool_call("Bash", {"command": "cat build.log"}, result="\n".join(LOG_LINES))
+    b.new_response().assistant_text("The widest line:\n\n```python\nx = 1  # " + "y" * 300 + "\n```")
     b.new_response().assistant_text("One test fails; fixing.").turn_end()
     b.compact("The user asked to fix the handler; one test failed.", trigger="auto")
     for turn in range(2, TURNS + 1):
@@ -103,16 +109,46 @@ def seeded(world, make_session, api_as) -> Seeded:
     return Seeded(session, messages, f"/share/{share}", f"/p/{world.project.slug}/c/{sha[:7]}")
 
 
-def test_every_page_has_no_axe_violations(browser, live_server, world, seeded) -> None:
-    context = browser.new_context(base_url=live_server.url, viewport=WIDE)
+OPEN_EVERY_FOLD = "() => document.querySelectorAll('details').forEach(fold => { fold.open = true; })"
+
+# The page's own background and text, as relative luminances (WCAG): a dark page has a dark background.
+COLOURS = """() => {
+    const luminance = colour => {
+        const [r, g, b] = colour.match(/[\\d.]+/g).slice(0, 3).map(v => {
+            const c = v / 255;
+            return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+        });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const page = getComputedStyle(document.documentElement), body = getComputedStyle(document.body);
+    return {background: luminance(page.backgroundColor), text: luminance(body.color)};
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", SIZES)
+def test_every_page_has_no_axe_violations_with_every_fold_open(
+    browser, live_server, world, seeded, size, scheme
+) -> None:
+    context = browser.new_context(base_url=live_server.url, viewport=SIZES[size], color_scheme=scheme)
     context.set_default_timeout(15_000)
     page = context.new_page()
     slug = world.project.slug
     failures = {}
+    wrong_scheme = {}
+
+    def check(name: str) -> None:
+        page.evaluate(OPEN_EVERY_FOLD)  # every folded block open: its text is checked too
+        failures[name] = axe_violations(page)
+        colours = page.evaluate(COLOURS)
+        dark = colours["background"] < 0.05 and colours["text"] > 0.5
+        if dark != (scheme == "dark"):
+            wrong_scheme[name] = colours
+
     page.goto("/accounts/login/")
-    failures["login"] = axe_violations(page)
+    check("login")
     page.goto(seeded.share)
-    failures["share"] = axe_violations(page)
+    check("share")
     log_in(page, world.admin.email)
     pages = {
         "dashboard": "/",
@@ -129,11 +165,32 @@ def test_every_page_has_no_axe_violations(browser, live_server, world, seeded) -
     for name, path in pages.items():
         page.goto(path)
         if name in ("session", "whole conversation"):
-            page.keyboard.press("x")  # every folded block open: its text is checked too
-        failures[name] = axe_violations(page)
+            page.keyboard.press("x")  # the script's own "expand all" too
+        check(name)
+        if name == "session":
+            screenshot(page, f"session-{size}-{scheme}", full_page=False)
     context.close()
     failures = {name: found for name, found in failures.items() if found}
     assert not failures, json.dumps(failures, indent=1)
+    assert not wrong_scheme, wrong_scheme
+
+
+def test_a_keyboard_scrolls_a_long_output_with_every_fold_open(browser, live_server, world, seeded) -> None:
+    context = browser.new_context(base_url=live_server.url, viewport=SIZES["1280"])
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    log_in(page, world.viewer.email)
+    page.goto(seeded.url())
+    page.keyboard.press("x")
+    log = page.locator("pre", has_text="build step 1:").first  # long: scrolls down
+    code = page.locator(".md pre", has_text="yyyy").first  # wide: scrolls sideways
+    for block, key, scrolled in ((log, "End", "scrollTop"), (code, "ArrowRight", "scrollLeft")):
+        assert block.evaluate(f"pre => pre.{scrolled} === 0")
+        block.focus()  # only an element a keyboard can reach takes focus
+        assert block.evaluate("pre => pre === document.activeElement"), key
+        page.keyboard.press(key)
+        assert block.evaluate(f"pre => pre.{scrolled} > 0"), key
+    context.close()
 
 
 # Where a permalink must land, per kind of message: what picks it from the API's messages, and
@@ -213,6 +270,37 @@ def test_every_kind_of_message_permalink_opens_marks_and_scrolls_to_it(browser, 
     page.evaluate(f"location.hash = 'm-{last['uuid']}'")
     _assert_landed(page, f"Turn {TURNS}: keep going", "prompt on a lazily loaded page")
     assert page.evaluate("window.stayed === true")
+    context.close()
+
+
+TARGET = """() => {
+    const target = document.querySelector(":target");
+    if (!target) { return null; }
+    const link = target.querySelector("a.plink");
+    return {
+        tag: target.tagName, id: target.id, text: target.innerText,
+        marked: target === document.querySelector("#cards .is-target"),
+        link: link && link.closest("[id^='m-']") === target ? {href: link.getAttribute("href"), id: link.id} : null,
+    };
+}"""
+
+
+def test_a_permalink_targets_the_message_itself_not_its_link(browser, live_server, world, seeded) -> None:
+    context = browser.new_context(base_url=live_server.url, viewport=WIDE)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    log_in(page, world.viewer.email)
+    for what in ("prompt", "assistant text after thinking", "tool call", "tool result", "thinking on a later page"):
+        want, expected = KINDS[what]
+        uuid = _pick(seeded.messages, want)["uuid"]
+        page.goto(f"/p/{world.project.slug}/m/{uuid}")
+        page.wait_for_function("() => document.querySelector('#cards .is-target')")
+        target = page.evaluate(TARGET)
+        # :target (what CSS, focus and screen readers follow) is the message's own block, marked
+        assert target and target["id"] == f"m-{uuid}" and target["tag"] != "A", (what, target)
+        assert expected in target["text"] and target["marked"], (what, target)
+        if target["link"]:  # its "#" link points at it and is no anchor of its own
+            assert target["link"] == {"href": f"?at={uuid}#m-{uuid}", "id": ""}, (what, target)
     context.close()
 
 

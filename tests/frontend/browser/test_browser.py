@@ -111,7 +111,7 @@ def test_jump_to_a_turn_on_a_later_page_and_load_more_while_scrolling(page, worl
     assert before < 40
 
     page.locator("#turn-nav a", has_text="Turn 35: please change").click()
-    page.wait_for_url(re.compile(r"page=\d+#m-\d+"))
+    page.wait_for_url(re.compile(r"page=\d+#m-[0-9a-f-]+$"))
     target = page.locator("article.card.prompt", has_text="Turn 35: please change module_35.py")
     target.wait_for()
     page.wait_for_timeout(200)
@@ -136,7 +136,7 @@ def test_j_and_k_cross_into_pages_not_loaded_yet(page, world, make_session) -> N
 
     # k before the first turn of a later page opened alone: the previous turn, on page 1
     page.keyboard.press("k")
-    page.wait_for_url(re.compile(r"#m-\d+$"))
+    page.wait_for_url(re.compile(r"#m-[0-9a-f-]+$"))
     assert "page=" not in page.url
     target = page.locator("article.card.prompt", has_text=f"Turn {number - 1}: please change")
     target.wait_for()

@@ -28,7 +28,7 @@ READ_PAGE = """(doc) => {
   const RICH = ".md, pre.hl";
   const TAGS = new Set(["p", "br", "a", "code", "pre", "em", "strong", "span", "ul", "ol", "li", "blockquote", "hr",
     "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "s", "del", "mark"]);
-  const ATTRIBUTES = new Set(["href", "rel", "class", "title", "start", "style"]);
+  const ATTRIBUTES = new Set(["href", "rel", "class", "title", "start", "style", "tabindex"]);
   const URL = /^(https?:|mailto:|\\/(?!\\/)|\\?|#)/i;
   const skeleton = [], problems = [];
   const vet = (root) => {
@@ -39,6 +39,9 @@ READ_PAGE = """(doc) => {
         const value = el.getAttribute(name);
         if (!ATTRIBUTES.has(name)) problems.push(`${name}= on <${tag}> in rich text`);
         if (name === "style" && !/^text-align:(left|right|center)$/.test(value)) problems.push(`style="${value}"`);
+        if (name === "tabindex" && !(tag === "pre" || tag === "table") || name === "tabindex" && value !== "0") {
+          problems.push(`tabindex="${value}" on <${tag}>`);  // ours, on a block that may scroll
+        }
       }
     }
   };

@@ -89,7 +89,7 @@ def test_an_overview_entry_opens_a_prompt_on_a_later_page_and_a_phone_does_not_s
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.locator("#prompt-overview > li").nth(17).locator("a.prompt-text").click()
     # loaded ahead by now, it is revealed in place; else the page holding it opens (?at=)
-    page.wait_for_url(re.compile(r"#m-\d+$"))
+    page.wait_for_url(re.compile(r"#m-[0-9a-f-]+$"))
     prompt = page.locator("article.prompt", has_text="Segment 3 turn 6:")
     prompt.wait_for()
     assert prompt.is_visible()
