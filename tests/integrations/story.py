@@ -48,6 +48,7 @@ class Story:
     main: str = ""
     pr_commits: list[str] = field(default_factory=list)
     ai_lines: dict[str, str] = field(default_factory=dict)  # line hash → the session that wrote it
+    conversations: dict[str, str] = field(default_factory=dict)  # commit → its agent session
     head: str = ""
 
     def __post_init__(self) -> None:
@@ -64,9 +65,13 @@ class Story:
         return sha
 
     def rewritten(self, sha: str, parent: str) -> str:
-        """The same change on another parent (a rebase): a new hash, the same patch id."""
+        """The same change on another parent (a rebase): a new hash, the same patch id (the server
+        relinks it to the old one, so it brings the old one's conversation)."""
         old = self.forge.repository[sha]
-        return self.forge.add(FakeCommit(sha_of("rebased", sha, parent), (parent,), old.files)).sha
+        new = self.forge.add(FakeCommit(sha_of("rebased", sha, parent), (parent,), old.files)).sha
+        if sha in self.conversations:
+            self.conversations[new] = self.conversations[sha]
+        return new
 
     def squashed(self, shas: list[str], parent: str) -> str:
         files = tuple(file for sha in shas for file in self.forge.repository[sha].files)
@@ -94,6 +99,7 @@ class Story:
         response = upload(self.client, self.slug, raw, metadata)
         assert response.status_code == 202, response.content
         session_id = response.json()["id"]
+        self.conversations[sha] = conversation_id
         url = f"/api/v1/projects/{self.slug}/sessions/{session_id}/attribution"
         posted = self.client.post(url, json.dumps(record), content_type="application/json")
         assert posted.status_code == 201, posted.content
@@ -131,6 +137,18 @@ class Story:
         pull_request_commits_sync.apply(args=[str(pr.pk)]).get()
 
     # --- what people see ---------------------------------------------------------------------------
+
+    def reviewed(self, number: int) -> None:
+        """The PR as a reviewer reads it (the API, built by the PR page's selector): exactly the
+        conversations of the commits it held, and an AI share equal to the sum of the records of the
+        commits it still holds (each commit with a session: two AI lines of three)."""
+        answer = self.client.get(f"/api/v1/projects/{self.slug}/pulls/{number}").json()
+        held = [sha for sha, still in self.commits(number) if still]
+        expected = {self.conversations[sha] for sha, _ in self.commits(number) if sha in self.conversations}
+        assert {c["agent_session_id"] for c in answer["conversations"]} == expected
+        recorded = [sha for sha in held if sha in self.conversations]
+        share = answer["ai_share"]
+        assert (share["added_lines"], share["ai_lines"]) == (3 * len(recorded), AI_LINES * len(recorded))
 
     def commits(self, number: int) -> list[tuple[str, bool]]:
         with unscoped():

@@ -49,6 +49,7 @@ def test_opened_pushed_force_pushed_reviewed_and_squash_merged(story) -> None:
 
     squash = story.squashed([one_b, two_b, four], newer_main)
     story.merged(7, squash)
+    story.reviewed(7)
     assert merge_method(7) == "squash"
     with unscoped():
         merged_at = PullRequest.objects.get(number=7).merged_at
@@ -87,6 +88,7 @@ def test_a_rebase_merge_links_each_new_commit_by_patch_id(story) -> None:
     two_r = story.rewritten(two, one_r)
     three_r = story.rewritten(three, two_r)
     story.merged(8, three_r)
+    story.reviewed(8)
     assert merge_method(8) == "rebase"
     with unscoped():
         links = set(CommitLink.objects.values_list("old_hash", "new_hash"))
@@ -103,6 +105,7 @@ def test_a_merge_commit_leaves_the_commits_as_they_are(story) -> None:
     story.push(9, [one, two], action="opened")
     merge = story.merge_commit(story.main, two)
     story.merged(9, merge)
+    story.reviewed(9)
     assert merge_method(9) == "merge"
     with unscoped():
         assert not CommitLink.objects.exists()  # blame on the default branch names the PR's own commits
@@ -126,6 +129,7 @@ def test_a_pull_request_of_300_commits_has_them_all_through_the_compare_api(stor
 
     squash = story.squashed(shas, story.main)
     story.merged(10, squash)
+    story.reviewed(10)
     assert story.blame(squash) == story.ai_lines
     assert "GET /repos/{owner}/{repo}/compare/{basehead}" in check_all("github", story.forge.sent)
 
