@@ -40,7 +40,7 @@ test: install browser
 ## make test-compat PYTHON=python3.13: CI's second Python. In .venv-python3.13 beside .venv, the tests that
 ## differ between interpreters: the client's and the server's unit and API tests; not the end-to-end
 ## (worker, S3 over HTTP) or browser ones, which `make test` runs on the other Python.
-COMPAT_VENV  := .venv-$(notdir $(PYTHON))
+COMPAT_VENV  = .venv-$(notdir $(PYTHON))
 COMPAT_TESTS ?= -m "not e2e and not browser" -p no:cacheprovider tests
 test-compat:
 	$(call install_into,$(COMPAT_VENV))
@@ -101,4 +101,4 @@ redaction-catalogue: install
 	git diff -- client/sessionledger/core/redaction/catalogue/gitleaks.json | head -200
 
 clean:
-	rm -rf $(VENV) .data test-artifacts
+	rm -rf $(VENV) .venv-* .data test-artifacts
