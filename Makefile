@@ -1,17 +1,28 @@
 # Two commands set everything up:  `make run`  and  `make test`.
-PYTHON ?= python3.11
+# The newest Python 3.11–3.13 that runs here (a pyenv shim of an unselected version does not); CI tests
+# the oldest and the newest (.ci/run, docs/deployment.md "Python versions"). `make PYTHON=python3.11 …`
+# picks one; it is read only when the venv is created (`make clean` first to change it).
+PYTHON ?= $(or $(shell for p in python3.13 python3.12 python3.11; do $$p -c '' 2>/dev/null && { echo $$p; break; }; done),\
+                $(error No Python 3.11, 3.12 or 3.13 found: install one, or pass PYTHON=/path/to/python3.x))
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+UV     := uv==0.13.9
 
-.PHONY: install run test lint format browser bench clean chart-readme chart-install-test redaction-catalogue
+.PHONY: install run test test-compat lint lock format browser bench clean chart-readme chart-install-test redaction-catalogue
 
-$(STAMP): pyproject.toml client/pyproject.toml client/sessionledger/core/version.py
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	# The server declares the client (pip install . brings it); the second step makes it editable.
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	$(BIN)/python -m pip install --quiet --no-deps -e ./client
+# $(call install_into,VENV): every dependency exactly as requirements-dev.lock pins it, checked against its
+# hashes (a universal lock: one file for 3.11–3.13 and every OS, markers choose), then the server and the
+# client editable on top, without resolving again (their dependencies are all in the lock: `pip check`).
+define install_into
+	test -x $(1)/bin/python || $(PYTHON) -m venv $(1)
+	$(1)/bin/python -m pip install --quiet --require-hashes -r requirements-dev.lock
+	$(1)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e . -e ./client
+	$(1)/bin/python -m pip check
+endef
+
+$(STAMP): pyproject.toml client/pyproject.toml client/sessionledger/core/version.py requirements-dev.lock
+	$(call install_into,$(VENV))
 	# The client's wheel, which the server serves at /client/ (config/client_wheel.py)
 	$(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir $${SESSIONLEDGER_DATA_DIR:-.data}/client-dist ./client
 	touch $(STAMP)
@@ -26,6 +37,15 @@ run: install
 test: install browser
 	$(BIN)/python -m config.localstack exec -- $(BIN)/python -m pytest $(PYTEST_ARGS)
 
+## make test-compat PYTHON=python3.13: CI's second Python. In .venv-python3.13 beside .venv, the tests that
+## differ between interpreters: the client's and the server's unit and API tests; not the end-to-end
+## (worker, S3 over HTTP) or browser ones, which `make test` runs on the other Python.
+COMPAT_VENV  = .venv-$(notdir $(PYTHON))
+COMPAT_TESTS ?= -m "not e2e and not browser" -p no:cacheprovider tests
+test-compat:
+	$(call install_into,$(COMPAT_VENV))
+	$(COMPAT_VENV)/bin/python -m config.localstack exec -- $(COMPAT_VENV)/bin/python -m pytest $(COMPAT_TESTS)
+
 ## make lint: ruff (lint + format), the import layers (import-linter), mypy over the server and the client,
 ## and mypy --strict as a ratchet (tools/mypy_ratchet.py: no package gains strict errors, the core has none),
 ## then helm lint and Kubernetes' schemas over the rendered chart (tools/check_chart.py)
@@ -36,6 +56,22 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/python tools/mypy_ratchet.py
 	$(BIN)/python tools/check_chart.py
+
+## make lock: regenerate requirements.lock (the image's runtime: Python 3.11, Linux) and requirements-dev.lock
+## (runtime, dev and CI tools for 3.11–3.13 on any OS, the runtime at requirements.lock's versions), with
+## hashes, by uv from PyPI. After changing a dependency in pyproject.toml: `make lock`, then `make install`.
+## Pins move only where they must; LOCK_ARGS=--upgrade moves every one to its newest release.
+# $(call compile_lock,FILE,OPTIONS): uv pip compile into FILE (its pins are the preferences), its comment kept
+define compile_lock
+	sed '/^[a-z0-9]/,$$d' $(1) > $(1).header
+	$(BIN)/uv pip compile --quiet pyproject.toml $(2) --generate-hashes --no-emit-package sessionledger --no-header $(LOCK_ARGS) -o $(1)
+	cat $(1).header $(1) > $(1).new && mv $(1).new $(1) && rm $(1).header
+endef
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/uv || $(BIN)/python -m pip install --quiet '$(UV)'
+	$(call compile_lock,requirements.lock,--python-version 3.11 --python-platform x86_64-manylinux_2_28)
+	$(call compile_lock,requirements-dev.lock,--extra dev --universal --fork-strategy fewest --python-version 3.11 --constraint requirements.lock)
 
 ## make chart-readme: deploy/helm/sessionledger/README.md from the comments of its values.yaml
 chart-readme: install
@@ -70,4 +106,4 @@ forge-openapi: install
 	git diff --stat -- tests/fixtures/github_openapi/
 
 clean:
-	rm -rf $(VENV) .data test-artifacts
+	rm -rf $(VENV) .venv-* .data test-artifacts

@@ -277,6 +277,10 @@ REDIS_CONNECT_TIMEOUT = 2  # seconds, for every Redis client: the cache, the bro
 REDIS_SOCKET_TIMEOUT = 5
 
 CELERY_BROKER_URL = REDIS_URL.replace("unix://", "redis+socket://", 1)
+# kombu's Redis transport, with a restore through a torn-down connection raised as the connection error it is
+# (config/broker.py). rediss:// keeps kombu's own: the transport's name "rediss" is what turns TLS on.
+if CELERY_BROKER_URL.startswith("redis://"):
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
 CELERY_TASK_DEFAULT_QUEUE = env["SESSIONLEDGER_QUEUE"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

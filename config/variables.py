@@ -354,28 +354,57 @@ def load(schema: tuple[Variable, ...] = SCHEMA) -> dict[str, Any]:
 
 
 PREFIX = "SESSIONLEDGER_"
+# SESSIONLEDGER_* names that others read from the same environment: the client's settings (SESSIONLEDGER_<KEY>
+# of docs/client.md "Configuration", its hook probe and inline uploads) on a developer's machine, and the
+# test suite's and benches' own. tests/test_config.py holds the client's part to the client's code.
+CLIENT_KEYS = [
+    "SERVER",
+    "TOKEN",
+    "PROJECT",
+    "REPOS",
+    "MAX_RAW_BYTES",
+    "IMAGE_THRESHOLD",
+    "REDACTION",
+    "UPLOAD_TIMEOUT",
+    "COMMAND_TIMEOUT",
+    "UPLOADER_MAX_SECONDS",
+    "RETRY_BASE_SECONDS",
+    "RETRY_MAX_SECONDS",
+    "AUTO_CHECKPOINT_ON_CLEAR",
+    "AUTO_RESUME_ON_START",
+    "VERIFY_BEFORE_CLEAR",
+    "CONTEXT_BUDGET",
+    "CONTEXT_PROMPTS",
+    "CONTEXT_TIMEOUT",
+    "PROBE",
+    "UPLOAD_INLINE",
+]
+TOOLING_KEYS = ("FIXTURES", "BENCH_DB", "WORK_LOG")
+OTHER_READERS = frozenset(PREFIX + key for key in (*CLIENT_KEYS, *TOOLING_KEYS))
 
 
-def misspelt(environ: Mapping[str, str], schema: tuple[Variable, ...] = SCHEMA) -> list[str]:
-    """One line per variable in ``environ`` that is no setting but nearly names one (a typo would
-    otherwise pass silently, its default in force). Names far from every setting are left alone:
-    the client's own (``SESSIONLEDGER_SERVER``, …) share the environment."""
+def unknown(environ: Mapping[str, str], schema: tuple[Variable, ...] = SCHEMA) -> list[str]:
+    """One line per ``SESSIONLEDGER_*`` variable in ``environ`` that nothing reads (a typo, or a setting
+    from another version, would otherwise pass silently, its default in force), with the setting it
+    nearly names when there is one. The client's own names, which share the environment, are left alone."""
     known = {variable.name for variable in schema}
+    # Compared without the shared prefix, which would make any two names look alike.
+    suffixes = {known_name.removeprefix(PREFIX): known_name for known_name in known}
     lines = []
     for name in sorted(environ):
         base = name.removesuffix("_FILE")
-        if not base.startswith(PREFIX) or name in known or base in known:
+        if not base.startswith(PREFIX) or name in known or base in known or base in OTHER_READERS:
             continue
-        # Compared without the shared prefix, which would make any two names look alike.
-        suffixes = {known_name.removeprefix(PREFIX): known_name for known_name in known}
         if close := difflib.get_close_matches(base.removeprefix(PREFIX), suffixes, n=1, cutoff=0.8):
             lines.append(f"{name} is not a setting: did you mean {suffixes[close[0]]}?")
+        else:
+            lines.append(f'{name} is not a setting: ignored (README.md "Configuration" lists them all)')
     return lines
 
 
 def load_or_exit() -> dict[str, Any]:
     """``load()``, or one line on stderr and exit: the process never starts half-configured."""
-    for line in misspelt(os.environ):
+    for line in unknown(os.environ):
         print(f"sessionledger: configuration warning: {line}", file=sys.stderr, flush=True)
     try:
         return load()

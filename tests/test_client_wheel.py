@@ -106,3 +106,12 @@ def test_the_client_is_silent_when_versions_agree(live_server, capsys) -> None:
     with pytest.raises(api.ApiError):  # no token: 401, but the answer still carries the version
         api.Client(live_server.url).get("/projects")
     assert "the server runs" not in capsys.readouterr().err
+
+
+def test_the_without_docker_path_builds_the_wheel_where_the_server_serves_it(settings) -> None:
+    """docs/deployment.md "Without Docker" once installed no wheel, and the pages' pipx line was a 404."""
+    doc = (ROOT / "docs" / "deployment.md").read_text()
+    section = doc.split("## Without Docker", 1)[1].split("\n## ", 1)[0]
+    assert "export SESSIONLEDGER_DATA_DIR=" in section
+    assert 'pip wheel --no-deps --wheel-dir "$SESSIONLEDGER_DATA_DIR/client-dist" ./client' in section
+    assert settings.CLIENT_DIST_DIR == settings.DATA_DIR / "client-dist"

@@ -256,17 +256,43 @@ def test_the_createbucket_command_makes_a_private_bucket_and_can_run_again(compo
         client.get_bucket_policy(Bucket=bucket)  # no policy: nothing is granted to anonymous readers
 
 
+def _names(specs: list[str]) -> set[str]:
+    return {re.split(r"[\s<>=!~;\[@]", spec, maxsplit=1)[0].lower().replace("_", "-") for spec in specs}
+
+
+def _pins(lock: str) -> list[tuple[str, str]]:
+    """(name, version) of each entry of a lock (a universal lock may pin one name twice, under markers)."""
+    return re.findall(r"^([a-z0-9][a-z0-9._-]*)==([^\s;]+)(?: ;[^\n]*)? \\$", lock, flags=re.MULTILINE)
+
+
+def _every_entry_hashed(lock: str) -> bool:
+    entries = re.split(r"\n(?=[a-z0-9])", lock)
+    return all("--hash=sha256:" in entry for entry in entries if "==" in entry)
+
+
 def test_the_lock_pins_every_server_dependency_with_hashes() -> None:
     """requirements.lock (what the image installs) holds each [project] dependency at one version, hashed."""
     import tomllib
 
     project = tomllib.loads((BASE_DIR / "pyproject.toml").read_text())["project"]
-    wanted = {
-        re.split(r"[\s<>=!~;\[@]", spec, maxsplit=1)[0].lower().replace("_", "-") for spec in project["dependencies"]
-    }
-    wanted.discard("sessionledger")  # the client: installed from client/ in the same build
+    wanted = _names(project["dependencies"]) - {"sessionledger"}  # the client: from client/ in the same build
     lock = (BASE_DIR / "requirements.lock").read_text()
-    pinned = dict(re.findall(r"^([a-z0-9][a-z0-9._-]*)==(\S+) \\$", lock, flags=re.MULTILINE))
-    assert wanted - set(pinned) == set(), "missing from requirements.lock: regenerate it (command at its top)"
-    entries = re.split(r"\n(?=[a-z0-9])", lock.split("\n\n", 1)[1])
-    assert all("--hash=sha256:" in entry for entry in entries if "==" in entry)
+    pinned = dict(_pins(lock))
+    assert wanted - set(pinned) == set(), "missing from requirements.lock: regenerate it with `make lock`"
+    assert _every_entry_hashed(lock)
+
+
+def test_the_dev_lock_pins_every_dev_and_ci_tool_with_hashes_and_the_runtime_as_the_image_has_it() -> None:
+    """`make install` and CI install requirements-dev.lock with --require-hashes: every tool of the dev
+    extra is in it (else pip refuses the install), and the tests run the runtime's versions of the image."""
+    import tomllib
+
+    project = tomllib.loads((BASE_DIR / "pyproject.toml").read_text())["project"]
+    wanted = _names(project["dependencies"] + project["optional-dependencies"]["dev"])
+    wanted -= {"sessionledger", "sessionledger-server"}  # installed editable from this checkout
+    dev_lock = (BASE_DIR / "requirements-dev.lock").read_text()
+    assert wanted - {name for name, _ in _pins(dev_lock)} == set(), "regenerate requirements-dev.lock: `make lock`"
+    assert _every_entry_hashed(dev_lock)
+    runtime = dict(_pins((BASE_DIR / "requirements.lock").read_text()))
+    differ = {(name, version) for name, version in _pins(dev_lock) if runtime.get(name, version) != version}
+    assert differ == set()

@@ -255,18 +255,35 @@ def test_healthz_needs_no_login_and_no_https_redirect(db, client, settings) -> N
     assert client.get("/healthz").status_code == 200
 
 
-def test_a_misspelt_setting_is_named_with_the_one_it_nearly_is_and_the_client_s_are_left_alone() -> None:
-    """A typo once passed silently, its default in force; the client's own variables share the environment."""
+def test_an_unknown_setting_is_named_at_start_up_with_the_one_it_nearly_is_and_the_client_s_are_left_alone() -> None:
+    """A typo, or a setting no version reads, once passed silently, its default in force; the client's
+    own variables share the environment."""
     environ = {**os.environ, "SESSIONLEDGER_MAX_QUEUE_DEPHT": "5", "SESSIONLEDGER_SERVER": "https://ledger.example"}
-    environ["SESSIONLEDGER_SCIM_TOKN_FILE"] = "/run/secrets/scim"
+    environ |= {"SESSIONLEDGER_SCIM_TOKN_FILE": "/run/secrets/scim", "SESSIONLEDGER_UPLOAD_INLINE": "1"}
+    environ |= {"SESSIONLEDGER_LEGACY_WEBHOOKS": "on", "SESSIONLEDGER_SECRET_KEY": "x" * 40}
     code = "import django; django.setup()"
     result = subprocess.run([sys.executable, "-c", code], cwd=BASE_DIR, env=environ, capture_output=True, text=True)
 
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if "configuration warning" in line]
     assert warnings == [
+        "sessionledger: configuration warning: SESSIONLEDGER_LEGACY_WEBHOOKS is not a setting:"
+        ' ignored (README.md "Configuration" lists them all)',
         "sessionledger: configuration warning: SESSIONLEDGER_MAX_QUEUE_DEPHT is not a setting:"
         " did you mean SESSIONLEDGER_MAX_QUEUE_DEPTH?",
         "sessionledger: configuration warning: SESSIONLEDGER_SCIM_TOKN_FILE is not a setting:"
         " did you mean SESSIONLEDGER_SCIM_TOKEN?",
+        "sessionledger: configuration warning: SESSIONLEDGER_SECRET_KEY is not a setting: did you mean SECRET_KEY?",
     ]
+    assert "x" * 40 not in result.stderr  # names only, never a value
+
+
+def test_every_variable_the_client_reads_passes_the_server_s_start_up_without_a_warning() -> None:
+    """A developer's shell holds the client's SESSIONLEDGER_<KEY> settings while `make run` starts."""
+    from sessionledger import config as client_config
+    from sessionledger import spawn
+    from sessionledger.commands import hook
+
+    client_names = {client_config.ENV_PREFIX + key.upper() for key in client_config.DEFAULTS}
+    client_names |= {hook.PROBE_VARIABLE, spawn.INLINE_ENV}
+    assert variables.unknown(dict.fromkeys(client_names, "1")) == []

@@ -81,6 +81,27 @@ def test_a_redis_outage_mid_task_loses_nothing_and_what_came_meanwhile_runs_on_i
     assert [session.status for session in done] == ["complete", "complete"]
 
 
+def test_the_worker_lives_through_redis_stopped_mid_task_again_and_again_and_processes_after_each_return(
+    world, api_as, start_worker, own_redis, tmp_path
+) -> None:
+    """The worker as production runs it (prefork) once exited on 1 of 3 Redis stops and processed nothing
+    until restarted by hand: here nothing restarts it."""
+    env = {"REDIS_URL": own_redis.url, "SESSIONLEDGER_FAULT_PROCESS_DELAY": "1"}
+    env["SESSIONLEDGER_WORKER_HEARTBEAT_FILE"] = str(tmp_path / "worker.alive")
+    worker = start_worker("--pool", "prefork", "--concurrency", "1", **env)
+    api = api_as(world.member)
+    for outage in range(3):
+        running = upload(api, world.project.slug, RAW, metadata_for(RAW, commit_hash=commit_hash(f"in-{outage}")))
+        _wait_for_attempts(running.json()["id"], 1)  # its message delivered and not yet acknowledged
+        own_redis.stop()
+        time.sleep(2)
+        own_redis.start()
+        after = upload(api, world.project.slug, RAW, metadata_for(RAW, commit_hash=commit_hash(f"after-{outage}")))
+        done = [wait_for_status(session["id"], seconds=30) for session in (running.json(), after.json())]
+        assert worker.poll() is None, f"the worker exited after outage {outage + 1}"
+        assert [session.status for session in done] == ["complete", "complete"]
+
+
 def _probe_while(base: str, stop: threading.Event, failures: list[str]) -> None:
     """The kubelet: /livez and /readyz every period, each within its timeout."""
     while not stop.wait(PROBE_PERIOD):
