@@ -189,7 +189,8 @@ def test_a_keyboard_scrolls_a_long_output_with_every_fold_open(browser, live_ser
         block.focus()  # only an element a keyboard can reach takes focus
         assert block.evaluate("pre => pre === document.activeElement"), key
         page.keyboard.press(key)
-        assert block.evaluate(f"pre => pre.{scrolled} > 0"), key
+        # A key's scroll lands on a later frame than the key press when later pages are being appended.
+        page.wait_for_function(f"pre => pre.{scrolled} > 0", arg=block.element_handle())
     context.close()
 
 
@@ -262,11 +263,13 @@ def test_every_kind_of_message_permalink_opens_marks_and_scrolls_to_it(browser, 
     assert details["x"] + details["width"] <= side["x"] + side["width"] <= WIDE["width"]
     assert details["y"] + details["height"] <= WIDE["height"]
     screenshot(page, "session-side-column-1400", full_page=False)
-    before = page.locator("#cards > *").count()
     page.evaluate("window.stayed = true")
-    page.locator("#more [data-more]").scroll_into_view_if_needed()
-    page.locator("#cards > *").nth(before).wait_for()
     last = _pick(seeded.messages, {"kind": "prompt", "n": TURNS - 1})
+    # Later pages come on their own after the first paint, or as the reader scrolls to the link.
+    page.evaluate(
+        "() => { const more = document.querySelector('#more [data-more]'); if (more) more.scrollIntoView(); }"
+    )
+    page.locator(f"#m-{last['uuid']}").wait_for(state="attached")
     page.evaluate(f"location.hash = 'm-{last['uuid']}'")
     _assert_landed(page, f"Turn {TURNS}: keep going", "prompt on a lazily loaded page")
     assert page.evaluate("window.stayed === true")

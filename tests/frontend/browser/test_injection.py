@@ -81,6 +81,13 @@ READ_TWIN = """async (path) => {
   return read(doc).skeleton;
 }""".replace("READ_PAGE", READ_PAGE)
 
+ACTIVATE_MORE = """() => {
+  const link = document.querySelector("#more [data-more]");
+  if (!link) { return null; }
+  link.click();
+  return link.getAttribute("href");
+}"""
+
 LOADED_PAST = """(href) => {
   const link = document.querySelector("#more [data-more]");
   return !link || link.getAttribute("href") !== href;
@@ -132,11 +139,11 @@ class Watch:
 
     def _load_all(self) -> None:
         for _ in range(30):
-            link = self.page.locator("#more [data-more]")
-            if link.count() == 0:
+            # Read and activate the link in one step: the script also fetches later pages on its own
+            # once the first is painted, and may replace the link between two separate calls.
+            href = self.page.evaluate(ACTIVATE_MORE)
+            if href is None:
                 break
-            href = link.get_attribute("href")
-            link.click()
             self.page.wait_for_function(LOADED_PAST, arg=href)
         self.page.wait_for_timeout(100)  # a meta refresh or a late handler would act by now
 
