@@ -37,11 +37,18 @@ run: install
 test: install browser
 	$(BIN)/python -m config.localstack exec -- $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-## make test-compat PYTHON=python3.13: CI's second Python. In .venv-python3.13 beside .venv, the tests that
-## differ between interpreters: the client's and the server's unit and API tests; not the end-to-end
-## (worker, S3 over HTTP) or browser ones, which `make test` runs on the other Python.
+## make test-compat PYTHON=python3.13: CI's second Python. In .venv-python3.13 beside .venv, the tests of
+## what leans on the interpreter: the client's library (redaction's regexes, the transcript formats,
+## attribution, steps, terminal safety, the fuzzers), its capture path and queue, and the server's
+## configuration and broker. The whole suite runs on the other Python (`make test`); running it twice
+## would double CI. `make test-compat COMPAT_TESTS='-m "not e2e and not browser" tests'` runs every test.
 COMPAT_VENV  = .venv-$(notdir $(PYTHON))
-COMPAT_TESTS ?= -m "not e2e and not browser" -p no:cacheprovider tests
+COMPAT_TESTS ?= -m "not e2e and not browser" -p no:cacheprovider \
+	tests/client/test_redact*.py tests/client/test_formats*.py tests/client/test_attribution.py \
+	tests/client/test_attribution_matching.py tests/client/test_steps*.py tests/client/test_fit.py \
+	tests/client/test_gitrefs.py tests/client/test_terminal_safety.py tests/client/test_fuzz.py \
+	tests/client/test_capture.py tests/client/test_queue.py tests/client/test_hook_contract.py \
+	tests/test_config.py tests/test_broker.py
 test-compat:
 	$(call install_into,$(COMPAT_VENV))
 	$(COMPAT_VENV)/bin/python -m config.localstack exec -- $(COMPAT_VENV)/bin/python -m pytest $(COMPAT_TESTS)
