@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from kombu import Connection, Exchange, Queue
 
-from config.celery import app
+from config import broker
 from tests.e2e.redis_server import RedisServer
 
 
@@ -20,9 +20,10 @@ def redis_server():
 
 def _channel_holding_an_unacked_message(url: str) -> tuple[Connection, object]:
     queue = Queue("outage", Exchange("outage"), "outage")
-    with Connection(url, transport=app.conf.broker_transport) as connection:
+    # The transport settings.py picks for a redis:// broker (the suite's own Redis may be a socket).
+    with Connection(url, transport=broker.Transport) as connection:
         connection.Producer().publish({"session": 1}, exchange=queue.exchange, routing_key="outage", declare=[queue])
-    connection = Connection(url, transport=app.conf.broker_transport)
+    connection = Connection(url, transport=broker.Transport)
     channel = connection.channel()
     assert channel.basic_get("outage", no_ack=False) is not None  # delivered, not acknowledged
     return connection, channel

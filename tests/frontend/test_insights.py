@@ -70,7 +70,7 @@ def seed_sessions(world, ingest) -> None:
     # A pull request holding alice's first commit, merged on Mar 3.
     merged = pull_request(world.project, number=5, commits=[made[0].commit_hash or ""])
     with scopes_disabled():
-        PullRequest.objects.filter(pk=merged.pk).update(merged=True, state="merged", updated_at=MONDAY + timedelta(1))
+        PullRequest.objects.filter(pk=merged.pk).update(merged=True, state="merged", merged_at=MONDAY + timedelta(1))
 
 
 def attributed(session: Session, added: int, ai: int) -> None:

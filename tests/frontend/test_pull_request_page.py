@@ -62,7 +62,7 @@ def test_the_pr_lists_only_its_conversations_stitched_across_their_segments(worl
     assert f'href="{whole}"' in conversations
     # both segments' prompts in one overview, each opening the whole conversation at its message
     assert "Make the upload &lt;b&gt;retry&lt;/b&gt;" in conversations and "Also back off on 429" in conversations
-    assert re.search(rf'href="{whole}\?at=\d+#m-\d+"', conversations)
+    assert re.search(rf'href="{whole}\?at=[0-9a-f-]+#m-[0-9a-f-]+"', conversations)
     assert "An abandoned try" in conversations and "no longer in the PR" in conversations
     assert "Unrelated work" not in html and ELSEWHERE[:7] not in html
     assert 'id="prompt-overview"' not in html  # several overviews on one page: no repeated id

@@ -107,11 +107,10 @@ def test_jump_to_a_turn_on_a_later_page_and_load_more_while_scrolling(page, worl
     session = make_session(world.project, world.member, long_transcript(40), seed="long")
     log_in(page, world.viewer.email)
     page.goto(f"/p/{world.project.slug}/s/{session.pk}")
-    before = page.locator("article.card.prompt").count()
-    assert before < 40
-
+    # The first page holds a few turns; the later pages come ahead of the reader once it is painted, so
+    # turn 35 is either revealed in place or its page opens (?page=): the reader lands on it either way.
     page.locator("#turn-nav a", has_text="Turn 35: please change").click()
-    page.wait_for_url(re.compile(r"page=\d+#m-[0-9a-f-]+$"))
+    page.wait_for_url(re.compile(r"#m-[0-9a-f-]+$"))
     target = page.locator("article.card.prompt", has_text="Turn 35: please change module_35.py")
     target.wait_for()
     page.wait_for_timeout(200)
@@ -123,7 +122,7 @@ def test_jump_to_a_turn_on_a_later_page_and_load_more_while_scrolling(page, worl
     assert 0 <= page.locator("article.card.prompt").nth(1).bounding_box()["y"] < 50  # j, j: turn 1, then turn 2
     page.mouse.move(400, 500)  # over the conversation (the side panel scrolls on its own)
     page.mouse.wheel(0, 200_000)
-    page.locator("article.card.prompt").nth(before).wait_for()  # the next page was appended while scrolling
+    page.locator("article.card.prompt").nth(39).wait_for()  # all 40 turns: every later page appended
 
 
 def test_j_and_k_cross_into_pages_not_loaded_yet(page, world, make_session) -> None:
