@@ -153,6 +153,11 @@ class DomainError(Exception):
         if status_code is not None:
             self.status_code = status_code
 
+    @classmethod
+    def too_large(cls, message: str, *, limit: int, field: str | None = None) -> DomainError:
+        """A 413 naming the limit the client must stay under (``extra.limit``)."""
+        return cls("too_large", message, field=field, status_code=413, extra={"limit": limit})
+
     def as_api_error(self) -> ApiError:
         return ApiError(
             self.status_code, self.code, self.message, field=self.field, retry_after=self.retry_after, extra=self.extra

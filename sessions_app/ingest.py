@@ -146,9 +146,7 @@ def _measure(upload: Upload, limit: int, digest: Any = None) -> int:
             if digest is not None:
                 digest.update(piece)
     except blobs.TooLarge as exc:
-        raise DomainError(
-            "too_large", f"Upload refused: {exc}.", field="transcript", status_code=413, extra={"limit": exc.limit}
-        ) from None
+        raise DomainError.too_large(f"Upload refused: {exc}.", limit=exc.limit, field="transcript") from None
     except blobs.TooManyMembers as exc:
         raise DomainError(
             "too_many_members",

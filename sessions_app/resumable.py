@@ -72,13 +72,7 @@ def begin(
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise DomainError("invalid", "size is the request body's length in bytes (at least 1).", field="size")
     if size > limit:
-        raise DomainError(
-            "too_large",
-            f"Upload refused: the body exceeds {limit:,} bytes.",
-            field="size",
-            status_code=413,
-            extra={"limit": limit},
-        )
+        raise DomainError.too_large(f"Upload refused: the body exceeds {limit:,} bytes.", limit=limit, field="size")
     if not isinstance(sha256, str) or not _SHA256.fullmatch(sha256):
         raise DomainError("invalid", "sha256 is the body's SHA-256, 64 lowercase hex digits.", field="sha256")
     if not isinstance(content_type, str) or not _FORM.fullmatch(content_type):
@@ -118,12 +112,8 @@ def store_part(upload: PartialUpload, index: int, stream: Any, length: int | Non
         )
     expected = part_length(upload, index)
     if length is not None and length > expected:
-        raise DomainError(
-            "too_large",
-            f"Part {index} is {expected:,} bytes; {length:,} were sent.",
-            field="part",
-            status_code=413,
-            extra={"limit": expected},
+        raise DomainError.too_large(
+            f"Part {index} is {expected:,} bytes; {length:,} were sent.", limit=expected, field="part"
         )
     data = stream.read(expected + 1)  # never more than one byte past what the part may hold
     if len(data) != expected:

@@ -166,13 +166,7 @@ def _metadata_json(part: Any) -> dict[str, Any]:
     limit = settings.SESSIONLEDGER_MAX_METADATA_BYTES
     text = part.read(limit + 1) if hasattr(part, "read") else part.encode()
     if len(text) > limit:
-        raise DomainError(
-            "too_large",
-            f"metadata refused: it exceeds {limit:,} bytes.",
-            field="metadata",
-            status_code=413,
-            extra={"limit": limit},
-        )
+        raise DomainError.too_large(f"metadata refused: it exceeds {limit:,} bytes.", limit=limit, field="metadata")
     try:
         data = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:

@@ -53,13 +53,7 @@ def _validator() -> Any:
 def parse(data: bytes) -> dict[str, Any]:
     limit = settings.SESSIONLEDGER_MAX_ATTRIBUTION_BYTES
     if len(data) > limit:
-        raise DomainError(
-            "too_large",
-            f"Attribution refused: over {limit:,} bytes.",
-            field="attribution",
-            status_code=413,
-            extra={"limit": limit},
-        )
+        raise DomainError.too_large(f"Attribution refused: over {limit:,} bytes.", limit=limit, field="attribution")
     try:
         record = json.loads(data)
     except (ValueError, UnicodeDecodeError, RecursionError):
