@@ -109,6 +109,7 @@
       if (ticket !== pending) { return; }
       generation += 1;
       loading = false;
+      foldChoice = null;
       swap("conversation", page);
       swap("turn-nav", page);
       swap("step-nav", page);
@@ -146,6 +147,7 @@
     var cards = page.getElementById("cards");
     var list = document.getElementById("cards");
     if (cards && list) {
+      if (foldChoice !== null) { cards.querySelectorAll("details").forEach(function (d) { d.open = foldChoice; }); }
       Array.prototype.slice.call(cards.children).forEach(function (node) { list.appendChild(document.adoptNode(node)); });
     }
     var nav = document.getElementById("more");
@@ -326,8 +328,11 @@
     return best;
   }
 
-  /* Expand / collapse every folded block of the conversation. */
+  /* Expand / collapse every folded block of the conversation. The choice holds for the later
+   * pages appended after it (they arrive on their own), until a filter brings a new conversation. */
+  var foldChoice = null;
   function foldAll(open) {
+    foldChoice = open;
     document.querySelectorAll("#cards details").forEach(function (d) { d.open = open; });
   }
   document.addEventListener("click", function (event) {

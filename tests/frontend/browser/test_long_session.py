@@ -90,9 +90,11 @@ def test_headline_steps_and_minimap_at_1400(wide, world, long) -> None:
     wide.wait_for_timeout(500)
     assert wide.locator("#step-nav a.current").inner_text() != first
 
-    # expand all / collapse all
+    # expand all / collapse all, which the later pages arriving after the click follow too
     wide.goto(_url(world, long))
     wide.click("button[data-fold=open]")
+    wide.wait_for_load_state("networkidle")
+    assert wide.locator("#cards details").count() > 110
     assert wide.locator("#cards details:not([open])").count() == 0
     wide.click("button[data-fold=close]")
     assert wide.locator("#cards details[open]").count() == 0
