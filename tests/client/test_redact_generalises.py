@@ -374,3 +374,48 @@ def test_a_key_line_above_a_secret_line_keeps_its_own_value() -> None:
 def test_long_token_after_a_credential_word_is_redacted() -> None:
     token = "yb" + rand(300, ALNUM + "+/=")
     assert_gone(bash("tail app.log", f"[DEBUG] Using Key = {token}\n[INFO] done"), token)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: "shippo_live_" + "a" * 40,
+        lambda: "shippo_test_" + "0123456789abcdef" * 2 + "abcdef01",
+        lambda: "npm_" + "abcdefghijklmnopqrstuvwxyz" + "0123456789",
+    ],
+    ids=["repeated-letter", "made-up-hex", "alphabet-run"],
+)
+def test_known_prefix_with_a_made_up_body_is_redacted(make: object) -> None:
+    # docs/redaction.md: a known prefix at the provider's length is a secret whatever its body looks like
+    token = make()  # type: ignore[operator]
+    assert_gone(bash("tail app.log", f"[DEBUG] token={token}\n[INFO] done"), token)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "export GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "key = AKIAXXXXXXXXXXXXXXXX",
+        "API_KEY=glc_111111111111111111111111111111111111111111=",
+        "the key looks like sk_live_****************************4242",
+    ],
+    ids=["x-body", "upper-x-body", "digit-filler", "display-mask"],
+)
+def test_known_prefix_with_a_filler_body_is_left_alone(text: str) -> None:
+    assert redact(prompt(text)).data == prompt(text)
+
+
+@pytest.mark.parametrize(
+    ("credential", "benign"),
+    [
+        ('solarwindsKey := "{value}"', 'cacheKey := "{value}"'),
+        ("bitfinexSecret = '{value}'", 'const publicKey = "{value}"'),
+        ('bannerBearToken := "Bearer {value}"', 'nextPageToken = "{value}"'),
+    ],
+    ids=["go-key", "python-secret", "bearer-in-literal"],
+)
+def test_camel_case_credential_word_is_a_credential_word(credential: str, benign: str) -> None:
+    # docs/redaction.md: the last word of a camelCase name counts, not `publicKey`, `cacheKey`, `nextPageToken`
+    value = rand(40) + "7"
+    assert_gone(read_result(credential.format(value=value)), value)
+    assert redact(prompt(benign.format(value=value))).data == prompt(benign.format(value=value))

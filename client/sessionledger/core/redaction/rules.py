@@ -321,6 +321,12 @@ _UPPER_KEY_EXCLUDED = "".join(
         "SIGNING_KEY_ID",
     )
 )
+# The same names in camelCase, before a bare `Key` (`cacheKey`, `PartitionKey`, `publicKey`)
+_CAMEL_KEY_WORDS = (
+    *("public", "pub", "primary", "foreign", "sort", "partition", "cache", "hash", "range", "idempotency"),
+    *("lookup", "row", "object", "s3", "item", "map", "group", "index", "host", "gpg", "hot", "routing", "dedup"),
+)
+_CAMEL_KEY_EXCLUDED = "".join(f"(?<!{w})" for word in _CAMEL_KEY_WORDS for w in (word, word.capitalize()))
 # Names of keys, tokens and secrets: `API_KEY`, `stripe_api_key`, `fooApiKey`, `x-api-key`,
 # `clientSecret`, `GITHUB_TOKEN`, `_authToken`, `credentials`, `SECRET_KEY_BASE`, `mySecretString`.
 # Not: `cache_key`, `PUBLIC_KEY`, `nextPageToken`, `UserSecretsId`, `tokens`, `token_url`.
@@ -365,6 +371,8 @@ FRAGMENTS: dict[str, str] = {
     "Q": _QUOTE,
     "SEP": _SEP,
     "VEND": _VALUE_END,
+    "NOTKEY": _CAMEL_KEY_EXCLUDED,  # before a camelCase `Key`: not a credential's name
+    "NOTTOKEN": _NOT_SECRET_TOKENS,  # before `Token`: pagination, idempotency, CSRF tokens
     "QVALUE": _QUOTED_VALUE,
     "BVALUE": _BARE_VALUE,
     "VALUE": _ANY_VALUE,

@@ -843,11 +843,11 @@ fp = ["dckr_pat_ prefix"]
 id = "provider-prefixed-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…)"
-source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account API tokens, Vercel access tokens, Microsoft identity platform refresh tokens"
-prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A"]
+description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…)"
+source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account and user API tokens, Vercel access tokens, Microsoft identity platform refresh tokens"
+prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A"]
 follow = '''(?:[0-9a-z]{8}-[0-9a-z]{4}-|[a-f0-9]{32}|sq0|<<B64M>>)'''
-regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cfat_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096})<<END>>'''
+regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096})<<END>>'''
 validator = "token"
 tp = [
   "the LaunchDarkly SDK key is «sdk-{uuid}»",
@@ -856,6 +856,7 @@ tp = [
   "use «pri_{hex:32}» for the BestTime call",
   "SQUARE_APP_SECRET=«sandbox-sq0csb-{token:43}»",
   "here is the cloudflare token «cfat_{alnum:40}», scoped to DNS",
+  "CLOUDFLARE_API_TOKEN=«cfut_{alnum:48}»",
   "VERCEL_TOKEN=«vcp_{alnum:56}»",
   '''{{"refresh_token": "«0.A{token:300}»"}}''',
 ]
@@ -1075,17 +1076,20 @@ fp = [
 id = "authorization-header"
 kind = "bearer"
 category = "auth"
-description = "Authorization header with a Bearer/Token/JWT credential"
+description = "Authorization header with a Bearer/Token/JWT credential, or a bare token as its whole value"
 source = "RFC 6750; gitleaks curl-auth-header (MIT)"
 lower_anchors = ['''authorization''']
-regex = '''(?i:authorization)<<SEP>>(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
+regex = '''(?i:authorization)(?:<<SEP>>|\\{0,8}["'][ \t]{0,4},[ \t]{0,4}\\{0,8}["'])(?:(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}|(?=[A-Za-z0-9._~+/-]{12,4096}+={0,3}(?:\\{0,8}["'`]|\\[nrt]|[\r\n]|$)))(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
 validator = "header_token"
 tp = [
   '''curl -H "Authorization: Bearer «{token:40}»" https://api.example.com/v1/me''',
   '''headers = {{"Authorization": "Bearer «{alnum:32}»"}}''',
   "Authorization: token «{alnum:40}»",
+  '''req.Header.Set("Authorization", "Bearer «{token:40}»")''',
+  "headers.append('Authorization', 'Bearer «{alnum:32}»');",
+  "curl --header 'Authorization: «{uuid}»' https://api.example.com",
 ]
-fp = ["Authorization: Bearer $TOKEN\nAuthorization: Bearer ${GITHUB_TOKEN}", '''headers={{"Authorization": f"Bearer {{token}}"}}''']
+fp = ["Authorization: Bearer $TOKEN\nAuthorization: Bearer ${GITHUB_TOKEN}", '''headers={{"Authorization": f"Bearer {{token}}"}}''', '''{{"authorization": "authorization_code"}}''', "Authorization: Digest username=admin-service-account"]
 
 [[rule]]
 id = "token-header"
@@ -1480,15 +1484,15 @@ description = "A credential-shaped token a few dozen bytes after a credential wo
 source = "trufflehog's keyword-gated detectors (the gating idea only, no data); prose in chat transcripts"
 lead = "a-zA-Z"
 lead_max = 8
-lower_anchors = ['''key(?<![a-z]key)s?[^a-z]<<NEARTOK>>''', '''ken(?<![a-z]token)s?[^a-z]<<NEARTOK>>''', '''secret(?<![a-z]secret)s?[^a-z]<<NEARTOK>>''', '''credential(?<![a-z]credential)s?[^a-z]<<NEARTOK>>''']
+lower_anchors = ['''keys?[^a-z]<<NEARTOK>>''', '''ken(?<=token)s?[^a-z]<<NEARTOK>>''', '''secrets?[^a-z]<<NEARTOK>>''', '''credentials?[^a-z]<<NEARTOK>>''']
 yields = 64
 relax_before = '''(?i){providers}'''
 relaxed = "provider_token"
 veto_before = '''(?i)(?<![a-z])(?:commit|sha1?|git|rev|revision|hash|head|merge|checkout|tree|blob|ref|rebase|cherry-pick|parent)(?![a-z])'''
-regex = '''(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)s?(?![A-Za-z])(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?=[A-Za-z+/=_.~-]{0,63}+[0-9])(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|\.(?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
+regex = '''(?:(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)|(?<=[a-z0-9])(?:<<NOTKEY>>Key|<<NOTTOKEN>>Token|Secret|Credential))s?(?![A-Za-z])(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?=[A-Za-z+/=_.~-]{0,63}+[0-9])(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|\.(?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
 validator = "near_token"
-tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "the meraki token they gave us is «{hex:40}», rotate it", "ASANA_SECRET=«{digits:16}»", "the linkedin token they gave us is «{lowalnum:14}», please rotate it", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}»."]
-fp = ["the build key is 20260129120000", "cache key 1706745600123456 expired", "session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
+tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "the meraki token they gave us is «{hex:40}», rotate it", "ASANA_SECRET=«{digits:16}»", "the linkedin token they gave us is «{lowalnum:14}», please rotate it", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}».", 'solarwindsKey := "«{alnum:48}»"', "bitfinexSecret = '«{alnum:43}»'"]
+fp = ["the build key is 20260129120000", "cache key 1706745600123456 expired", "session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "const publicKey = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the monkey at 3f786850e387550fdab836ed7e6dc881de23001bcafe", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
 
 [[rule]]
 id = "discord-bot-token"

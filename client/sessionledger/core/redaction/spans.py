@@ -104,8 +104,9 @@ def match_at(compiled: Compiled, data: bytes, pos: int, floor: int, end: int) ->
 
 
 # where a token or name can start inside a run: after a JSON escape (`\n`, `\u0007`), an ANSI
-# colour code (`…[32m`), or any other non-alphanumeric byte (which may itself start a match: `<`, `(`)
-_WORD_BREAK = re.compile(rb"\\[nrtbf]|\\u[0-9a-fA-F]{4}|(?<=\[)[0-9;]{1,8}m|[^A-Za-z0-9]")
+# colour code (`…[32m`), any other non-alphanumeric byte (which may itself start a match: `<`, `(`),
+# or at a camelCase word (`bannerBearToken`: the credential word is its last word)
+_WORD_BREAK = re.compile(rb"\\[nrtbf]|\\u[0-9a-fA-F]{4}|(?<=\[)[0-9;]{1,8}m|[^A-Za-z0-9]|(?<=[a-z0-9])(?=[A-Z])")
 
 
 def _word_starts(data: bytes, lo: int, pos: int) -> Iterator[int]:
@@ -114,7 +115,7 @@ def _word_starts(data: bytes, lo: int, pos: int) -> Iterator[int]:
     for m in _WORD_BREAK.finditer(data, max(0, lo - 1), pos):
         if m.start() > lo:
             yield m.start()
-        if lo < m.end() < pos:
+        if lo < m.end() < pos and m.end() > m.start():
             yield m.end()
     if pos > lo:
         yield pos

@@ -65,11 +65,12 @@ _PLACEHOLDER_WHOLE_RE = re.compile(
 # Masks and fillers: `xxxxxxxx`, `********`, `sk_live_XXXXXXXX…`, `........`, `00000000`. Only
 # filler characters count: base64 and base62 keys hold runs of `A` (every OpenSSH key body does).
 _FILLER_RE = re.compile(r"([xX*.#?•_-])\1{5}|0{8}")
-# Keyboard fillers: eight letters or all ten digits in sequence (`AIzaSyabcdefghijklmnop…`, `…0123456789`),
+# Keyboard fillers: eight letters or digits in sequence (`AIzaSyabcdefghijklmnop…`, `…0123456789`),
 # which a random key practically never holds (26**-7 per position).
+_RUNS = ("abcdefghijklmnopqrstuvwxyz", "qwertyuiop", "0123456789")
 _SEQUENCES = (
     "0123456789",
-    *(run[i : i + 8] for run in ("abcdefghijklmnopqrstuvwxyz", "qwertyuiop") for i in range(len(run) - 7)),
+    *(run[i : i + 8] for run in _RUNS for i in range(len(run) - 7)),
 )
 _SEQUENCE_RE = re.compile("|".join(_SEQUENCES))
 _MIXED_WITH_DIGIT_RE = re.compile(r"(?=[^a-z]{0,256}[a-z])(?=[^A-Z]{0,256}[A-Z])(?=[^0-9]{0,256}[0-9]).{1,256}", re.S)
@@ -341,9 +342,32 @@ def random_token(value: str) -> bool:
     return mixed and shannon_entropy(body) >= 3.5
 
 
+# The `xxxx…` template in a provider's format: one filler character (`x`, `X`, `*`, `•`, `0`, `1`)
+# in runs filling half the value (`ghp_xxxx…`, `A3-XXXXXX-XXXX…`, `AKIAXXXX…`, `glc_1111…=`, `sk_live_****abcd`)
+_FILLER_RUN_RE = re.compile(r"([xX*\u20220-1])\1{3,}")
+
+
+# any character six times over: with keyboard runs removed, a value made of nothing else
+# (`12345678:AAbbbbbbbb…`) is filler whatever its prefix
+_RUN_RE = re.compile(r"(.)\1{5,}", re.S)
+
+
+def _filler_body(value: str) -> bool:
+    return any(value.count(run.group(1)) * 2 >= len(value) for run in _FILLER_RUN_RE.finditer(value))
+
+
 def token(value: str) -> bool:
-    """A provider token with a fixed prefix: only documentation values are vetoed."""
-    return not placeholder(value)
+    """A provider token with a fixed prefix: a known prefix at the provider's length is a secret
+    whatever its body looks like (`shippo_live_aaaa…`, `pgar_abcdefgh…1` are keys someone may
+    have issued), so only a whole value that is a template, dummy or documented example, or the
+    `xxxx…` template in the provider's format (a filler run over half of it) is vetoed."""
+    if _filler_body(value) or len(_RUN_RE.sub("", _SEQUENCE_RE.sub("", value.lower()))) <= 3:
+        return False
+    if _TEMPLATE_RE.fullmatch(value) or _INTERPOLATION_RE.search(value) or _AWS_EXAMPLE_RE.fullmatch(value):
+        return False
+    if _VARIABLE_RE.fullmatch(value) or value.lower() in _DUMMIES:
+        return False
+    return not (_PLACEHOLDER_WHOLE_RE.fullmatch(value) and not _MIXED_WITH_DIGIT_RE.fullmatch(value))
 
 
 def has_digit(value: str) -> bool:
