@@ -17,12 +17,17 @@ Per page, the median of ``--repeat`` views of:
 
 - ``first_paint_ms``: first contentful paint;
 - ``all_messages_ms``: when the last message is in the DOM: for a single page, the end of parsing
-  (``domInteractive``) and, for ours, the moment the last later page is appended (the ``#more`` link
-  gone); for claude-code-transcripts, which writes an index of prompts and one page per 5 prompts,
+  (``domInteractive``) and, for ours, the moment the later pages are appended (the ``#more`` link
+  gone: the head preloads them as one response of their cards, appended after the first paint); for
+  claude-code-transcripts, which writes an index of prompts and one page per 5 prompts,
   measured from its first page: the sum over its pages of each page's ``domInteractive``, what a
   reader clicking through them waits for (their clicks not counted);
-- ``load_ms``, ``bytes`` (transferred, compressed) and, for ours, ``second_view_bytes`` (the same tab
-  reloaded: revalidated by ETag, 304).
+- ``ttfb_ms`` (the first byte of the page: ours is rendered, authorised and counted in the access log
+  per view, the peers' are files), ``load_ms``, ``bytes`` (transferred, compressed) and, for ours,
+  ``second_view_bytes`` (the same tab reloaded: revalidated by ETag, 304).
+
+A view whose browser reported no first contentful paint (headless Chromium under load now and then
+does not) is left out of that figure's median; ``load_average`` is the machine's before and after.
 
 Ours also reports ``first_reader``: the first view after the worker processed the session (page 1
 warmed by the worker, the later pages rendered on demand), apart from the median of the views after it.
@@ -86,6 +91,7 @@ FIGURES = """
   return {
     first_paint_ms: paint ? paint.startTime : null,
     dom_interactive_ms: nav.domInteractive,
+    ttfb_ms: nav.responseStart,
     load_ms: nav.loadEventEnd,
     all_messages_ms: window.__allIn || null,
     bytes: nav.transferSize + fetched,
@@ -218,8 +224,17 @@ def view(browser: Any, url: str, cookies: list[dict[str, Any]], *, pages: list[s
 
 
 def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = [key for key in runs[0] if all(isinstance(run.get(key), int | float) for run in runs)]
-    return {key: round(statistics.median(run[key] for run in runs), 1) for key in keys}
+    """Each figure's median over the views that report it."""
+    found: dict[str, Any] = {}
+    for key in runs[0]:
+        values = [run[key] for run in runs if isinstance(run.get(key), int | float)]
+        if values:
+            found[key] = round(statistics.median(values), 1)
+    return found
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else ""
 
 
 def stored(project: Any, user: Any, raw: bytes, segments: int) -> tuple[Any, Any]:
@@ -279,7 +294,8 @@ def main(argv: list[str] | None = None) -> None:
     inputs[f"realistic {args.turns} turns"] = transcript(args.turns, args.output_lines)
     peers = {name: peer_command(name) for name in PEERS}
     figures: dict[str, Any] = {
-        "peers_skipped": {name: f"not found (set {PEERS[name]})" for name, command in peers.items() if not command}
+        "load_average": {"before": load_average()},
+        "peers_skipped": {name: f"not found (set {PEERS[name]})" for name, command in peers.items() if not command},
     }
     tag = uuid.uuid4().hex[:8]
     user = User.objects.create_user(f"bench-browser-{tag}@example.com")
@@ -333,6 +349,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         project_remove(project, user)
+    figures["load_average"]["after"] = load_average()
     json.dump(figures, sys.stdout, indent=2)
     print()
 

@@ -181,6 +181,7 @@ class MessageFilterForm(forms.Form):
     until = MomentField()
     q = forms.CharField(required=False, max_length=200)
     page = forms.IntegerField(required=False, min_value=1)
+    through = forms.IntegerField(required=False, min_value=1)  # later pages in one response (docs/ui.md)
     at = forms.RegexField(required=False, regex=r"^[0-9A-Za-z-]{1,64}\Z")  # a message's uuid or index
 
     def value(self, name: str) -> Any:

@@ -50,6 +50,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import cache
+from django.http import QueryDict
 from django.urls import reverse
 
 from frontend.forms import ALL_ROLES, MessageFilterForm
@@ -182,6 +183,30 @@ def reading_of(page: Page, form: MessageFilterForm) -> Reading | None:
     if cacheable:
         keep(key, result)
     return result
+
+
+def pages_ahead(page: Page, form: MessageFilterForm) -> list[Reading] | None:
+    """Pages ``page`` to ``through`` of ``form`` (at most ``AHEAD_PAGES``, none past the last), each
+    as ``reading_of`` makes and keeps it: the later pages the script appends, in one response. None
+    when the document cannot be read."""
+    first = form.value("page") or 1
+    last = min(form.value("through") or first, first + reading.AHEAD_PAGES - 1)
+    found: list[Reading] = []
+    for number in range(first, last + 1):
+        data = QueryDict(mutable=True)
+        data.update(form.data)
+        data.pop("through", None)
+        data.pop("at", None)
+        data["page"] = str(number)
+        each = MessageFilterForm(data)
+        each.is_valid()
+        made = reading_of(page, each)
+        if made is None:
+            return None
+        if made.page != number:  # past the last page (or ``at`` named another): nothing more to add
+            break
+        found.append(made)
+    return found
 
 
 def cached(key: str | None) -> Any:

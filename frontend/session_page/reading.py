@@ -37,6 +37,7 @@ from sessions_app.selectors import filter_messages, role_bucket
 
 PROMPT_PREVIEW = 90
 PANEL_ENTRIES = 400  # turns, steps or overview entries one page lists, centred on the page shown
+AHEAD_PAGES = 8  # later pages the script asks for in one request (``page_cache.pages_ahead``)
 
 
 @dataclass(slots=True)
@@ -112,6 +113,11 @@ class Reading:
     @property
     def next_page(self) -> int | None:
         return self.page + 1 if self.page < self.page_count else None
+
+    @property
+    def ahead_through(self) -> int | None:
+        """The last of the later pages the script fetches in one request after this one."""
+        return min(self.page_count, self.page + AHEAD_PAGES) if self.next_page else None
 
 
 CardsWriter = Callable[[list[Card], Where, int | None], str]

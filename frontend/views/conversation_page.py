@@ -24,7 +24,7 @@ from frontend.forms import ROLE_CHOICES, MessageFilterForm
 from frontend.session_page import page_cache, whole
 from frontend.session_page.load import document_load, filter_params
 from frontend.session_page.page_cache import page_where
-from frontend.views.sessions import SessionObjectMixin
+from frontend.views.sessions import SessionObjectMixin, later_pages
 from projects.scoping import project_scope
 from sessions_app import stitch
 from sessions_app.audit import access_record
@@ -47,6 +47,11 @@ class WholeConversationView(SessionObjectMixin, TemplateView):
         if (unchanged := http_cache.not_modified(request, self._validators)) is not None:
             self._record_reads()  # the browser's copy is read
             return unchanged
+        if "through" in request.GET:
+            response = later_pages(
+                request, lambda params: whole_page(self.chain.segments, params)[0], self._record_reads
+            )
+            return http_cache.mark(response, self._validators()) if response.status_code == 200 else response
         context = self.get_context_data(**kwargs)
         response = self.render_to_response(context)
         if context["reading"] is not None:

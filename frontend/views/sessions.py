@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any, cast
 
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
@@ -92,6 +93,14 @@ class SessionView(SessionObjectMixin, TemplateView):
         if readable and (unchanged := http_cache.not_modified(request, self._validators)) is not None:
             access_record(session=self.session, request=request, via="web")  # the browser's copy is read
             return unchanged
+        if readable and "through" in request.GET:
+            where = page_cache.page_where(self.session)
+            response = later_pages(
+                request,
+                lambda params: session_page(self.session, where, params),
+                lambda: access_record(session=self.session, request=request, via="web"),
+            )
+            return http_cache.mark(response, self._validators()) if response.status_code == 200 else response
         context = self.get_context_data(**kwargs)
         response = self.render_to_response(context, status=503 if context.get("unavailable") else 200)
         if context.get("reading") is not None:
@@ -145,6 +154,23 @@ class SessionView(SessionObjectMixin, TemplateView):
             return None, True
         access_record(session=session, request=self.request, via="web")
         return reading, False
+
+
+def later_pages(
+    request: HttpRequest, page: Callable[[dict[str, Any]], page_cache.Page], record: Callable[[], None]
+) -> HttpResponse:
+    """``?page=N&through=M``: the cards of pages N to M and the link past them, without the page around
+    them: what the script appends in one request (docs/ui.md, "Later pages"). A read, as any page."""
+    form = MessageFilterForm(request.GET)
+    if not form.is_valid():
+        return HttpResponse("Bad page request.", status=400, content_type="text/plain")
+    params = filter_params(form)
+    found = page_cache.pages_ahead(page(params), form)
+    if found is None:
+        return HttpResponse("The stored conversation cannot be read right now.", status=503, content_type="text/plain")
+    record()
+    context = {"readings": found, "params": params}
+    return TemplateResponse(request, "frontend/session/later.html", context).render()
 
 
 def session_page(session: Session, where: Where, params: dict[str, Any]) -> page_cache.Page:

@@ -86,7 +86,8 @@
   }
 
   function fetchPage(url) {
-    return fetch(url, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
+    /* no header of our own: the later pages' request must match the page's preload of them */
+    return fetch(url, { credentials: "same-origin" })
       .then(function (response) {
         if (!response.ok) { throw new Error("HTTP " + response.status); }
         return response.text();
@@ -139,8 +140,7 @@
   });
   filters.addEventListener("submit", function (event) { event.preventDefault(); clearTimeout(typing); apply(); });
 
-  /* Later pages: appended when the "Later messages" link scrolls into view (or is activated),
-   * and, once the page has loaded, fetched ahead (loadAhead). */
+  /* Later pages (loadMore below). */
   var loading = false;
   var generation = 0; /* a new filter's conversation: pages still arriving for the old one are dropped */
   function appendPage(page) {
@@ -148,58 +148,44 @@
     var list = document.getElementById("cards");
     if (cards && list) {
       if (foldChoice !== null) { cards.querySelectorAll("details").forEach(function (d) { d.open = foldChoice; }); }
-      Array.prototype.slice.call(cards.children).forEach(function (node) { list.appendChild(document.adoptNode(node)); });
+      /* one insertion, so one style and layout pass for the whole batch */
+      var batch = document.createDocumentFragment();
+      Array.prototype.slice.call(cards.children).forEach(function (node) { batch.appendChild(document.adoptNode(node)); });
+      list.appendChild(batch);
     }
     var nav = document.getElementById("more");
     var next = page.getElementById("more");
     if (nav) { if (next) { nav.replaceWith(document.adoptNode(next)); } else { nav.remove(); } }
   }
 
-  function loadMore(link) {
+  /* The next pages (up to 8) in one response holding only their cards (the link's data-ahead),
+   * appended together: fetched once the first frame is painted (the head preloads that URL, so it
+   * is usually here by then), and for a longer session again when the "Later messages" link
+   * scrolls into view or is activated. Fetched one at a time as the reader reached each, every
+   * page cost a round trip and a render. A failure fetched ahead leaves the link; one the reader
+   * asked for opens the page. */
+  function loadMore(link, quietly) {
     if (loading) { return; }
     loading = true;
     var ticket = generation;
     link.setAttribute("aria-busy", "true");
-    fetchPage(link.href).then(function (page) {
+    fetchPage(link.getAttribute("data-ahead") || link.href).then(function (page) {
       if (ticket !== generation) { return; }
       appendPage(page);
       loading = false;
       watchMore();
       watchTurns();
-      if (loaded) { loadAhead(); }
-    }).catch(function () { loading = false; window.location.assign(link.href); });
+    }).catch(function () {
+      if (ticket !== generation) { return; }
+      loading = false;
+      link.removeAttribute("aria-busy");
+      if (!quietly) { window.location.assign(link.href); }
+    });
   }
 
-  /* The next AHEAD pages, requested together and appended in order as each arrives after the
-   * ones before it: one after another as the reader scrolls, each page would cost a round trip
-   * and a render when reached. Started once the first frame is painted, so the first page paints
-   * first; a longer session keeps loading its later pages as the reader scrolls. A page that
-   * fails stops the run and leaves its "Later messages" link. */
-  var AHEAD = 8;
-  var loaded = false;
   function loadAhead() {
     var link = document.querySelector("#more [data-more]");
-    if (!link || loading || !window.Promise) { return; }
-    var url = new URL(link.href, window.location.href);
-    var first = parseInt(url.searchParams.get("page"), 10);
-    var last = Math.min(parseInt(link.getAttribute("data-pages"), 10), first + AHEAD - 1);
-    if (!(first <= last)) { return; }
-    loading = true;
-    var ticket = generation;
-    var run = Promise.resolve();
-    for (var number = first; number <= last; number++) {
-      url.searchParams.set("page", number);
-      run = appendWhenReady(run, fetchPage(url.toString()), ticket);
-    }
-    var done = function () { if (ticket === generation) { loading = false; watchMore(); watchTurns(); } };
-    run.then(done, done);
-  }
-
-  function appendWhenReady(before, fetched, ticket) {
-    fetched.catch(function () { /* reported through the run */ });
-    return before.then(function () { return fetched; }).then(function (page) {
-      if (ticket === generation) { appendPage(page); }
-    });
+    if (link) { loadMore(link, true); }
   }
 
   var moreObserver = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
@@ -400,6 +386,6 @@
   /* after the first frame is painted, not after the load event: the later pages need nothing
    * the load event waits for */
   requestAnimationFrame(function () {
-    setTimeout(function () { loaded = true; loadAhead(); }, 0);
+    setTimeout(loadAhead, 0);
   });
 })();
