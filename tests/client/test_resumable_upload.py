@@ -67,6 +67,6 @@ def test_a_link_that_drops_before_any_part_arrives_says_how_far_the_upload_got(
 
     [entry] = client_env.queue()
     reason = client_env.status(entry)["reason"]
-    assert re.match(r"sent \d+\.\d of 0\.\d MB, resuming \(", reason), reason
+    assert re.match(r"sent \d+ of \d+ KB, resuming \(", reason), reason
     shown = client_env.cli("status", cwd=repo).stdout
     assert "resuming" in shown
