@@ -84,6 +84,35 @@ def test_the_no_op_path_imports_almost_nothing(client_env: ClientEnv, repo, clau
     assert loaded & NOOP_FORBIDDEN == set()
 
 
+def test_a_commit_capture_imports_only_what_capturing_needs(client_env: ClientEnv, repo, claude: ClaudeSession) -> None:
+    """A Claude Code capture reads HEAD, writes the intent and the state, and detaches the
+    uploader: no other agent's adapter, no `typing`, `json`, `re` or `collections`, not even the
+    version (bench/bench_hook.py measures what each import costs)."""
+    claude.bash("ls")  # the first call observes HEAD
+    claude.prompt("add a")
+    (repo / "a.py").write_text("a = 1\n")
+    claude.bash("git add -A && git commit -q -m a", hook=False)
+    probe = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "from sessionledger.cli import main\n"
+        "main(['hook', 'post-tool-use'])\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))\n"
+    )
+    payload = json.dumps(claude.payload("git commit -q -m a", {"stdout": ""}, repo)).encode()
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=payload,
+        env=client_env.env(SESSIONLEDGER_UPLOAD_INLINE=None),  # detached, as installed
+        capture_output=True,
+        timeout=60,
+    )
+    loaded = set(result.stdout.decode().split())
+    assert "sessionledger.spawn" in loaded  # it captured and started the uploader
+    heavy = {"typing", "json", "re", "collections", "dataclasses", "subprocess", "sessionledger.core.version"}
+    assert loaded & (heavy | {"sessionledger.agents.codex", "sessionledger.agents.gemini"}) == set()
+
+
 def test_fastjson_decodes_like_json() -> None:
     samples = ['{"a": [1, 2.5, -3e2, "x\\u00e9\\n", null, true, false], "b": {}}', "  [] ", '"s"', "0"]
     for text in samples:
