@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-import json
 import ssl
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -25,19 +23,9 @@ from cryptography.x509.oid import NameOID
 
 from sessionledger import api
 from sessionledger.api import ApiError, Client
+from tests.client.test_api_resolve import Answer, serving
 
-
-class Answer(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = json.dumps({"ok": True}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+ANSWER = {"results": []}  # what `Answer` says
 
 
 def certificate(directory: Path, name: str) -> tuple[Path, Path]:
@@ -70,11 +58,7 @@ def serve(cert: Path, key: Path) -> Iterator[int]:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
+    yield from serving(server)
 
 
 @pytest.fixture
@@ -116,14 +100,14 @@ def test_many_https_requests_read_the_trusted_certificates_once(trusted_server, 
 
     answers = [client.get("/ping") for _ in range(3)]
 
-    assert answers == [{"ok": True}] * 3
+    assert answers == [ANSWER] * 3
     assert len(bundle_reads) == 1
 
 
 def test_the_shared_context_still_refuses_an_untrusted_certificate(
     trusted_server, stranger_server, bundle_reads
 ) -> None:
-    assert Client(f"https://127.0.0.1:{trusted_server}", timeout=10).get("/ping") == {"ok": True}
+    assert Client(f"https://127.0.0.1:{trusted_server}", timeout=10).get("/ping") == ANSWER
 
     with pytest.raises(ApiError) as refused:
         Client(f"https://127.0.0.1:{stranger_server}", timeout=10).get("/ping")
@@ -134,7 +118,7 @@ def test_the_shared_context_still_refuses_an_untrusted_certificate(
 
 def test_the_shared_context_still_checks_the_host_name(trusted_server, bundle_reads) -> None:
     """The trusted certificate names 127.0.0.1, not `localhost`."""
-    assert Client(f"https://127.0.0.1:{trusted_server}", timeout=10).get("/ping") == {"ok": True}
+    assert Client(f"https://127.0.0.1:{trusted_server}", timeout=10).get("/ping") == ANSWER
 
     with pytest.raises(ApiError) as refused:
         Client(f"https://localhost:{trusted_server}", timeout=10).get("/ping")
