@@ -12,7 +12,8 @@ each one is; a part's SHA-256 is kept, so sending it again changes nothing and o
 are a 409; the whole body's SHA-256 is checked when the parts are joined. Only the token's user
 sees an upload (another member's is a 404 like a missing one). An author keeps at most
 ``MAX_OPEN`` unfinished uploads per project (the oldest goes), and uploads older than
-``KEEP_DAYS`` go with their parts when the author begins the next one.
+``KEEP_DAYS`` go with their parts when the author begins the next one, or at the hourly retention
+run (``sweep_abandoned``) for an author who never comes back.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import hashlib
 import re
 import tempfile
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import IO, Any
 
 from django.conf import settings
@@ -30,6 +31,7 @@ from django.utils import timezone
 
 from projects.errors import DomainError
 from projects.models import Project
+from projects.scoping import unscoped
 from sessions_app import blobs
 from sessions_app.models import PartialUpload
 
@@ -194,6 +196,25 @@ def _forget_old(project: Project, author: Any) -> None:
     horizon = timezone.now() - timedelta(days=KEEP_DAYS)
     for old in PartialUpload.objects.filter(project=project, author=author, created_at__lt=horizon):
         _drop(old)
+
+
+def sweep_abandoned(now: datetime | None = None, batch: int = 500) -> int:
+    """Delete uploads begun more than ``KEEP_DAYS`` ago, every project's, with their stored parts;
+    how many went. The hourly retention run calls it (``retention.retention_apply_all``).
+
+    An unfinished one is abandoned: at 16 KB/s the largest body arrives in well under a day. A
+    finished one's parts went at its finish; its row only answered a repeated finish. The parts
+    are deleted before the row, so one that storage could not delete (unavailable) is kept,
+    still naming its parts, for the next sweep."""
+    horizon = (now or timezone.now()) - timedelta(days=KEEP_DAYS)
+    swept = 0
+    with unscoped():
+        for upload in PartialUpload.objects.filter(created_at__lt=horizon).order_by("created_at")[:batch]:
+            if blobs.delete_reporting(*(part_key(upload, int(index)) for index in upload.parts)):
+                continue
+            upload.delete()
+            swept += 1
+    return swept
 
 
 def _delete_blobs(keys: Iterable[str]) -> None:

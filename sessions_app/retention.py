@@ -16,6 +16,7 @@ from projects.audit_trail import record
 from projects.models import Project
 from projects.scoping import project_scope, unscoped
 from sessions_app.models import AccessLog, Session
+from sessions_app.resumable import KEEP_DAYS, sweep_abandoned
 from sessions_app.services import blob_deletions_retry, session_delete
 
 logger = logging.getLogger(__name__)
@@ -53,5 +54,7 @@ def retention_apply_all() -> dict[str, int]:
     with unscoped():
         projects = list(Project.objects.all())
     deleted = {project.slug: retention_apply(project=project) for project in projects}
+    if swept := sweep_abandoned():
+        logger.info("deleted %d resumable upload(s) begun over %d days ago, with their parts", swept, KEEP_DAYS)
     blob_deletions_retry()
     return deleted

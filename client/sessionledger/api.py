@@ -16,10 +16,12 @@ resolver can block it for minutes, so it runs in a daemon thread the request sto
 from __future__ import annotations
 
 import contextlib
+import functools
 import http.client
 import json
 import re
 import socket
+import ssl
 import sys
 import time
 import urllib.error
@@ -287,7 +289,15 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
         self.deadline = deadline
 
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(_watched(self.deadline, http.client.HTTPSConnection), req)
+        return self.do_open(_watched(self.deadline, http.client.HTTPSConnection), req, context=tls_context())
+
+
+@functools.cache  # made at the process's first HTTPS request, then shared by all
+def tls_context() -> ssl.SSLContext:
+    """The TLS context of every HTTPS request of this process: certificates and host names
+    verified against the system's trusted certificates (or `SSL_CERT_FILE`/`SSL_CERT_DIR`),
+    loaded once. Without it each connection made its own and read the whole CA bundle again."""
+    return ssl.create_default_context()
 
 
 VERSION_HEADER = "X-Sessionledger-Version"

@@ -40,6 +40,13 @@ class Record(TypedDict):
 Progress = Callable[[int, int], None]  # (bytes the server holds or that are on their way, size)
 
 
+def sent_of(sent: int, total: int) -> str:
+    """`sent 1.2 of 4.6 MB` (`sent 312 of 840 KB` for a body under a megabyte): how far a body got."""
+    if total < 1_000_000:
+        return f"sent {sent / 1e3:.0f} of {total / 1e3:.0f} KB"
+    return f"sent {sent / 1e6:.1f} of {total / 1e6:.1f} MB"
+
+
 def discard(entry_dir: str) -> None:
     """Forget the body (the segment is prepared again: other bytes, another upload)."""
     for name in (BODY_FILE, RECORD_FILE):
@@ -121,7 +128,7 @@ def send(client: Client, slug: str, entry_dir: str, record: Record, key: str, pr
             raise ApiError(
                 exc.status,
                 exc.code,
-                f"sent {got / 1e6:.1f} of {record['size'] / 1e6:.1f} MB, resuming ({exc.message})",
+                f"{sent_of(got, record['size'])}, resuming ({exc.message})",
                 retry_after=exc.retry_after,
             ) from None
 

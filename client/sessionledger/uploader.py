@@ -288,9 +288,16 @@ class Runner:
         if len(body) > int(self.config["resumable_threshold"]) or resumable.read_record(entry.path) is not None:
             record = resumable.materialise(entry.path, body, body.content_type)
             return resumable.send(client, slug, entry.path, record, key, lambda n, t: _record(entry, n, t))
-        sending = _counted(body, entry, len(body))
+        sending = _Counted(body, entry, len(body))
         headers = {"Idempotency-Key": key}
-        return client.post_stream(f"/projects/{slug}/sessions", sending, len(body), body.content_type, headers)
+        try:
+            return client.post_stream(f"/projects/{slug}/sessions", sending, len(body), body.content_type, headers)
+        except ApiError as exc:
+            if exc.status or not sending.sent:  # an answer, or nothing left this machine: said as it is
+                raise
+            # a timeout or a cut while the body was out: how far it got (the next attempt sends it whole)
+            said = f"{resumable.sent_of(sending.sent, len(body))}; {exc.message}"
+            raise ApiError(exc.status, exc.code, said, retry_after=exc.retry_after) from None
 
     # --- what the server said ------------------------------------------------------------------
 
@@ -438,16 +445,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _counted(body: Iterable[bytes], entry: queue.Entry, total: int) -> Iterator[bytes]:
-    """Stream `body`, recording how far it got for `activity` (every `PROGRESS_STEP` bytes)."""
-    sent, recorded = 0, -PROGRESS_STEP
-    for chunk in body:
-        if sent - recorded >= PROGRESS_STEP:
-            _record(entry, sent, total)
-            recorded = sent
-        yield chunk
-        sent += len(chunk)
-    _record(entry, sent, total)
+class _Counted:
+    """Stream `body`, recording how far it got for `activity` (every `PROGRESS_STEP` bytes) and
+    in `sent` (the bytes handed to the connection), for a message if the request fails."""
+
+    def __init__(self, body: Iterable[bytes], entry: queue.Entry, total: int) -> None:
+        self.body, self.entry, self.total, self.sent = body, entry, total, 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        recorded = -PROGRESS_STEP
+        for chunk in self.body:
+            if self.sent - recorded >= PROGRESS_STEP:
+                _record(self.entry, self.sent, self.total)
+                recorded = self.sent
+            yield chunk
+            self.sent += len(chunk)
+        _record(self.entry, self.sent, self.total)
 
 
 def _record(entry: queue.Entry, sent: int, total: int) -> None:

@@ -34,14 +34,18 @@ class Answer(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def local_server() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+def serving(server: ThreadingHTTPServer) -> Iterator[int]:
+    """Serve in a thread; yields the port, then shuts the server down."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server.server_address[1]
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def local_server() -> Iterator[int]:
+    yield from serving(ThreadingHTTPServer(("127.0.0.1", 0), Answer))
 
 
 @pytest.fixture

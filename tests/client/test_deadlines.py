@@ -9,6 +9,7 @@ never finishes; `subprocess.run(timeout=120)` in the fixtures is only the test's
 from __future__ import annotations
 
 import fcntl
+import re
 import subprocess
 import sys
 
@@ -70,6 +71,21 @@ def test_a_trickling_server_holds_no_command_and_the_queue_drains_once_it_recove
     assert drained.returncode == 0, drained.stdout + drained.stderr
     assert client_env.queue() == []
     assert ledger.raw(ledger.session_for(head(repo))) == expected_upload(claude.content())
+
+
+def test_a_small_segment_the_server_never_answers_says_it_was_sent_whole(
+    ledger, slow, repo, claude, client_env
+) -> None:
+    """Under `resumable_threshold` a body goes in one request: the message still says how far it
+    got, so a server that received everything and never answered is not mistaken for a slow link."""
+    client_env.vars.update(SHORT, SESSIONLEDGER_SERVER=slow.url, SESSIONLEDGER_PROJECT=ledger.slug)  # no lookup first
+
+    commit(claude, "a")
+
+    [entry] = client_env.queue()
+    reason = client_env.status(entry)["reason"]
+    assert re.fullmatch(r"sent (\d+) of \1 KB; \S+ did not answer within 1 s", reason), reason
+    assert "sent " in client_env.cli("status", cwd=repo).stdout
 
 
 def test_the_detached_uploader_lets_go_of_the_lock_and_a_later_segment_goes_after_recovery(

@@ -66,8 +66,8 @@ def test_unknown_events_and_other_tools_are_ignored(client_env, repo, claude) ->
     assert not client_env.state_dir.exists()
 
 
-def test_the_no_op_path_imports_almost_nothing(client_env: ClientEnv, repo, claude: ClaudeSession) -> None:
-    claude.bash("ls")  # the first call observes HEAD
+def imported_by_hook(env: dict[str, str], payload: dict) -> set[str]:
+    """The modules one PostToolUse hook call imports."""
     probe = (
         "import sys\n"
         "before = set(sys.modules)\n"
@@ -75,13 +75,31 @@ def test_the_no_op_path_imports_almost_nothing(client_env: ClientEnv, repo, clau
         "main(['hook', 'post-tool-use'])\n"
         "print(' '.join(sorted(set(sys.modules) - before)))\n"
     )
-    payload = json.dumps(claude.payload("git status", {"stdout": ""}, repo)).encode()
-    result = subprocess.run(
-        [sys.executable, "-c", probe], input=payload, env=client_env.env(), capture_output=True, timeout=60
-    )
-    loaded = set(result.stdout.decode().split())
+    stdin = json.dumps(payload).encode()
+    result = subprocess.run([sys.executable, "-c", probe], input=stdin, env=env, capture_output=True, timeout=60)
+    return set(result.stdout.decode().split())
+
+
+def test_the_no_op_path_imports_almost_nothing(client_env: ClientEnv, repo, claude: ClaudeSession) -> None:
+    claude.bash("ls")  # the first call observes HEAD
+    loaded = imported_by_hook(client_env.env(), claude.payload("git status", {"stdout": ""}, repo))
     assert "sessionledger.hooks.post_tool_use" in loaded
     assert loaded & NOOP_FORBIDDEN == set()
+
+
+def test_a_commit_capture_imports_only_what_capturing_needs(client_env: ClientEnv, repo, claude: ClaudeSession) -> None:
+    """A Claude Code capture reads HEAD, writes the intent and the state, and detaches the
+    uploader: no other agent's adapter, no `typing`, `json`, `re` or `collections`, not even the
+    version (bench/bench_hook.py measures what each import costs)."""
+    claude.bash("ls")  # the first call observes HEAD
+    claude.prompt("add a")
+    (repo / "a.py").write_text("a = 1\n")
+    claude.bash("git add -A && git commit -q -m a", hook=False)
+    detached = client_env.env(SESSIONLEDGER_UPLOAD_INLINE=None)  # the uploader detached, as installed
+    loaded = imported_by_hook(detached, claude.payload("git commit -q -m a", {"stdout": ""}, repo))
+    assert "sessionledger.spawn" in loaded  # it captured and started the uploader
+    heavy = {"typing", "json", "re", "collections", "dataclasses", "subprocess", "sessionledger.core.version"}
+    assert loaded & (heavy | {"sessionledger.agents.codex", "sessionledger.agents.gemini"}) == set()
 
 
 def test_fastjson_decodes_like_json() -> None:

@@ -8,12 +8,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from datetime import timedelta
 
 import pytest
 from django.test.client import encode_multipart
+from django.utils import timezone
 from django_scopes import scopes_disabled
 
+from sessions_app import blobs, resumable
 from sessions_app.models import PartialUpload, Session
+from sessions_app.tasks import apply_retention
 from tests.conftest import conversation
 from tests.test_api_errors import STORAGE_DOWN
 from tests.uploads import gz_file, metadata_for
@@ -183,3 +187,58 @@ def test_a_body_prepared_again_starts_a_new_upload_under_the_same_key(world, api
     assert second.status_code == 201 and second.json()["id"] != first["id"]
     with scopes_disabled():
         assert [str(pk) for pk in PartialUpload.objects.values_list("pk", flat=True)] == [second.json()["id"]]
+
+
+def stored_parts(upload_id: str) -> list[str]:
+    with scopes_disabled():
+        upload = PartialUpload.objects.get(pk=upload_id)
+    found = []
+    for index in sorted(upload.parts, key=int):
+        try:
+            blobs.get(resumable.part_key(upload, int(index)))
+        except FileNotFoundError:
+            continue
+        found.append(index)
+    return found
+
+
+def test_the_retention_run_deletes_an_abandoned_upload_and_its_parts_and_keeps_a_live_one(world, api_as) -> None:
+    client = api_as(world.member)
+    abandoned_body, live_body = form_body(), form_body()
+    abandoned = begin(client, abandoned_body, key="sl1-abandoned").json()
+    live = begin(client, live_body, key="sl1-live").json()
+    for upload, body in ((abandoned, abandoned_body), (live, live_body)):
+        for index in (0, 1):
+            assert put(client, upload["id"], index, pieces(body)[index]).status_code == 200
+    with scopes_disabled():
+        keys = [resumable.part_key(PartialUpload.objects.get(pk=abandoned["id"]), i) for i in (0, 1)]
+        week_ago = timezone.now() - timedelta(days=resumable.KEEP_DAYS, hours=1)
+        PartialUpload.objects.filter(pk=abandoned["id"]).update(created_at=week_ago)
+
+    apply_retention()  # hourly
+
+    with scopes_disabled():
+        assert not PartialUpload.objects.filter(pk=abandoned["id"]).exists()
+    for key in keys:
+        with pytest.raises(FileNotFoundError):
+            blobs.get(key)
+    assert stored_parts(live["id"]) == ["0", "1"]
+    assert put(client, live["id"], 2, pieces(live_body)[2]).status_code == 200  # it goes on
+
+
+def test_parts_storage_cannot_delete_keep_the_abandoned_upload_for_the_next_sweep(world, api_as, settings) -> None:
+    client, body = api_as(world.member), form_body()
+    upload = begin(client, body).json()
+    put(client, upload["id"], 0, pieces(body)[0])
+    with scopes_disabled():
+        PartialUpload.objects.filter(pk=upload["id"]).update(created_at=timezone.now() - timedelta(days=30))
+    storages = settings.STORAGES
+    settings.STORAGES = {**storages, "blobs": STORAGE_DOWN}
+
+    assert resumable.sweep_abandoned() == 0
+
+    settings.STORAGES = storages
+    assert stored_parts(upload["id"]) == ["0"]
+    assert resumable.sweep_abandoned() == 1
+    with scopes_disabled():
+        assert not PartialUpload.objects.filter(pk=upload["id"]).exists()

@@ -12,6 +12,7 @@ Cheap to import: the git post-commit hook asks every adapter for its active sess
 
 from __future__ import annotations
 
+import os
 import sys
 
 from sessionledger.agents.base import Agent
@@ -42,6 +43,10 @@ def every() -> list[Agent]:
 
 def for_transcript(path: str) -> Agent:
     """The agent whose transcript `path` is, by its place and name (Claude Code otherwise)."""
+    from sessionledger.core.claude_layout import claude_dir
+
+    if path.startswith(os.path.join(claude_dir(), "projects", "")):
+        return get(DEFAULT)  # Claude Code's folder holds no other agent's file: a capture imports no other adapter
     for agent in every():
         if agent.name != DEFAULT and agent.owns(path):
             return agent
@@ -52,8 +57,6 @@ def current(cwd: str) -> tuple[Agent, str] | None:
     """The conversation a command run from `cwd` belongs to: the one an agent names in the
     environment of its shell commands (Claude Code's session id), else the most recently written
     transcript of any agent for `cwd` (or, for Claude Code, a parent directory)."""
-    import os
-
     found: list[tuple[float, Agent, str]] = []
     for agent in every():
         path = agent.find_current(cwd)

@@ -290,7 +290,7 @@ def _parts(entry: dict[str, Any]) -> str:
     upload = entry.get("upload")
     if not upload or entry["reason"]:  # the reason already says how far it got
         return ""
-    return f" (sent {upload['received_bytes'] / 1e6:.1f} of {upload['size'] / 1e6:.1f} MB in parts)"
+    return f" ({resumable.sent_of(upload['received_bytes'], upload['size'])} in parts)"
 
 
 def _render_recent(recent: list[dict]) -> list[str]:
