@@ -8,7 +8,7 @@ rows. Here only the tables that hold rows are emptied, by DELETE in one transact
 is deferred, so the order does not matter); content types and permissions, which are the migrations'
 and which no test changes, stay, so there is nothing to write back. What a test sees at its start is
 what it saw after a flush. A test that asks for ``serialized_rollback`` or ``available_apps`` gets
-Django's own flush.
+Django's own flush. bench/bench_test_teardown.py measures the two side by side.
 """
 
 from __future__ import annotations
