@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 import redis
-from django.test import TransactionTestCase
 from django_scopes import scopes_disabled
 from rest_framework.test import APIClient
 
@@ -16,7 +15,7 @@ from projects.models import Project, Role, User
 from projects.scoping import project_scope
 from sessions_app.models import Session
 from sessions_app.processing import session_process
-from tests import emptying, realfixtures
+from tests import realfixtures
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.factories import ProjectFactory, UserFactory, make_member, make_token
 from tests.uploads import commit_hash, metadata_for, upload
@@ -53,15 +52,6 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
         owner = settings.DATABASES["owner"]
         settings.DATABASE_RUNTIME_PASSWORD = settings.DATABASES["default"]["PASSWORD"]
         settings.DATABASES["default"].update(USER=owner["USER"], PASSWORD=owner["PASSWORD"])
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _empty_tables_after_transactional_tests() -> Iterator[None]:
-    """DELETE rather than Django's flush after each transactional test (tests/emptying.py)."""
-    django_flush = TransactionTestCase._fixture_teardown
-    TransactionTestCase._fixture_teardown = emptying.fixture_teardown(django_flush)
-    yield
-    TransactionTestCase._fixture_teardown = django_flush
 
 
 @pytest.fixture
