@@ -48,10 +48,9 @@ class WholeConversationView(SessionObjectMixin, TemplateView):
             self._record_reads()  # the browser's copy is read
             return unchanged
         if "through" in request.GET:
-            response = later_pages(
-                request, lambda params: whole_page(self.chain.segments, params)[0], self._record_reads
+            return later_pages(
+                request, lambda params: whole_page(self.chain.segments, params)[0], self._record_reads, self._validators
             )
-            return http_cache.mark(response, self._validators()) if response.status_code == 200 else response
         context = self.get_context_data(**kwargs)
         response = self.render_to_response(context)
         if context["reading"] is not None:

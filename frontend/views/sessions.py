@@ -95,12 +95,12 @@ class SessionView(SessionObjectMixin, TemplateView):
             return unchanged
         if readable and "through" in request.GET:
             where = page_cache.page_where(self.session)
-            response = later_pages(
+            return later_pages(
                 request,
                 lambda params: session_page(self.session, where, params),
                 lambda: access_record(session=self.session, request=request, via="web"),
+                self._validators,
             )
-            return http_cache.mark(response, self._validators()) if response.status_code == 200 else response
         context = self.get_context_data(**kwargs)
         response = self.render_to_response(context, status=503 if context.get("unavailable") else 200)
         if context.get("reading") is not None:
@@ -157,7 +157,10 @@ class SessionView(SessionObjectMixin, TemplateView):
 
 
 def later_pages(
-    request: HttpRequest, page: Callable[[dict[str, Any]], page_cache.Page], record: Callable[[], None]
+    request: HttpRequest,
+    page: Callable[[dict[str, Any]], page_cache.Page],
+    record: Callable[[], None],
+    validators: Callable[[], http_cache.Validators],
 ) -> HttpResponse:
     """``?page=N&through=M``: the cards of pages N to M and the link past them, without the page around
     them: what the script appends in one request (docs/ui.md, "Later pages"). A read, as any page."""
@@ -170,7 +173,7 @@ def later_pages(
         return HttpResponse("The stored conversation cannot be read right now.", status=503, content_type="text/plain")
     record()
     context = {"readings": found, "params": params}
-    return TemplateResponse(request, "frontend/session/later.html", context).render()
+    return http_cache.mark(TemplateResponse(request, "frontend/session/later.html", context).render(), validators())
 
 
 def session_page(session: Session, where: Where, params: dict[str, Any]) -> page_cache.Page:
