@@ -7,8 +7,9 @@ the turn's size (target ≤ 1.3× at 0.05, 5 and 20 MB deltas): the hook only re
 queue intent (offsets) and the state durably and detaches the uploader, which slims, redacts,
 attributes and gzips afterwards. The capture path imports no `typing`, `re` (`shlex`),
 `collections` or `json`: together they were most of what a capture added to an interpreter start;
-nor, for a Claude Code transcript, the other agents' adapters or the version module
-(tests/client/test_hook_contract.py).
+nor `datetime` or `zlib`, nor, for a Claude Code transcript, any agent adapter or the version module
+(tests/client/test_hook_contract.py). What is left is about one module per step that must happen
+before the hook returns, three fsyncs and the fork of the uploader.
 The no-op path reads its payload with `sessionledger.fastjson` (the C codec `json` is built on)
 rather than `json`, whose import brings `re` and `enum`: `hook_noop_json_cost_ratio` is the no-op
 hook with `json` imported over the same hook without, the figure that keeps that trick

@@ -36,28 +36,15 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["hook"]:
         from sessionledger.commands import hook
 
-        code = hook.run(args[1:])
         if argv is None:
-            _exit_now(code)
-        return code
+            hook.run_and_exit(args[1:])
+        return hook.run(args[1:])
     if args[:1] == ["_upload"]:  # the detached uploader where fork() is unavailable
         from sessionledger import uploader
 
         uploader.run(uploader.Mode.DETACHED)
         return 0
     return _run_command(args)
-
-
-def _exit_now(code: int) -> None:
-    """End the hook process without interpreter teardown (module GC, atexit): every file it
-    wrote is closed and fsynced already, and Claude Code is waiting for the exit."""
-    import os
-
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    finally:
-        os._exit(code)
 
 
 def _run_command(args: list[str]) -> int:

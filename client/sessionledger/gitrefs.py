@@ -158,7 +158,7 @@ def uses_reftable(repo: Repo) -> bool:
 
 
 def _is_sha(text: str) -> bool:
-    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+    return len(text) in (40, 64) and not text.strip("0123456789abcdef")
 
 
 def _read_text(path: str) -> str | None:

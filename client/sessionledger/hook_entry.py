@@ -18,6 +18,10 @@ def _parent(path: str) -> str:
 
 if __name__ == "__main__":
     sys.path.insert(0, _parent(_parent(__file__)))
+    if sys.argv[1:2] == ["hook"]:  # what the installed hooks run: straight to it, not through `cli`
+        from sessionledger.commands.hook import run_and_exit
+
+        run_and_exit(sys.argv[2:])
     from sessionledger.cli import main
 
     sys.exit(main())

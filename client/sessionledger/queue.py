@@ -111,6 +111,7 @@ def enqueue(intent: Intent, files: dict[str, bytes] | None = None) -> Entry:
         write_file(os.path.join(tmp, name), data)
     write_file(os.path.join(tmp, "intent.json"), dumps(intent.to_json()).encode())
     entry = Entry(os.path.join(paths.queue_dir(), entry_id))
+    entry._intent = intent  # what the caller logs: not read back from the file just written
     os.rename(tmp, entry.path)
     fsync_dir(paths.queue_dir())
     return entry

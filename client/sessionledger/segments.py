@@ -20,11 +20,15 @@ from __future__ import annotations
 import os
 import time
 
-from sessionledger import agents, log, queue, transcripts
-from sessionledger.agents.base import SNAPSHOT, Agent
+from sessionledger import log, queue, transcripts
+from sessionledger.core import claude_layout
 from sessionledger.gitrefs import Repo
 from sessionledger.intent import Intent, SubagentRange, TranscriptRecord
 from sessionledger.state import Transaction
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing would slow every capture
+if TYPE_CHECKING:
+    from sessionledger.agents.base import Agent
 
 SNAPSHOT_FILE = "snapshot.json"
 
@@ -49,8 +53,13 @@ class Request:
     ) -> None:
         self.transcript = transcript
         self.kind = kind
-        self.agent = agent or agents.for_transcript(transcript)
-        self.session_id = session_id or self.agent.session_id(transcript)
+        # Claude Code's transcript needs no adapter: `claude_layout` answers what a capture asks
+        # (the hook imports no adapter module, the larger part of a capture's imports).
+        self._agent = agent if agent or claude_layout.is_transcript(transcript) else _adapter(transcript)
+        self.agent_name = self._agent.name if self._agent else claude_layout.AGENT_NAME
+        self.session_id = session_id or (
+            self._agent.session_id(transcript) if self._agent else claude_layout.session_id(transcript)
+        )
         self.commit = commit
         self.previous_head = previous_head
         self.branch = branch
@@ -62,12 +71,31 @@ class Request:
         # an `end` linked to a commit no hook captured (`checkpoint.claim_unseen_commit`): attributed
         self.attribute_commit = False
 
+    def snapshot(self) -> bool:
+        """Does the agent rewrite this transcript whole (`agent.capture_mode`)? Claude Code never does."""
+        if self._agent is None:
+            return False
+        from sessionledger.agents.base import SNAPSHOT
+
+        return self._agent.capture_mode(self.transcript) == SNAPSHOT
+
+    def subagent_files(self) -> list[tuple[str, str]]:
+        if self._agent is None:
+            return claude_layout.subagent_files(self.transcript)
+        return self._agent.subagent_files(self.transcript)
+
+
+def _adapter(transcript: str) -> Agent:
+    from sessionledger import agents
+
+    return agents.for_transcript(transcript)
+
 
 def capture(
     txn: Transaction, request: Request, *, start: int | None = None, sub_starts: dict[str, int] | None = None
 ) -> queue.Entry | None:
     """Queue the complete lines after the last capture (or after `start`); None when none."""
-    if request.agent.capture_mode(request.transcript) == SNAPSHOT:
+    if request.snapshot():
         return _capture_snapshot(txn, request)
     record = txn.transcript(request.transcript)
     overlay = start is not None
@@ -77,7 +105,7 @@ def capture(
         return None
     begin, end, crc = bounds
     starts = record["subagents"] if sub_starts is None else sub_starts
-    subagents = _subagent_deltas(request.agent, request.transcript, starts)
+    subagents = _subagent_deltas(request, starts)
     if end <= begin and not subagents:
         log.info(f"nothing new to capture in {request.transcript} after byte {begin} ({request.kind})")
         return None
@@ -90,6 +118,8 @@ def capture(
 
 def _capture_snapshot(txn: Transaction, request: Request) -> queue.Entry | None:
     """The whole file, copied now (its agent rewrites it in place); None when unchanged."""
+    from sessionledger.agents.base import SNAPSHOT
+
     record = txn.transcript(request.transcript)
     try:
         with open(request.transcript, "rb") as handle:
@@ -125,10 +155,10 @@ def _bounds(path: str, begin: int, record: TranscriptRecord) -> tuple[int, int, 
     return begin, end, crc
 
 
-def _subagent_deltas(agent: Agent, transcript: str, starts: dict[str, int]) -> list[SubagentRange]:
+def _subagent_deltas(request: Request, starts: dict[str, int]) -> list[SubagentRange]:
     """Sub-agent files with complete lines after their own last offset."""
     deltas = []
-    for agent_id, path in agent.subagent_files(transcript):
+    for agent_id, path in request.subagent_files():
         begin = int(starts.get(path, 0))
         try:
             end, crc = transcripts.complete_end(path, begin)
@@ -145,7 +175,7 @@ def _subagent_deltas(agent: Agent, transcript: str, starts: dict[str, int]) -> l
 def _intent(request: Request, begin: int, end: int, crc: int, subagents: list[SubagentRange]) -> Intent:
     return Intent(
         kind=request.kind,
-        agent=request.agent.name,
+        agent=request.agent_name,
         agent_session_id=request.session_id,
         transcript=request.transcript,
         start_offset=begin,
@@ -183,7 +213,7 @@ def sizes_now(transcript: str) -> tuple[int, dict[str, int]]:
     """Complete-line ends of a transcript and its sub-agents right now (a `task start` mark)."""
     end, _ = transcripts.complete_end(transcript, 0)
     subs = {}
-    for _, path in agents.for_transcript(transcript).subagent_files(transcript):
+    for _, path in _adapter(transcript).subagent_files(transcript):
         try:
             subs[path] = transcripts.complete_end(path, 0)[0]
         except OSError:

@@ -28,6 +28,10 @@ ALLOWED = {
     "client/sessionledger/core/redaction/engine.py",
     # builds the demo project's transcript (writes a Claude Code file, reads none)
     "sessions_app/demo.py",
+    # Claude Code's file layout, the adapter's own (shared with its format and the hooks, which
+    # capture a Claude Code transcript without importing any adapter): a legacy sub-agent file beside
+    # the session is this session's when its lines carry its `sessionId`
+    "client/sessionledger/core/claude_layout.py",
 }
 SCANNED = ("client/sessionledger", "sessions_app", "frontend", "projects")
 RAW_KEYS = [

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from sessionledger import beads, fastjson
+from sessionledger import beads, fastjson, transcripts
 from tests.client.conftest import ClaudeSession, ClientEnv
 
 NOOP_FORBIDDEN = {
@@ -89,8 +89,10 @@ def test_the_no_op_path_imports_almost_nothing(client_env: ClientEnv, repo, clau
 
 def test_a_commit_capture_imports_only_what_capturing_needs(client_env: ClientEnv, repo, claude: ClaudeSession) -> None:
     """A Claude Code capture reads HEAD, writes the intent and the state, and detaches the
-    uploader: no other agent's adapter, no `typing`, `json`, `re` or `collections`, not even the
-    version (bench/bench_hook.py measures what each import costs)."""
+    uploader: no agent adapter (not even Claude Code's: `claude_layout` answers what a capture asks),
+    no `typing`, `json`, `re` or `collections`, no `datetime` on the transcript's first capture
+    (its first timestamp is read by hand), no `zlib`, not even the version (bench/bench_hook.py
+    measures what each import costs)."""
     claude.bash("ls")  # the first call observes HEAD
     claude.prompt("add a")
     (repo / "a.py").write_text("a = 1\n")
@@ -98,8 +100,45 @@ def test_a_commit_capture_imports_only_what_capturing_needs(client_env: ClientEn
     detached = client_env.env(SESSIONLEDGER_UPLOAD_INLINE=None)  # the uploader detached, as installed
     loaded = imported_by_hook(detached, claude.payload("git commit -q -m a", {"stdout": ""}, repo))
     assert "sessionledger.spawn" in loaded  # it captured and started the uploader
-    heavy = {"typing", "json", "re", "collections", "dataclasses", "subprocess", "sessionledger.core.version"}
-    assert loaded & (heavy | {"sessionledger.agents.codex", "sessionledger.agents.gemini"}) == set()
+    assert "sessionledger.transcripts" in loaded  # it found the delta, and the conversation's start
+    heavy = {"typing", "json", "re", "collections", "dataclasses", "subprocess", "datetime", "zlib"}
+    adapters = {"sessionledger.agents", "sessionledger.agents.base", "sessionledger.agents.claude_code"}
+    others = {"sessionledger.agents.codex", "sessionledger.agents.gemini", "sessionledger.core.version"}
+    assert loaded & (heavy | adapters | others) == set()
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "2026-01-31T12:34:56.789Z",  # Claude Code, Codex CLI
+        "2024-02-29T23:59:59.999999Z",
+        "2026-06-01T10:00:00+02:00",
+        "2026-06-01T10:00:00.5-05:30",
+        "2026-06-01 10:00:00Z",
+        "2026-06-01T10:00:00,25Z",
+        "2026-06-01T10:00:00.1234567Z",
+        "1970-01-01T00:00:00Z",
+        "2026-06-01T10:00:00",  # no offset: local time
+        "2026-06-01",
+        "2023-02-29T00:00:00Z",
+        "2026-13-01T00:00:00Z",
+        "2026-06-01T24:00:00Z",
+        "２０２６-06-01T10:00:00Z",  # other scripts' digits
+        "2026-06-01T10:00:00+2:00",
+        "garbage",
+        "",
+    ],
+)
+def test_transcript_times_read_as_datetime_reads_them(stamp: str) -> None:
+    """The hook reads a conversation's first time by hand (no `datetime` import): the same epoch
+    seconds `datetime.fromisoformat` gives, or None where it refuses."""
+    from datetime import datetime
+
+    try:
+        expected: float | None = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        expected = None
+    assert transcripts.iso_to_epoch(stamp) == (pytest.approx(expected) if expected is not None else None)
 
 
 def test_fastjson_decodes_like_json() -> None:

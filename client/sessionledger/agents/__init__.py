@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 import sys
 
-from sessionledger.agents.base import Agent
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: a capture imports this module, not `typing`
+if TYPE_CHECKING:
+    from sessionledger.agents.base import Agent
 
 DEFAULT = "claude-code"
 
@@ -43,9 +45,9 @@ def every() -> list[Agent]:
 
 def for_transcript(path: str) -> Agent:
     """The agent whose transcript `path` is, by its place and name (Claude Code otherwise)."""
-    from sessionledger.core.claude_layout import claude_dir
+    from sessionledger.core.claude_layout import is_transcript
 
-    if path.startswith(os.path.join(claude_dir(), "projects", "")):
+    if is_transcript(path):
         return get(DEFAULT)  # Claude Code's folder holds no other agent's file: a capture imports no other adapter
     for agent in every():
         if agent.name != DEFAULT and agent.owns(path):

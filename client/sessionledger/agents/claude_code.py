@@ -17,12 +17,14 @@ from sessionledger.agents.base import (
     newer_files,
 )
 from sessionledger.core.claude_layout import (
-    SUBAGENT_PREFIX,
+    AGENT_NAME,
     SUFFIX,
     claude_dir,
     encode_project_dir,
     is_agent_file,
     project_dir,
+    session_id,
+    subagent_files,
 )
 
 TYPE_CHECKING = False
@@ -38,7 +40,7 @@ def _is_session_file(name: str) -> bool:
 
 
 class ClaudeCode(Agent):
-    name = "claude-code"
+    name = AGENT_NAME
     display_name = "Claude Code"
     executable = "claude"
     # (Claude Code event, matcher, our handler): what `init` installs (`hookinstall`)
@@ -87,8 +89,7 @@ class ClaudeCode(Agent):
         return _is_session_file(os.path.basename(path)) and "projects" in path.split(os.sep)
 
     def session_id(self, path: str) -> str:
-        name = os.path.basename(path)
-        return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else name
+        return session_id(path)
 
     def find_by_session(self, session_id: str) -> str | None:
         """The transcript of a session id, in any project directory."""
@@ -120,19 +121,7 @@ class ClaudeCode(Agent):
         return bool(os.environ.get("CLAUDE_CODE_SESSION_ID"))
 
     def subagent_files(self, transcript: str) -> list[tuple[str, str]]:
-        """Both layouts: `<session>/subagents/agent-<id>.jsonl` (2.1.2+), and before that
-        `agent-<id>.jsonl` beside the session file, shared by the project's sessions: a file is
-        this session's when its lines carry its `sessionId`."""
-        stem = self.session_id(transcript)
-        directory = os.path.join(os.path.dirname(transcript), stem, "subagents")
-        found = [(_agent_id(name), os.path.join(directory, name)) for name in _agent_names(directory)]
-        legacy = os.path.dirname(transcript)
-        marker = b'"sessionId":"' + stem.encode("utf-8", "surrogateescape") + b'"'
-        for name in _agent_names(legacy):
-            path = os.path.join(legacy, name)
-            if marker in _head(path, 65536):
-                found.append((_agent_id(name), path))
-        return found
+        return subagent_files(transcript)
 
     def layout_path(self, transcript: str, path: str) -> str:
         name = os.path.basename(path)
@@ -294,18 +283,6 @@ def _read_all(path: str) -> bytes | None:
             return handle.read()
     except OSError:
         return None
-
-
-def _agent_names(directory: str) -> list[str]:
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return []
-    return [name for name in names if is_agent_file(name)]
-
-
-def _agent_id(name: str) -> str:
-    return name[len(SUBAGENT_PREFIX) : -len(SUFFIX)]
 
 
 def _note_use(line: bytes, pending: dict[str, tuple[float, str | None, str]]) -> None:

@@ -18,6 +18,10 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: this runs after every Bash call
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 HANDLERS = {
     "post-tool-use": "sessionledger.hooks.post_tool_use",
     "post-tool-use-failure": "sessionledger.hooks.post_tool_use",
@@ -48,6 +52,17 @@ def run(argv: list[str]) -> int:
     except BaseException:
         _log_failure(argv)
     return 0
+
+
+def run_and_exit(argv: list[str]) -> NoReturn:
+    """`run`, then end the process without interpreter teardown (module GC, atexit): every file
+    the hook wrote is closed and fsynced already, and its caller is waiting for the exit."""
+    code = run(argv)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
 
 
 def _handler_of(agent_event: str) -> str | None:

@@ -1,13 +1,16 @@
 """Where Claude Code keeps its files: `~/.claude` (`CLAUDE_CONFIG_DIR`), `projects/<encoded cwd>/`,
 `<session id>.jsonl`, sub-agents named `agent-<id>.jsonl`. Shared by its format (`formats/claude_code.py`), its
 adapter (`agents/claude_code.py`) and the module that writes sessions back (`agents/claude_files.py`).
-`os` only, and outside `formats/` so that the hooks import it without the formats package.
+`os` only, and outside `formats/` so that the hooks import it without the formats package; a commit
+capture of a Claude Code transcript asks it, not the adapter, for the session id and the sub-agent
+files (`segments.Request`), and so imports no adapter module.
 """
 
 from __future__ import annotations
 
 import os
 
+AGENT_NAME = "claude-code"  # its ingest `agent` name (`sessionledger.agents`)
 SUFFIX = ".jsonl"
 SUBAGENT_PREFIX = "agent-"
 
@@ -79,6 +82,52 @@ def project_dir(cwd: str) -> str:
 
 def is_agent_file(name: str) -> bool:
     return name.startswith(SUBAGENT_PREFIX) and name.endswith(SUFFIX)
+
+
+def session_id(path: str) -> str:
+    """The session id a transcript file is named after."""
+    name = os.path.basename(path)
+    return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else name
+
+
+def is_transcript(path: str) -> bool:
+    """A file under Claude Code's `projects/`, which holds no other agent's files: a capture of it
+    needs no adapter (the hook imports none)."""
+    return path.startswith(os.path.join(claude_dir(), "projects", ""))
+
+
+def subagent_files(transcript: str) -> list[tuple[str, str]]:
+    """(agent id, path) of a session's sub-agent transcripts, in both layouts:
+    `<session>/subagents/agent-<id>.jsonl` (2.1.2+), and before that `agent-<id>.jsonl` beside the
+    session file, shared by the project's sessions: a file is this session's when its lines carry
+    its `sessionId`."""
+    stem = session_id(transcript)
+    directory = os.path.join(os.path.dirname(transcript), stem, "subagents")
+    found = [(_agent_id(name), os.path.join(directory, name)) for name in _agent_names(directory)]
+    legacy = os.path.dirname(transcript)
+    marker = b'"sessionId":"' + stem.encode("utf-8", "surrogateescape") + b'"'
+    for name in _agent_names(legacy):
+        path = os.path.join(legacy, name)
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(65536)
+        except OSError:
+            continue
+        if marker in head:
+            found.append((_agent_id(name), path))
+    return found
+
+
+def _agent_names(directory: str) -> list[str]:
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    return [name for name in names if is_agent_file(name)]
+
+
+def _agent_id(name: str) -> str:
+    return name[len(SUBAGENT_PREFIX) : -len(SUFFIX)]
 
 
 SYSTEM_REMINDER = "<system-reminder>"  # opens context Claude Code injects into the conversation (hooks, todos)
