@@ -854,13 +854,14 @@ tp = [
   "LD_SDK_KEY=«sdk-{lowalnum:8}-{lowalnum:4}-{lowalnum:4}-{lowalnum:4}-{lowalnum:12}»",
   "LD_API_KEY=«api-{uuid}»",
   "use «pri_{hex:32}» for the BestTime call",
+  'url := "https://besttime.app/api/v1/keys/«pri_{hex:32}»"',
   "SQUARE_APP_SECRET=«sandbox-sq0csb-{token:43}»",
   "here is the cloudflare token «cfat_{alnum:40}», scoped to DNS",
   "CLOUDFLARE_API_TOKEN=«cfut_{alnum:48}»",
   "VERCEL_TOKEN=«vcp_{alnum:56}»",
   '''{{"refresh_token": "«0.A{token:300}»"}}''',
 ]
-fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4"]
+fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4", "see /srv/api-{uuid}.log"]
 
 [[rule]]
 id = "saas-prefixed-tokens"
