@@ -1565,4 +1565,19 @@ regex = '''(?<![A-Za-z0-9_-])(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→)
 validator = "secret"
 tp = ["my API key is «{alnum:32}», keep it safe", "The token was «{token:40}»."]
 fp = ["the key is in the vault", "the token is expired and must be refreshed"]
+
+[[rule]]
+id = "assigned-random-value"
+kind = "generic_secret"
+category = "generic"
+description = "A random value of credential shape assigned to any name in code, config or env: `apiMetrics := \"…\"`, `X_API = '…'`, `NAME=…` (20+ characters, upper and lower case and digits, random enough)"
+source = "detect-secrets KeywordDetector and high-entropy string plugins (Apache-2.0), the idea without a name list"
+anchors = ['''=(?=[ \t"'\\`]{0,12}+[A-Za-z0-9+/_~-]{20})(?=[ \t"'\\`]{0,12}+[A-Za-z+/_~-]{0,30}+[0-9])''']
+lead = '''A-Za-z0-9_ \t:"'\\'''
+lead_max = 80
+name = '''(?i)(?!(?:id|class|content|src|href|style|data)$)(?![a-z0-9_]{0,64}?(?:pub|cache|page|cursor|hash|sha|sum|digest|integrity|nonce|salt|etag|uuid|guid|commit|rev|ref|version|signature))[a-z0-9_]{1,64}'''
+regex = '''(?<![A-Za-z0-9_$?&/%-])(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63}+)(?:\\{0,8}["'])?[ \t]{0,4}:?=[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z0-9+/_~-]{20,128}+={0,2})(?![A-Za-z0-9+/=_~.:@%(\[-])'''
+validator = "assigned_random"
+tp = ['apiMetrics := "«{alnum:32}»"', "X_API = '«{alnum:40}»'", "export DEPLOY_HOOK=«{alnum:36}»"]
+fp = ['EXPECTED_SHA = "3f786850e387550fdab836ed7e6dc881de23001b"', 'integrity="sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4"', "RAILWAY_ENV = 'production-environment-v2'", "https://example.com/?ref=AbCdEf0123456789GhIjKl", "url = src/components/UserProfile2/index.tsx", "request_id = '5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17'", "stream=9b0ac37f-d19e-4254-9079-f47e9a389eEX", "var n = _sliceInstanceProperty2(_context9)"]
 """
