@@ -419,3 +419,37 @@ def test_camel_case_credential_word_is_a_credential_word(credential: str, benign
     value = rand(40) + "7"
     assert_gone(read_result(credential.format(value=value)), value)
     assert redact(prompt(benign.format(value=value))).data == prompt(benign.format(value=value))
+
+
+# --- a random value assigned to any name -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    ['apiMetrics := "{}"', "SHEET_ID = '{}'", "export DEPLOY_HOOK={}", 'client = Client(app="{}")'],
+    ids=["go", "python", "env", "argument"],
+)
+def test_random_value_assigned_to_any_name_is_redacted(template: str) -> None:
+    secret = rand(12, string.ascii_lowercase) + rand(8, string.digits) + rand(12, string.ascii_uppercase)
+    secret = "".join(RNG.sample(secret, len(secret)))
+    assert_gone(read_result(template.format(secret) + "\n"), secret, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'EXPECTED_SHA = "3f786850e387550fdab836ed7e6dc881de23001b"',  # a hex digest
+        'integrity="sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6"',  # a lock file's hash
+        "job_id = '5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17'",  # a UUID under a plain name
+        "stream=9b0ac37f-d19e-4254-9079-f47e9a389eEX",  # an id built on a UUID
+        "const keyStr = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'",  # an alphabet
+        "var n = _sliceInstanceProperty2(_context9)",  # a call
+        "layout = src/components/UserProfile2/index.tsx",  # a path
+        'public_key = "9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit"',  # a public key
+        "https://example.com/?utm_id=AbCdEf0123456789GhIjKl",  # a query parameter
+    ],
+    ids=["hex-digest", "integrity", "uuid", "uuid-id", "alphabet", "call", "path", "public-key", "query"],
+)
+def test_assigned_value_of_no_credential_shape_is_left_alone(line: str) -> None:
+    data = read_result(f"# settings\n{line}\n")
+    assert redact(data).data == data

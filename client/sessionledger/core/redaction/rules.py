@@ -32,7 +32,13 @@ from .validators import VALIDATORS
 # --- shared regex fragments ---------------------------------------------------------------------
 # Before a token: not inside a longer word or base64 run, except right after a JSON escape
 # (`\n`, `\t`, `\u0007`: that `n` is no letter of the text) or an ANSI colour code (`\u001b[32m`).
-_START = r"(?:(?<![A-Za-z0-9_+/-])|(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4})|(?<=[0-9]m))"
+# a token starts after a non-token byte, a JSON escape or an ANSI colour code; after a URL path's
+# `/` too when its prefix ends in `_` (`/keys/pri_…`): standard base64 has no `_`, base64url no `/`,
+# so that is no piece of a base64 blob (a `-` prefix after `/` is more often a file: `/srv/api-<uuid>`)
+_START = (
+    r"(?:(?<![A-Za-z0-9_+/-])|(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4})|(?<=[0-9]m)"
+    r"|(?<=[A-Za-z0-9_.~-]/)(?=[A-Za-z0-9]{1,16}_))"
+)
 _END = r"(?![A-Za-z0-9_+/-])"
 # an optional quote, backslash-escaped once or more inside JSON; `$'…'` is bash's ANSI-C quoting
 _QUOTE = r"""(?:\$?\\{0,8}["'`])?"""

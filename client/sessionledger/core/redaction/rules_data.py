@@ -854,13 +854,14 @@ tp = [
   "LD_SDK_KEY=«sdk-{lowalnum:8}-{lowalnum:4}-{lowalnum:4}-{lowalnum:4}-{lowalnum:12}»",
   "LD_API_KEY=«api-{uuid}»",
   "use «pri_{hex:32}» for the BestTime call",
+  'url := "https://besttime.app/api/v1/keys/«pri_{hex:32}»"',
   "SQUARE_APP_SECRET=«sandbox-sq0csb-{token:43}»",
   "here is the cloudflare token «cfat_{alnum:40}», scoped to DNS",
   "CLOUDFLARE_API_TOKEN=«cfut_{alnum:48}»",
   "VERCEL_TOKEN=«vcp_{alnum:56}»",
   '''{{"refresh_token": "«0.A{token:300}»"}}''',
 ]
-fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4"]
+fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4", "see /srv/api-{uuid}.log"]
 
 [[rule]]
 id = "saas-prefixed-tokens"
@@ -1489,10 +1490,10 @@ yields = 64
 relax_before = '''(?i){providers}'''
 relaxed = "provider_token"
 veto_before = '''(?i)(?<![a-z])(?:commit|sha1?|git|rev|revision|hash|head|merge|checkout|tree|blob|ref|rebase|cherry-pick|parent)(?![a-z])'''
-regex = '''(?:(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)|(?<=[a-z0-9])(?:<<NOTKEY>>Key|<<NOTTOKEN>>Token|Secret|Credential))s?(?![A-Za-z])(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?=[A-Za-z+/=_.~-]{0,63}+[0-9])(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|\.(?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
+regex = '''(?:(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)|(?<=[a-z0-9])(?:<<NOTKEY>>Key|<<NOTTOKEN>>Token|Secret|Credential))s?(?![A-Za-z])(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?=[A-Za-z+/=_.~-]{0,63}+[0-9])(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
 validator = "near_token"
-tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "the meraki token they gave us is «{hex:40}», rotate it", "ASANA_SECRET=«{digits:16}»", "the linkedin token they gave us is «{lowalnum:14}», please rotate it", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}».", 'solarwindsKey := "«{alnum:48}»"', "bitfinexSecret = '«{alnum:43}»'"]
-fp = ["the build key is 20260129120000", "cache key 1706745600123456 expired", "session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "const publicKey = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the monkey at 3f786850e387550fdab836ed7e6dc881de23001bcafe", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
+tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "the meraki token they gave us is «{hex:40}», rotate it", "ASANA_SECRET=«{digits:16}»", "the linkedin token they gave us is «{lowalnum:14}», please rotate it", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}».", 'solarwindsKey := "«{alnum:48}»"', "bitfinexSecret = '«{alnum:43}»'", "[DEBUG] Using Key=«{lowalnum:21}:{lowalnum:5}:{lowalnum:18}/{lowalnum:4}»"]
+fp = ["the build key is 20260129120000", "the key=src/app/main.py:12 is read at start", "cache key 2024-10-25T21:34:56Z expired", "cache key 1706745600123456 expired", "session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "const publicKey = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the monkey at 3f786850e387550fdab836ed7e6dc881de23001bcafe", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
 
 [[rule]]
 id = "discord-bot-token"
@@ -1564,4 +1565,19 @@ regex = '''(?<![A-Za-z0-9_-])(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→)
 validator = "secret"
 tp = ["my API key is «{alnum:32}», keep it safe", "The token was «{token:40}»."]
 fp = ["the key is in the vault", "the token is expired and must be refreshed"]
+
+[[rule]]
+id = "assigned-random-value"
+kind = "generic_secret"
+category = "generic"
+description = "A random value of credential shape assigned to any name in code, config or env: `apiMetrics := \"…\"`, `X_API = '…'`, `NAME=…` (20+ characters, upper and lower case and digits, random enough)"
+source = "detect-secrets KeywordDetector and high-entropy string plugins (Apache-2.0), the idea without a name list"
+anchors = ['''=(?=[ \t"'\\`]{0,12}+[A-Za-z0-9+/_~-]{20})(?=[ \t"'\\`]{0,12}+[A-Za-z+/_~-]{0,30}+[0-9])''']
+lead = '''A-Za-z0-9_ \t:"'\\'''
+lead_max = 80
+name = '''(?i)(?!(?:id|class|content|src|href|style|data)$)(?![a-z0-9_]{0,64}?(?:pub|cache|page|cursor|hash|sha|sum|digest|integrity|nonce|salt|etag|uuid|guid|commit|rev|ref|version|signature))[a-z0-9_]{1,64}'''
+regex = '''(?<![A-Za-z0-9_$?&/%-])(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63}+)(?:\\{0,8}["'])?[ \t]{0,4}:?=[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z0-9+/_~-]{20,128}+={0,2})(?![A-Za-z0-9+/=_~.:@%(\[-])'''
+validator = "assigned_random"
+tp = ['apiMetrics := "«{alnum:32}»"', "X_API = '«{alnum:40}»'", "export DEPLOY_HOOK=«{alnum:36}»"]
+fp = ['EXPECTED_SHA = "3f786850e387550fdab836ed7e6dc881de23001b"', 'integrity="sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4"', "RAILWAY_ENV = 'production-environment-v2'", "https://example.com/?ref=AbCdEf0123456789GhIjKl", "url = src/components/UserProfile2/index.tsx", "request_id = '5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17'", "stream=9b0ac37f-d19e-4254-9079-f47e9a389eEX", "var n = _sliceInstanceProperty2(_context9)"]
 """

@@ -179,16 +179,7 @@ def _compile_group(group: _Group) -> None:
             group.by_suffix.setdefault(head_bytes[-2:], []).append((head_bytes, anchors))
     branches = []
     if headed:
-        suffixes = sorted({h for heads in headed.values() for h in heads})
-        # each head with its own rests: a head passing with another head's rest would let the scan
-        # stop at every `_` after `new` or `.` after `ms` once the catalogue's many heads are in
-        by_head: dict[str, list[str]] = {}
-        for rest, heads in headed.items():
-            for head in heads:
-                by_head.setdefault(head, []).append(rest)
-        k = re.escape(key)
-        pairs = "|".join(f"(?<={re.escape(h)}{k}){_ahead(_flatten(r))}" for h, r in sorted(by_head.items()))
-        branches.append(_behind(suffixes, key) + f"(?:{pairs})")
+        branches.append(_headed_branch(headed, key))
     if bounded:
         k = re.escape(key)
         start = rf"(?:(?<![A-Za-z0-9_+/-]{k})|(?<=\\[nrtbf]{k})|(?<=\\u[0-9a-fA-F]{{4}}{k})|(?<=[0-9]m{k}))"
@@ -197,6 +188,28 @@ def _compile_group(group: _Group) -> None:
         branches.append(_ahead(_flatten(free)))
     look = "" if "" in free else "(?:" + "|".join(branches) + ")"
     group.scan = re.compile(re.escape(key).encode() + look.encode())
+
+
+def _headed_branch(headed: dict[str, set[str]], key: str) -> str:
+    """The scan branch of the anchors with a head: the heads' gate, then each head with its own rests."""
+    suffixes = sorted({h for heads in headed.values() for h in heads})
+    # each head with its own rests: a head passing with another head's rest would let the scan
+    # stop at every `_` after `new` or `.` after `ms` once the catalogue's many heads are in
+    by_head: dict[str, list[str]] = {}
+    for rest, heads in headed.items():
+        for head in heads:
+            by_head.setdefault(head, []).append(rest)
+    k = re.escape(key)
+    # the pairs by the head's last byte, one lookbehind for that byte before them: a key after
+    # a one-byte head (`s.`) tries the few heads ending in `s`, not every head of the group
+    by_last: dict[str, list[str]] = {}
+    for h, r in sorted(by_head.items()):
+        by_last.setdefault(h[-1], []).append(f"(?<={re.escape(h)}{k}){_ahead(_flatten(r))}")
+    pairs = "|".join(
+        same[0] if len(same) == 1 else f"(?<={re.escape(last)}{k})(?:{'|'.join(same)})"
+        for last, same in by_last.items()
+    )
+    return _behind(suffixes, key) + f"(?:{pairs})"
 
 
 def _by_first_byte(anchors: list[_Anchor]) -> dict[int, list[_Anchor]]:
@@ -239,6 +252,9 @@ def _behind(heads: list[str], key: str) -> str:
     checked once the catalogue's heads are in), then the exact suffixes."""
     tail = re.escape(key)
     suffixes = sorted({h[-4:] for h in heads})
+    # one class for the byte before the key first: it alone turns away most of a frequent key's
+    # occurrences (`.` after `f` in `self.`), where the branch below costs one lookbehind per width
+    last = "".join(re.escape(c) for c in sorted({h[-1] for h in heads}))
     parts = []
     for width in (4, 3, 2, 1):
         chosen = [s for s in suffixes if len(s) == width]
@@ -247,7 +263,7 @@ def _behind(heads: list[str], key: str) -> str:
         gate = "".join("[" + "".join(re.escape(c) for c in sorted({s[i] for s in chosen})) + "]" for i in range(width))
         exact = "|".join(re.escape(s) for s in chosen)
         parts.append(f"(?<={gate}{tail})(?<=(?:{exact}){tail})")
-    return "(?:" + "|".join(parts) + ")"
+    return f"(?<=[{last}]{tail})(?:" + "|".join(parts) + ")"
 
 
 def _flatten(rests: list[str]) -> list[str]:
@@ -265,6 +281,13 @@ def _ahead(rests: list[str]) -> str:
     """A lookahead for any of `rests`, behind a one-character class when their first characters are known."""
     if "" in rests:
         return ""
+    starts = [_literal_starts(rest) for rest in rests]
+    if all(found and min(map(len, found)) >= 2 for found in starts):
+        # every rest starts with a literal of two characters or more (`ass…`, `wd`): a lookahead
+        # for those literals turns a hit away at its second byte (`pa` in `path` is not `pass`)
+        literals = sorted({lit for found in starts if found for lit in found})
+        gate = "(?=" + "|".join(re.escape(lit) for lit in literals) + ")"
+        return gate + "(?=" + "|".join(f"(?:{r})" for r in rests) + ")"
     firsts: set[str] = set()
     for rest in rests:
         chars = _first_chars(rest)
@@ -298,6 +321,26 @@ def _first_chars(regex: str) -> set[str] | None:
         found = _first_chars(regex[2:])
         return None if found is None else found | {regex[0]}
     return None
+
+
+def _literal_starts(regex: str, width: int = 3) -> set[str] | None:
+    """Literals (up to `width` characters) one of which every match of `regex` starts with, or None."""
+    if regex.startswith("(?:"):
+        close = _closing_paren(regex, 0)
+        if close is None:
+            return None
+        after = regex[close + 1 :]
+        if after[:1] in ("?", "*", "+", "{"):
+            return None
+        found: set[str] = set()
+        for alternative in _split_alternatives(regex[3:close]):
+            starts = _literal_starts(alternative + after, width)
+            if starts is None:
+                return None
+            found |= starts
+        return found
+    literal, _ = _literal_prefix(regex)
+    return {literal[:width]} if literal else None
 
 
 def _group_first_chars(regex: str) -> set[str] | None:

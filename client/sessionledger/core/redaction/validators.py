@@ -15,6 +15,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
+from itertools import pairwise
 
 # Random keys score 3.5-6 bits per character (hex 4.0, base62 ~5); "changeme" and "password"
 # score 2.75, "xxxxxxxx" 0. Short values cannot reach it: log2(len) caps the entropy.
@@ -503,6 +504,38 @@ def provider_token(value: str) -> bool:
     return not identifier(value) and shannon_entropy(value) >= 3.0
 
 
+# a value assigned to a name that no credential word marks: only a clearly random one
+ASSIGNED_ENTROPY = 3.7
+
+# a UUID, or an id built on one (`9b0ac37f-d19e-4254-9079-f47e9a389eEX`, a build or log stream id)
+_UUID_HEAD_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")
+
+
+def assigned_random(value: str) -> bool:
+    """A value assigned to any name is a secret only by its shape: 20+ characters with upper and
+    lower case and digits, random (no name, path, UUID or integrity hash) and high in entropy."""
+    body = value.rstrip("=")
+    if not 20 <= len(body) <= 128 or _UUID_HEAD_RE.match(body) or _BENIGN_NEAR_RE.fullmatch(body):
+        return False
+    if _PATH_OR_VERSION_RE.match(body) or body.count("/") > 2:
+        return False
+    if not (any(c.isdigit() for c in body) and any(c.islower() for c in body) and any(c.isupper() for c in body)):
+        return False
+    # an alphabet spelled out (`ABC…xyz0123456789`) is a constant of code, not a key
+    if sum(ord(b) - ord(a) == 1 for a, b in pairwise(body)) * 2 >= len(body):
+        return False
+    return looks_secret(body, ASSIGNED_ENTROPY) and not _base64_text(value)
+
+
+def _base64_text(value: str) -> bool:
+    """Base64 of words and lines (a config shipped as one string): the base64 decoding searches it."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("ascii")
+    except (binascii.Error, ValueError):
+        return False
+    return all(c.isprintable() or c in "\t\r\n" for c in decoded) and any(c in decoded for c in " \n=")
+
+
 def jwt(value: str) -> bool:
     """A JSON Web Token: its header decodes to a JSON object naming `alg` or `typ` (RFC 7515); a
     three-part token with a JSON payload (`eyJ`) passes as before whatever its header says."""
@@ -522,6 +555,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "jwt": jwt,
     "provider_token": provider_token,
     "near_token": near_token,
+    "assigned_random": assigned_random,
     "header_token": header_token,
     "azure_devops_pat": azure_devops_pat,
     "k8s_data_value": k8s_data_value,
