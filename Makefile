@@ -33,9 +33,13 @@ install: $(STAMP)
 run: install
 	$(BIN)/python -m config.localstack run
 
-## make test: the whole suite (installs Debian's chromium for browser tests when missing)
+## make test: the whole suite (installs Debian's chromium for browser tests when missing), in one pytest-xdist
+## worker per core (at most 4; TEST_WORKERS=0 runs it in this process), each test file whole in one worker:
+## each worker has its own test database, S3 server, queue and cache prefix (tests/services.py)
+TEST_WORKERS ?= auto --maxprocesses 4
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 test: install browser
-	$(BIN)/python -m config.localstack exec -- $(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m config.localstack exec -- $(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 ## make test-compat PYTHON=python3.13: CI's second Python. In .venv-python3.13 beside .venv, the tests of
 ## what leans on the interpreter: the client's library (redaction's regexes, the transcript formats,
@@ -51,7 +55,7 @@ COMPAT_TESTS ?= -m "not e2e and not browser" -p no:cacheprovider \
 	tests/test_config.py tests/test_broker.py
 test-compat:
 	$(call install_into,$(COMPAT_VENV))
-	$(COMPAT_VENV)/bin/python -m config.localstack exec -- $(COMPAT_VENV)/bin/python -m pytest $(COMPAT_TESTS)
+	$(COMPAT_VENV)/bin/python -m config.localstack exec -- $(COMPAT_VENV)/bin/python -m pytest $(XDIST) $(COMPAT_TESTS)
 
 ## make lint: ruff (lint + format), the import layers (import-linter), mypy over the server and the client,
 ## and mypy --strict as a ratchet (tools/mypy_ratchet.py: no package gains strict errors, the core has none),

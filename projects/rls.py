@@ -109,7 +109,11 @@ def role_sql(role: str) -> str:
     return f"""
         DO $$ BEGIN
             IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') THEN
-                CREATE ROLE {role} NOLOGIN NOBYPASSRLS;
+                -- Roles belong to the cluster: two databases migrating at once both find it missing.
+                BEGIN
+                    CREATE ROLE {role} NOLOGIN NOBYPASSRLS;
+                EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+                END;
             END IF;
             IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
                 EXECUTE format('GRANT {role} TO %I', current_user);

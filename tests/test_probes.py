@@ -22,10 +22,15 @@ def _closed_port() -> int:
 
 
 @pytest.fixture(autouse=True)
-def fresh_checks() -> Iterator[None]:
-    """Probe results are cached for a few seconds: each test asks afresh."""
+def fresh_checks(settings) -> Iterator[None]:
+    """Probe results are cached for a few seconds: each test asks afresh. Asking for ``settings`` makes
+    this end before the test's settings are restored: a check thread still running then (a slow machine)
+    would build its storage from the test's endpoint and leave it in Django's storage cache for the next."""
     health.forget()
     yield
+    for check in health.CHECKS.values():
+        if (thread := check.running) is not None:
+            thread.join(timeout=10)
     health.forget()
 
 

@@ -10,9 +10,11 @@ session that writes a transcript and calls the hooks as real subprocesses, and a
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -358,6 +360,32 @@ def ledger(live_server, world, api_as, client_env: ClientEnv) -> Iterator[Ledger
     token = make_token(world.member)
     client_env.vars.update(SESSIONLEDGER_SERVER=live_server.url, SESSIONLEDGER_TOKEN=token)
     yield Ledger(live_server.url, token, world.project.slug, api_as(world.member))
+    end_detached(client_env.home)
+
+
+def end_detached(home: Path, wait: float = 10.0) -> None:
+    """Let the client's detached processes of this developer (uploader, digest refresh) end, and kill
+    what still runs after `wait`: one still asking the live server while the test database is flushed
+    for the next test can deadlock the flush (Linux: found by HOME in /proc/<pid>/environ)."""
+    marker = f"\0HOME={home}\0".encode()
+
+    def running() -> list[int]:
+        pids = []
+        for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
+            try:
+                with open(os.path.join(entry.path, "environ"), "rb") as environ:
+                    if entry.name.isdigit() and marker in b"\0" + environ.read():
+                        pids.append(int(entry.name))
+            except OSError:  # not a process, gone, or not ours to read
+                continue
+        return pids
+
+    deadline = time.monotonic() + wait
+    while (pids := running()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture

@@ -15,8 +15,9 @@ import requests
 from django.conf import settings
 
 from tests.client.conftest import head
+from tests.e2e import web_server
 from tests.e2e.tcp_proxy import OutageProxy, database_target
-from tests.e2e.web_server import gunicorn, tests_database_url
+from tests.e2e.web_server import gunicorn
 from tests.factories import make_token
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -28,7 +29,7 @@ def proxied_server(world):
     """gunicorn on the test database, through an outage proxy; yields (url, proxy)."""
     configured = settings.DATABASES["default"]
     proxy = OutageProxy(database_target(configured["HOST"], configured["PORT"]))
-    database = urlsplit(tests_database_url())
+    database = urlsplit(web_server.tests_database_url())
     url = urlunsplit(database._replace(netloc=f"{database.username or 'postgres'}@127.0.0.1:{proxy.port}"))
     with gunicorn("-w", "2", "--log-level", "warning", DATABASE_URL=url, DATABASE_CONN_MAX_AGE="0") as base:
         yield base, proxy

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,9 @@ def talk(
                 answers.append((error, "\n".join(getattr(block, "text", "") for block in result.content)))
             return names, answers
 
-    return asyncio.run(asyncio.wait_for(session(), timeout=60))
+    # In a thread of its own: the browser tests' Playwright (sync API) keeps an event loop on this one.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, asyncio.wait_for(session(), timeout=60)).result()
 
 
 @pytest.fixture

@@ -113,7 +113,18 @@ def test_a_server_that_trickles_its_answer_is_cut_off_at_the_deadline(repo, clie
             threading.Thread(target=trickle, args=(conn,), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
-    result = start_against(client_env, repo, f"http://127.0.0.1:{listener.getsockname()[1]}")
+    # A deadline a loaded machine's hook still connects within: at the default half second it may give
+    # up before connecting, and only the detached refresh (which waits a minute) would be answered.
+    server = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    result = start(
+        client_env,
+        repo,
+        "startup",
+        SESSIONLEDGER_SERVER=server,
+        SESSIONLEDGER_TOKEN="sl_x",
+        SESSIONLEDGER_PROJECT="acme-api",
+        SESSIONLEDGER_CONTEXT_TIMEOUT="3",
+    )
     deadline = time.monotonic() + 10  # the hook's exit closed its connection: a send fails soon after
     while not cut and time.monotonic() < deadline:
         time.sleep(0.1)
