@@ -160,7 +160,7 @@ def base64_blocks(data: bytes) -> list[tuple[int, int, bytes]]:
     for hit in (hit for scan in _BASE64_ASSIGNED for hit in scan.finditer(data)):
         head = base64.b64decode(data[hit.end() : hit.end() + 4])  # most random tokens fail here
         run = _BASE64_RUN.match(data, hit.end()) if head.isascii() and head.decode().isprintable() else None
-        text = None if run is None else _text(run.group())
+        text = None if run is None else base64_text(run.group())
         if run is not None and text is not None and _CONFIG_LINE.search(text):
             blocks.append((run.start(), run.end(), text))
             seen.add(run.start())
@@ -174,7 +174,7 @@ def base64_blocks(data: bytes) -> list[tuple[int, int, bytes]]:
             runs = list(_BASE64_RUN.finditer(data, max(0, pipe - _PIPED), pipe)) if pipe > 0 else []
             # the last run before the pipe, if only quotes and spaces lie between
             run = runs[-1] if runs and _PIPE_GAP.match(data, runs[-1].end()) else None
-        text = None if run is None or run.start() in seen else _text(run.group())
+        text = None if run is None or run.start() in seen else base64_text(run.group())
         if run is not None and text is not None:
             blocks.append((run.start(), run.end(), text))
             if len(blocks) >= _BASE64_BLOCKS:
@@ -182,7 +182,7 @@ def base64_blocks(data: bytes) -> list[tuple[int, int, bytes]]:
     return blocks
 
 
-def _text(block: bytes) -> bytes | None:
+def base64_text(block: bytes) -> bytes | None:
     """The decoded block when it is printable UTF-8 text (lines of it), else None."""
     try:
         text = base64.b64decode(block + b"=" * (-len(block) % 4), validate=True).decode("utf-8")

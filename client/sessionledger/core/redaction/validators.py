@@ -17,6 +17,8 @@ from collections import Counter
 from collections.abc import Callable
 from itertools import pairwise
 
+from .decoding import base64_text
+
 # Random keys score 3.5-6 bits per character (hex 4.0, base62 ~5); "changeme" and "password"
 # score 2.75, "xxxxxxxx" 0. Short values cannot reach it: log2(len) caps the entropy.
 ENTROPY_THRESHOLD = 3.0
@@ -524,16 +526,13 @@ def assigned_random(value: str) -> bool:
     # an alphabet spelled out (`ABC…xyz0123456789`) is a constant of code, not a key
     if sum(ord(b) - ord(a) == 1 for a, b in pairwise(body)) * 2 >= len(body):
         return False
-    return looks_secret(body, ASSIGNED_ENTROPY) and not _base64_text(value)
+    return looks_secret(body, ASSIGNED_ENTROPY) and not _base64_of_words(value)
 
 
-def _base64_text(value: str) -> bool:
+def _base64_of_words(value: str) -> bool:
     """Base64 of words and lines (a config shipped as one string): the base64 decoding searches it."""
-    try:
-        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("ascii")
-    except (binascii.Error, ValueError):
-        return False
-    return all(c.isprintable() or c in "\t\r\n" for c in decoded) and any(c in decoded for c in " \n=")
+    decoded = base64_text(value.encode())
+    return decoded is not None and any(c in decoded for c in b" \n=")
 
 
 def jwt(value: str) -> bool:
