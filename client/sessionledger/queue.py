@@ -41,10 +41,10 @@ KEEP_SENT = 500
 class Entry:
     """One queued segment (a directory)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, intent: Intent | None = None) -> None:
         self.path = path
         self.id = os.path.basename(path)
-        self._intent: Intent | None = None
+        self._intent = intent  # None: read from intent.json when first asked for
 
     def file(self, name: str) -> str:
         return os.path.join(self.path, name)
@@ -110,8 +110,7 @@ def enqueue(intent: Intent, files: dict[str, bytes] | None = None) -> Entry:
     for name, data in (files or {}).items():
         write_file(os.path.join(tmp, name), data)
     write_file(os.path.join(tmp, "intent.json"), dumps(intent.to_json()).encode())
-    entry = Entry(os.path.join(paths.queue_dir(), entry_id))
-    entry._intent = intent  # what the caller logs: not read back from the file just written
+    entry = Entry(os.path.join(paths.queue_dir(), entry_id), intent)  # not read back from the file just written
     os.rename(tmp, entry.path)
     fsync_dir(paths.queue_dir())
     return entry

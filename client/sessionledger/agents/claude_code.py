@@ -23,6 +23,7 @@ from sessionledger.core.claude_layout import (
     encode_project_dir,
     is_agent_file,
     project_dir,
+    read_head,
     session_id,
     subagent_files,
 )
@@ -80,7 +81,7 @@ class ClaudeCode(Agent):
         found = []
         for directory, _ in self._project_dirs(trees):
             for path in sorted(p for _, p in newer_files(directory, 0, _is_session_file)):
-                cwd = self.first_cwd(_head(path))
+                cwd = self.first_cwd(read_head(path))
                 if cwd and inside(cwd, trees):
                     found.append((path, cwd))
         return found
@@ -262,19 +263,10 @@ class ClaudeCode(Agent):
             os.path.join(project_dir, ".claude", "settings.local.json"),
             os.path.join(claude_dir(), "settings.json"),
         )
-        return any(b" hook post-tool-use" in _head(path, 1 << 20) for path in files)  # personal or team
+        return any(b" hook post-tool-use" in read_head(path, 1 << 20) for path in files)  # personal or team
 
 
 AGENT = ClaudeCode()
-
-
-def _head(path: str, limit: int = 1 << 20) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit)
-    except OSError:
-        return b""
-    return data
 
 
 def _read_all(path: str) -> bytes | None:

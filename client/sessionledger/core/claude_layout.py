@@ -108,14 +108,18 @@ def subagent_files(transcript: str) -> list[tuple[str, str]]:
     marker = b'"sessionId":"' + stem.encode("utf-8", "surrogateescape") + b'"'
     for name in _agent_names(legacy):
         path = os.path.join(legacy, name)
-        try:
-            with open(path, "rb") as handle:
-                head = handle.read(65536)
-        except OSError:
-            continue
-        if marker in head:
+        if marker in read_head(path, 65536):
             found.append((_agent_id(name), path))
     return found
+
+
+def read_head(path: str, limit: int = 1 << 20) -> bytes:
+    """The first `limit` bytes of a file; empty when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit)
+    except OSError:
+        return b""
 
 
 def _agent_names(directory: str) -> list[str]:
