@@ -372,11 +372,13 @@ def end_detached(home: Path, wait: float = 10.0) -> None:
     def running() -> list[int]:
         pids = []
         for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
+            if not entry.name.isdigit():
+                continue
             try:
                 with open(os.path.join(entry.path, "environ"), "rb") as environ:
-                    if entry.name.isdigit() and marker in b"\0" + environ.read():
+                    if marker in b"\0" + environ.read():
                         pids.append(int(entry.name))
-            except OSError:  # not a process, gone, or not ours to read
+            except OSError:  # gone, or not ours to read
                 continue
         return pids
 
