@@ -136,8 +136,24 @@ def ingest(api_as) -> Callable[..., Session]:
     return make
 
 
+# The files that take longest, longest first. pytest-xdist hands files out in collection order, and
+# the schema fuzz alone (collected near the end) took 190-350 s: started last, it ran on after every
+# other file had finished. Started first, the other worker takes the rest meanwhile.
+LONGEST_FILES = (
+    "tests/test_api_schema_fuzz.py",
+    "tests/e2e/test_outages.py",
+    "tests/frontend/browser/test_injection.py",
+    "tests/frontend/browser/test_accessibility.py",
+    "tests/e2e/test_faults.py",
+    "tests/e2e/test_long_download.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``real_transcripts`` skip when the real transcripts are absent (tests/realfixtures.py)."""
+    """The longest files first (``LONGEST_FILES``); tests marked ``real_transcripts`` skip when the real
+    transcripts are absent (tests/realfixtures.py)."""
+    rank = {path: index for index, path in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: files stay whole
     needing = [item for item in items if item.get_closest_marker(realfixtures.MARKER)]
     config.stash[_REAL_TRANSCRIPT_TESTS] = len(needing)
     if needing and not realfixtures.available():
