@@ -453,3 +453,42 @@ def test_random_value_assigned_to_any_name_is_redacted(template: str) -> None:
 def test_assigned_value_of_no_credential_shape_is_left_alone(line: str) -> None:
     data = read_result(f"# settings\n{line}\n")
     assert redact(data).data == data
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'apiMetrics := "{value}"',
+        "token is {value}",
+    ],
+    ids=["go-assignment", "prose-token"],
+)
+def test_a_line_after_a_json_newline_is_searched_like_the_first(line: str) -> None:
+    # in a transcript a line starts after the two bytes `\n`: the `n` is no letter of the name
+    value = rand(32) + "7"
+    text = "use this and retry:\nfunc x() {\n" + line.format(value=value) + "\n}"
+    assert_gone(prompt(text), value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["DB_PASSWORD={pw}", "  password: {pw}\n  host: db"],
+    ids=["env", "yaml"],
+)
+def test_a_password_holding_an_ampersand_is_redacted_whole(text: str) -> None:
+    pw = "Tr0ub4dor&3x" + rand(4)
+    assert pw[9:].encode() not in redact(prompt(text.format(pw=pw))).data
+
+
+def test_an_ampersand_that_starts_a_query_parameter_ends_the_password() -> None:
+    text = "GET https://x.io/login?password=Tr0ub4dor3x&user=bobby-tables"
+    assert b"user=bobby-tables" in redact(prompt(text)).data
+
+
+def test_a_jenkins_credentials_secret_in_braces_is_redacted() -> None:
+    value = rand(30) + "%" + rand(4)  # the whole value goes, not only its token-looking part
+    text = (
+        "<com.cloudbees.plugins.credentials.impl.StringCredentialsImpl>\n<scope>GLOBAL</scope>\n"
+        f"<secret>{{acme AQAAABAAA {value}}}</secret>\n</com.cloudbees.plugins.credentials.impl.StringCredentialsImpl>"
+    )
+    assert value[-5:].encode() not in redact(bash("cat credentials.xml", text)).data

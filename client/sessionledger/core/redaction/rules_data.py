@@ -1125,7 +1125,7 @@ category = "registry"
 description = "Docker config.json `auth` and npm `_auth`: base64 of user:password"
 source = "Docker docs: config.json credentials store; npm docs: _auth"
 lower_anchors = ['''auth(?:\\{0,8}["'])?[ \t]{0,8}[:=]''']
-regex = '''(?<![A-Za-z0-9-])_?auth(?:<<SEP>>)(?P<secret>[A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])'''
+regex = '''(?:(?<![A-Za-z0-9-])|(?<=\\[nrt]))_?auth(?:<<SEP>>)(?P<secret>[A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])'''
 validator = "basic_credentials"
 tp = ['''{{"auths": {{"https://index.docker.io/v1/": {{"auth": "«{basic:acme}»"}}}}}}''', "_auth=«{basic:ci}»"]
 fp = ['''{{"auth": "required"}}''', "auth: oauth2"]
@@ -1138,7 +1138,7 @@ description = "curl -u / --user user:password"
 source = "curl manual: -u, --user; gitleaks curl-auth-user (MIT)"
 anchors = ['''-(?<=[ \t]-)u[ \t=]{0,8}[^\s:'"\\`$-]{1,128}:''', '''-(?<=[ \t]-)-user[ \t=]''']
 near = ["curl"]
-regex = '''(?<![A-Za-z0-9_-])(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{1,128}:(?P<secret>[^\s'"\\`]{3,256})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{1,128}:(?P<secret>[^\s'"\\`]{3,256})'''
 validator = "cli_password"
 tp = ["curl -u admin:«{password}» https://jenkins.internal/api/json", '''curl --user "deploy:«{password}»" -X POST https://x''']
 fp = ["curl -u $USER:$PASS https://x", "docker run -u 1000:1000 image", "git push -u origin:main"]
@@ -1151,7 +1151,7 @@ description = "mysql/mariadb/mysqldump -pPASSWORD (no space)"
 source = "MySQL manual: --password[=password], -p[password]"
 anchors = ['''-(?<=[ \t]-)p[^\s-]''']
 near = ["mysql", "mariadb"]
-regex = '''(?<![A-Za-z0-9_-])-p<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,127})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-p<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,127})'''
 validator = "cli_password"
 tp = ["mysql -u root -p«{password}» -h db.internal app", "mysqldump -uroot -p'«{password}»' app > dump.sql"]
 fp = ["mysql -u root -p app", "mkdir -p build && mysql -e 'select 1'"]
@@ -1164,7 +1164,7 @@ description = "sshpass -p / docker|az|oc|cf login -p PASSWORD"
 source = "sshpass(1); docker login, az login, oc login docs"
 anchors = ['''-(?<=[ \t]-)p[ \t]''']
 near = ["sshpass", "login"]
-regex = '''(?<![A-Za-z0-9_-])-p[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-p[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
 tp = ["sshpass -p '«{password}»' ssh deploy@10.0.0.5", "docker login -u acme -p «{password}» registry.acme.io"]
 fp = ["sshpass -p \"$SSHPASS\" ssh host", "docker login -u acme -p $(cat pw) r"]
@@ -1191,7 +1191,7 @@ description = "sqlcmd/bcp/osql -P PASSWORD"
 source = "sqlcmd utility docs: -P password"
 anchors = ['''-(?<=[ \t]-)P[ \t]''']
 near = ["sqlcmd", "bcp", "osql"]
-regex = '''(?<![A-Za-z0-9_-])-P[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-P[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
 tp = ["sqlcmd -S db.internal -U sa -P «{password}» -Q 'select 1'"]
 fp = ["sqlcmd -S db -U sa -P $SA_PASSWORD -Q 'select 1'"]
@@ -1204,7 +1204,7 @@ description = "redis-cli / valkey-cli -a PASSWORD"
 source = "redis-cli docs: -a password"
 anchors = ['''-(?<=[ \t]-)a[ \t]''']
 near = ["redis-cli", "valkey-cli", "redis-benchmark", "keydb-cli"]
-regex = '''(?<![A-Za-z0-9_-])-a[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-a[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
 tp = ["redis-cli -h cache.internal -a «{password}» ping"]
 fp = ["redis-cli -h cache -a \"$REDIS_PASSWORD\" ping"]
@@ -1269,7 +1269,7 @@ source = "NuGet docs: packageSourceCredentials ClearTextPassword; gitleaks nuget
 lower_anchors = ['''password\\{0,8}"[ \t]{1,8}value=''', '''passwd\\{0,8}"[ \t]{1,8}value=''']
 lead = "A-Za-z0-9_.-"
 lead_max = 64
-regex = '''(?<![A-Za-z0-9_.-])(?i:[A-Za-z0-9_.-]{0,64}pass(?:word|wd))\\{0,8}"[ \t]{1,8}value=\\{0,8}"(?P<secret>[^"\\]{4,256})\\{0,8}"'''
+regex = '''(?:(?<![A-Za-z0-9_.-])|(?<=\\[nrt]))(?i:[A-Za-z0-9_.-]{0,64}pass(?:word|wd))\\{0,8}"[ \t]{1,8}value=\\{0,8}"(?P<secret>[^"\\]{4,256})\\{0,8}"'''
 validator = "cli_password"
 tp = ['''<add key="ClearTextPassword" value="«{password}»" />''']
 fp = ['''<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />''']
@@ -1292,16 +1292,20 @@ fp = ["<password>${env.PASSWORD}</password>"]
 id = "xml-secret-element"
 kind = "generic_secret"
 category = "generic"
-description = "XML element named like a key, token or secret, value on its own line or inline"
+description = "XML element named like a key, token or secret, value on its own line or inline, or wrapped in braces (Jenkins credentials.xml)"
 source = "gitleaks GenerateSampleSecrets 'xml - element multiline' (MIT)"
 lower_anchors = ['''ken>''', '''cret>''', '''key>''']
 lead = "A-Za-z0-9_.:<-"
 lead_max = 64
 name = '''<<SECRET_NAME>>'''
-regex = '''<(?P<name>[A-Za-z0-9_.:-]{1,64}+)>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>[^<\s"\\]{8,4096})(?:[ \t]|\\[nrt]|\n){0,32}</'''
+regex = '''<(?P<name>[A-Za-z0-9_.:-]{1,64}+)>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>\{(?=[^{}<>\n\\]{0,512}[A-Za-z0-9+/=_-]{16})[^{}<>\n\\]{8,1024}\}|[^<\s"\\]{8,4096})(?:[ \t]|\\[nrt]|\n){0,32}</'''
 validator = "secret"
-tp = ["<apiToken>\n    «{alnum:32}»\n</apiToken>"]
-fp = ["<primaryKey>id</primaryKey>"]
+tp = [
+  "<apiToken>\n    «{alnum:32}»\n</apiToken>",
+  # a Jenkins credentials.xml secret: braces around the (encrypted) value, spaces inside them
+  "<scope>GLOBAL</scope>\n<secret>«{{acme AQAAABAAA {alnum:40}}}»</secret>",
+]
+fp = ["<primaryKey>id</primaryKey>", "<secret>{the value goes here}</secret>"]
 
 # ============================================================================ passwords and generic assignments
 
@@ -1419,7 +1423,7 @@ category = "password"
 description = "A password named in prose or a config line without `=`: 'the staging password is …', .netrc `password …`"
 source = ".netrc (GNU inetutils ftp manual); detect-secrets KeywordDetector tests (Apache-2.0)"
 lower_anchors = ['''p(?:assw(?:or)?d|assphrase|wd)s?[ \t]''']
-regex = '''(?<![A-Za-z0-9_-])(?i:password|passwd|passphrase|pwd)s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now))?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|pwd)s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now))?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
 validator = "strict_password"
 tp = [
   "the staging password is «El2h{alnum:8}»",
@@ -1532,7 +1536,7 @@ source = "GNU long options; gh, heroku, vercel, npm and cloud CLIs (--token, --a
 lower_anchors = ['''ke[yn][ \t]{1,8}<<VALA>>''', '''cret[ \t]{1,8}<<VALA>>''']
 lead = "a-zA-Z-"
 lead_max = 32
-regex = '''(?<![A-Za-z0-9_-])--?(?:[A-Za-z0-9]{1,24}-){0,3}(?i:token|key|secret)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{7,511}+)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))--?(?:[A-Za-z0-9]{1,24}-){0,3}(?i:token|key|secret)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{7,511}+)'''
 validator = "secret"
 tp = ["vercel deploy --token «{alnum:24}» --prod", "my-cli --api-key «{alnum:32}» sync", "az ad sp create --client-secret «{token:40}»"]
 fp = ["git log --pretty=format --key value", "ssh-keygen -t ed25519 --key-type rsa", "gh auth login --with-token < token.txt", "To decipher the auto-key ciphertext, use the key", "commandline --current-token --cut-at-cursor)"]
@@ -1561,7 +1565,7 @@ source = "detect-secrets KeywordDetector (Apache-2.0)"
 lead = "a-zA-Z"
 lead_max = 4
 lower_anchors = ['''ke[yn]s?[ \t]{1,4}(?:is|was|->|→)[ \t]''', '''crets?[ \t]{1,4}(?:is|was|->|→)[ \t]''']
-regex = '''(?<![A-Za-z0-9_-])(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
 validator = "secret"
 tp = ["my API key is «{alnum:32}», keep it safe", "The token was «{token:40}»."]
 fp = ["the key is in the vault", "the token is expired and must be refreshed"]
@@ -1576,7 +1580,7 @@ anchors = ['''=(?=[ \t"'\\`]{0,12}+[A-Za-z0-9+/_~-]{20})(?=[ \t"'\\`]{0,12}+[A-Z
 lead = '''A-Za-z0-9_ \t:"'\\'''
 lead_max = 80
 name = '''(?i)(?!(?:id|class|content|src|href|style|data)$)(?![a-z0-9_]{0,64}?(?:pub|cache|page|cursor|hash|sha|sum|digest|integrity|nonce|salt|etag|uuid|guid|commit|rev|ref|version|signature))[a-z0-9_]{1,64}'''
-regex = '''(?<![A-Za-z0-9_$?&/%-])(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63}+)(?:\\{0,8}["'])?[ \t]{0,4}:?=[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z0-9+/_~-]{20,128}+={0,2})(?![A-Za-z0-9+/=_~.:@%(\[-])'''
+regex = '''(?:(?<![A-Za-z0-9_$?&/%-])|(?<=\\[nrt]))(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63}+)(?:\\{0,8}["'])?[ \t]{0,4}:?=[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z0-9+/_~-]{20,128}+={0,2})(?![A-Za-z0-9+/=_~.:@%(\[-])'''
 validator = "assigned_random"
 tp = ['apiMetrics := "«{alnum:32}»"', "X_API = '«{alnum:40}»'", "export DEPLOY_HOOK=«{alnum:36}»"]
 fp = ['EXPECTED_SHA = "3f786850e387550fdab836ed7e6dc881de23001b"', 'integrity="sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4"', "RAILWAY_ENV = 'production-environment-v2'", "https://example.com/?ref=AbCdEf0123456789GhIjKl", "url = src/components/UserProfile2/index.tsx", "request_id = '5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17'", "stream=9b0ac37f-d19e-4254-9079-f47e9a389eEX", "var n = _sliceInstanceProperty2(_context9)"]
