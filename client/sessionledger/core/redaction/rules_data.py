@@ -115,10 +115,12 @@ tp = [
   "AWS_ACCESS_KEY_ID=«AKIA{b32:16}»",
   '''{{"AccessKeyId": "«ASIA{b32:16}»", "Expiration": "2026-02-10"}}''',
   "aws_access_key_id = «AKIA{b32:16}»",
+  # a known prefix at its length is a key whatever its body: only a whole template is vetoed
+  "key = «AKIAXXXXXXXXXXXXXXXX»",
 ]
 fp = [
   "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
-  "key = AKIAXXXXXXXXXXXXXXXX",
+  "key = ${AWS_ACCESS_KEY_ID}",
   "TODAYINASIAASACKOFRICEFELLOVER",
 ]
 
@@ -610,8 +612,8 @@ prefixes = ["sk-ant-"]
 follow = '''[A-Za-z0-9_-]{20}'''
 regex = '''<<START>>sk-ant-[A-Za-z0-9_-]{32,300}<<END>>'''
 validator = "token"
-tp = ["ANTHROPIC_API_KEY=«sk-ant-api03-{token:93}AA»"]
-fp = ["sk-ant-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"]
+tp = ["ANTHROPIC_API_KEY=«sk-ant-api03-{token:93}AA»", "«sk-ant-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx»"]
+fp = ["sk-ant-****************************************", "the key starts with sk-ant-api03-"]
 
 [[rule]]
 id = "openrouter-key"
@@ -742,7 +744,7 @@ lead_max = 12
 regex = '''(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_+-])'''
 validator = "token"
 tp = ["TELEGRAM_BOT_TOKEN=«{digits:10}:AA{token:33}»", "curl https://api.telegram.org/bot«{digits:10}:AA{token:33}»/getMe"]
-fp = ["time 12345678:AAbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"]
+fp = ["time 12345678:AA", "12345678:AA<your-bot-token>"]
 
 [[rule]]
 id = "sendgrid-key"
@@ -840,17 +842,57 @@ fp = ["dckr_pat_ prefix"]
 # ============================================================================ other SaaS
 
 [[rule]]
+id = "twilio-gitlab-runner-tokens"
+kind = "saas_token"
+category = "saas"
+description = "Twilio API key and account SIDs (SK/AC + 32 hex or lower-case characters) and GitLab runner registration tokens (GR1348941…), standing alone"
+source = "provider docs: Twilio API keys, GitLab runner registration tokens; detect-secrets TwilioKeyDetector, GitLabTokenDetector (Apache-2.0); gitleaks twilio-api-key, gitlab-rrt (MIT)"
+prefixes = ["SK", "AC", "GR1348941"]
+follow = '''[0-9a-zA-Z_-]{20}'''
+regex = '''<<START>>(?:(?:SK|AC)[0-9a-zA-F]{32}|(?:SK|AC)[0-9a-z]{32}|GR1348941[A-Za-z0-9_-]{20,64})<<END>>'''
+validator = "token"
+tp = [
+  "TWILIO_API_KEY=«SK{hex:32}»",
+  "the twilio account is «AC{hex:32}», its key «SK{hex:32}»",
+  "«SKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx»",
+  "gitlab-runner register --registration-token «GR1348941PREfix_helloworld380»",
+]
+fp = ["SKILLSET_DEFINITIONS_FOR_THE_TEAM_MEMBERS", "ACCOUNT_SETTINGS_{hex:32}", "GR1348941 is the prefix"]
+
+[[rule]]
+id = "artifactory-keys"
+kind = "registry"
+category = "registry"
+description = "JFrog Artifactory API keys (AKC…) and encrypted passwords (AP + a hex digit …), standing alone: not a word-built name (`APDeveloperGuide`)"
+source = "provider docs: JFrog Artifactory API keys; detect-secrets ArtifactoryDetector (Apache-2.0)"
+prefixes = ["AKC", "AP"]
+follow = '''[0-9A-Za-z]{9}'''
+regex = '''<<START>>(?:AKC[A-Za-z0-9]{10,128}|AP[0-9A-F][A-Za-z0-9]{8,128})<<END>>'''
+validator = "unworded_token"
+tp = [
+  "«AKCxxxxxxxxxx»",
+  "artif-key:«AP6xxxxxxxxxx»",
+  "X-JFrog-Art-Api: «AKC{alnum:69}»",
+  "artifactoryx:_password=«APB{alnum:40}»",
+]
+fp = ["see APDeveloperGuide and APEXCharts", "AP1 and AKC", "APAC2024 results"]
+
+[[rule]]
 id = "provider-prefixed-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…)"
-source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account and user API tokens, Vercel access tokens, Microsoft identity platform refresh tokens"
-prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A"]
-follow = '''(?:[0-9a-z]{8}-[0-9a-z]{4}-|[a-f0-9]{32}|sq0|<<B64M>>)'''
-regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096})<<END>>'''
+description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…), Langfuse sk-lf- + UUID, pganalyze pgar_, Spectral spu-, Rootly rootly_"
+source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account and user API tokens, Vercel access tokens, Microsoft identity platform refresh tokens, Langfuse, pganalyze, Spectral and Rootly API keys"
+prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A", "sk-lf-", "pgar_", "spu-", "rootly_"]
+follow = '''(?:[0-9a-z]{8}-[0-9a-z]{4}-|[a-f0-9]{32}|sq0|<<B64M>>|[A-Za-z0-9]{27})'''
+regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096}|sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pgar_[A-Za-z0-9]{27}|spu-[a-z0-9]{32}|rootly_[a-f0-9]{64})<<END>>'''
 validator = "token"
 tp = [
   "the LaunchDarkly SDK key is «sdk-{uuid}»",
+  "langfuse_secret_key = «sk-lf-00000000-0000-0000-0000-000000000000»",
+  "[DEBUG] token=«pgar_abcdefghijklmnopqrstuvwxyz1»",
+  "SPECTRAL_API_KEY=«spu-{lowalnum:32}»",
+  "the rootly key is «rootly_{hex:64}» for now",
   "LD_SDK_KEY=«sdk-{lowalnum:8}-{lowalnum:4}-{lowalnum:4}-{lowalnum:4}-{lowalnum:12}»",
   "LD_API_KEY=«api-{uuid}»",
   "use «pri_{hex:32}» for the BestTime call",
@@ -861,7 +903,7 @@ tp = [
   "VERCEL_TOKEN=«vcp_{alnum:56}»",
   '''{{"refresh_token": "«0.A{token:300}»"}}''',
 ]
-fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4", "see /srv/api-{uuid}.log"]
+fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4", "see /srv/api-{uuid}.log", "pgar_ prefix, spu-test-runner, rootly_incident_id = 4"]
 
 [[rule]]
 id = "saas-prefixed-tokens"
