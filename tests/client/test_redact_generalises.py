@@ -509,3 +509,9 @@ def test_a_jenkins_credentials_secret_in_braces_is_redacted() -> None:
         f"<secret>{{acme AQAAABAAA {value}}}</secret>\n</com.cloudbees.plugins.credentials.impl.StringCredentialsImpl>"
     )
     assert value[-5:].encode() not in redact(bash("cat credentials.xml", text)).data
+
+
+def test_a_marker_does_not_spell_the_prefix_it_replaced() -> None:
+    cookie = "_gitlab_session=" + rand(32, string.ascii_lowercase + string.digits)
+    data = redact(prompt(f"the gitlab cookie is {cookie}, please rotate it")).data
+    assert b"gitlab_session" not in data

@@ -1157,7 +1157,7 @@ source = "RFC 7617"
 lower_anchors = ['''authorization''']
 regex = '''(?i:authorization)<<SEP>>(?i:basic)[ \t]{1,8}(?P<secret>[A-Za-z0-9+/]{8,4096}={0,3})(?![A-Za-z0-9+/=])'''
 validator = "basic_credentials"
-tp = ["Authorization: Basic «{basic:admin}»"]
+tp = ["Authorization: Basic «{basic:admin}»", "curl -H 'Authorization: Basic «YnJvd3Nlcjo=»' https://x"]
 fp = ["Authorization: Basic realm"]
 
 [[rule]]
@@ -1180,9 +1180,14 @@ description = "curl -u / --user user:password"
 source = "curl manual: -u, --user; gitleaks curl-auth-user (MIT)"
 anchors = ['''-(?<=[ \t]-)u[ \t=]{0,8}[^\s:'"\\`$-]{1,128}:''', '''-(?<=[ \t]-)-user[ \t=]''']
 near = ["curl"]
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{1,128}:(?P<secret>[^\s'"\\`]{3,256})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{1,128}:<<Q>>(?P<secret>[^\s'"\\`]{3,256})'''
 validator = "cli_password"
-tp = ["curl -u admin:«{password}» https://jenkins.internal/api/json", '''curl --user "deploy:«{password}»" -X POST https://x''']
+tp = [
+  "curl -u admin:«{password}» https://jenkins.internal/api/json",
+  '''curl --user "deploy:«{password}»" -X POST https://x''',
+  # the shell joins `kevin:` and a quoted password into one argument
+  "curl --user kevin:'«{password}»' -iX PATCH https://x",
+]
 fp = ["curl -u $USER:$PASS https://x", "docker run -u 1000:1000 image", "git push -u origin:main"]
 
 [[rule]]

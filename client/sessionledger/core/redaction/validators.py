@@ -404,13 +404,16 @@ def pem_body(value: str) -> bool:
 
 
 def basic_credentials(value: str) -> bool:
-    """Base64 of `user:password` (HTTP Basic, Docker `config.json` "auth", npm `_auth`)."""
+    """Base64 of `user:password` (HTTP Basic, Docker `config.json` "auth", npm `_auth`); an empty
+    password (`browser:`) still logs the user in."""
     try:
         decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return False
     user, sep, password = decoded.partition(":")
-    return bool(sep and user and password) and not placeholder(password) and decoded.isprintable()
+    if password and placeholder(password):
+        return False
+    return bool(sep and user) and decoded.isprintable()
 
 
 def cli_password(value: str) -> bool:
