@@ -515,3 +515,32 @@ def test_a_marker_does_not_spell_the_prefix_it_replaced() -> None:
     cookie = "_gitlab_session=" + rand(32, string.ascii_lowercase + string.digits)
     data = redact(prompt(f"the gitlab cookie is {cookie}, please rotate it")).data
     assert b"gitlab_session" not in data
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "export API_KEY={v}",
+        'SECRET_KEY = "{v}"',
+        "  access_token: {v}",
+        "the api token is {v}, rotate it",
+    ],
+    ids=["env", "code", "yaml", "prose"],
+)
+@pytest.mark.parametrize(
+    "value",
+    ["1234567890abcdef1234", "abcdef1234567890abcdef", "test_key_1234567890abcdef", "EXAMPLEaccessTOKEN1234567890"],
+    ids=["digit-run-hex", "alphabet-run", "test-word", "example-word"],
+)
+def test_a_made_up_value_under_a_credential_name_is_redacted(text: str, value: str) -> None:
+    # docs/redaction.md: an alphabet or digit run someone typed makes a value made up, not a name
+    assert_gone(prompt(text.format(v=value)), value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['cache_key = "user_profile_settings_v2"', 'token = "your-token-here"', "API_KEY=release-2024-build"],
+    ids=["identifier", "placeholder", "words-and-year"],
+)
+def test_a_name_or_placeholder_under_a_credential_name_is_left(text: str) -> None:
+    assert redact(prompt(text)).data == prompt(text)

@@ -228,18 +228,33 @@ def _literal(value: str, minimum: int = MIN_SECRET_LENGTH) -> bool:
     return not value.startswith(_PATH_PREFIXES)
 
 
+# A name holds short numbers (`s3`, `v2`, `2024`), not a run of six digits or more; and an
+# alphabet run (`abcdef`, `xyz`) is filler someone typed into a made-up key, not a word of a name
+_LONG_DIGIT_RUN_RE = re.compile(r"[0-9]{6}")
+_ALPHABET_RUNS = frozenset(
+    run[i:j]
+    for run in ("abcdefghijklmnopqrstuvwxyz", "qwertyuiop")
+    for i in range(len(run))
+    for j in range(i + 3, len(run) + 1)
+)
+
+
 def _name_like(value: str) -> bool:
     """Identifier segments made of words: `fs.s3.consistent`, `PKCS7PrivateKeyTypes`,
     `ed25519.Ed25519PrivateKey`, `user-profile-v2`. Most of their letters sit in pronounceable
     words of four letters or more (or short common ones: `key`, `api`, `id`); a random key's
     letters mostly do not, whatever its case pattern."""
-    if not _SEGMENTED_RE.fullmatch(value):
+    if not _SEGMENTED_RE.fullmatch(value) or _LONG_DIGIT_RUN_RE.search(value):
         return False
     tokens = _WORD_SPLIT_RE.findall(value)
     letters = sum(len(t) for t in tokens)
     if letters == 0:
         return False
-    in_words = sum(len(t) for t in tokens if (len(t) >= 4 and _wordish(t)) or t.lower() in _SHORT_WORDS)
+    in_words = sum(
+        len(t)
+        for t in tokens
+        if ((len(t) >= 4 and _wordish(t)) or t.lower() in _SHORT_WORDS) and t.lower() not in _ALPHABET_RUNS
+    )
     digit_runs = len(_DIGIT_RUN_RE.findall(value))  # names: `s3`, `v2`; random keys interleave digits
     # (a run of digits per 12 letters or more is random: `wdvnousa87acfxp9ioasrea4tbeasrfa`)
     return in_words >= 0.6 * letters and digit_runs <= max(2, letters // 12)
