@@ -397,7 +397,7 @@ def test_known_prefix_with_a_made_up_body_is_redacted(make: object) -> None:
         "AKIAXXXXXXXXXXXXXXXX",
         "glc_111111111111111111111111111111111111111111=",
         "AKCxxxxxxxxxx",
-        "SKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "ACxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
         "sk-lf-00000000-0000-0000-0000-000000000000",
         "spu-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
     ],

@@ -842,22 +842,20 @@ fp = ["dckr_pat_ prefix"]
 # ============================================================================ other SaaS
 
 [[rule]]
-id = "twilio-gitlab-runner-tokens"
+id = "twilio-account-sid"
 kind = "saas_token"
 category = "saas"
-description = "Twilio API key and account SIDs (SK/AC + 32 hex or lower-case characters) and GitLab runner registration tokens (GR1348941…), standing alone"
-source = "provider docs: Twilio API keys, GitLab runner registration tokens; detect-secrets TwilioKeyDetector, GitLabTokenDetector (Apache-2.0); gitleaks twilio-api-key, gitlab-rrt (MIT)"
-prefixes = ["SK", "AC", "GR1348941"]
-follow = '''[0-9a-zA-Z_-]{20}'''
-regex = '''<<START>>(?:(?:SK|AC)[0-9a-zA-F]{32}|(?:SK|AC)[0-9a-z]{32}|GR1348941[A-Za-z0-9_-]{20,64})<<END>>'''
+description = "Twilio account SIDs (AC + 32 hex or lower-case characters) standing alone; API key SIDs (SK…) and GitLab runner registration tokens (GR1348941…) would each need a scan of their own, and are found only after a credential word"
+source = "Twilio docs: account SID; detect-secrets TwilioKeyDetector (Apache-2.0)"
+prefixes = ["AC"]
+follow = '''[0-9a-zA-Z]{20}'''
+regex = '''<<START>>AC(?:[0-9a-zA-F]{32}|[0-9a-z]{32})<<END>>'''
 validator = "token"
 tp = [
-  "TWILIO_API_KEY=«SK{hex:32}»",
-  "the twilio account is «AC{hex:32}», its key «SK{hex:32}»",
-  "«SKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx»",
-  "gitlab-runner register --registration-token «GR1348941PREfix_helloworld380»",
+  "the twilio account is «AC{hex:32}»",
+  "«ACxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx»",
 ]
-fp = ["SKILLSET_DEFINITIONS_FOR_THE_TEAM_MEMBERS", "ACCOUNT_SETTINGS_{hex:32}", "GR1348941 is the prefix"]
+fp = ["ACCOUNT_SETTINGS_{hex:32}", "ACCESSIBILITY"]
 
 [[rule]]
 id = "artifactory-keys"
