@@ -163,6 +163,10 @@ ADVERSARIAL = [
     "key=1" * 40_000,
     "secret " + ("x1" * 7 + " ") * 13_000,
     "credential " + "a." * 100_000,
+    # a bare value's `&` checks for a query parameter after it; a braced XML value looks for a token run
+    "DB_PASSWORD=" + "a&" * 100_000,
+    "<secret>{" + "a " * 100_000,
+    "AP1" * 66_000,
 ]
 
 

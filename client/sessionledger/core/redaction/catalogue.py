@@ -75,9 +75,14 @@ def entries() -> tuple[Entry, ...]:
     return tuple(out)
 
 
+# `generic-api-key` joins our own catch-all's kind; a kind must not spell its token's literal
+# prefix (`_gitlab_session=`), or the marker would repeat a piece of what it replaced
+_KINDS = {"generic-api-key": "generic_secret", "gitlab-session-cookie": "gitlab_cookie"}
+
+
 def kind_of(ident: str) -> str:
-    """`generic-api-key` joins our own catch-all's kind; the others keep gitleaks' id."""
-    return "generic_secret" if ident == "generic-api-key" else ident.replace("-", "_")
+    """The count key and marker of a catalogue rule: gitleaks' id, but for `_KINDS`."""
+    return _KINDS.get(ident, ident.replace("-", "_"))
 
 
 def _prefixes(entry: Entry) -> tuple[tuple[str, ...], bool] | None:

@@ -70,7 +70,9 @@ _QUOTED_VALUE = (
     r"""|(?<=`)[^`\\\s]{8,4096}+(?=`))"""
 )
 # `=` only as base64 padding: a run like `key=key=key=…` must not be one 4 KB "value" per `key`.
-_BARE = r"""(?<!["'`])[^\s"'`\\<>{}()\[\],;|&=]{8,4096}+={0,3}""" + _VALUE_END
+# A `&` inside a value is part of it (`Tr0ub4dor&3x` in a .env or YAML file), not when it starts
+# the next query parameter (`?password=…&user=…`) or a shell's `&&`.
+_BARE = r"""(?<!["'`])(?:[^\s"'`\\<>{}()\[\],;|&=]|&(?![&\s]|[A-Za-z0-9_.-]{1,64}=)){8,4096}+={0,3}""" + _VALUE_END
 _BARE_VALUE = f"(?P<secret>{_BARE})"
 _ANY_VALUE = _QUOTED_VALUE[:-1] + "|" + _BARE + ")"  # one `secret` group, quoted or bare
 _NAME_START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtbf]))"

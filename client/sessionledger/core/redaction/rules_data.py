@@ -115,10 +115,12 @@ tp = [
   "AWS_ACCESS_KEY_ID=«AKIA{b32:16}»",
   '''{{"AccessKeyId": "«ASIA{b32:16}»", "Expiration": "2026-02-10"}}''',
   "aws_access_key_id = «AKIA{b32:16}»",
+  # a known prefix at its length is a key whatever its body: only a whole template is vetoed
+  "key = «AKIAXXXXXXXXXXXXXXXX»",
 ]
 fp = [
   "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
-  "key = AKIAXXXXXXXXXXXXXXXX",
+  "key = ${AWS_ACCESS_KEY_ID}",
   "TODAYINASIAASACKOFRICEFELLOVER",
 ]
 
@@ -610,8 +612,8 @@ prefixes = ["sk-ant-"]
 follow = '''[A-Za-z0-9_-]{20}'''
 regex = '''<<START>>sk-ant-[A-Za-z0-9_-]{32,300}<<END>>'''
 validator = "token"
-tp = ["ANTHROPIC_API_KEY=«sk-ant-api03-{token:93}AA»"]
-fp = ["sk-ant-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"]
+tp = ["ANTHROPIC_API_KEY=«sk-ant-api03-{token:93}AA»", "«sk-ant-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx»"]
+fp = ["sk-ant-****************************************", "the key starts with sk-ant-api03-"]
 
 [[rule]]
 id = "openrouter-key"
@@ -742,7 +744,7 @@ lead_max = 12
 regex = '''(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_+-])'''
 validator = "token"
 tp = ["TELEGRAM_BOT_TOKEN=«{digits:10}:AA{token:33}»", "curl https://api.telegram.org/bot«{digits:10}:AA{token:33}»/getMe"]
-fp = ["time 12345678:AAbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"]
+fp = ["time 12345678:AA", "12345678:AA<your-bot-token>"]
 
 [[rule]]
 id = "sendgrid-key"
@@ -840,17 +842,55 @@ fp = ["dckr_pat_ prefix"]
 # ============================================================================ other SaaS
 
 [[rule]]
+id = "twilio-account-sid"
+kind = "saas_token"
+category = "saas"
+description = "Twilio account SIDs (AC + 32 hex or lower-case characters) standing alone; API key SIDs (SK…) and GitLab runner registration tokens (GR1348941…) would each need a scan of their own, and are found only after a credential word"
+source = "Twilio docs: account SID; detect-secrets TwilioKeyDetector (Apache-2.0)"
+prefixes = ["AC"]
+follow = '''[0-9a-zA-Z]{20}'''
+regex = '''<<START>>AC(?:[0-9a-zA-F]{32}|[0-9a-z]{32})<<END>>'''
+validator = "token"
+tp = [
+  "the twilio account is «AC{hex:32}»",
+  "«ACxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx»",
+]
+fp = ["ACCOUNT_SETTINGS_{hex:32}", "ACCESSIBILITY"]
+
+[[rule]]
+id = "artifactory-keys"
+kind = "registry"
+category = "registry"
+description = "JFrog Artifactory API keys (AKC…) and encrypted passwords (AP + a hex digit …), standing alone: not a word-built name (`APDeveloperGuide`)"
+source = "provider docs: JFrog Artifactory API keys; detect-secrets ArtifactoryDetector (Apache-2.0)"
+prefixes = ["AKC", "AP"]
+follow = '''[0-9A-Za-z]{9}'''
+regex = '''<<START>>(?:AKC[A-Za-z0-9]{10,128}|AP[0-9A-F][A-Za-z0-9]{8,128})<<END>>'''
+validator = "unworded_token"
+tp = [
+  "«AKCxxxxxxxxxx»",
+  "artif-key:«AP6xxxxxxxxxx»",
+  "X-JFrog-Art-Api: «AKC{alnum:69}»",
+  "artifactoryx:_password=«APB{alnum:40}»",
+]
+fp = ["see APDeveloperGuide and APEXCharts", "AP1 and AKC", "APAC2024 results"]
+
+[[rule]]
 id = "provider-prefixed-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…)"
-source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account and user API tokens, Vercel access tokens, Microsoft identity platform refresh tokens"
-prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A"]
-follow = '''(?:[0-9a-z]{8}-[0-9a-z]{4}-|[a-f0-9]{32}|sq0|<<B64M>>)'''
-regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096})<<END>>'''
+description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…), Langfuse sk-lf- + UUID, pganalyze pgar_, Spectral spu-, Rootly rootly_"
+source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account and user API tokens, Vercel access tokens, Microsoft identity platform refresh tokens, Langfuse, pganalyze, Spectral and Rootly API keys"
+prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A", "sk-lf-", "pgar_", "spu-", "rootly_"]
+follow = '''(?:[0-9a-z]{8}-[0-9a-z]{4}-|[a-f0-9]{32}|sq0|<<B64M>>|[A-Za-z0-9]{27})'''
+regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096}|sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pgar_[A-Za-z0-9]{27}|spu-[a-z0-9]{32}|rootly_[a-f0-9]{64})<<END>>'''
 validator = "token"
 tp = [
   "the LaunchDarkly SDK key is «sdk-{uuid}»",
+  "langfuse_secret_key = «sk-lf-00000000-0000-0000-0000-000000000000»",
+  "[DEBUG] token=«pgar_abcdefghijklmnopqrstuvwxyz1»",
+  "SPECTRAL_API_KEY=«spu-{lowalnum:32}»",
+  "the rootly key is «rootly_{hex:64}» for now",
   "LD_SDK_KEY=«sdk-{lowalnum:8}-{lowalnum:4}-{lowalnum:4}-{lowalnum:4}-{lowalnum:12}»",
   "LD_API_KEY=«api-{uuid}»",
   "use «pri_{hex:32}» for the BestTime call",
@@ -861,7 +901,7 @@ tp = [
   "VERCEL_TOKEN=«vcp_{alnum:56}»",
   '''{{"refresh_token": "«0.A{token:300}»"}}''',
 ]
-fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4", "see /srv/api-{uuid}.log"]
+fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4", "see /srv/api-{uuid}.log", "pgar_ prefix, spu-test-runner, rootly_incident_id = 4"]
 
 [[rule]]
 id = "saas-prefixed-tokens"
@@ -1115,7 +1155,7 @@ source = "RFC 7617"
 lower_anchors = ['''authorization''']
 regex = '''(?i:authorization)<<SEP>>(?i:basic)[ \t]{1,8}(?P<secret>[A-Za-z0-9+/]{8,4096}={0,3})(?![A-Za-z0-9+/=])'''
 validator = "basic_credentials"
-tp = ["Authorization: Basic «{basic:admin}»"]
+tp = ["Authorization: Basic «{basic:admin}»", "curl -H 'Authorization: Basic «YnJvd3Nlcjo=»' https://x"]
 fp = ["Authorization: Basic realm"]
 
 [[rule]]
@@ -1125,7 +1165,7 @@ category = "registry"
 description = "Docker config.json `auth` and npm `_auth`: base64 of user:password"
 source = "Docker docs: config.json credentials store; npm docs: _auth"
 lower_anchors = ['''auth(?:\\{0,8}["'])?[ \t]{0,8}[:=]''']
-regex = '''(?<![A-Za-z0-9-])_?auth(?:<<SEP>>)(?P<secret>[A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])'''
+regex = '''(?:(?<![A-Za-z0-9-])|(?<=\\[nrt]))_?auth(?:<<SEP>>)(?P<secret>[A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])'''
 validator = "basic_credentials"
 tp = ['''{{"auths": {{"https://index.docker.io/v1/": {{"auth": "«{basic:acme}»"}}}}}}''', "_auth=«{basic:ci}»"]
 fp = ['''{{"auth": "required"}}''', "auth: oauth2"]
@@ -1138,9 +1178,14 @@ description = "curl -u / --user user:password"
 source = "curl manual: -u, --user; gitleaks curl-auth-user (MIT)"
 anchors = ['''-(?<=[ \t]-)u[ \t=]{0,8}[^\s:'"\\`$-]{1,128}:''', '''-(?<=[ \t]-)-user[ \t=]''']
 near = ["curl"]
-regex = '''(?<![A-Za-z0-9_-])(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{1,128}:(?P<secret>[^\s'"\\`]{3,256})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{1,128}:<<Q>>(?P<secret>[^\s'"\\`]{3,256})'''
 validator = "cli_password"
-tp = ["curl -u admin:«{password}» https://jenkins.internal/api/json", '''curl --user "deploy:«{password}»" -X POST https://x''']
+tp = [
+  "curl -u admin:«{password}» https://jenkins.internal/api/json",
+  '''curl --user "deploy:«{password}»" -X POST https://x''',
+  # the shell joins `kevin:` and a quoted password into one argument
+  "curl --user kevin:'«{password}»' -iX PATCH https://x",
+]
 fp = ["curl -u $USER:$PASS https://x", "docker run -u 1000:1000 image", "git push -u origin:main"]
 
 [[rule]]
@@ -1151,7 +1196,7 @@ description = "mysql/mariadb/mysqldump -pPASSWORD (no space)"
 source = "MySQL manual: --password[=password], -p[password]"
 anchors = ['''-(?<=[ \t]-)p[^\s-]''']
 near = ["mysql", "mariadb"]
-regex = '''(?<![A-Za-z0-9_-])-p<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,127})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-p<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,127})'''
 validator = "cli_password"
 tp = ["mysql -u root -p«{password}» -h db.internal app", "mysqldump -uroot -p'«{password}»' app > dump.sql"]
 fp = ["mysql -u root -p app", "mkdir -p build && mysql -e 'select 1'"]
@@ -1164,7 +1209,7 @@ description = "sshpass -p / docker|az|oc|cf login -p PASSWORD"
 source = "sshpass(1); docker login, az login, oc login docs"
 anchors = ['''-(?<=[ \t]-)p[ \t]''']
 near = ["sshpass", "login"]
-regex = '''(?<![A-Za-z0-9_-])-p[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-p[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
 tp = ["sshpass -p '«{password}»' ssh deploy@10.0.0.5", "docker login -u acme -p «{password}» registry.acme.io"]
 fp = ["sshpass -p \"$SSHPASS\" ssh host", "docker login -u acme -p $(cat pw) r"]
@@ -1191,7 +1236,7 @@ description = "sqlcmd/bcp/osql -P PASSWORD"
 source = "sqlcmd utility docs: -P password"
 anchors = ['''-(?<=[ \t]-)P[ \t]''']
 near = ["sqlcmd", "bcp", "osql"]
-regex = '''(?<![A-Za-z0-9_-])-P[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-P[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
 tp = ["sqlcmd -S db.internal -U sa -P «{password}» -Q 'select 1'"]
 fp = ["sqlcmd -S db -U sa -P $SA_PASSWORD -Q 'select 1'"]
@@ -1204,7 +1249,7 @@ description = "redis-cli / valkey-cli -a PASSWORD"
 source = "redis-cli docs: -a password"
 anchors = ['''-(?<=[ \t]-)a[ \t]''']
 near = ["redis-cli", "valkey-cli", "redis-benchmark", "keydb-cli"]
-regex = '''(?<![A-Za-z0-9_-])-a[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-a[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
 tp = ["redis-cli -h cache.internal -a «{password}» ping"]
 fp = ["redis-cli -h cache -a \"$REDIS_PASSWORD\" ping"]
@@ -1269,7 +1314,7 @@ source = "NuGet docs: packageSourceCredentials ClearTextPassword; gitleaks nuget
 lower_anchors = ['''password\\{0,8}"[ \t]{1,8}value=''', '''passwd\\{0,8}"[ \t]{1,8}value=''']
 lead = "A-Za-z0-9_.-"
 lead_max = 64
-regex = '''(?<![A-Za-z0-9_.-])(?i:[A-Za-z0-9_.-]{0,64}pass(?:word|wd))\\{0,8}"[ \t]{1,8}value=\\{0,8}"(?P<secret>[^"\\]{4,256})\\{0,8}"'''
+regex = '''(?:(?<![A-Za-z0-9_.-])|(?<=\\[nrt]))(?i:[A-Za-z0-9_.-]{0,64}pass(?:word|wd))\\{0,8}"[ \t]{1,8}value=\\{0,8}"(?P<secret>[^"\\]{4,256})\\{0,8}"'''
 validator = "cli_password"
 tp = ['''<add key="ClearTextPassword" value="«{password}»" />''']
 fp = ['''<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />''']
@@ -1292,16 +1337,20 @@ fp = ["<password>${env.PASSWORD}</password>"]
 id = "xml-secret-element"
 kind = "generic_secret"
 category = "generic"
-description = "XML element named like a key, token or secret, value on its own line or inline"
+description = "XML element named like a key, token or secret, value on its own line or inline, or wrapped in braces (Jenkins credentials.xml)"
 source = "gitleaks GenerateSampleSecrets 'xml - element multiline' (MIT)"
 lower_anchors = ['''ken>''', '''cret>''', '''key>''']
 lead = "A-Za-z0-9_.:<-"
 lead_max = 64
 name = '''<<SECRET_NAME>>'''
-regex = '''<(?P<name>[A-Za-z0-9_.:-]{1,64}+)>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>[^<\s"\\]{8,4096})(?:[ \t]|\\[nrt]|\n){0,32}</'''
+regex = '''<(?P<name>[A-Za-z0-9_.:-]{1,64}+)>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>\{(?=[^{}<>\n\\]{0,512}[A-Za-z0-9+/=_-]{16})[^{}<>\n\\]{8,1024}\}|[^<\s"\\]{8,4096})(?:[ \t]|\\[nrt]|\n){0,32}</'''
 validator = "secret"
-tp = ["<apiToken>\n    «{alnum:32}»\n</apiToken>"]
-fp = ["<primaryKey>id</primaryKey>"]
+tp = [
+  "<apiToken>\n    «{alnum:32}»\n</apiToken>",
+  # a Jenkins credentials.xml secret: braces around the (encrypted) value, spaces inside them
+  "<scope>GLOBAL</scope>\n<secret>«{{acme AQAAABAAA {alnum:40}}}»</secret>",
+]
+fp = ["<primaryKey>id</primaryKey>", "<secret>{the value goes here}</secret>"]
 
 # ============================================================================ passwords and generic assignments
 
@@ -1419,7 +1468,7 @@ category = "password"
 description = "A password named in prose or a config line without `=`: 'the staging password is …', .netrc `password …`"
 source = ".netrc (GNU inetutils ftp manual); detect-secrets KeywordDetector tests (Apache-2.0)"
 lower_anchors = ['''p(?:assw(?:or)?d|assphrase|wd)s?[ \t]''']
-regex = '''(?<![A-Za-z0-9_-])(?i:password|passwd|passphrase|pwd)s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now))?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|pwd)s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now))?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
 validator = "strict_password"
 tp = [
   "the staging password is «El2h{alnum:8}»",
@@ -1532,7 +1581,7 @@ source = "GNU long options; gh, heroku, vercel, npm and cloud CLIs (--token, --a
 lower_anchors = ['''ke[yn][ \t]{1,8}<<VALA>>''', '''cret[ \t]{1,8}<<VALA>>''']
 lead = "a-zA-Z-"
 lead_max = 32
-regex = '''(?<![A-Za-z0-9_-])--?(?:[A-Za-z0-9]{1,24}-){0,3}(?i:token|key|secret)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{7,511}+)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))--?(?:[A-Za-z0-9]{1,24}-){0,3}(?i:token|key|secret)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{7,511}+)'''
 validator = "secret"
 tp = ["vercel deploy --token «{alnum:24}» --prod", "my-cli --api-key «{alnum:32}» sync", "az ad sp create --client-secret «{token:40}»"]
 fp = ["git log --pretty=format --key value", "ssh-keygen -t ed25519 --key-type rsa", "gh auth login --with-token < token.txt", "To decipher the auto-key ciphertext, use the key", "commandline --current-token --cut-at-cursor)"]
@@ -1561,7 +1610,7 @@ source = "detect-secrets KeywordDetector (Apache-2.0)"
 lead = "a-zA-Z"
 lead_max = 4
 lower_anchors = ['''ke[yn]s?[ \t]{1,4}(?:is|was|->|→)[ \t]''', '''crets?[ \t]{1,4}(?:is|was|->|→)[ \t]''']
-regex = '''(?<![A-Za-z0-9_-])(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
 validator = "secret"
 tp = ["my API key is «{alnum:32}», keep it safe", "The token was «{token:40}»."]
 fp = ["the key is in the vault", "the token is expired and must be refreshed"]
@@ -1576,7 +1625,7 @@ anchors = ['''=(?=[ \t"'\\`]{0,12}+[A-Za-z0-9+/_~-]{20})(?=[ \t"'\\`]{0,12}+[A-Z
 lead = '''A-Za-z0-9_ \t:"'\\'''
 lead_max = 80
 name = '''(?i)(?!(?:id|class|content|src|href|style|data)$)(?![a-z0-9_]{0,64}?(?:pub|cache|page|cursor|hash|sha|sum|digest|integrity|nonce|salt|etag|uuid|guid|commit|rev|ref|version|signature))[a-z0-9_]{1,64}'''
-regex = '''(?<![A-Za-z0-9_$?&/%-])(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63}+)(?:\\{0,8}["'])?[ \t]{0,4}:?=[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z0-9+/_~-]{20,128}+={0,2})(?![A-Za-z0-9+/=_~.:@%(\[-])'''
+regex = '''(?:(?<![A-Za-z0-9_$?&/%-])|(?<=\\[nrt]))(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63}+)(?:\\{0,8}["'])?[ \t]{0,4}:?=[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z0-9+/_~-]{20,128}+={0,2})(?![A-Za-z0-9+/=_~.:@%(\[-])'''
 validator = "assigned_random"
 tp = ['apiMetrics := "«{alnum:32}»"', "X_API = '«{alnum:40}»'", "export DEPLOY_HOOK=«{alnum:36}»"]
 fp = ['EXPECTED_SHA = "3f786850e387550fdab836ed7e6dc881de23001b"', 'integrity="sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4"', "RAILWAY_ENV = 'production-environment-v2'", "https://example.com/?ref=AbCdEf0123456789GhIjKl", "url = src/components/UserProfile2/index.tsx", "request_id = '5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17'", "stream=9b0ac37f-d19e-4254-9079-f47e9a389eEX", "var n = _sliceInstanceProperty2(_context9)"]

@@ -228,18 +228,33 @@ def _literal(value: str, minimum: int = MIN_SECRET_LENGTH) -> bool:
     return not value.startswith(_PATH_PREFIXES)
 
 
+# A name holds short numbers (`s3`, `v2`, `2024`), not a run of six digits or more; and an
+# alphabet run (`abcdef`, `xyz`) is filler someone typed into a made-up key, not a word of a name
+_LONG_DIGIT_RUN_RE = re.compile(r"[0-9]{6}")
+_ALPHABET_RUNS = frozenset(
+    run[i:j]
+    for run in ("abcdefghijklmnopqrstuvwxyz", "qwertyuiop")
+    for i in range(len(run))
+    for j in range(i + 3, len(run) + 1)
+)
+
+
 def _name_like(value: str) -> bool:
     """Identifier segments made of words: `fs.s3.consistent`, `PKCS7PrivateKeyTypes`,
     `ed25519.Ed25519PrivateKey`, `user-profile-v2`. Most of their letters sit in pronounceable
     words of four letters or more (or short common ones: `key`, `api`, `id`); a random key's
     letters mostly do not, whatever its case pattern."""
-    if not _SEGMENTED_RE.fullmatch(value):
+    if not _SEGMENTED_RE.fullmatch(value) or _LONG_DIGIT_RUN_RE.search(value):
         return False
     tokens = _WORD_SPLIT_RE.findall(value)
     letters = sum(len(t) for t in tokens)
     if letters == 0:
         return False
-    in_words = sum(len(t) for t in tokens if (len(t) >= 4 and _wordish(t)) or t.lower() in _SHORT_WORDS)
+    in_words = sum(
+        len(t)
+        for t in tokens
+        if ((len(t) >= 4 and _wordish(t)) or t.lower() in _SHORT_WORDS) and t.lower() not in _ALPHABET_RUNS
+    )
     digit_runs = len(_DIGIT_RUN_RE.findall(value))  # names: `s3`, `v2`; random keys interleave digits
     # (a run of digits per 12 letters or more is random: `wdvnousa87acfxp9ioasrea4tbeasrfa`)
     return in_words >= 0.6 * letters and digit_runs <= max(2, letters // 12)
@@ -345,32 +360,35 @@ def random_token(value: str) -> bool:
     return mixed and shannon_entropy(body) >= 3.5
 
 
-# The `xxxx…` template in a provider's format: one filler character (`x`, `X`, `*`, `•`, `0`, `1`)
-# in runs filling half the value (`ghp_xxxx…`, `A3-XXXXXX-XXXX…`, `AKIAXXXX…`, `glc_1111…=`, `sk_live_****abcd`)
-_FILLER_RUN_RE = re.compile(r"([xX*\u20220-1])\1{3,}")
+# A masked key (`sk_live_****4242`, `ghp_••••…`): a mask filling half the value shows no secret.
+_MASK_RUN_RE = re.compile(r"([*\u2022])\1{3,}")
+# A value that is nothing but one filler character (`xxxxxxxx`, `XXXX-XXXX`, `________`).
+_WHOLE_FILLER_RE = re.compile(r"([xX*\u2022.#?_-])(?:\1|[-_.]){5,}")
 
 
-# any character six times over: with keyboard runs removed, a value made of nothing else
-# (`12345678:AAbbbbbbbb…`) is filler whatever its prefix
-_RUN_RE = re.compile(r"(.)\1{5,}", re.S)
-
-
-def _filler_body(value: str) -> bool:
-    return any(value.count(run.group(1)) * 2 >= len(value) for run in _FILLER_RUN_RE.finditer(value))
+def _masked_body(value: str) -> bool:
+    return any(value.count(run.group(1)) * 2 >= len(value) for run in _MASK_RUN_RE.finditer(value))
 
 
 def token(value: str) -> bool:
     """A provider token with a fixed prefix: a known prefix at the provider's length is a secret
-    whatever its body looks like (`shippo_live_aaaa…`, `pgar_abcdefgh…1` are keys someone may
-    have issued), so only a whole value that is a template, dummy or documented example, or the
-    `xxxx…` template in the provider's format (a filler run over half of it) is vetoed."""
-    if _filler_body(value) or len(_RUN_RE.sub("", _SEQUENCE_RE.sub("", value.lower()))) <= 3:
+    whatever its body looks like (`shippo_live_aaaa…`, `pgar_abcdefgh…1`, `AKCxxxxxxxxxx`,
+    `sk-lf-0000…`: keys someone may have issued, or a scanner's sample of one), so only a whole
+    value that is a template, dummy, documented example or filler, or a masked key (a `*` or `•`
+    mask over half of it: the key is not there), is vetoed."""
+    if _masked_body(value) or _WHOLE_FILLER_RE.fullmatch(value):
         return False
     if _TEMPLATE_RE.fullmatch(value) or _INTERPOLATION_RE.search(value) or _AWS_EXAMPLE_RE.fullmatch(value):
         return False
     if _VARIABLE_RE.fullmatch(value) or value.lower() in _DUMMIES:
         return False
     return not (_PLACEHOLDER_WHOLE_RE.fullmatch(value) and not _MIXED_WITH_DIGIT_RE.fullmatch(value))
+
+
+def unworded_token(value: str) -> bool:
+    """A token whose short prefix (`AP` + a hex digit) English and code also start: not when the
+    value is built of words (`APDeveloperGuide`, `APEXCharts`)."""
+    return token(value) and not _name_like(value) and not identifier(value)
 
 
 def has_digit(value: str) -> bool:
@@ -401,13 +419,16 @@ def pem_body(value: str) -> bool:
 
 
 def basic_credentials(value: str) -> bool:
-    """Base64 of `user:password` (HTTP Basic, Docker `config.json` "auth", npm `_auth`)."""
+    """Base64 of `user:password` (HTTP Basic, Docker `config.json` "auth", npm `_auth`); an empty
+    password (`browser:`) still logs the user in."""
     try:
         decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return False
     user, sep, password = decoded.partition(":")
-    return bool(sep and user and password) and not placeholder(password) and decoded.isprintable()
+    if password and placeholder(password):
+        return False
+    return bool(sep and user) and decoded.isprintable()
 
 
 def cli_password(value: str) -> bool:
@@ -566,6 +587,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "strict_password": strict_password,
     "random_token": random_token,
     "token": token,
+    "unworded_token": unworded_token,
     "has_digit": has_digit,
     "url_password": url_password,
     "pem_body": pem_body,
