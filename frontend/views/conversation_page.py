@@ -21,6 +21,7 @@ from markupsafe import Markup
 from frontend import http_cache
 from frontend.access import PAGE_READ
 from frontend.forms import ROLE_CHOICES, MessageFilterForm
+from frontend.http_cache import Body
 from frontend.session_page import page_cache, whole
 from frontend.session_page.load import document_load, filter_params
 from frontend.session_page.page_cache import page_where
@@ -49,11 +50,15 @@ class WholeConversationView(SessionObjectMixin, TemplateView):
             return unchanged
         if "through" in request.GET:
             return later_pages(
-                request, lambda params: whole_page(self.chain.segments, params)[0], self._record_reads, self._validators
+                request,
+                lambda params: whole_page(self.chain.segments, params)[0],
+                self._record_reads,
+                self._validators,
+                http_cache.content_key("whole-later", request, self.chain.segments),
             )
         context = self.get_context_data(**kwargs)
         response = self.render_to_response(context)
-        if context["reading"] is not None:
+        if context["readable"]:
             # once rendered: the page's forms may have just set the CSRF secret the tag covers
             http_cache.mark(cast(TemplateResponse, response).render(), self._validators())
         return response
@@ -66,28 +71,42 @@ class WholeConversationView(SessionObjectMixin, TemplateView):
             access_record(session=session, request=self.request, via="web")
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(first=self.chain.segments[0], **kwargs)
+        # the content, made once for every reader (nothing in it is the reader's)
+        key = http_cache.content_key("whole-body", self.request, self.chain.segments)
+        body = page_cache.cached(key)
+        if body is None:
+            body, readable = self._body(context)
+            if readable:
+                page_cache.keep(key, body)
+        else:
+            readable = True
+        self._record_reads()
+        return {**context, "body": body, "readable": readable}
+
+    def _body(self, context: dict[str, Any]) -> tuple[Body, bool]:
+        """The page's content, and whether the conversation could be read."""
         chain = self.chain
         form = MessageFilterForm(self.request.GET)
         form.is_valid()
         params = filter_params(form)
         page, joined, segments = whole_page(chain.segments, params)
         reading = page_cache.reading_of(page, form)
-        self._record_reads()
         overview_html, prompt_count = joined.overview(reading.turn_window if reading is not None else (0, 0))
-        return super().get_context_data(
-            first=chain.segments[0],
-            segments=segments,
-            commits=sum(1 for session in chain.segments if session.kind == Kind.CHECKPOINT),
-            gaps=chain.gaps,
-            form=form,
-            role_choices=ROLE_CHOICES,
-            reading=reading,
-            params=params,
-            overview_html=overview_html,
-            prompt_count=prompt_count,
-            agent_session_id=self.agent_session_id,
-            **kwargs,
-        )
+        context = {
+            **context,
+            "segments": segments,
+            "commits": sum(1 for session in chain.segments if session.kind == Kind.CHECKPOINT),
+            "gaps": chain.gaps,
+            "form": form,
+            "role_choices": ROLE_CHOICES,
+            "reading": reading,
+            "params": params,
+            "overview_html": overview_html,
+            "prompt_count": prompt_count,
+            "agent_session_id": self.agent_session_id,
+        }
+        return Body.of("frontend/session/whole_main.html", context), reading is not None
 
 
 def whole_page(sessions: list[Session], params: dict[str, Any]) -> tuple[page_cache.Page, Joined, list[whole.Segment]]:
