@@ -19,13 +19,13 @@ from django.views.generic import TemplateView
 from markupsafe import Markup
 
 from frontend import http_cache
-from frontend.access import PAGE_READ
+from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm
 from frontend.http_cache import Body
 from frontend.session_page import page_cache, whole
 from frontend.session_page.load import document_load, filter_params
 from frontend.session_page.page_cache import page_where
-from frontend.views.sessions import SessionObjectMixin, later_pages
+from frontend.views.sessions import later_pages
 from projects.scoping import project_scope
 from sessions_app import stitch
 from sessions_app.audit import access_record
@@ -33,18 +33,15 @@ from sessions_app.models import Kind, Session
 
 
 @method_decorator(gzip_page, name="dispatch")  # as the session page, for the same reasons (docs/ui.md)
-class WholeConversationView(SessionObjectMixin, TemplateView):
+class WholeConversationView(ProjectPageMixin, TemplateView):
     required_roles = PAGE_READ
     template_name = "frontend/whole_conversation.html"
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        agent_session_id = self.get_session().agent_session_id
-        if not agent_session_id:
-            raise Http404("This session records no agent session.")
-        self.agent_session_id = agent_session_id
-        self.chain = stitch.agent_session_chain(project=self.project, agent_session_id=agent_session_id)
+        self.chain = stitch.agent_session_chain_of(project=self.project, session_id=self.kwargs["session_id"])
         if not self.chain.segments:
-            raise Http404("No such agent session.")
+            raise Http404("No such session, or it records no agent session.")
+        self.agent_session_id = self.chain.segments[0].agent_session_id
         if (unchanged := http_cache.not_modified(request, self._validators)) is not None:
             self._record_reads()  # the browser's copy is read
             return unchanged

@@ -9,6 +9,8 @@ import gzip
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django_scopes import scopes_disabled
 
 from frontend import http_cache
@@ -127,6 +129,17 @@ def test_the_whole_conversation_content_is_rendered_once(client, world, make_ses
     assert "frontend/session/whole_main.html" in _rendered(first)
     assert "frontend/session/whole_main.html" not in _rendered(second)
     assert "segment two marker" in second.content.decode() and "mallory@example.com" in second.content.decode()
+
+
+def test_the_whole_conversation_reads_its_segments_in_one_query(client, world, make_session) -> None:
+    _upload(world, make_session)
+    url = _url(world)
+    client.force_login(world.viewer)
+    client.get(url)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    selects = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    assert sum('FROM "sessions_app_session"' in sql for sql in selects) == 1  # the named one's chain
 
 
 def test_a_template_change_is_a_new_page_version(tmp_path: Path) -> None:
