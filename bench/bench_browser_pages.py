@@ -275,6 +275,30 @@ def stored(project: Any, user: Any, raw: bytes, segments: int) -> tuple[Any, Any
     return single, last
 
 
+@contextmanager
+def bench_reader(name: str) -> Iterator[tuple[Any, Any, str]]:
+    """A throwaway project with a signed-in viewer: (project, user, the value of their session cookie);
+    the project, its sessions and blobs and the user are deleted after."""
+    from django.conf import settings
+    from django.test import Client
+
+    from projects.models import Project, Role, User
+    from projects.scoping import project_scope
+    from projects.services import membership_add
+
+    tag = uuid.uuid4().hex[:8]
+    user = User.objects.create_user(f"bench-{name}-{tag}@example.com")
+    project = Project.objects.create(slug=f"bench-{name}-{tag}", name=f"Bench {name}")
+    with project_scope(project):
+        membership_add(project=project, user=user, role=Role.VIEWER)
+    try:
+        client = Client()
+        client.force_login(user)
+        yield project, user, client.cookies[settings.SESSION_COOKIE_NAME].value
+    finally:
+        project_remove(project, user)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -289,12 +313,7 @@ def main(argv: list[str] | None = None) -> None:
     setup()
     from bench_session_page import transcript
     from django.conf import settings
-    from django.test import Client
     from playwright.sync_api import sync_playwright
-
-    from projects.models import Project, Role, User
-    from projects.scoping import project_scope
-    from projects.services import membership_add
 
     settings.ALLOWED_HOSTS = ["*"]
     inputs: dict[str, bytes] = {}
@@ -307,65 +326,57 @@ def main(argv: list[str] | None = None) -> None:
         "load_average": {"before": load_average()},
         "peers_skipped": {name: f"not found (set {PEERS[name]})" for name, command in peers.items() if not command},
     }
-    tag = uuid.uuid4().hex[:8]
-    user = User.objects.create_user(f"bench-browser-{tag}@example.com")
-    project = Project.objects.create(slug=f"bench-browser-{tag}", name="Bench browser")
-    with project_scope(project):
-        membership_add(project=project, user=user, role=Role.VIEWER)
     scratch = Path(tempfile.mkdtemp(prefix="bench-browser-"))
     try:
-        client = Client()
-        client.force_login(user)
-        cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
-        cookies = [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "domain": "127.0.0.1", "path": "/"}]
-        # stored before Playwright starts: its event loop makes Django refuse ORM calls in this thread
-        sessions = {label: stored(project, user, raw, args.segments) for label, raw in inputs.items()}
-        with ExitStack() as servers:
-            ours = servers.enter_context(our_server())
-            against = servers.enter_context(our_server(args.against.resolve())) if args.against else None
-            static = servers.enter_context(static_server(scratch))
-            playwright = servers.enter_context(sync_playwright())
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            for label, raw in inputs.items():
-                single, last = sessions[label]
-                paths = {"session_page": f"s/{single.pk}", "whole_conversation": f"s/{last.pk}/conversation"}
-                urls = {
-                    f"{name}_{page}": f"{server}/p/{project.slug}/{path}"
-                    for name, server in (("ours", ours), ("against", against))
-                    if server
-                    for page, path in paths.items()
-                }
-                entry: dict[str, Any] = {"raw_bytes": len(raw), "messages": single.message_count}
-                views: dict[str, Callable[[], dict[str, Any]]] = {
-                    name: lambda url=url: view(browser, url, cookies) for name, url in urls.items()
-                }
-                firsts = {name: medians([measure()]) for name, measure in views.items()}
-                folder = scratch / uuid.uuid4().hex
-                source = folder / "session.jsonl"
-                folder.mkdir()
-                source.write_bytes(raw)
-                for name, command in peers.items():
-                    if not command:
-                        continue
-                    try:
-                        html = peer_html(name, command, source, folder / name)
-                    except subprocess.CalledProcessError as exc:
-                        entry[name] = {"failed": exc.stderr.decode(errors="replace")[-300:]}
-                        continue
-                    links = [f"{static}/{path.relative_to(scratch)}" for path in html]
-                    views[name] = lambda links=links: view(browser, links[0], [], pages=links[1:] or None)
-                # round robin: the load of a shared machine drifts, so every page sees the same drift
-                runs: dict[str, list[dict[str, Any]]] = {name: [] for name in views}
-                for _ in range(args.repeat):
-                    for name, measure in views.items():
-                        runs[name].append(measure())
-                for name, found in runs.items():
-                    entry[name] = {**medians(found), **({"first_reader": firsts[name]} if name in firsts else {})}
-                figures[label] = entry
-            browser.close()
+        with bench_reader("browser") as (project, user, cookie):
+            cookies = [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "domain": "127.0.0.1", "path": "/"}]
+            # stored before Playwright starts: its event loop makes Django refuse ORM calls in this thread
+            sessions = {label: stored(project, user, raw, args.segments) for label, raw in inputs.items()}
+            with ExitStack() as servers:
+                ours = servers.enter_context(our_server())
+                against = servers.enter_context(our_server(args.against.resolve())) if args.against else None
+                static = servers.enter_context(static_server(scratch))
+                playwright = servers.enter_context(sync_playwright())
+                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+                for label, raw in inputs.items():
+                    single, last = sessions[label]
+                    paths = {"session_page": f"s/{single.pk}", "whole_conversation": f"s/{last.pk}/conversation"}
+                    urls = {
+                        f"{name}_{page}": f"{server}/p/{project.slug}/{path}"
+                        for name, server in (("ours", ours), ("against", against))
+                        if server
+                        for page, path in paths.items()
+                    }
+                    entry: dict[str, Any] = {"raw_bytes": len(raw), "messages": single.message_count}
+                    views: dict[str, Callable[[], dict[str, Any]]] = {
+                        name: lambda url=url: view(browser, url, cookies) for name, url in urls.items()
+                    }
+                    firsts = {name: medians([measure()]) for name, measure in views.items()}
+                    folder = scratch / uuid.uuid4().hex
+                    source = folder / "session.jsonl"
+                    folder.mkdir()
+                    source.write_bytes(raw)
+                    for name, command in peers.items():
+                        if not command:
+                            continue
+                        try:
+                            html = peer_html(name, command, source, folder / name)
+                        except subprocess.CalledProcessError as exc:
+                            entry[name] = {"failed": exc.stderr.decode(errors="replace")[-300:]}
+                            continue
+                        links = [f"{static}/{path.relative_to(scratch)}" for path in html]
+                        views[name] = lambda links=links: view(browser, links[0], [], pages=links[1:] or None)
+                    # round robin: the load of a shared machine drifts, so every page sees the same drift
+                    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in views}
+                    for _ in range(args.repeat):
+                        for name, measure in views.items():
+                            runs[name].append(measure())
+                    for name, found in runs.items():
+                        entry[name] = {**medians(found), **({"first_reader": firsts[name]} if name in firsts else {})}
+                    figures[label] = entry
+                browser.close()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-        project_remove(project, user)
     figures["load_average"]["after"] = load_average()
     json.dump(figures, sys.stdout, indent=2)
     print()

@@ -29,14 +29,13 @@ import os
 import statistics
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("DEBUG", "false")  # production settings, as every bench of the service
 
-from bench_browser_pages import REAL, load_average, our_server, stored
-from djangobench import project_remove, setup
+from bench_browser_pages import REAL, bench_reader, load_average, our_server, stored
+from djangobench import setup
 
 
 def timed(base: str, path: str, cookie: str) -> tuple[float, float]:
@@ -84,11 +83,6 @@ def main(argv: list[str] | None = None) -> None:
     setup()
     from bench_session_page import transcript
     from django.conf import settings
-    from django.test import Client
-
-    from projects.models import Project, Role, User
-    from projects.scoping import project_scope
-    from projects.services import membership_add
 
     settings.ALLOWED_HOSTS = ["*"]
     inputs: dict[str, bytes] = {"long": transcript(args.turns, args.output_lines)}
@@ -96,15 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     if real:
         inputs = {"real": max(real, key=lambda path: path.stat().st_size).read_bytes(), **inputs}
     figures: dict[str, Any] = {"load_average": {"before": load_average()}}
-    tag = uuid.uuid4().hex[:8]
-    user = User.objects.create_user(f"bench-first-byte-{tag}@example.com")
-    project = Project.objects.create(slug=f"bench-first-byte-{tag}", name="Bench first byte")
-    with project_scope(project):
-        membership_add(project=project, user=user, role=Role.VIEWER)
-    try:
-        client = Client()
-        client.force_login(user)
-        cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    with bench_reader("first-byte") as (project, user, cookie):
         paths: dict[str, str] = {}
         for label, raw in inputs.items():
             single, last = stored(project, user, raw, args.segments)
@@ -114,14 +100,13 @@ def main(argv: list[str] | None = None) -> None:
                 paths[f"{label} later"] = f"/p/{project.slug}/s/{single.pk}?page=2&through=9"
                 paths[f"{label} whole_later"] = f"/p/{project.slug}/s/{last.pk}/conversation?page=2&through=9"
         with our_server() as ours, our_server(args.against.resolve()) as against:
-            runs = measured({"ours": ours, "against": against}, paths, cookie, args.repeat, args.warm)
-        for (name, page), found in runs.items():
-            figures.setdefault(page, {})[name] = {
-                "first_byte_ms": round(statistics.median(first for first, _ in found), 1),
-                "response_ms": round(statistics.median(whole for _, whole in found), 1),
-            }
-    finally:
-        project_remove(project, user)
+            servers = {"ours": ours, "against": against}
+            runs = measured(servers, paths, f"{settings.SESSION_COOKIE_NAME}={cookie}", args.repeat, args.warm)
+    for (name, page), found in runs.items():
+        figures.setdefault(page, {})[name] = {
+            "first_byte_ms": round(statistics.median(first for first, _ in found), 1),
+            "response_ms": round(statistics.median(whole for _, whole in found), 1),
+        }
     figures["load_average"]["after"] = load_average()
     json.dump(figures, sys.stdout, indent=2)
     print()
