@@ -2,6 +2,7 @@
 against claude-code-transcripts' and claude-code-log's HTML of the same transcript, in one run.
 
     .venv/bin/python bench/bench_browser_pages.py [--repeat 5] [--turns 25 --output-lines 420] [--real PATH ...]
+        [--against DIR]
 
 Transcripts: the largest real one found (``--real``, default the ``*.jsonl`` files of
 ``SESSIONLEDGER_REAL_TRANSCRIPTS`` or ``/work/shared/fixtures/transcripts``; absent, skipped) and the page
@@ -28,6 +29,11 @@ Per page, the median of ``--repeat`` views of:
 
 A view whose browser reported no first contentful paint (headless Chromium under load now and then
 does not) is left out of that figure's median; ``load_average`` is the machine's before and after.
+
+``--against DIR`` serves a checkout of another commit (``git worktree add DIR main``) by a second
+gunicorn on the same database, its pages (``against_session_page``, ``against_whole_conversation``)
+taking turns with the others: a change measured against what it changes in one run, under the same
+load (separate runs on a shared machine differ by more than most changes).
 
 Ours also reports ``first_reader``: the first view after the worker processed the session (page 1
 warmed by the worker, the later pages rendered on demand), apart from the median of the views after it.
@@ -57,7 +63,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -164,14 +170,17 @@ def _free_port() -> int:
 
 
 @contextmanager
-def our_server() -> Iterator[str]:
-    """gunicorn serving this checkout against the bench database (setup() has pointed DATABASE_URL at it)."""
+def our_server(root: Path = ROOT) -> Iterator[str]:
+    """gunicorn serving the checkout at ``root`` (this one) against the bench database (setup() has
+    pointed DATABASE_URL at it)."""
     port = _free_port()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "ALLOWED_HOSTS": "127.0.0.1"}
+    if root != ROOT:  # its modules before this checkout's, which the venv installs
+        env["PYTHONPATH"] = str(root)
     gunicorn = [sys.executable, "-m", "gunicorn", "config.wsgi", "-b", f"127.0.0.1:{port}"]
     process = subprocess.Popen(
         [*gunicorn, "--workers", "2", "--threads", "4", "--log-level", "warning"],
-        cwd=ROOT,
+        cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -266,6 +275,30 @@ def stored(project: Any, user: Any, raw: bytes, segments: int) -> tuple[Any, Any
     return single, last
 
 
+@contextmanager
+def bench_reader(name: str) -> Iterator[tuple[Any, Any, str]]:
+    """A throwaway project with a signed-in viewer: (project, user, the value of their session cookie);
+    the project, its sessions and blobs and the user are deleted after."""
+    from django.conf import settings
+    from django.test import Client
+
+    from projects.models import Project, Role, User
+    from projects.scoping import project_scope
+    from projects.services import membership_add
+
+    tag = uuid.uuid4().hex[:8]
+    user = User.objects.create_user(f"bench-{name}-{tag}@example.com")
+    project = Project.objects.create(slug=f"bench-{name}-{tag}", name=f"Bench {name}")
+    with project_scope(project):
+        membership_add(project=project, user=user, role=Role.VIEWER)
+    try:
+        client = Client()
+        client.force_login(user)
+        yield project, user, client.cookies[settings.SESSION_COOKIE_NAME].value
+    finally:
+        project_remove(project, user)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -273,18 +306,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--output-lines", type=int, default=420)
     parser.add_argument("--segments", type=int, default=5)
     parser.add_argument("--real", nargs="*", type=Path, default=sorted(REAL.glob("*.jsonl")) if REAL.is_dir() else [])
+    parser.add_argument("--against", type=Path, help="a checkout of another commit, served beside this one")
     args = parser.parse_args(argv)
     if not CHROMIUM.exists():
         sys.exit("Debian's chromium is not installed at /usr/bin/chromium (make browser)")
     setup()
     from bench_session_page import transcript
     from django.conf import settings
-    from django.test import Client
     from playwright.sync_api import sync_playwright
-
-    from projects.models import Project, Role, User
-    from projects.scoping import project_scope
-    from projects.services import membership_add
 
     settings.ALLOWED_HOSTS = ["*"]
     inputs: dict[str, bytes] = {}
@@ -297,58 +326,57 @@ def main(argv: list[str] | None = None) -> None:
         "load_average": {"before": load_average()},
         "peers_skipped": {name: f"not found (set {PEERS[name]})" for name, command in peers.items() if not command},
     }
-    tag = uuid.uuid4().hex[:8]
-    user = User.objects.create_user(f"bench-browser-{tag}@example.com")
-    project = Project.objects.create(slug=f"bench-browser-{tag}", name="Bench browser")
-    with project_scope(project):
-        membership_add(project=project, user=user, role=Role.VIEWER)
     scratch = Path(tempfile.mkdtemp(prefix="bench-browser-"))
     try:
-        client = Client()
-        client.force_login(user)
-        cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
-        cookies = [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "domain": "127.0.0.1", "path": "/"}]
-        # stored before Playwright starts: its event loop makes Django refuse ORM calls in this thread
-        sessions = {label: stored(project, user, raw, args.segments) for label, raw in inputs.items()}
-        with our_server() as ours, static_server(scratch) as static, sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            for label, raw in inputs.items():
-                single, last = sessions[label]
-                urls = {
-                    "ours_session_page": f"{ours}/p/{project.slug}/s/{single.pk}",
-                    "ours_whole_conversation": f"{ours}/p/{project.slug}/s/{last.pk}/conversation",
-                }
-                entry: dict[str, Any] = {"raw_bytes": len(raw), "messages": single.message_count}
-                views: dict[str, Callable[[], dict[str, Any]]] = {
-                    name: lambda url=url: view(browser, url, cookies) for name, url in urls.items()
-                }
-                firsts = {name: medians([measure()]) for name, measure in views.items()}
-                folder = scratch / uuid.uuid4().hex
-                source = folder / "session.jsonl"
-                folder.mkdir()
-                source.write_bytes(raw)
-                for name, command in peers.items():
-                    if not command:
-                        continue
-                    try:
-                        html = peer_html(name, command, source, folder / name)
-                    except subprocess.CalledProcessError as exc:
-                        entry[name] = {"failed": exc.stderr.decode(errors="replace")[-300:]}
-                        continue
-                    links = [f"{static}/{path.relative_to(scratch)}" for path in html]
-                    views[name] = lambda links=links: view(browser, links[0], [], pages=links[1:] or None)
-                # round robin: the load of a shared machine drifts, so every page sees the same drift
-                runs: dict[str, list[dict[str, Any]]] = {name: [] for name in views}
-                for _ in range(args.repeat):
-                    for name, measure in views.items():
-                        runs[name].append(measure())
-                for name, found in runs.items():
-                    entry[name] = {**medians(found), **({"first_reader": firsts[name]} if name in firsts else {})}
-                figures[label] = entry
-            browser.close()
+        with bench_reader("browser") as (project, user, cookie):
+            cookies = [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "domain": "127.0.0.1", "path": "/"}]
+            # stored before Playwright starts: its event loop makes Django refuse ORM calls in this thread
+            sessions = {label: stored(project, user, raw, args.segments) for label, raw in inputs.items()}
+            with ExitStack() as servers:
+                ours = servers.enter_context(our_server())
+                against = servers.enter_context(our_server(args.against.resolve())) if args.against else None
+                static = servers.enter_context(static_server(scratch))
+                playwright = servers.enter_context(sync_playwright())
+                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+                for label, raw in inputs.items():
+                    single, last = sessions[label]
+                    paths = {"session_page": f"s/{single.pk}", "whole_conversation": f"s/{last.pk}/conversation"}
+                    urls = {
+                        f"{name}_{page}": f"{server}/p/{project.slug}/{path}"
+                        for name, server in (("ours", ours), ("against", against))
+                        if server
+                        for page, path in paths.items()
+                    }
+                    entry: dict[str, Any] = {"raw_bytes": len(raw), "messages": single.message_count}
+                    views: dict[str, Callable[[], dict[str, Any]]] = {
+                        name: lambda url=url: view(browser, url, cookies) for name, url in urls.items()
+                    }
+                    firsts = {name: medians([measure()]) for name, measure in views.items()}
+                    folder = scratch / uuid.uuid4().hex
+                    source = folder / "session.jsonl"
+                    folder.mkdir()
+                    source.write_bytes(raw)
+                    for name, command in peers.items():
+                        if not command:
+                            continue
+                        try:
+                            html = peer_html(name, command, source, folder / name)
+                        except subprocess.CalledProcessError as exc:
+                            entry[name] = {"failed": exc.stderr.decode(errors="replace")[-300:]}
+                            continue
+                        links = [f"{static}/{path.relative_to(scratch)}" for path in html]
+                        views[name] = lambda links=links: view(browser, links[0], [], pages=links[1:] or None)
+                    # round robin: the load of a shared machine drifts, so every page sees the same drift
+                    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in views}
+                    for _ in range(args.repeat):
+                        for name, measure in views.items():
+                            runs[name].append(measure())
+                    for name, found in runs.items():
+                        entry[name] = {**medians(found), **({"first_reader": firsts[name]} if name in firsts else {})}
+                    figures[label] = entry
+                browser.close()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-        project_remove(project, user)
     figures["load_average"]["after"] = load_average()
     json.dump(figures, sys.stdout, indent=2)
     print()

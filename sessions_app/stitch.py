@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import ValidationError
+from django.db.models import Subquery
+
 from projects.models import Project
 from sessionledger.core.formats import DEFAULT_AGENT, cut_after_turn, cut_at_offset, get_format, step_line_end
 from sessions_app import blobs, parts
@@ -51,6 +54,21 @@ def agent_session_chain(*, project: Project, agent_session_id: str) -> Chain:
     checkpoint, end or clear segments that partition the transcript; stitching both would
     repeat lines.
     """
+    return _chain(project, agent_session_id)
+
+
+def agent_session_chain_of(*, project: Project, session_id: Any) -> Chain:
+    """The chain of the agent session that the session ``session_id`` is a segment of, in one query (the
+    whole-conversation page's); no segments when there is no such session or it records no agent session."""
+    try:
+        key = Session._meta.get_field("id").to_python(session_id)
+    except ValidationError:
+        return Chain([])
+    named = Session.objects.filter(project=project, pk=key).exclude(agent_session_id="")
+    return _chain(project, Subquery(named.values("agent_session_id")[:1]))
+
+
+def _chain(project: Project, agent_session_id: str | Subquery) -> Chain:
     rows = list(
         Session.objects.filter(project=project, agent_session_id=agent_session_id)
         .select_related("author", "project")

@@ -19,12 +19,13 @@ from django.views.generic import TemplateView
 from markupsafe import Markup
 
 from frontend import http_cache
-from frontend.access import PAGE_READ
+from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm
+from frontend.http_cache import Body
 from frontend.session_page import page_cache, whole
 from frontend.session_page.load import document_load, filter_params
 from frontend.session_page.page_cache import page_where
-from frontend.views.sessions import SessionObjectMixin, later_pages
+from frontend.views.sessions import later_pages
 from projects.scoping import project_scope
 from sessions_app import stitch
 from sessions_app.audit import access_record
@@ -32,28 +33,29 @@ from sessions_app.models import Kind, Session
 
 
 @method_decorator(gzip_page, name="dispatch")  # as the session page, for the same reasons (docs/ui.md)
-class WholeConversationView(SessionObjectMixin, TemplateView):
+class WholeConversationView(ProjectPageMixin, TemplateView):
     required_roles = PAGE_READ
     template_name = "frontend/whole_conversation.html"
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        agent_session_id = self.get_session().agent_session_id
-        if not agent_session_id:
-            raise Http404("This session records no agent session.")
-        self.agent_session_id = agent_session_id
-        self.chain = stitch.agent_session_chain(project=self.project, agent_session_id=agent_session_id)
+        self.chain = stitch.agent_session_chain_of(project=self.project, session_id=self.kwargs["session_id"])
         if not self.chain.segments:
-            raise Http404("No such agent session.")
+            raise Http404("No such session, or it records no agent session.")
+        self.agent_session_id = self.chain.segments[0].agent_session_id
         if (unchanged := http_cache.not_modified(request, self._validators)) is not None:
             self._record_reads()  # the browser's copy is read
             return unchanged
         if "through" in request.GET:
             return later_pages(
-                request, lambda params: whole_page(self.chain.segments, params)[0], self._record_reads, self._validators
+                request,
+                lambda params: whole_page(self.chain.segments, params)[0],
+                self._record_reads,
+                self._validators,
+                http_cache.content_key("whole-later", request, self.chain.segments),
             )
         context = self.get_context_data(**kwargs)
         response = self.render_to_response(context)
-        if context["reading"] is not None:
+        if context["readable"]:
             # once rendered: the page's forms may have just set the CSRF secret the tag covers
             http_cache.mark(cast(TemplateResponse, response).render(), self._validators())
         return response
@@ -66,28 +68,42 @@ class WholeConversationView(SessionObjectMixin, TemplateView):
             access_record(session=session, request=self.request, via="web")
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(first=self.chain.segments[0], **kwargs)
+        # the content, made once for every reader (nothing in it is the reader's)
+        key = http_cache.content_key("whole-body", self.request, self.chain.segments)
+        body = page_cache.cached(key)
+        if body is None:
+            body, readable = self._body(context)
+            if readable:
+                page_cache.keep(key, body)
+        else:
+            readable = True
+        self._record_reads()
+        return {**context, "body": body, "readable": readable}
+
+    def _body(self, context: dict[str, Any]) -> tuple[Body, bool]:
+        """The page's content, and whether the conversation could be read."""
         chain = self.chain
         form = MessageFilterForm(self.request.GET)
         form.is_valid()
         params = filter_params(form)
         page, joined, segments = whole_page(chain.segments, params)
         reading = page_cache.reading_of(page, form)
-        self._record_reads()
         overview_html, prompt_count = joined.overview(reading.turn_window if reading is not None else (0, 0))
-        return super().get_context_data(
-            first=chain.segments[0],
-            segments=segments,
-            commits=sum(1 for session in chain.segments if session.kind == Kind.CHECKPOINT),
-            gaps=chain.gaps,
-            form=form,
-            role_choices=ROLE_CHOICES,
-            reading=reading,
-            params=params,
-            overview_html=overview_html,
-            prompt_count=prompt_count,
-            agent_session_id=self.agent_session_id,
-            **kwargs,
-        )
+        context = {
+            **context,
+            "segments": segments,
+            "commits": sum(1 for session in chain.segments if session.kind == Kind.CHECKPOINT),
+            "gaps": chain.gaps,
+            "form": form,
+            "role_choices": ROLE_CHOICES,
+            "reading": reading,
+            "params": params,
+            "overview_html": overview_html,
+            "prompt_count": prompt_count,
+            "agent_session_id": self.agent_session_id,
+        }
+        return Body.of("frontend/session/whole_main.html", context), reading is not None
 
 
 def whole_page(sessions: list[Session], params: dict[str, Any]) -> tuple[page_cache.Page, Joined, list[whole.Segment]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any, cast
 
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
@@ -18,11 +19,13 @@ from django.views.generic import TemplateView
 from frontend import http_cache
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
+from frontend.http_cache import Body
 from frontend.pagination import SessionListPagination, keyset_page
 from frontend.session_page import page_cache
 from frontend.session_page.load import document_load, filter_params
 from frontend.session_page.present import full_message_html, viewer_title
 from frontend.session_page.render import Where
+from integrations.models import PullRequest
 from integrations.selectors import pull_requests_of_commits
 from projects import selectors as project_selectors
 from projects.models import Role
@@ -88,49 +91,77 @@ class SessionView(SessionObjectMixin, TemplateView):
     template_name = "frontend/session.html"
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        self.session = self.get_session()
-        readable = self.session.status not in (Status.PROCESSING, Status.FAILED)
+        self.session = session = self.get_session()
+        readable = session.status not in (Status.PROCESSING, Status.FAILED)
         if readable and (unchanged := http_cache.not_modified(request, self._validators)) is not None:
-            access_record(session=self.session, request=request, via="web")  # the browser's copy is read
+            access_record(session=session, request=request, via="web")  # the browser's copy is read
             return unchanged
         if readable and "through" in request.GET:
-            where = page_cache.page_where(self.session)
+            where = page_cache.page_where(session)
             return later_pages(
                 request,
-                lambda params: session_page(self.session, where, params),
-                lambda: access_record(session=self.session, request=request, via="web"),
-                self._validators,
+                lambda params: session_page(session, where, params),
+                lambda: access_record(session=session, request=request, via="web"),
+                lambda: http_cache.page_validators(request, [session], self.membership.role, self.switchable),
+                http_cache.content_key("session-later", request, [session]),
             )
         context = self.get_context_data(**kwargs)
         response = self.render_to_response(context, status=503 if context.get("unavailable") else 200)
-        if context.get("reading") is not None:
+        if readable and not context.get("unavailable"):
             # once rendered: the page's forms may have just set the CSRF secret the tag covers
             http_cache.mark(cast(TemplateResponse, response).render(), self._validators())
         return response
 
     def _validators(self) -> http_cache.Validators:
-        return http_cache.page_validators(self.request, [self.session], self.membership.role, self.switchable)
+        return http_cache.page_validators(
+            self.request, [self.session], self.membership.role, self.switchable, self._shown()
+        )
+
+    @cached_property
+    def pull_requests(self) -> list[PullRequest]:
+        return pull_requests_of_commits(project=self.project, shas=[self.session.commit_hash or ""])
+
+    def _shown(self) -> list[Any]:
+        """What the page lists besides the session: its commit's pull requests."""
+        return [[pr.pk, pr.number, pr.title] for pr in self.pull_requests]
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         session = self.session
+        context = super().get_context_data(session=session, **kwargs)
+        readable = session.status not in (Status.PROCESSING, Status.FAILED)
+        # the content, made once for every reader but admins (whose page lists the access log)
+        key = None
+        if readable and self.membership.role != Role.ADMIN:
+            key = http_cache.content_key("session-body", self.request, [session], self._shown())
+        body = page_cache.cached(key)
+        if body is not None:
+            access_record(session=session, request=self.request, via="web")
+            return {**context, "body": body}
         form = MessageFilterForm(self.request.GET)
         form.is_valid()
         params = filter_params(form)
-        reading, unavailable = self._reading(session, form, params)
-        return super().get_context_data(
-            session=session,
+        reading = None
+        if readable:
+            # after the permission checks (frontend/session_page/page_cache.py)
+            reading = page_cache.reading_of(session_page(session, page_cache.page_where(session), params), form)
+            if reading is not None:
+                access_record(session=session, request=self.request, via="web")  # before the admin's list
+        context.update(
             form=form,
             role_choices=ROLE_CHOICES,
-            unavailable=unavailable,
+            unavailable=readable and reading is None,
             reading=reading,
             web_url=session_web_url(session),
             markdown_link=markdown_link(session),
             params=params,
             access_log=self._access_log(session),
             also_in=self._also_in(form),
-            pull_requests=pull_requests_of_commits(project=self.project, shas=[session.commit_hash or ""]),
-            **kwargs,
+            pull_requests=self.pull_requests,
         )
+        body = Body.of("frontend/session/main.html", context)
+        if reading is not None:
+            page_cache.keep(key, body)
+        return {**context, "body": body}
 
     def _also_in(self, form: MessageFilterForm) -> str:
         """The choice of sessions holding ``?at=``'s message, when its permalink said there are several."""
@@ -145,25 +176,22 @@ class SessionView(SessionObjectMixin, TemplateView):
             return None
         return list(AccessLog.objects.filter(project=self.project, session_id=session.pk).select_related("user")[:5])
 
-    def _reading(self, session: Session, form: MessageFilterForm, params: dict[str, Any]) -> tuple[Any, bool]:
-        if session.status in (Status.PROCESSING, Status.FAILED):
-            return None, False
-        # after the permission checks (frontend/session_page/page_cache.py)
-        reading = page_cache.reading_of(session_page(session, page_cache.page_where(session), params), form)
-        if reading is None:
-            return None, True
-        access_record(session=session, request=self.request, via="web")
-        return reading, False
-
 
 def later_pages(
     request: HttpRequest,
     page: Callable[[dict[str, Any]], page_cache.Page],
     record: Callable[[], None],
     validators: Callable[[], http_cache.Validators],
+    key: str,
 ) -> HttpResponse:
     """``?page=N&through=M``: the cards of pages N to M and the link past them, without the page around
-    them: what the script appends in one request (docs/ui.md, "Later pages"). A read, as any page."""
+    them: what the script appends in one request (docs/ui.md, "Later pages"). A read, as any page.
+    Nothing in it is the reader's: rendered and compressed once, kept under ``key`` for every reader
+    (``http_cache.content_key``)."""
+    kept = http_cache.kept_gzipped(request, key)
+    if kept is not None:
+        record()
+        return http_cache.gzipped(HttpResponse(), kept, validators())
     form = MessageFilterForm(request.GET)
     if not form.is_valid():
         return HttpResponse("Bad page request.", status=400, content_type="text/plain")
@@ -173,7 +201,8 @@ def later_pages(
         return HttpResponse("The stored conversation cannot be read right now.", status=503, content_type="text/plain")
     record()
     context = {"readings": found, "params": params}
-    return http_cache.mark(TemplateResponse(request, "frontend/session/later.html", context).render(), validators())
+    response = TemplateResponse(request, "frontend/session/later.html", context).render()
+    return http_cache.keep_gzipped(request, key, response, validators())
 
 
 def session_page(session: Session, where: Where, params: dict[str, Any]) -> page_cache.Page:

@@ -61,7 +61,7 @@ def test_new_content_or_a_new_renderer_gives_a_new_page(client, world, long_sess
     client.force_login(world.viewer)
     url = _page(client, world, long_session)
     first = client.get(url)
-    monkeypatch.setattr(http_cache, "RENDERER_VERSION", "a-later-deploy")
+    monkeypatch.setattr(http_cache, "PAGE_VERSION", "a-later-deploy")
     assert _again(client, url, first).status_code == 200
     monkeypatch.undo()
     with project_scope(world.project):

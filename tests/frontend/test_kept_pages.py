@@ -1,0 +1,149 @@
+"""What the server keeps of a session's pages for every reader (frontend/http_cache.py): the content of
+the session page and of the whole conversation, rendered once, and the later pages' response, compressed
+once. A kept page is still the reader's own (their frame, their role's panels), fresh (what it shows
+changed: a new page) and read only after the permission checks, each view in the access log."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django_scopes import scopes_disabled
+
+from frontend import http_cache
+from projects.models import Membership
+from sessions_app.models import AccessLog, Session
+from tests.frontend.conftest import long_transcript
+from tests.frontend.test_whole_conversation import _upload, _url
+from tests.integrations.records import pull_request
+
+pytestmark = pytest.mark.django_db
+
+CONTENT = "frontend/session/main.html"
+
+
+def _page(world, session: Session, query: str = "") -> str:
+    return f"/p/{world.project.slug}/s/{session.pk}{query}"
+
+
+def _rendered(response) -> list[str]:
+    return [template.name for template in response.templates]
+
+
+@pytest.fixture
+def long_session(world, make_session) -> Session:
+    return make_session(world.project, world.member, long_transcript(40), seed="kept")
+
+
+def test_a_second_reader_gets_the_content_without_it_being_rendered_again(client, world, long_session) -> None:
+    url = _page(world, long_session)
+    client.force_login(world.viewer)
+    first = client.get(url)
+    assert first.status_code == 200 and CONTENT in _rendered(first)
+    client.force_login(world.member)
+    second = client.get(url)
+    page = second.content.decode()
+    assert second.status_code == 200 and CONTENT not in _rendered(second)  # the kept content
+    assert "mallory@example.com" in page and "victor@example.com" not in page  # the frame is the reader's
+    assert "Turn 1: please change module_1.py" in page
+    with scopes_disabled():
+        assert sum(AccessLog.objects.filter(session_id=long_session.pk).values_list("count", flat=True)) == 2
+
+
+def test_the_later_pages_are_compressed_once_for_every_reader(client, world, long_session) -> None:
+    url = _page(world, long_session, "?page=2&through=9")
+    client.force_login(world.viewer)
+    first = client.get(url, HTTP_ACCEPT_ENCODING="gzip")
+    client.force_login(world.member)
+    second = client.get(url, HTTP_ACCEPT_ENCODING="gzip")
+    assert first.status_code == second.status_code == 200 and second["Content-Encoding"] == "gzip"
+    # the same bytes, random gzip header included: compressed once, not per request
+    assert second.content == first.content and "Accept-Encoding" in second["Vary"]
+    assert "Turn 40: please change module_40.py" in gzip.decompress(second.content).decode()
+    assert second["ETag"].startswith('W/"') and second["ETag"] != first["ETag"]  # each reader's own tag
+    assert client.get(url, HTTP_IF_NONE_MATCH=second["ETag"], HTTP_ACCEPT_ENCODING="gzip").status_code == 304
+    plain = client.get(url)  # a browser without gzip gets the page rendered for it
+    assert plain.status_code == 200 and not plain.has_header("Content-Encoding")
+    with scopes_disabled():
+        assert sum(AccessLog.objects.filter(session_id=long_session.pk).values_list("count", flat=True)) == 4
+
+
+def _link_pull_request(world, session: Session) -> str:
+    pull_request(world.project, number=12, commits=[session.commit_hash])
+    return "Retry the upload on 503"
+
+
+def _reword(world, session: Session) -> str:
+    with scopes_disabled():
+        Session.objects.filter(pk=session.pk).update(commit_message="Reworded the retry")
+    return "Reworded the retry"
+
+
+@pytest.mark.parametrize("change", [_link_pull_request, _reword], ids=["pull request linked", "session changed"])
+def test_what_the_page_shows_changed_after_a_view_shows_on_the_next(client, world, long_session, change) -> None:
+    url = _page(world, long_session)
+    client.force_login(world.viewer)
+    first = client.get(url)
+    shown = change(world, long_session)
+    assert shown not in first.content.decode()
+    again = client.get(url, HTTP_IF_NONE_MATCH=first["ETag"])  # the browser's copy: no longer the page
+    assert again.status_code == 200 and shown in again.content.decode()
+    client.force_login(world.member)
+    assert shown in client.get(url).content.decode()  # nor the content kept for every reader
+
+
+def test_an_admins_page_is_never_another_readers(client, world, long_session) -> None:
+    url = _page(world, long_session)
+    client.force_login(world.viewer)
+    client.get(url)
+    client.force_login(world.admin)
+    admin = client.get(url).content.decode()
+    assert "Read by" in admin and "Delete…" in admin  # the access log and the admin's actions
+    client.force_login(world.viewer)
+    viewer = client.get(url).content.decode()
+    assert "Read by" not in viewer and "Delete…" not in viewer
+
+
+def test_a_kept_page_gets_a_removed_member_or_an_outsider_nothing(client, world, long_session) -> None:
+    url = _page(world, long_session)
+    later = _page(world, long_session, "?page=2&through=9")
+    client.force_login(world.viewer)
+    assert client.get(url).status_code == client.get(later, HTTP_ACCEPT_ENCODING="gzip").status_code == 200
+    client.force_login(world.outsider)
+    assert client.get(url).status_code == client.get(later, HTTP_ACCEPT_ENCODING="gzip").status_code == 404
+    with scopes_disabled():
+        Membership.objects.filter(project=world.project, user=world.viewer).delete()
+    client.force_login(world.viewer)
+    assert client.get(url).status_code == client.get(later, HTTP_ACCEPT_ENCODING="gzip").status_code == 404
+
+
+def test_the_whole_conversation_content_is_rendered_once(client, world, make_session) -> None:
+    _upload(world, make_session)
+    client.force_login(world.viewer)
+    first = client.get(_url(world))
+    client.force_login(world.member)
+    second = client.get(_url(world))
+    assert "frontend/session/whole_main.html" in _rendered(first)
+    assert "frontend/session/whole_main.html" not in _rendered(second)
+    assert "segment two marker" in second.content.decode() and "mallory@example.com" in second.content.decode()
+
+
+def test_the_whole_conversation_reads_its_segments_in_one_query(client, world, make_session) -> None:
+    _upload(world, make_session)
+    url = _url(world)
+    client.force_login(world.viewer)
+    client.get(url)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    selects = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    assert sum('FROM "sessions_app_session"' in sql for sql in selects) == 1  # the named one's chain
+
+
+def test_a_template_change_is_a_new_page_version(tmp_path: Path) -> None:
+    (tmp_path / "page.html").write_text("<p>one</p>")
+    before = http_cache.page_version([tmp_path])
+    (tmp_path / "page.html").write_text("<p>two</p>")
+    assert http_cache.page_version([tmp_path]) != before
