@@ -48,6 +48,7 @@ from django.utils.http import http_date
 from django.utils.safestring import SafeString
 from django.utils.text import compress_string
 
+from frontend.forms import MessageFilterForm
 from frontend.session_page import page_cache
 from frontend.session_page.page_cache import RENDERER_VERSION
 from projects.models import Role
@@ -104,7 +105,8 @@ def content_digest(request: HttpRequest, sessions: Sequence[Session], shown: Seq
         }
         for s in sessions
     ]
-    asked = sorted(request.GET.lists())
+    # only what the page reads: another parameter (`?x=1`, `?x=2`…) must not make another kept copy
+    asked = sorted((name, values) for name, values in request.GET.lists() if name in MessageFilterForm.base_fields)
     return _digest([PAGE_VERSION, rows, asked, list(shown)])
 
 

@@ -147,3 +147,13 @@ def test_a_template_change_is_a_new_page_version(tmp_path: Path) -> None:
     before = http_cache.page_version([tmp_path])
     (tmp_path / "page.html").write_text("<p>two</p>")
     assert http_cache.page_version([tmp_path]) != before
+
+
+def test_a_parameter_the_page_does_not_read_makes_no_other_kept_copy(client, world, long_session) -> None:
+    client.force_login(world.viewer)
+    assert CONTENT in _rendered(client.get(_page(world, long_session)))
+    client.force_login(world.member)
+    padded = client.get(_page(world, long_session, "?utm_source=flood-1"))
+    assert padded.status_code == 200 and CONTENT not in _rendered(padded)
+    filtered = client.get(_page(world, long_session, "?role=user"))
+    assert CONTENT in _rendered(filtered)  # a filter the page reads is another content
