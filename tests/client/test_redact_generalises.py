@@ -544,3 +544,42 @@ def test_a_made_up_value_under_a_credential_name_is_redacted(text: str, value: s
 )
 def test_a_name_or_placeholder_under_a_credential_name_is_left(text: str) -> None:
     assert redact(prompt(text)).data == prompt(text)
+
+
+# --- a provider's name and no credential word ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "sourcegraph: {token}",
+        'const client = new DropboxClient("{token}");',
+        "the mapbox one we use in prod is {token}, rotate it",
+        "[DEBUG] shopify {token}",
+        'hs = HubSpotAPI("{uuid}")',
+        "STRIPE = '{uuid}'",
+    ],
+    ids=["yaml", "call", "prose", "log", "call-uuid", "assigned-uuid"],
+)
+def test_a_token_after_a_provider_name_is_redacted(template: str) -> None:
+    token = rand(30, string.ascii_lowercase + string.digits) + "7"
+    uuid = "-".join(rand(n, "0123456789abcdef") for n in (8, 4, 4, 4, 12))
+    secret = token if "{token}" in template else uuid
+    assert_gone(prompt(template.format(token=token, uuid=uuid)), secret, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the dropbox sync at 2024-10-25T21:34:56Z failed",
+        "hubspot commit 3f786850e387550fdab836ed7e6dc881de23001b",
+        "npm i mapbox-gl@3.972.10 and then node_modules/mapbox-gl/dist/mapbox-gl.js",
+        "the stripe webhook for session 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id",
+        "the openai client lives in src/integrations/openai/client_v2.py",
+        "pip install dropbox==12.0.2 shopify_python_api==12.7.0",
+    ],
+    ids=["timestamp", "git-sha", "version-path", "uuid-in-prose", "path", "pins"],
+)
+def test_a_provider_name_before_no_credential_is_left_alone(text: str) -> None:
+    data = prompt(text)
+    assert redact(data).data == data

@@ -167,6 +167,12 @@ ADVERSARIAL = [
     "DB_PASSWORD=" + "a&" * 100_000,
     "<secret>{" + "a " * 100_000,
     "AP1" * 66_000,
+    # a provider's name repeated, before a long token run, before gaps that never reach a token
+    "hubspot" * 28_000,
+    "dropbox " + "a1" * 100_000,
+    "mapbox: " * 25_000,
+    'HubSpotAPI("' * 16_000,
+    "shopify " + "ab " * 66_000,
 ]
 
 

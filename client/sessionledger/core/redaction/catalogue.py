@@ -171,8 +171,28 @@ def provider_words() -> tuple[str, ...]:
     return tuple(sorted(words - _NOT_PROVIDERS))
 
 
+# the lowercase scans a provider's name can pivot on (scans.py): a name holding none of them
+# would cost a pass of its own over every buffer
+_NAME_PIVOTS = ("ke", "cre", "auth", "zure", "p")
+# rule-id words that name no provider, or are English or code words too common to anchor on
+_NOT_ANCHORS = frozenset(("generic", "private", "defined", "readme", "square", "linear", "vault", "harness"))
+
+
+@lru_cache(maxsize=1)
+def anchor_words() -> tuple[str, ...]:
+    """The provider names a token after them is searched behind (the provider-near-token rule): the
+    catalogue's provider keywords and its rule ids' first words (`hubspot`, `sourcegraph`,
+    `dropbox`) that an existing scan can find, so they cost no pass of their own."""
+    ids = {e.ident.split("-")[0] for e in entries()}
+    words = {w for w in ids if w.isalpha() and len(w) >= 4} | set(provider_words())
+    return tuple(sorted(w for w in words - _NOT_ANCHORS if any(p in w for p in _NAME_PIVOTS)))
+
+
 def with_provider_words(rule: Rule) -> Rule:
-    """`rule` with `{providers}` in its `relax_before` spelled out as the catalogue's provider names."""
+    """`rule` with `{providers}` in its `relax_before` spelled out as the catalogue's provider
+    names, and in its `prefixes` as the names an existing scan finds (`anchor_words`)."""
+    if "{providers}" in rule.prefixes:
+        rule = replace(rule, prefixes=tuple(p for p in rule.prefixes if p != "{providers}") + anchor_words())
     if "{providers}" not in rule.relax_before:
         return rule
     names = "|".join(re.escape(w) for w in provider_words())

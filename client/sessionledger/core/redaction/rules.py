@@ -410,6 +410,11 @@ FRAGMENTS: dict[str, str] = {
     r"""|(?![%{<*])[^\s"'`\\<>{}()\[\],;|&]{8})""",
     # anchor tails: an optional quote, then `:`, `=` or `!` (`key=`, `"token":`, `secret !=`)
     "SEPA": r"""(?:\\{0,8}["'`])?(?:[ \t]{1,4}str(?:ing)?)?[ \t]{0,8}(?:[:=!?.]{1,3}>?|,)""",
+    # a git object's words: a hex run after (or, looking back, before) one is a git SHA, not a key
+    "GIT_WORDS": r"(?i)(?<![a-z])(?:commit|sha1?|git|rev|revision|hash|head|merge|checkout|tree|blob|ref|rebase"
+    r"|cherry-pick|parent)(?![a-z])",
+    # a UUID and nothing more of a token after it
+    "UUID": r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])",
     # after a credential word (lowercased bytes): a token of 15+ characters holding a digit starts
     # within 48 bytes, so the scan passes over `key` in code (`key=None`, `self._key`) in C; the
     # gap ends at the next JSON member (`,"`): `"output_tokens":27,"requestId":"req_…"` is no pair
@@ -532,7 +537,7 @@ def _spec(entry: Mapping[str, Any]) -> RuleSpec:
         name_pattern=expand_fragments(str(entry.get("name", ""))),
         then=expand_fragments(str(entry.get("then", ""))),
         yields=int(entry.get("yields", 0)),
-        veto_before=str(entry.get("veto_before", "")),
+        veto_before=expand_fragments(str(entry.get("veto_before", ""))),
         relax_before=str(entry.get("relax_before", "")),
         relaxed=VALIDATORS[str(entry["relaxed"])] if "relaxed" in entry else None,
     )

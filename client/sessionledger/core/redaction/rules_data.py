@@ -1538,11 +1538,25 @@ lower_anchors = ['''keys?[^a-z]<<NEARTOK>>''', '''ken(?<=token)s?[^a-z]<<NEARTOK
 yields = 64
 relax_before = '''(?i){providers}'''
 relaxed = "provider_token"
-veto_before = '''(?i)(?<![a-z])(?:commit|sha1?|git|rev|revision|hash|head|merge|checkout|tree|blob|ref|rebase|cherry-pick|parent)(?![a-z])'''
+veto_before = '''<<GIT_WORDS>>'''
 regex = '''(?:(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)|(?<=[a-z0-9])(?:<<NOTKEY>>Key|<<NOTTOKEN>>Token|Secret|Credential))s?(?![A-Za-z])(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?=[A-Za-z+/=_.~-]{0,63}+[0-9])(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
 validator = "near_token"
 tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "the meraki token they gave us is «{hex:40}», rotate it", "ASANA_SECRET=«{digits:16}»", "the linkedin token they gave us is «{lowalnum:14}», please rotate it", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}».", 'solarwindsKey := "«{alnum:48}»"', "bitfinexSecret = '«{alnum:43}»'", "[DEBUG] Using Key=«{lowalnum:21}:{lowalnum:5}:{lowalnum:18}/{lowalnum:4}»"]
 fp = ["the build key is 20260129120000", "the key=src/app/main.py:12 is read at start", "cache key 2024-10-25T21:34:56Z expired", "cache key 1706745600123456 expired", "session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "const publicKey = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the monkey at 3f786850e387550fdab836ed7e6dc881de23001bcafe", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
+
+[[rule]]
+id = "provider-near-token"
+kind = "generic_secret"
+category = "generic"
+description = "A credential-shaped token a few dozen bytes after a provider's name and no credential word: `sourcegraph: …`, `new HubSpotAPI(\"<uuid>\")`, 'the mapbox one is …'; a UUID only in assignment or call form"
+source = "trufflehog's keyword-gated detectors (the gating idea only, no data); gitleaks' catalogue keywords and rule ids (MIT) for the provider names"
+prefixes = ["{providers}"]
+yields = 64
+veto_before = '''<<GIT_WORDS>>'''
+regex = '''[A-Za-z]{4,16}(?:[A-Za-z0-9_.-]{0,24}+(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>|\()[ \t]{0,4}(?:\\{0,8}["'`])?(?=<<UUID>>)|(?:[^\\\n,]|\\[^nr\\]){0,40}?(?<![A-Za-z0-9+/=_.~-])(?!<<UUID>>))(?=[A-Za-z+/=_.~-]{0,63}+[0-9])(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
+validator = "provider_near_token"
+tp = ["sourcegraph: «{alnum:40}»", 'const hs = new HubSpotAPI("«{uuid}»");', "the mapbox one we use in prod is «{lowalnum:32}»", "dropbox «{alnum:20}{digits:4}»", "the looker one: «{alnum:40}»"]
+fp = ["the dropbox sync of 2024-10-25T21:34:56Z failed", "hubspot commit 3f786850e387550fdab836ed7e6dc881de23001b", "mapbox-gl@3.972.10/node_modules/mapbox-gl/dist/x.js", "dropbox session 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", "the hubspot integration lives in src/integrations/hubspot/client.py", "looker build 20260129120000 ran", "pip install dropbox==12.0.2"]
 
 [[rule]]
 id = "discord-bot-token"

@@ -514,6 +514,17 @@ def near_token(value: str) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
+# a version anywhere in a value (`shopify_python_api==12.7.0`, `sdk-2.14.1-linux`): a package pin or
+# a build name, never a key
+_VERSION_ANYWHERE_RE = re.compile(r"(?<![0-9])[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}(?![0-9])|==")
+
+
+def provider_near_token(value: str) -> bool:
+    """A token a provider's name alone vouches for (no credential word): `near_token`'s shape and
+    no version or pin inside (`pip install dropbox==12.0.2 shopify_python_api==12.7.0`)."""
+    return near_token(value) and _VERSION_ANYWHERE_RE.search(value) is None
+
+
 def provider_token(value: str) -> bool:
     """A token a provider's name just before vouches for ("the asana token is 7406935959437412"):
     12+ characters, letters and digits or 14+ digits that are no run, random, no name or path."""
@@ -575,6 +586,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "jwt": jwt,
     "provider_token": provider_token,
     "near_token": near_token,
+    "provider_near_token": provider_near_token,
     "assigned_random": assigned_random,
     "header_token": header_token,
     "azure_devops_pat": azure_devops_pat,
