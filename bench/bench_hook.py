@@ -250,7 +250,7 @@ def bench_post_commit(box: Sandbox, python: str, runs: int, sizes: list[float]) 
     """Medians: the post-commit hook with no active session (paired with `python -c pass`), and
     after a commit with a fresh delta of each size in an active Claude Code session."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
-    from sessionledger.agents.claude_code import encode_project_dir
+    from sessionledger.core.claude_layout import encode_project_dir
 
     hook = install_git_hook(box, python)
     # where Claude Code keeps this repository's sessions: what the post-commit hook looks at
