@@ -7,9 +7,13 @@ the turn's size (target ≤ 1.3× at 0.05, 5 and 20 MB deltas): the hook only re
 queue intent (offsets) and the state durably and detaches the uploader, which slims, redacts,
 attributes and gzips afterwards. The capture path imports no `typing`, `re` (`shlex`),
 `collections` or `json`: together they were most of what a capture added to an interpreter start;
-nor `datetime` or `zlib`, nor, for a Claude Code transcript, any agent adapter or the version module
-(tests/client/test_hook_contract.py). What is left is about one module per step that must happen
-before the hook returns, three fsyncs and the fork of the uploader.
+nor `datetime` or `zlib`, nor, for a Claude Code transcript, any agent adapter or the version module,
+in either hook: the post-commit hook asks each agent's layout module (`core/<agent>_layout.py`)
+for the active sessions (tests/client/test_hook_contract.py). What is left is about one module per
+step that must happen before the hook returns (some 25, ~0.1–0.15 ms each, three of them C
+extensions loaded from files in a python.org/pyenv build: `_json`, `fcntl`, `binascii`), three
+fsyncs (the intent, the queue directory, the state: ~0.6–0.9 ms of CPU together), the observation of
+HEAD (written in place: a temporary file and a rename cost ~0.25 ms more) and the fork of the uploader.
 The no-op path reads its payload with `sessionledger.fastjson` (the C codec `json` is built on)
 rather than `json`, whose import brings `re` and `enum`: `hook_noop_json_cost_ratio` is the no-op
 hook with `json` imported over the same hook without, the figure that keeps that trick
@@ -18,6 +22,22 @@ hook with `json` imported over the same hook without, the figure that keeps that
 The post-commit hook (`init --git-hook`, run as git runs it: `sh .git/hooks/post-commit` in the
 working tree) has the same two targets: no active agent session (it lists the agents' folders and
 returns), and an active Claude Code session with a fresh delta of each size (it queues a checkpoint).
+It used to import every agent adapter to find the active sessions: 1.47–1.50× against the
+PostToolUse capture's 1.34–1.36× (CPU, `--runs 11`, a venv with only the client, load 3.5–7).
+Without them, the two run back to back on a shared 2-core machine (CPU ratios at 0.05 / 5 / 20 MB):
+
+    --runs 21, mean of 3 rounds, load 2.5–10   before             after
+      post-commit                              1.35 / 1.36 / 1.34  1.27 / 1.27 / 1.24
+      PostToolUse                              1.26 / 1.25 / 1.27  1.22 / 1.23 / 1.27
+    --runs 41, load 3–7
+      post-commit                              1.41 / 1.38 / 1.38  1.29 / 1.31 / 1.29
+      PostToolUse                              1.33 / 1.27 / 1.27  1.32 / 1.34 / 1.22
+    --runs 21, load 1–2
+      post-commit                              1.32 / 1.32 / 1.34  1.20 / 1.17 / 1.21
+      PostToolUse                              1.18 / 1.23 / 1.19  1.19 / 1.18 / 1.16
+
+A round's figure moves by about ±0.05 with the load (10–20 captures per size): on a quiet machine
+both captures are below the 1.3 target; under a load of 3–7 they sit at it, not clearly below.
 
     .venv/bin/python bench/bench_hook.py [--runs 21] [--mb 0.05 5 20] [--python /path/to/venv/bin/python]
 
@@ -250,7 +270,7 @@ def bench_post_commit(box: Sandbox, python: str, runs: int, sizes: list[float]) 
     """Medians: the post-commit hook with no active session (paired with `python -c pass`), and
     after a commit with a fresh delta of each size in an active Claude Code session."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
-    from sessionledger.agents.claude_code import encode_project_dir
+    from sessionledger.core.claude_layout import encode_project_dir
 
     hook = install_git_hook(box, python)
     # where Claude Code keeps this repository's sessions: what the post-commit hook looks at

@@ -50,9 +50,10 @@ def on_head_moved(payload: dict, repo: Repo, sha: str, branch: str, links: list[
     return outcome is QUEUED
 
 
-def on_commit(repo: Repo, sha: str, branch: str, sessions: list, links: list[tuple[str, str]]) -> bool:
+def on_commit(repo: Repo, sha: str, branch: str, sessions: list[str], links: list[tuple[str, str]]) -> bool:
     """The git post-commit hook: a checkpoint for the commit just made, of the most recently written
-    (agent, transcript) in `sessions` that has new lines; True when it was queued. Same
+    transcript in `sessions` that has new lines; True when it was queued (the agent is told by
+    where the transcript lives: `segments.Request`). Same
     compare-and-swap as `on_head_moved`: a tool hook that sees this HEAD afterwards finds it observed.
 
     One conversation per commit: the server keeps one checkpoint per commit (docs/design.md §2), so
@@ -62,12 +63,12 @@ def on_commit(repo: Repo, sha: str, branch: str, sessions: list, links: list[tup
         old = observe.seen(repo.git_dir)
         if old == sha:
             return False
-        if _after_clear(txn, repo, sha, old, branch, [transcript for _, transcript in sessions]):
+        if _after_clear(txn, repo, sha, old, branch, sessions):
             observe.record(repo.git_dir, sha)
             return True
         queued, outcomes = None, []
-        for agent, transcript in _newest_first(sessions):
-            outcomes.append(_capture(txn, transcript, repo, sha, old, branch=branch, cwd=repo.worktree, agent=agent))
+        for transcript in _newest_first(sessions):
+            outcomes.append(_capture(txn, transcript, repo, sha, old, branch=branch, cwd=repo.worktree))
             if outcomes[-1] is QUEUED:
                 queued = transcript
                 break
@@ -97,12 +98,12 @@ def link_tasks(links: list[tuple[str, str]]) -> Callable[[], None] | None:
     return run
 
 
-def _newest_first(sessions: list[tuple[object, str]]) -> list[tuple[object, str]]:
+def _newest_first(sessions: list[str]) -> list[str]:
     """The conversation written last most likely made the commit (or is the one its author watched)."""
 
-    def written(entry: tuple[object, str]) -> float:
+    def written(transcript: str) -> float:
         try:
-            return os.stat(entry[1]).st_mtime
+            return os.stat(transcript).st_mtime
         except OSError:
             return 0.0
 

@@ -165,7 +165,8 @@ def test_never_fails_a_commit_even_when_the_client_is_gone(ledger, repo, client_
 
 
 def test_the_post_commit_no_op_path_imports_almost_nothing(client_env, repo) -> None:
-    """No active session: the adapters list their folders; nothing heavy is imported."""
+    """No active session: each agent's layout module lists its folders; no adapter, nothing heavy
+    is imported."""
     import subprocess
     import sys
 
@@ -182,5 +183,6 @@ def test_the_post_commit_no_op_path_imports_almost_nothing(client_env, repo) -> 
     (client_env.home / ".claude" / "projects").mkdir(parents=True)
     result = subprocess.run([sys.executable, "-c", probe], cwd=repo, env=client_env.env(), capture_output=True)
     loaded = set(result.stdout.decode().split())
-    assert {"sessionledger.hooks.post_commit", "sessionledger.agents.codex"} <= loaded
-    assert loaded & (NOOP_FORBIDDEN | {"typing", "json", "re", "dataclasses", "pathlib"}) == set()
+    assert {"sessionledger.hooks.post_commit", "sessionledger.core.codex_layout"} <= loaded
+    adapters = {"sessionledger.agents", "sessionledger.agents.base", "sessionledger.agents.codex"}
+    assert loaded & (NOOP_FORBIDDEN | adapters | {"typing", "json", "re", "dataclasses", "pathlib"}) == set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -66,17 +67,29 @@ def test_unknown_events_and_other_tools_are_ignored(client_env, repo, claude) ->
     assert not client_env.state_dir.exists()
 
 
-def imported_by_hook(env: dict[str, str], payload: dict) -> set[str]:
-    """The modules one PostToolUse hook call imports."""
+# what a commit capture never imports (bench/bench_hook.py measures what each import costs)
+CAPTURE_FORBIDDEN = {
+    *("typing", "json", "re", "collections", "dataclasses", "subprocess", "datetime", "zlib", "pathlib"),
+    *("sessionledger.agents", "sessionledger.agents.base", "sessionledger.agents.claude_code"),
+    *("sessionledger.agents.codex", "sessionledger.agents.gemini", "sessionledger.core.version"),
+    "sessionledger.core.formats",
+}
+
+
+def imported_by_hook(
+    env: dict[str, str], payload: dict, event: str = "post-tool-use", cwd: Path | None = None
+) -> set[str]:
+    """The modules one hook call imports (the git post-commit hook reads no payload)."""
     probe = (
         "import sys\n"
         "before = set(sys.modules)\n"
         "from sessionledger.cli import main\n"
-        "main(['hook', 'post-tool-use'])\n"
+        f"main(['hook', {event!r}])\n"
         "print(' '.join(sorted(set(sys.modules) - before)))\n"
     )
     stdin = json.dumps(payload).encode()
-    result = subprocess.run([sys.executable, "-c", probe], input=stdin, env=env, capture_output=True, timeout=60)
+    run = [sys.executable, "-c", probe]
+    result = subprocess.run(run, input=stdin, env=env, cwd=cwd, capture_output=True, timeout=60)
     return set(result.stdout.decode().split())
 
 
@@ -101,10 +114,34 @@ def test_a_commit_capture_imports_only_what_capturing_needs(client_env: ClientEn
     loaded = imported_by_hook(detached, claude.payload("git commit -q -m a", {"stdout": ""}, repo))
     assert "sessionledger.spawn" in loaded  # it captured and started the uploader
     assert "sessionledger.transcripts" in loaded  # it found the delta, and the conversation's start
-    heavy = {"typing", "json", "re", "collections", "dataclasses", "subprocess", "datetime", "zlib"}
-    adapters = {"sessionledger.agents", "sessionledger.agents.base", "sessionledger.agents.claude_code"}
-    others = {"sessionledger.agents.codex", "sessionledger.agents.gemini", "sessionledger.core.version"}
-    assert loaded & (heavy | adapters | others) == set()
+    assert loaded & CAPTURE_FORBIDDEN == set()
+
+
+def test_a_post_commit_capture_imports_no_agent_adapter(client_env: ClientEnv, repo, claude: ClaudeSession) -> None:
+    """The git post-commit hook finds a commit's active sessions through each agent's layout
+    module (`core/<agent>_layout.py`: where its sessions are, `os` only), not through the adapters,
+    and captures a Claude Code session with no more than the PostToolUse capture imports."""
+    claude.bash("ls")  # the first call observes HEAD
+    claude.prompt("add a")
+    (repo / "a.py").write_text("a = 1\n")
+    claude.bash("git add -A && git commit -q -m a", hook=False)  # the tool hook did not see it
+    detached = client_env.env(SESSIONLEDGER_UPLOAD_INLINE=None)  # the uploader detached, as installed
+    loaded = imported_by_hook(detached, {}, "post-commit", cwd=repo)
+    assert "sessionledger.spawn" in loaded  # it captured and started the uploader
+    assert {"sessionledger.core.codex_layout", "sessionledger.core.gemini_layout"} <= loaded  # it asked every agent
+    assert loaded & CAPTURE_FORBIDDEN == set()
+    queued = [p.read_text() for p in (client_env.state_dir / "queue").glob("*/intent.json")]
+    assert len(queued) == 1 and str(claude.path) in queued[0]
+
+
+def test_every_agent_has_a_layout_the_post_commit_hook_asks() -> None:
+    """An agent added to `agents.AGENTS` without its layout module would never be captured by the
+    git post-commit hook."""
+    from sessionledger import agents
+    from sessionledger.hooks.post_commit import LAYOUTS
+
+    assert [layout.AGENT_NAME for layout in LAYOUTS] == list(agents.AGENTS)
+    assert [layout.SHELL_MARKER for layout in LAYOUTS] == [a.shell_marker for a in agents.every()]
 
 
 @pytest.mark.parametrize(

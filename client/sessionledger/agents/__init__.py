@@ -5,9 +5,10 @@
     for agent in agents.every(): ...
 
 Adding an agent = one module here defining `AGENT` (a subclass of `base.Agent`), its format
-module in `sessionledger.core.formats` (registered in `formats.FORMATS`), one entry in `AGENTS`, and its
-real fixtures under tests/fixtures/agents/<name>/ (docs/agents.md "Adding an agent").
-Cheap to import: the git post-commit hook asks every adapter for its active sessions.
+module in `sessionledger.core.formats` (registered in `formats.FORMATS`), one entry in `AGENTS`, its
+layout module `core/<agent>_layout.py` (where its sessions are, `os` only: the git post-commit hook
+asks it, not the adapter, listed in `hooks.post_commit.LAYOUTS`), and its real fixtures under
+tests/fixtures/agents/<name>/ (docs/agents.md "Adding an agent").
 """
 
 from __future__ import annotations

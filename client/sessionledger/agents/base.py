@@ -7,9 +7,10 @@ a commit (import), recognising tool output (fit), writing a conversation back so
 resume it (fork, restore), its hook events, and the roles and kinds its messages use.
 
 The rest of the client, the server, the UI and the MCP server ask an adapter; none of them reads
-an agent's raw records (tests/client/test_agents.py enforces it). Cheap to import: the
-post-commit hook imports the adapters to find active sessions, so module level is `os` only and
-everything heavier is imported inside the method that needs it.
+an agent's raw records (tests/client/test_agents.py enforces it). Where an agent's sessions live
+is its layout module's (`core/<agent>_layout.py`): the hooks ask those and import no adapter.
+Module level is `os` only all the same, and everything heavier is imported inside the method
+that needs it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     Changed = Callable[[int], bool | None]
 
 APPEND, SNAPSHOT = "append", "snapshot"
-ACTIVE_SECONDS = 2 * 3600  # a session written within this long before a commit is "active" for it
 _GIT_COMMIT = r"\bgit\b[^;&|\n]*?\bcommit\b"
 _MESSAGE = r"""-m\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+))"""
 _TIMESTAMP = rb'"timestamp":\s?"([^"\\]{1,64})"'
@@ -314,28 +314,3 @@ def _compiled(pattern: str | bytes) -> Any:
     import re  # re.compile caches: compiled once per process
 
     return re.compile(pattern)
-
-
-def inside(path: str, trees: list[str]) -> bool:
-    """Is `path` one of `trees` or below one of them?"""
-    path = os.path.normpath(path)
-    return any(path == tree or path.startswith(tree.rstrip(os.sep) + os.sep) for tree in trees)
-
-
-def newer_files(directory: str, since: float, keep: Callable[[str], bool]) -> list[tuple[float, str]]:
-    """(mtime, path) of the files in `directory` named as `keep` wants, written at/after `since`."""
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return []
-    found = []
-    for entry in entries:
-        if not keep(entry.name):
-            continue
-        try:
-            stat = entry.stat()
-        except OSError:
-            continue
-        if stat.st_mtime >= since and not entry.is_dir():
-            found.append((stat.st_mtime, entry.path))
-    return found

@@ -7,26 +7,20 @@ from __future__ import annotations
 
 import os
 
-from sessionledger.agents.base import (
-    Agent,
-    Call,
-    CannotResume,
-    Resumable,
-    commit_message,
-    is_git_commit,
-    newer_files,
-)
+from sessionledger.agents.base import Agent, Call, CannotResume, Resumable, commit_message, is_git_commit
+from sessionledger.core import claude_layout
 from sessionledger.core.claude_layout import (
     AGENT_NAME,
+    SHELL_MARKER,
     SUFFIX,
     claude_dir,
-    encode_project_dir,
-    is_agent_file,
+    is_session_file,
     project_dir,
     read_head,
     session_id,
     subagent_files,
 )
+from sessionledger.core.sessionfiles import inside, newer_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,10 +28,6 @@ if TYPE_CHECKING:
 
     from sessionledger.agents.base import ResumeRequest
     from sessionledger.core.formats.resume import ResumeReport
-
-
-def _is_session_file(name: str) -> bool:
-    return name.endswith(SUFFIX) and not is_agent_file(name)
 
 
 class ClaudeCode(Agent):
@@ -53,41 +43,25 @@ class ClaudeCode(Agent):
         ("SessionEnd", None, "session-end"),  # every reason: `clear` → kind clear, others → end
     )
     hook_events = {event: handler for event, _, handler in hooks}
-    shell_marker = "CLAUDECODE"  # set to 1 for the commands of its Bash tool
+    shell_marker = SHELL_MARKER
     shell_tools = frozenset({"Bash"})
 
     # --- where the transcripts are ----------------------------------------------------------
 
-    def _project_dirs(self, trees: list[str]) -> list[tuple[str, str]]:
-        """(directory, name) under projects/ whose name may hold sessions of `trees` (the
-        encoding is lossy: a recorded cwd decides later)."""
-        root = os.path.join(claude_dir(), "projects")
-        prefixes = [encode_project_dir(tree) for tree in trees]
-        try:
-            names = sorted(os.listdir(root))
-        except OSError:
-            return []
-        return [(os.path.join(root, n), n) for n in names if any(n == p or n.startswith(p + "-") for p in prefixes)]
-
     def recent_files(self, trees: list[str], since: float) -> list[str]:
-        found = []
-        for directory, _ in self._project_dirs(trees):
-            found += newer_files(directory, since, _is_session_file)
-        return [path for _, path in sorted(found, reverse=True)]
+        return claude_layout.recent_files(trees, since)
 
     def session_files(self, trees: list[str]) -> list[tuple[str, str]]:
-        from sessionledger.agents.base import inside
-
         found = []
-        for directory, _ in self._project_dirs(trees):
-            for path in sorted(p for _, p in newer_files(directory, 0, _is_session_file)):
+        for directory, _ in claude_layout.project_dirs(trees):
+            for path in sorted(p for _, p in newer_files(directory, 0, is_session_file)):
                 cwd = self.first_cwd(read_head(path))
                 if cwd and inside(cwd, trees):
                     found.append((path, cwd))
         return found
 
     def owns(self, path: str) -> bool:
-        return _is_session_file(os.path.basename(path)) and "projects" in path.split(os.sep)
+        return is_session_file(os.path.basename(path)) and "projects" in path.split(os.sep)
 
     def session_id(self, path: str) -> str:
         return session_id(path)
@@ -113,7 +87,7 @@ class ClaudeCode(Agent):
             return found
         directory = os.path.abspath(cwd)
         while True:
-            newest = newer_files(project_dir(directory), 0, _is_session_file)
+            newest = newer_files(project_dir(directory), 0, is_session_file)
             if newest or os.path.dirname(directory) == directory:
                 return max(newest)[1] if newest else None
             directory = os.path.dirname(directory)
@@ -258,12 +232,7 @@ class ClaudeCode(Agent):
     # --- hooks --------------------------------------------------------------------------------
 
     def hook_installed(self, project_dir: str, home: str) -> bool:
-        files = (
-            os.path.join(project_dir, ".claude", "settings.json"),
-            os.path.join(project_dir, ".claude", "settings.local.json"),
-            os.path.join(claude_dir(), "settings.json"),
-        )
-        return any(b" hook post-tool-use" in read_head(path, 1 << 20) for path in files)  # personal or team
+        return claude_layout.hook_installed(project_dir)
 
 
 AGENT = ClaudeCode()

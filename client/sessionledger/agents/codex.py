@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 
-from sessionledger.agents.base import Agent, Resumable, inside, newer_files
+from sessionledger.agents.base import Agent, Resumable
+from sessionledger.core import codex_layout
+from sessionledger.core.codex_layout import codex_home, is_rollout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,14 +21,6 @@ if TYPE_CHECKING:
 _FIRST_LINE_LIMIT = 8 * 1024 * 1024  # the first line carries the whole system prompt
 _OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
 _EXEC_OUTPUT_KEYS = ("aggregated_output", "formatted_output", "stdout", "stderr")
-
-
-def codex_home() -> str:
-    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
-
-
-def _is_rollout(name: str) -> bool:
-    return name.startswith("rollout-") and name.endswith(".jsonl")
 
 
 class Codex(Agent):
@@ -42,17 +36,7 @@ class Codex(Agent):
     # --- where the transcripts are ----------------------------------------------------------
 
     def recent_files(self, trees: list[str], since: float) -> list[str]:
-        """Rollouts of the date folders since `since` (local time, as Codex names them) whose
-        first line names a cwd inside `trees`."""
-        import time
-
-        root = os.path.join(codex_home(), "sessions")
-        days = {time.strftime("%Y/%m/%d", time.localtime(t)) for t in (since, since + 43200, time.time())}
-        found = []
-        for day in sorted(days):
-            found += newer_files(os.path.join(root, *day.split("/")), since, _is_rollout)
-        found += newer_files(root, since, _is_rollout)  # the flat layout of early 2025
-        return [path for _, path in sorted(found, reverse=True) if inside(self.cwd_of(path) or "\0", trees)]
+        return codex_layout.recent_files(trees, since)
 
     def session_files(self, trees: list[str]) -> list[tuple[str, str]]:
         from pathlib import Path
@@ -66,14 +50,13 @@ class Codex(Agent):
         return sorted(found.items())
 
     def owns(self, path: str) -> bool:
-        return _is_rollout(os.path.basename(path))
+        return is_rollout(os.path.basename(path))
 
     def cwd_of(self, path: str) -> str | None:
-        meta = _meta(path)
-        return meta[1] if meta else None
+        return codex_layout.cwd_of(path)
 
     def session_id(self, path: str) -> str:
-        meta = _meta(path)
+        meta = codex_layout.meta(path)
         if meta:
             return meta[0]
         stem = os.path.basename(path)[: -len(".jsonl")]
@@ -83,7 +66,7 @@ class Codex(Agent):
         root = os.path.join(codex_home(), "sessions")
         for directory, _, names in os.walk(root):
             for name in names:
-                if _is_rollout(name) and name.endswith(f"-{session_id}.jsonl"):
+                if is_rollout(name) and name.endswith(f"-{session_id}.jsonl"):
                     return os.path.join(directory, name)
         return None
 
@@ -153,14 +136,6 @@ class Codex(Agent):
 
 
 AGENT = Codex()
-
-
-def _meta(path: str) -> tuple[str, str] | None:
-    from pathlib import Path
-
-    from sessionledger.core.formats.locate import codex_meta
-
-    return codex_meta(Path(path))
 
 
 def _rewrite_line(line: bytes, session_id: str, cwd_from: str | None, cwd_to: str, forked_from: str | None) -> bytes:

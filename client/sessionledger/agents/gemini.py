@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 
-from sessionledger.agents.base import APPEND, SNAPSHOT, Agent, Resumable, newer_files
+from sessionledger.agents.base import APPEND, SNAPSHOT, Agent, Resumable
+from sessionledger.core import gemini_layout
+from sessionledger.core.gemini_layout import gemini_dir, is_chat
+from sessionledger.core.sessionfiles import newer_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,52 +22,27 @@ if TYPE_CHECKING:
     from sessionledger.core.formats.resume import ResumeReport
 
 
-def gemini_dir() -> str:
-    return os.path.join(os.environ.get("GEMINI_CLI_HOME") or os.path.expanduser("~"), ".gemini")
-
-
-def _is_chat(name: str) -> bool:
-    return name.startswith("session-") and (name.endswith(".jsonl") or name.endswith(".json"))
-
-
 class Gemini(Agent):
     name = "gemini"
     display_name = "Gemini CLI"
     executable = "gemini"
     hook_events = {"AfterTool": "post-tool-use", "SessionEnd": "session-end"}
     shell_tools = frozenset({"run_shell_command"})
-    shell_marker = "GEMINI_CLI"  # set to 1 for the commands of run_shell_command
+    shell_marker = gemini_layout.SHELL_MARKER
 
     # --- where the transcripts are ----------------------------------------------------------
 
-    def _chat_dirs(self, trees: list[str]) -> list[tuple[str, str]]:
-        """(chats folder, project root) of every tree that has one."""
-        if not os.path.isdir(os.path.join(gemini_dir(), "tmp")):
-            return []  # no Gemini CLI here: the hook pays one stat
-        from pathlib import Path
-
-        from sessionledger.core.formats.locate import gemini_project_dirs
-
-        found = []
-        for tree in trees:
-            for folder in gemini_project_dirs(tree, gemini=Path(gemini_dir())):
-                found.append((str(folder / "chats"), tree))
-        return found
-
     def recent_files(self, trees: list[str], since: float) -> list[str]:
-        found = []
-        for chats, _ in self._chat_dirs(trees):
-            found += newer_files(chats, since, _is_chat)
-        return [path for _, path in sorted(found, reverse=True)]
+        return gemini_layout.recent_files(trees, since)
 
     def session_files(self, trees: list[str]) -> list[tuple[str, str]]:
         found = []
-        for chats, tree in self._chat_dirs(trees):
-            found += [(path, tree) for _, path in sorted(newer_files(chats, 0, _is_chat))]
+        for chats, tree in gemini_layout.chat_dirs(trees):
+            found += [(path, tree) for _, path in sorted(newer_files(chats, 0, is_chat))]
         return found
 
     def owns(self, path: str) -> bool:
-        return _is_chat(os.path.basename(path)) and os.path.basename(os.path.dirname(path)) == "chats"
+        return is_chat(os.path.basename(path)) and os.path.basename(os.path.dirname(path)) == "chats"
 
     def session_id(self, path: str) -> str:
         from pathlib import Path
@@ -152,9 +130,7 @@ class Gemini(Agent):
 
     def hook_settings(self, project_dir: str | None) -> str | None:
         """The project's `.gemini/settings.json`, or the user's `~/.gemini/settings.json`."""
-        if project_dir is None:
-            return os.path.join(gemini_dir(), "settings.json")
-        return os.path.join(project_dir, ".gemini", "settings.json")
+        return gemini_layout.settings_file(project_dir)
 
     def merge_hooks(self, settings: dict[str, Any], command_for: Callable[[str], str]) -> None:
         """`AfterTool` on `run_shell_command` (a commit made by Gemini's shell tool) and
@@ -192,14 +168,7 @@ class Gemini(Agent):
         return None
 
     def hook_installed(self, project_dir: str, home: str) -> bool:
-        for path in (self.hook_settings(project_dir), self.hook_settings(None)):
-            try:
-                with open(str(path), "rb") as handle:
-                    if b" hook post-tool-use" in handle.read(1 << 20):
-                        return True
-            except OSError:
-                continue
-        return False
+        return gemini_layout.hook_installed(project_dir)
 
 
 AGENT = Gemini()

@@ -3,7 +3,8 @@
 adapter (`agents/claude_code.py`) and the module that writes sessions back (`agents/claude_files.py`).
 `os` only, and outside `formats/` so that the hooks import it without the formats package; a commit
 capture of a Claude Code transcript asks it, not the adapter, for the session id and the sub-agent
-files (`segments.Request`), and so imports no adapter module.
+files (`segments.Request`), and so imports no adapter module; the git post-commit hook asks it
+for the recent sessions of a working tree (`recent_files`) and whether our tool hook is installed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 
 AGENT_NAME = "claude-code"  # its ingest `agent` name (`sessionledger.agents`)
+SHELL_MARKER = "CLAUDECODE"  # set to 1 for the commands of its Bash tool
 SUFFIX = ".jsonl"
 SUBAGENT_PREFIX = "agent-"
 
@@ -82,6 +84,43 @@ def project_dir(cwd: str) -> str:
 
 def is_agent_file(name: str) -> bool:
     return name.startswith(SUBAGENT_PREFIX) and name.endswith(SUFFIX)
+
+
+def is_session_file(name: str) -> bool:
+    return name.endswith(SUFFIX) and not is_agent_file(name)
+
+
+def project_dirs(trees: list[str]) -> list[tuple[str, str]]:
+    """(directory, name) under projects/ whose name may hold sessions of `trees` (the encoding is
+    lossy: a recorded cwd decides later)."""
+    root = os.path.join(claude_dir(), "projects")
+    prefixes = [encode_project_dir(tree) for tree in trees]
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    return [(os.path.join(root, n), n) for n in names if any(n == p or n.startswith(p + "-") for p in prefixes)]
+
+
+def recent_files(trees: list[str], since: float) -> list[str]:
+    """Main transcripts of sessions held in one of `trees` (or below) written at/after `since`,
+    newest first."""
+    from sessionledger.core.sessionfiles import newer_files
+
+    found = []
+    for directory, _ in project_dirs(trees):
+        found += newer_files(directory, since, is_session_file)
+    return [path for _, path in sorted(found, reverse=True)]
+
+
+def hook_installed(project_dir: str) -> bool:
+    """Is our PostToolUse hook installed for `project_dir` (personal or team settings)?"""
+    files = (
+        os.path.join(project_dir, ".claude", "settings.json"),
+        os.path.join(project_dir, ".claude", "settings.local.json"),
+        os.path.join(claude_dir(), "settings.json"),
+    )
+    return any(b" hook post-tool-use" in read_head(path, 1 << 20) for path in files)
 
 
 def session_id(path: str) -> str:
