@@ -19,10 +19,10 @@ from urllib.request import urlopen
 
 import pytest
 from django.conf import settings as django_settings
-from django.core.cache import cache
 from rest_framework.throttling import SimpleRateThrottle
 
 from projects.models import Role
+from tests import caching
 from tests.factories import ProjectFactory, make_member, make_token
 
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
@@ -43,10 +43,10 @@ def own_rate_limit(settings) -> Iterator[None]:
     for name in dir(django_settings):
         if name.startswith("SESSIONLEDGER_") and name.endswith("_RATE"):
             setattr(settings, name, HIGH)
-    cache.clear()
+    caching.clear()
     yield
     SimpleRateThrottle.THROTTLE_RATES = original
-    cache.clear()
+    caching.clear()
 
 
 @pytest.mark.django_db(transaction=True)

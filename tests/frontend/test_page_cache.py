@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from django.core.cache import cache
 from django_scopes import scopes_disabled
 
 from frontend.session_page import page_cache
@@ -14,6 +13,7 @@ from sessions_app import blobs
 from sessions_app.models import AccessLog, Session
 from sessions_app.processing import session_reprocess
 from sessions_app.signals import session_processed
+from tests import caching
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.frontend.conftest import long_transcript
 
@@ -112,7 +112,7 @@ def test_the_worker_renders_the_first_page_so_the_first_reader_does_not(
     first = _get(client, world, session)
     assert first.status_code == 200 and renders == []  # served as the worker rendered it
     assert _cards(_get(client, world, session, "?page=2")) and len(renders) == 1  # other pages: on demand
-    cache.clear()
+    caching.clear()
     assert _cards(_get(client, world, session)) == _cards(first) and len(renders) == 2  # the same HTML
     assert _get(client, world, small).status_code == 200 and len(renders) == 3  # a small one: on first read
 

@@ -4,9 +4,10 @@ run (user ids repeat from one test database to the next): every test here starts
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
+
+from tests import caching
 
 
 @pytest.fixture(autouse=True)
 def full_budgets() -> None:
-    cache.clear()
+    caching.clear()

@@ -8,11 +8,11 @@ the settings: no RESET). Its rate limit costs one Redis round trip.
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from projects.models import ApiToken
+from tests import caching
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the request's own transaction, as in production
 
@@ -69,6 +69,6 @@ def test_the_rate_limit_still_counts_in_one_round_trip(world, api_as, settings) 
         codes = [client.get(f"/api/v1/projects/{world.project.slug}/sessions") for _ in range(4)]
     finally:
         SimpleRateThrottle.THROTTLE_RATES = original
-        cache.clear()
+        caching.clear()
     assert [r.status_code for r in codes] == [200, 200, 200, 429]
     assert 0 < int(codes[-1]["Retry-After"]) <= 60

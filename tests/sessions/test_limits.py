@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 
 from projects.scoping import project_scope
 from sessions_app.models import Session
+from tests import caching
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.uploads import commit_hash, metadata_for, upload
 
@@ -17,14 +17,14 @@ def tight_limits(settings):
     # defaults for the rest of the run (THROTTLE_RATES is read from the settings at import).
     from rest_framework.throttling import SimpleRateThrottle
 
-    cache.clear()
+    caching.clear()
     rates = {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "ingest": "2/min", "query": "3/min", "write": "3/min"}
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
     original = SimpleRateThrottle.THROTTLE_RATES
     SimpleRateThrottle.THROTTLE_RATES = rates
     yield
     SimpleRateThrottle.THROTTLE_RATES = original
-    cache.clear()
+    caching.clear()
 
 
 def test_ingest_beyond_the_rate_is_a_429_with_retry_after(world, api_as, tight_limits) -> None:
