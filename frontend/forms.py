@@ -183,6 +183,7 @@ class MessageFilterForm(forms.Form):
     page = forms.IntegerField(required=False, min_value=1)
     through = forms.IntegerField(required=False, min_value=1)  # later pages in one response (docs/ui.md)
     at = forms.RegexField(required=False, regex=r"^[0-9A-Za-z-]{1,64}\Z")  # a message's uuid or index
+    also = forms.BooleanField(required=False)  # with `at`: the permalink found the message in several sessions
 
     def value(self, name: str) -> Any:
         return getattr(self, "cleaned_data", {}).get(name)

@@ -166,7 +166,7 @@ class SessionView(SessionObjectMixin, TemplateView):
     def _also_in(self, form: MessageFilterForm) -> str:
         """The choice of sessions holding ``?at=``'s message, when its permalink said there are several."""
         at = str(form.value("at") or "")
-        if self.request.GET.get("also") != "1" or not MESSAGE_UUID.match(at):
+        if not form.value("also") or not MESSAGE_UUID.match(at):
             return ""
         return reverse("message-link", kwargs={"project": self.project.slug, "message_uuid": at}) + "?all"
 

@@ -157,3 +157,12 @@ def test_a_parameter_the_page_does_not_read_makes_no_other_kept_copy(client, wor
     assert padded.status_code == 200 and CONTENT not in _rendered(padded)
     filtered = client.get(_page(world, long_session, "?role=user"))
     assert CONTENT in _rendered(filtered)  # a filter the page reads is another content
+
+
+def test_a_permalinks_choice_of_sessions_is_not_kept_for_a_plain_view(client, world, long_session) -> None:
+    at = "?at=5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"
+    client.force_login(world.viewer)
+    offered = client.get(_page(world, long_session, at + "&also=1"))
+    assert offered.status_code == 200 and "also-in" in offered.content.decode()
+    client.force_login(world.member)
+    assert "also-in" not in client.get(_page(world, long_session, at)).content.decode()
