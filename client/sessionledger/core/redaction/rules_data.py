@@ -924,6 +924,27 @@ tp = [
 fp = ["API-VERSIONING-IS-HARD-TO-GET-RIGHT", "lin_api_ prefix"]
 
 [[rule]]
+id = "developer-platform-tokens"
+kind = "saas_token"
+category = "saas"
+description = "Prefixed tokens of developer platforms the catalogue does not list, at the provider's length: PostHog personal API keys (phx_), SonarQube user, project and global analysis tokens (squ_, sqp_, sqa_), Adafruit IO keys (aio_), dbt Cloud service tokens (dbtc_), Firecrawl keys (fc-), ElevenLabs keys (sk_ + 48 hex)"
+source = "provider docs: PostHog personal API keys, SonarQube token types, Adafruit IO keys, dbt Cloud service tokens, Firecrawl and ElevenLabs API keys; trufflehog posthog and adafruitio detectors read for the formats"
+prefixes = ["phx_", "squ_", "sqp_", "sqa_", "aio_", "dbtc_", "fc-", "sk_"]
+follow = '''(?:<<B64M>>|[a-f0-9]{32})'''
+regex = '''<<START>>(?:phx_[A-Za-z0-9_]{43,48}|sq[upa]_[a-f0-9]{40}|aio_[A-Za-z0-9]{28}|dbtc_[A-Za-z0-9_-]{40,64}|fc-[a-f0-9]{32}|sk_[a-f0-9]{48})<<END>>'''
+validator = "token"
+tp = [
+  "the posthog key is «phx_{alnum:43}»",
+  "«squ_{hex:40}»",
+  "SONAR_TOKEN=«sqp_{hex:40}» for the scanner",
+  "I set it to «aio_{alnum:28}» in the dashboard",
+  "DBT_CLOUD_TOKEN=«dbtc_{token:48}»",
+  'app = FirecrawlApp(api_key="«fc-{hex:32}»")',
+  "ELEVENLABS_API_KEY=«sk_{hex:48}»",
+]
+fp = ["phx_ and squ_ prefixes", "sk_{hex:12}", "fc-{hex:8} is a short id", "aio_http_client_session_factory"]
+
+[[rule]]
 id = "new-relic-key"
 kind = "newrelic"
 category = "monitoring"
