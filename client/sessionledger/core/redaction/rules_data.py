@@ -1404,6 +1404,22 @@ tp = ['''System.setProperty("API_TOKEN", "«{alnum:32}»")''', '''os.environ.set
 fp = ['''__all__ = ['RC2_KEY', 'rc2_key_st', 'AES_KEY']''', '''setattr(self, "api_key", api_key_value)''']
 
 [[rule]]
+id = "auth-pair-argument"
+kind = "password"
+category = "password"
+description = "A user and a password passed together to an HTTP client or a credential object: requests' auth=(\"user\", \"…\"), HTTPBasicAuth, HTTPDigestAuth and aiohttp's BasicAuth(\"user\", \"…\"), .NET's NetworkCredential(\"user\", \"…\")"
+source = "requests docs: Authentication; aiohttp docs: BasicAuth; .NET docs: System.Net.NetworkCredential"
+lower_anchors = ['''auth[ \t]{0,4}=[ \t]{0,4}\([ \t]{0,4}\\{0,8}["']''', '''auth\([ \t]{0,4}\\{0,8}["']''', '''credential\([ \t]{0,4}\\{0,8}["']''']
+regex = '''(?i:auth[ \t]{0,4}=[ \t]{0,4}|auth|credential)<<CALL_OPEN>>[^"'\\\s]{1,128}<<CALL_SEP>><<CALL_VALUE>>'''
+validator = "password"
+tp = [
+  '''requests.get(url, auth=("bob", "«{password}»"))''',
+  '''session.auth = HTTPBasicAuth('admin', '«{password}»')''',
+  '''var creds = new NetworkCredential("svc-build", "«{password}»");''',
+]
+fp = ['''auth=("bob", os.environ["PW"])''', '''HTTPBasicAuth(user, password)''', '''new NetworkCredential("svc", "")''', '''auth=("bob", "changeme")''']
+
+[[rule]]
 id = "password-quoted"
 kind = "password"
 category = "password"
