@@ -7,6 +7,7 @@ skipped when it really is a copy, and that nothing in it survives.
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 
@@ -78,6 +79,32 @@ def test_short_secrets_reach_the_copy_too() -> None:
     result = Redactor().redact_bytes(line)
     assert b"X9k2Lm" not in result.data
     assert result.counts == {"password": 2}
+
+
+def test_an_escaped_secret_found_in_the_content_goes_from_the_copy_too() -> None:
+    """`gh api` prints JSON with escaped slashes: a webhook found only decoded, in the tool_result
+    content, is replaced in the skipped `stdout` copy as well."""
+    path = f"T{random_chars(RNG, ALNUM.upper(), 10)}/B{random_chars(RNG, ALNUM.upper(), 10)}/"
+    secret = random_chars(RNG, ALNUM, 24)
+    output = '{"url": "https:\\/\\/hooks.slack.com\\/services\\/' + path.replace("/", "\\/") + secret + '"}'
+    output += "\n" + "ok " * 300  # the copy lies beyond the window decoded around the escapes
+    line = TranscriptBuilder().tool_result("toolu_01Abc", output).build()
+    assert len(duplicate_copies(line)) == 1
+    result = Redactor().redact_bytes(line)
+    assert secret.encode() not in result.data
+    assert sum(result.counts.values()) == 2
+
+
+def test_a_base64_env_found_in_the_content_goes_from_the_copy_too() -> None:
+    """A `.env` shipped as one base64 value, in a numbered Read and its skipped `file.content` copy."""
+    password = random_chars(RNG, ALNUM, 14) + "!7"
+    blob = base64.b64encode(f"DB_HOST=db.internal\nDB_PASSWORD={password}\n".encode()).decode()
+    text = f"# deploy\nENV_B64={blob}\nDEBUG=false"
+    line = read_line(numbered(text) + REMINDER, text)
+    assert len(duplicate_copies(line)) == 1
+    result = Redactor().redact_bytes(line)
+    assert blob[8:40].encode() not in result.data
+    assert sum(result.counts.values()) == 2
 
 
 def _edit_with_bare_value(builder: TranscriptBuilder, value: str) -> None:

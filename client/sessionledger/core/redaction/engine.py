@@ -143,6 +143,15 @@ class RedactionResult:
         return sum(self.counts.values())
 
 
+class _Skipped:
+    """A JSONL buffer's duplicate tool output copies (copies.py) and the buffer without them, made
+    once for both searches of `redact_bytes`; for plain text, nothing is skipped."""
+
+    def __init__(self, data: bytes, *, jsonl: bool) -> None:
+        self.duplicates = duplicate_copies(data) if jsonl else []
+        self.compact = Compact(data, self.duplicates)
+
+
 class Redactor:
     """Applies an ordered rule set: specific token formats first, generic assignments last."""
 
@@ -188,10 +197,12 @@ class Redactor:
     def redact_bytes(self, data: bytes) -> RedactionResult:
         """Redact JSONL bytes; lines without a secret are copied through byte-identical."""
         counts: dict[str, int] = {}
-        data, numbers = self._edit_lines(data, self._find_spans(data, jsonl=True), counts)
+        skipped = _Skipped(data, jsonl=True)
+        found = self._find_spans(data, jsonl=True, skipped=skipped)
+        # one edit for both: a span of the encoded search that overlaps one found plainly is
+        # dropped, as it found nothing more once the plain one was replaced
+        data, numbers = self._edit_lines(data, found, counts, self._encoded_spans(data, jsonl=True, skipped=skipped))
         changed = set(numbers)
-        data, numbers = self._redact_encoded(data, counts, jsonl=True)
-        changed.update(numbers)
         if self._textual:
             data, numbers = self._redact_textual(data, counts)
             changed.update(numbers)
@@ -209,7 +220,7 @@ class Redactor:
             first = data.count(b"\n", 0, span.start)
             changed.update(range(first, first + data.count(b"\n", span.start, span.end) + 1))
         data = apply_spans(data, spans, counts)
-        data, numbers = self._redact_encoded(data, counts, jsonl=False)
+        data, numbers = self._edit_lines(data, self._encoded_spans(data, jsonl=False), counts)
         changed.update(numbers)
         if self._textual:
             text, numbers = self._redact_textual_plain(data.decode("utf-8", "surrogateescape"), counts)
@@ -242,14 +253,14 @@ class Redactor:
 
     # --- finding spans -------------------------------------------------------------------------
 
-    def _find_spans(self, data: bytes, *, jsonl: bool) -> list[Span]:
+    def _find_spans(self, data: bytes, *, jsonl: bool, skipped: _Skipped | None = None) -> list[Span]:
         """Every secret span, earlier rules winning where two overlap, then every other copy.
 
         In JSONL, a `toolUseResult` string that repeats its line's tool_result content is not
         scanned (copies.py): what is found in the content is mapped into it.
         """
-        duplicates = duplicate_copies(data) if jsonl else []
-        compact = Compact(data, duplicates)
+        skipped = skipped or _Skipped(data, jsonl=jsonl)
+        duplicates, compact = skipped.duplicates, skipped.compact
         candidates, context_lines = scan(self._groups, Haystack(compact.data))
         candidates = {rule: compact.original(positions) for rule, positions in candidates.items()}
         context_lines = {rule: compact.original(positions) for rule, positions in context_lines.items()}
@@ -379,12 +390,21 @@ class Redactor:
 
     # --- JSONL rewriting -----------------------------------------------------------------------
 
-    def _redact_encoded(self, data: bytes, counts: dict[str, int], *, jsonl: bool) -> tuple[bytes, list[int]]:
-        """Secrets visible only once escapes or base64 are decoded (decoding.py): (new data, changed lines).
+    def _encoded_spans(self, data: bytes, *, jsonl: bool, skipped: _Skipped | None = None) -> list[Span]:
+        """Secrets visible only once escapes or base64 are decoded (decoding.py), as spans of `data`.
 
         Only spans that hold an escape count: the others were seen (or not) undecoded already. A
-        base64 block whose decoded text holds a secret is replaced whole."""
-        windows = [(start, Decoded(data[start:end])) for start, end in encoded_windows(data)]
+        base64 block whose decoded text holds a secret is replaced whole. Escapes and blocks are
+        looked for in `skipped`'s compact buffer, and what a tool_result content holds is mapped
+        into its skipped copy."""
+        source = skipped.compact.data if skipped else data
+        ranges = encoded_windows(source)
+        blocks = base64_blocks(source)
+        if skipped and source is not data:
+            back = skipped.compact.original_range
+            ranges = [back(start, end) for start, end in ranges]
+            blocks = [(*back(start, end), text) for start, end, text in blocks]
+        windows = [(start, Decoded(data[start:end])) for start, end in ranges]
         if not jsonl:  # plain text's `\"` inside a value: searched as JSONL would hold it
             windows += [(start, Decoded(data[start:end], escape=True)) for start, end in escaped_quote_windows(data)]
         windows = [(start, decoded) for start, decoded in windows if decoded.changed]
@@ -398,16 +418,23 @@ class Redactor:
             lo, hi = decoded.origin(span.start - offsets[i], min(span.end - offsets[i], len(decoded.data)))
             if hi - lo != span.end - span.start:
                 found.append(Span(start + lo, start + hi, span.kind))
-        for start, end, text in base64_blocks(data):
+        for start, end, text in blocks:
             inner = self._find_spans(text, jsonl=False)
             if inner:  # a secret inside: the whole block goes (its base64 has no piece of its own)
                 found.append(Span(start, end, inner[0].kind))
-        return self._edit_lines(data, sorted(set(found)), counts)
+        found = sorted(set(found))
+        if skipped and skipped.duplicates and found:
+            found = sorted({*found, *into_duplicates(data, found, skipped.duplicates)})
+        return found
 
-    def _edit_lines(self, data: bytes, found: list[Span], counts: dict[str, int]) -> tuple[bytes, list[int]]:
-        """`data` with the sorted spans replaced line by line (each line stays JSON); changed lines."""
+    def _edit_lines(
+        self, data: bytes, found: list[Span], counts: dict[str, int], then: Iterable[Span] = ()
+    ) -> tuple[bytes, list[int]]:
+        """`data` with the sorted spans replaced line by line (each line stays JSON); changed lines.
+        A span of `then` is replaced where it overlaps none of `found`."""
         kept: list[Span] = []
         accept_all(kept, found)  # overlapping spans (a block holding an escape): the first wins
+        accept_all(kept, then)
         edits = _line_edits(data, kept, lambda line, spans: self._rewrite_line(line, spans, counts))
         return splice(data, edits), [number for number, *_ in edits]
 

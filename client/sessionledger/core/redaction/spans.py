@@ -54,6 +54,11 @@ class Compact:
             return positions
         return [p + self._shifts[bisect.bisect_right(self._starts, p) - 1] for p in positions]
 
+    def original_range(self, start: int, end: int) -> tuple[int, int]:
+        """The `data` range of a compact range (one that spans a skipped copy takes it in)."""
+        first, last = self.original([start, end])
+        return first, last
+
 
 def into_duplicates(data: bytes, spans: list[Span], duplicates: list[Copy]) -> list[Span]:
     """The spans found in a tool_result content, mapped into its skipped structured copy (copies.py):
