@@ -14,6 +14,7 @@ from .rules import FRAGMENTS, Rule
 
 _TOKEN_START = FRAGMENTS["START"]
 _NEAR_BACK = 512  # how far before an anchor a `near` word may be
+_SHORT_HEAD = 2  # a head this short is checked behind its rest's literal (_compile_group)
 
 
 @dataclass(frozen=True)
@@ -121,11 +122,11 @@ def _add_prefix(
     """Anchor a provider prefix on the cheapest scan: a separator, `A`, an existing lowercase scan,
     or (last resort) the prefix itself."""
     follow = compiled.rule.follow
+    if "A" in prefix:
+        return _add_pivot(groups, compiled, prefix, prefix.index("A"), "A", False, follow)
     for i, char in enumerate(prefix):
         if char in "_-.~":
             return _add_pivot(groups, compiled, prefix, i, char, False, follow)
-    if "A" in prefix:
-        return _add_pivot(groups, compiled, prefix, prefix.index("A"), "A", False, follow)
     lower = prefix.lower()
     for (_first, lowered), key in keys.items():
         if lowered and key in lower:
@@ -165,6 +166,15 @@ def _compile_group(group: _Group) -> None:
     for literal, rest, proto in group.literals:
         assert proto is not None
         full = re.escape(literal[len(key) :]) + rest
+        lit, after = _literal_prefix(full)
+        if group.lowered and proto.head and len(proto.head) <= _SHORT_HEAD and len(lit) >= 3:
+            # a head found in every other word (`o` + `p` in `open`, `ty` + `p` in `type`): its
+            # rest's literal (`enai`) turns the key away sooner, and the head is checked behind it
+            behind = re.escape(proto.head.decode() + key + lit)
+            full = f"{re.escape(lit)}(?<={behind}){after}"
+            group.free.append(_Anchor(proto.rule, proto.head, re.compile(full.encode()), proto.near, proto.context))
+            free.append(full)
+            continue
         anchor = _Anchor(proto.rule, proto.head, re.compile(full.encode()) if full else None, proto.near, proto.context)
         if anchor.head:
             group.by_head.setdefault(len(anchor.head), {}).setdefault(anchor.head, []).append(anchor)
@@ -232,17 +242,17 @@ def _by_first_byte(anchors: list[_Anchor]) -> dict[int, list[_Anchor]]:
 
 def _merge_by_rule(anchors: list[_Anchor]) -> list[_Anchor]:
     """One anchor per (rule, near, context): their rests joined, so a hit tests each rule once."""
-    merged: dict[tuple[int, tuple[bytes, ...], bool], list[_Anchor]] = {}
+    merged: dict[tuple[int, bytes, tuple[bytes, ...], bool], list[_Anchor]] = {}
     for anchor in anchors:
-        merged.setdefault((anchor.rule, anchor.near, anchor.context), []).append(anchor)
+        merged.setdefault((anchor.rule, anchor.head, anchor.near, anchor.context), []).append(anchor)
     out = []
-    for (rule, near, context), same in merged.items():
+    for (rule, head, near, context), same in merged.items():
         if any(a.rest is None for a in same):
             rest = None
         else:
             rests = list(dict.fromkeys(a.rest.pattern for a in same if a.rest is not None))
             rest = re.compile(rests[0] if len(rests) == 1 else b"|".join(b"(?:" + r + b")" for r in rests))
-        out.append(_Anchor(rule, b"", rest, near, context))
+        out.append(_Anchor(rule, head, rest, near, context))
     return out
 
 
