@@ -142,6 +142,20 @@ def test_the_whole_conversation_reads_its_segments_in_one_query(client, world, m
     assert sum('FROM "sessions_app_session"' in sql for sql in selects) == 1  # the named one's chain
 
 
+def test_the_whole_conversation_counts_every_segments_read_in_one_statement(client, world, make_session) -> None:
+    segments = _upload(world, make_session)
+    url = _url(world)
+    client.force_login(world.viewer)
+    client.get(url)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    statements = [q["sql"].lstrip() for q in queries.captured_queries]
+    assert sum(sql.startswith("INSERT INTO sessions_app_accesslog") for sql in statements) == 1
+    with scopes_disabled():
+        counts = dict(AccessLog.objects.filter(user=world.viewer).values_list("session_id", "count"))
+    assert counts == {segment.pk: 2 for segment in segments}  # each segment read twice, one row each
+
+
 def test_a_template_change_is_a_new_page_version(tmp_path: Path) -> None:
     (tmp_path / "page.html").write_text("<p>one</p>")
     before = http_cache.page_version([tmp_path])
