@@ -48,6 +48,7 @@ from django.utils.http import http_date
 from django.utils.safestring import SafeString
 from django.utils.text import compress_string
 
+from frontend import stylesheets
 from frontend.forms import MessageFilterForm
 from frontend.session_page import page_cache
 from frontend.session_page.page_cache import RENDERER_VERSION
@@ -59,9 +60,10 @@ TEMPLATES = (Path(__file__).parent / "templates", Path(__file__).parent.parent /
 
 
 def page_version(folders: Sequence[Path] = TEMPLATES) -> str:
-    """``RENDERER_VERSION`` and a digest of the Django templates the pages are rendered with: a deploy
-    that changes either gives every page a new tag and new kept entries."""
-    digest = hashlib.sha256(RENDERER_VERSION.encode())
+    """``RENDERER_VERSION`` and a digest of the Django templates the pages are rendered with and of the
+    stylesheets in their head: a deploy that changes any of them gives every page a new tag and new
+    kept entries."""
+    digest = hashlib.sha256(RENDERER_VERSION.encode() + stylesheets.text().encode())
     for folder in folders:
         for path in sorted(folder.rglob("*.html")):
             digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())

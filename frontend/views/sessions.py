@@ -16,7 +16,7 @@ from django.views import View
 from django.views.decorators.gzip import gzip_page
 from django.views.generic import TemplateView
 
-from frontend import http_cache
+from frontend import http_cache, stylesheets
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
 from frontend.http_cache import Body
@@ -79,6 +79,7 @@ class SessionObjectMixin(ProjectPageMixin):
         return session
 
 
+@method_decorator(stylesheets.allowed(), name="dispatch")
 @method_decorator(gzip_page, name="dispatch")
 class SessionView(SessionObjectMixin, TemplateView):
     """``/p/{project}/s/{id}``: the conversation, filtered server-side, one page at a time.
