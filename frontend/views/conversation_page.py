@@ -58,7 +58,9 @@ class WholeConversationView(ProjectPageMixin, TemplateView):
         response = self.render_to_response(context)
         if context["readable"]:
             # once rendered: the page's forms may have just set the CSRF secret the tag covers
-            http_cache.mark(cast(TemplateResponse, response).render(), self._validators())
+            return http_cache.framed(
+                request, cast(TemplateResponse, response).render(), context["body"], self._validators()
+            )
         return response
 
     def _validators(self) -> http_cache.Validators:
@@ -75,6 +77,7 @@ class WholeConversationView(ProjectPageMixin, TemplateView):
         if body is None:
             body, readable = self._body(context)
             if readable:
+                body = body.compressed()
                 page_cache.keep(key, body)
         else:
             readable = True

@@ -110,7 +110,9 @@ class SessionView(SessionObjectMixin, TemplateView):
         response = self.render_to_response(context, status=503 if context.get("unavailable") else 200)
         if readable and not context.get("unavailable"):
             # once rendered: the page's forms may have just set the CSRF secret the tag covers
-            http_cache.mark(cast(TemplateResponse, response).render(), self._validators())
+            return http_cache.framed(
+                request, cast(TemplateResponse, response).render(), context["body"], self._validators()
+            )
         return response
 
     def _validators(self) -> http_cache.Validators:
@@ -160,7 +162,8 @@ class SessionView(SessionObjectMixin, TemplateView):
             pull_requests=self.pull_requests,
         )
         body = Body.of("frontend/session/main.html", context)
-        if reading is not None:
+        if reading is not None and key is not None:
+            body = body.compressed()
             page_cache.keep(key, body)
         return {**context, "body": body}
 

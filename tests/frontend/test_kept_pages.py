@@ -6,6 +6,7 @@ changed: a new page) and read only after the permission checks, each view in the
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django_scopes import scopes_disabled
 
-from frontend import http_cache
+from frontend import http_cache, stylesheets
 from projects.models import Membership
 from sessions_app.models import AccessLog, Session
 from tests.frontend.conftest import long_transcript
@@ -118,6 +119,24 @@ def test_a_kept_page_gets_a_removed_member_or_an_outsider_nothing(client, world,
         Membership.objects.filter(project=world.project, user=world.viewer).delete()
     client.force_login(world.viewer)
     assert client.get(url).status_code == client.get(later, HTTP_ACCEPT_ENCODING="gzip").status_code == 404
+
+
+def test_a_kept_page_is_compressed_around_its_kept_content_and_reads_whole(client, world, make_session) -> None:
+    """Only the reader's frame is compressed per view; the page a browser inflates is the page."""
+    segment = _upload(world, make_session)[-1]
+    client.force_login(world.viewer)
+    for url in (_page(world, segment), _page(world, segment, "/conversation")):
+        client.get(url, HTTP_ACCEPT_ENCODING="gzip")  # renders and keeps the content
+        kept = client.get(url, HTTP_ACCEPT_ENCODING="gzip")
+        plain = client.get(url)
+        assert kept["Content-Encoding"] == "gzip" and kept["ETag"].startswith('W/"'), url
+        # the stylesheets as compressed once, not again in this page's stream
+        assert http_cache.deflated(stylesheets.element().encode()) in kept.content, url
+        page = gzip.decompress(kept.content).decode()  # checks the stream's CRC and length too
+        assert "segment three marker" in page, url
+        assert "victor@example.com" in page and page.endswith("</html>\n"), url
+        token = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')  # masked anew per response
+        assert token.sub("", page) == token.sub("", plain.content.decode()), url
 
 
 def test_the_whole_conversation_content_is_rendered_once(client, world, make_session) -> None:
