@@ -135,7 +135,7 @@ def spliced_gzip(request: HttpRequest, page: bytes, body: Body) -> bytes | None:
     # gzip's header as django.utils.text.compress_string writes it: a name of random length (BREACH)
     name = b"a" * secrets.randbelow(GZipMiddleware.max_random_bytes) + b"\0"
     header = b"\x1f\x8b\x08" + bytes([gzip.FNAME]) + b"\0\0\0\0\0\xff" + name
-    return header + b"".join(runs) + struct.pack("<II", zlib.crc32(page), len(page) & 0xFFFFFFFF)
+    return header + b"".join(runs) + struct.pack("<2I", zlib.crc32(page), len(page) & 0xFFFFFFFF)
 
 
 @dataclass(frozen=True, slots=True)
