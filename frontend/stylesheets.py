@@ -4,7 +4,7 @@ rather than linked (docs/ui.md, "Stylesheets in the page").
 A linked stylesheet holds the first paint until a second request to the same server has come back;
 under load that request waits behind the page's own (bench/bench_browser_pages.py measured it at up
 to 170 ms after the page's last byte). In the page, the first paint needs the page alone. The CSP
-still allows no inline style: the page's response names this text's SHA-256 (``csp_update``), so the
+still allows no other inline style: the page's response names this text's SHA-256 (``csp_update``), so the
 browser applies this text and nothing else — a ``<style>`` a transcript could smuggle in has another
 digest. The text is read once per process, when the digest is computed, so the two always agree.
 """
