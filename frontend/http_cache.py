@@ -32,11 +32,16 @@ not show in a date).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
+import secrets
+import struct
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +53,7 @@ from django.utils.http import http_date
 from django.utils.safestring import SafeString
 from django.utils.text import compress_string
 
+from frontend import stylesheets
 from frontend.forms import MessageFilterForm
 from frontend.session_page import page_cache
 from frontend.session_page.page_cache import RENDERER_VERSION
@@ -55,13 +61,15 @@ from projects.models import Role
 from sessions_app.models import AccessLog, Session
 
 CACHE_CONTROL = "private, no-cache"
+GZIP_LEVEL = 6  # as GZipMiddleware (django.utils.text.compress_string)
 TEMPLATES = (Path(__file__).parent / "templates", Path(__file__).parent.parent / "config" / "templates")
 
 
 def page_version(folders: Sequence[Path] = TEMPLATES) -> str:
-    """``RENDERER_VERSION`` and a digest of the Django templates the pages are rendered with: a deploy
-    that changes either gives every page a new tag and new kept entries."""
-    digest = hashlib.sha256(RENDERER_VERSION.encode())
+    """``RENDERER_VERSION`` and a digest of the Django templates the pages are rendered with and of the
+    stylesheets in their head: a deploy that changes any of them gives every page a new tag and new
+    kept entries."""
+    digest = hashlib.sha256(RENDERER_VERSION.encode() + stylesheets.text().encode())
     for folder in folders:
         for path in sorted(folder.rglob("*.html")):
             digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
@@ -75,16 +83,59 @@ PAGE_VERSION = page_version()
 class Body:
     """A page's content without the reader's frame (the topbar, messages, forms with a CSRF token):
     what the head adds (the later pages' preload) and the main column, rendered once and kept for
-    every reader whose page shows the same (``content_key``)."""
+    every reader whose page shows the same (``content_key``), with the main column compressed once
+    (``deflated``, empty until the body is kept: ``spliced_gzip``)."""
 
     head: SafeString
     main: SafeString
+    deflated: bytes = b""
 
     @classmethod
     def of(cls, main: str, context: dict[str, Any]) -> Body:
         """Rendered from the template ``main`` and the head's preload, with ``context`` (no request:
         nothing of the reader's)."""
         return cls(render_to_string("frontend/session/preload.html", context), render_to_string(main, context))
+
+    def compressed(self) -> Body:
+        """This body with its main column compressed, to be kept and spliced into every view's page."""
+        return Body(self.head, self.main, deflated(self.main.encode()))
+
+
+def deflated(data: bytes) -> bytes:
+    """``data`` as raw deflate blocks ending on a byte boundary (a sync flush, no final block): a run
+    that can stand anywhere in a deflate stream, since it refers to nothing before it."""
+    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush(zlib.Z_SYNC_FLUSH)
+
+
+@cache
+def _stylesheets_deflated() -> tuple[bytes, bytes]:
+    element = stylesheets.element().encode()
+    return element, deflated(element)
+
+
+def spliced_gzip(request: HttpRequest, page: bytes, body: Body) -> bytes | None:
+    """``page`` gzip-compressed as ``GZipMiddleware`` would (level 6, random header bytes), with its
+    stylesheets and ``body``'s main column taken compressed as they are kept: only the reader's frame
+    around them is compressed per view (it holds the CSRF token, which so shares no compression
+    window with the content). None when the browser takes no gzip, the body was not kept compressed,
+    or the page does not hold them in that order (the middleware then compresses it whole)."""
+    if not body.deflated or not gzip_accepted(request):
+        return None
+    runs: list[bytes] = []
+    at = 0
+    for raw, blocks in (_stylesheets_deflated(), (body.main.encode(), body.deflated)):
+        found = page.find(raw, at)
+        if found < 0:
+            return None
+        runs += [deflated(page[at:found]), blocks]
+        at = found + len(raw)
+    last = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
+    runs += [last.compress(page[at:]), last.flush(zlib.Z_FINISH)]
+    # gzip's header as django.utils.text.compress_string writes it: a name of random length (BREACH)
+    name = b"a" * secrets.randbelow(GZipMiddleware.max_random_bytes) + b"\0"
+    header = b"\x1f\x8b\x08" + bytes([gzip.FNAME]) + b"\0\0\0\0\0\xff" + name
+    return header + b"".join(runs) + struct.pack("<2I", zlib.crc32(page), len(page) & 0xFFFFFFFF)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +206,13 @@ def mark(response: HttpResponse, validators: Validators) -> HttpResponse:
     if validators.last_modified is not None:
         response["Last-Modified"] = http_date(validators.last_modified.timestamp())
     return response
+
+
+def framed(request: HttpRequest, response: HttpResponse, body: Body, validators: Validators) -> HttpResponse:
+    """A rendered page around a kept ``body``, marked with its validators and, when it can be,
+    compressed around the body's kept compression (``spliced_gzip``); else left to the middleware."""
+    spliced = spliced_gzip(request, response.content, body)
+    return gzipped(response, spliced, validators) if spliced is not None else mark(response, validators)
 
 
 def gzip_accepted(request: HttpRequest) -> bool:

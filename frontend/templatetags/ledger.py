@@ -8,11 +8,18 @@ from django import template
 from markupsafe import Markup
 
 from frontend import format as fmt
+from frontend import stylesheets
 from frontend.templating import macros
 from projects import selectors as project_selectors
 from sessions_app.selectors import HEADLINE_START, HEADLINE_STOP, matching_sentence
 
 register = template.Library()
+
+
+@register.simple_tag
+def inline_stylesheets() -> Markup:
+    """The stylesheets in the page, for a view whose CSP allows them (``frontend.stylesheets``)."""
+    return stylesheets.element()
 
 
 @register.simple_tag

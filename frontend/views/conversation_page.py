@@ -18,7 +18,7 @@ from django.views.decorators.gzip import gzip_page
 from django.views.generic import TemplateView
 from markupsafe import Markup
 
-from frontend import http_cache
+from frontend import http_cache, stylesheets
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm
 from frontend.http_cache import Body
@@ -28,10 +28,11 @@ from frontend.session_page.page_cache import page_where
 from frontend.views.sessions import later_pages
 from projects.scoping import project_scope
 from sessions_app import stitch
-from sessions_app.audit import access_record
+from sessions_app.audit import access_records
 from sessions_app.models import Kind, Session
 
 
+@method_decorator(stylesheets.allowed(), name="dispatch")
 @method_decorator(gzip_page, name="dispatch")  # as the session page, for the same reasons (docs/ui.md)
 class WholeConversationView(ProjectPageMixin, TemplateView):
     required_roles = PAGE_READ
@@ -57,15 +58,16 @@ class WholeConversationView(ProjectPageMixin, TemplateView):
         response = self.render_to_response(context)
         if context["readable"]:
             # once rendered: the page's forms may have just set the CSRF secret the tag covers
-            http_cache.mark(cast(TemplateResponse, response).render(), self._validators())
+            return http_cache.framed(
+                request, cast(TemplateResponse, response).render(), context["body"], self._validators()
+            )
         return response
 
     def _validators(self) -> http_cache.Validators:
         return http_cache.page_validators(self.request, self.chain.segments, self.membership.role, self.switchable)
 
     def _record_reads(self) -> None:
-        for session in self.chain.segments:
-            access_record(session=session, request=self.request, via="web")
+        access_records(sessions=self.chain.segments, request=self.request, via="web")
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(first=self.chain.segments[0], **kwargs)
@@ -75,6 +77,7 @@ class WholeConversationView(ProjectPageMixin, TemplateView):
         if body is None:
             body, readable = self._body(context)
             if readable:
+                body = body.compressed()
                 page_cache.keep(key, body)
         else:
             readable = True

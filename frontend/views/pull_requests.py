@@ -26,7 +26,7 @@ from integrations.selectors import PullRequestConversation, pull_request_get, pu
 from projects.models import Project
 from sessions_app import stitch
 from sessions_app.attribution.selectors import LineTally
-from sessions_app.audit import access_record
+from sessions_app.audit import access_records
 from sessions_app.models import Session
 
 OVERVIEW_PROMPTS = 40  # prompts listed per conversation; the rest are on its whole-conversation page
@@ -86,8 +86,8 @@ class PullRequestView(ProjectPageMixin, TemplateView):
         found = [conversation(self.project, c) for c in review.conversations]
         for shown in found[:OVERVIEWS_SHOWN]:
             shown.overview, shown.prompts = Joined(shown.segments).overview((0, OVERVIEW_PROMPTS), page=shown.url)
-            for segment in shown.segments:  # the prompts are their content
-                access_record(session=segment, request=self.request, via="web")
+            # the prompts are their segments' content
+            access_records(sessions=shown.segments, request=self.request, via="web")
         summary = lines.summary
         return super().get_context_data(
             pr=pr,

@@ -16,7 +16,7 @@ from django.views import View
 from django.views.decorators.gzip import gzip_page
 from django.views.generic import TemplateView
 
-from frontend import http_cache
+from frontend import http_cache, stylesheets
 from frontend.access import PAGE_READ, ProjectPageMixin
 from frontend.forms import ROLE_CHOICES, MessageFilterForm, SessionListForm
 from frontend.http_cache import Body
@@ -79,6 +79,7 @@ class SessionObjectMixin(ProjectPageMixin):
         return session
 
 
+@method_decorator(stylesheets.allowed(), name="dispatch")
 @method_decorator(gzip_page, name="dispatch")
 class SessionView(SessionObjectMixin, TemplateView):
     """``/p/{project}/s/{id}``: the conversation, filtered server-side, one page at a time.
@@ -109,7 +110,9 @@ class SessionView(SessionObjectMixin, TemplateView):
         response = self.render_to_response(context, status=503 if context.get("unavailable") else 200)
         if readable and not context.get("unavailable"):
             # once rendered: the page's forms may have just set the CSRF secret the tag covers
-            http_cache.mark(cast(TemplateResponse, response).render(), self._validators())
+            return http_cache.framed(
+                request, cast(TemplateResponse, response).render(), context["body"], self._validators()
+            )
         return response
 
     def _validators(self) -> http_cache.Validators:
@@ -159,7 +162,8 @@ class SessionView(SessionObjectMixin, TemplateView):
             pull_requests=self.pull_requests,
         )
         body = Body.of("frontend/session/main.html", context)
-        if reading is not None:
+        if reading is not None and key is not None:
+            body = body.compressed()
             page_cache.keep(key, body)
         return {**context, "body": body}
 

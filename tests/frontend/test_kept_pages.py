@@ -6,6 +6,7 @@ changed: a new page) and read only after the permission checks, each view in the
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django_scopes import scopes_disabled
 
-from frontend import http_cache
+from frontend import http_cache, stylesheets
 from projects.models import Membership
 from sessions_app.models import AccessLog, Session
 from tests.frontend.conftest import long_transcript
@@ -120,6 +121,24 @@ def test_a_kept_page_gets_a_removed_member_or_an_outsider_nothing(client, world,
     assert client.get(url).status_code == client.get(later, HTTP_ACCEPT_ENCODING="gzip").status_code == 404
 
 
+def test_a_kept_page_is_compressed_around_its_kept_content_and_reads_whole(client, world, make_session) -> None:
+    """Only the reader's frame is compressed per view; the page a browser inflates is the page."""
+    segment = _upload(world, make_session)[-1]
+    client.force_login(world.viewer)
+    for url in (_page(world, segment), _page(world, segment, "/conversation")):
+        client.get(url, HTTP_ACCEPT_ENCODING="gzip")  # renders and keeps the content
+        kept = client.get(url, HTTP_ACCEPT_ENCODING="gzip")
+        plain = client.get(url)
+        assert kept["Content-Encoding"] == "gzip" and kept["ETag"].startswith('W/"'), url
+        # the stylesheets as compressed once, not again in this page's stream
+        assert http_cache.deflated(stylesheets.element().encode()) in kept.content, url
+        page = gzip.decompress(kept.content).decode()  # checks the stream's CRC and length too
+        assert "segment three marker" in page, url
+        assert "victor@example.com" in page and page.endswith("</html>\n"), url
+        token = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')  # masked anew per response
+        assert token.sub("", page) == token.sub("", plain.content.decode()), url
+
+
 def test_the_whole_conversation_content_is_rendered_once(client, world, make_session) -> None:
     _upload(world, make_session)
     client.force_login(world.viewer)
@@ -140,6 +159,20 @@ def test_the_whole_conversation_reads_its_segments_in_one_query(client, world, m
         assert client.get(url).status_code == 200
     selects = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
     assert sum('FROM "sessions_app_session"' in sql for sql in selects) == 1  # the named one's chain
+
+
+def test_the_whole_conversation_counts_every_segments_read_in_one_statement(client, world, make_session) -> None:
+    segments = _upload(world, make_session)
+    url = _url(world)
+    client.force_login(world.viewer)
+    client.get(url)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    statements = [q["sql"].lstrip() for q in queries.captured_queries]
+    assert sum(sql.startswith("INSERT INTO sessions_app_accesslog") for sql in statements) == 1
+    with scopes_disabled():
+        counts = dict(AccessLog.objects.filter(user=world.viewer).values_list("session_id", "count"))
+    assert counts == {segment.pk: 2 for segment in segments}  # each segment read twice, one row each
 
 
 def test_a_template_change_is_a_new_page_version(tmp_path: Path) -> None:

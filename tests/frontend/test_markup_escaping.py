@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend"
 TEMPLATE_DIRS = [FRONTEND / "templates", FRONTEND / "jinja2", ROOT / "projects" / "templates"]
 TEMPLATE_DIRS.append(ROOT / "config" / "templates")
-# It makes Markup from text that markdown-it and Pygments escape themselves.
-TRUSTED = {"frontend/session_page/markdown.py"}
+# They make Markup from text that markdown-it and Pygments escape themselves, and from our own static
+# stylesheets (refused if they hold "</"), which no request or transcript writes.
+TRUSTED = {"frontend/session_page/markdown.py", "frontend/stylesheets.py"}
 SAFE_MAKERS = {"Markup", "mark_safe", "SafeString", "SafeText", "format_html", "format_html_join"}
 TAG = re.compile(r"<(?:[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|\Z)|/[A-Za-z]|!)")  # a start or end tag, comment
 UNSAFE_TEMPLATE = re.compile(r"\|\s*safe(?:seq)?\b|{%-?\s*autoescape\s+(?:off|false)|{%-?\s*filter\s+safe")

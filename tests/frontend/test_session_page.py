@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
+import hashlib
 import json
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 from django_scopes import scopes_disabled
 
+from frontend import stylesheets
 from sessions_app.models import AccessLog, Session
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.frontend.conftest import XSS_PAYLOADS, long_transcript, rich_transcript, xss_transcript
+from tests.frontend.test_whole_conversation import _upload
 
 pytestmark = pytest.mark.django_db
+
+STATIC = Path(__file__).resolve().parents[2] / "frontend" / "static" / "frontend"
 
 
 def _page(client, world, session: Session, query: str = "", user=None) -> str:
@@ -248,7 +255,8 @@ def test_hostile_transcripts_render_as_text(client, world, make_session) -> None
     html = _page(client, world, session)
     elements = Cards(html).elements
     assert [attrs for tag, attrs in elements if tag == "script"] == [{"src": "/static/frontend/app.js", "defer": None}]
-    assert not [tag for tag, _ in elements if tag in ("img", "iframe", "object", "embed", "style")]
+    assert not [tag for tag, _ in elements if tag in ("img", "iframe", "object", "embed")]
+    assert html.count("<style") == 1 and stylesheets.element() in html  # ours only: the transcript's stayed text
     svgs = [a.get("class") or "" for tag, a in elements if tag == "svg"]
     assert all(c.startswith("icon") or c == "minimap" for c in svgs) and svgs.count("minimap") <= 1
     assert not [name for _, attrs in elements for name in attrs if name.startswith("on")]
@@ -270,9 +278,26 @@ def test_pages_carry_a_strict_content_security_policy(client, world, rich_sessio
     assert response["X-Content-Type-Options"] == "nosniff" and response["Referrer-Policy"] == "same-origin"
 
 
-def test_no_inline_script_or_style_in_our_pages(client, world, rich_session) -> None:
+def test_no_inline_script_or_style_attribute_in_our_pages(client, world, rich_session) -> None:
     html = _page(client, world, rich_session)
-    assert not re.search(r"<script(?![^>]*\bsrc=)", html) and " style=" not in html and "<style" not in html
+    assert not re.search(r"<script(?![^>]*\bsrc=)", html) and " style=" not in html
+
+
+def test_the_reading_pages_carry_their_stylesheets_allowed_by_digest_alone(client, world, make_session) -> None:
+    """In the page, so the first paint waits for no second request; the CSP lets in that text only."""
+    segment = _upload(world, make_session)[-1]
+    client.force_login(world.viewer)
+    for url in (f"/p/{world.project.slug}/s/{segment.pk}", f"/p/{world.project.slug}/s/{segment.pk}/conversation"):
+        response = client.get(url)
+        html = response.content.decode()
+        inline = re.findall(r"<style>(.*?)</style>", html, re.S)
+        assert response.status_code == 200 and 'rel="stylesheet"' not in html, url
+        assert inline == [(STATIC / "app.css").read_text() + "\n" + (STATIC / "pygments.css").read_text()], url
+        policy = dict(part.strip().split(" ", 1) for part in response["Content-Security-Policy"].split(";"))
+        digest = base64.b64encode(hashlib.sha256(inline[0].encode()).digest()).decode()
+        assert policy["style-src"] == f"'self' 'sha256-{digest}'", url
+    listed = client.get(f"/p/{world.project.slug}/").content.decode()  # other pages link them, as before
+    assert "<style" not in listed and "/static/frontend/app.css" in listed
 
 
 def test_outsider_unknown_and_foreign_sessions_are_404(client, world, rich_session, make_session) -> None:

@@ -85,15 +85,17 @@
     return window.location.pathname + (query ? "?" + query : "");
   }
 
-  function fetchPage(url) {
+  function fetchText(url) {
     /* no header of our own: the later pages' request must match the page's preload of them */
-    return fetch(url, { credentials: "same-origin" })
-      .then(function (response) {
-        if (!response.ok) { throw new Error("HTTP " + response.status); }
-        return response.text();
-      })
-      .then(function (html) { return new DOMParser().parseFromString(html, "text/html"); });
+    return fetch(url, { credentials: "same-origin" }).then(function (response) {
+      if (!response.ok) { throw new Error("HTTP " + response.status); }
+      return response.text();
+    });
   }
+
+  function parsePage(html) { return new DOMParser().parseFromString(html, "text/html"); }
+
+  function fetchPage(url) { return fetchText(url).then(parsePage); }
 
   function swap(id, page) {
     var fresh = page.getElementById(id);
@@ -164,12 +166,12 @@
    * scrolls into view or is activated. Fetched one at a time as the reader reached each, every
    * page cost a round trip and a render. A failure fetched ahead leaves the link; one the reader
    * asked for opens the page. */
-  function loadMore(link, quietly) {
+  function loadMore(link, quietly, text) {
     if (loading) { return; }
     loading = true;
     var ticket = generation;
     link.setAttribute("aria-busy", "true");
-    fetchPage(link.getAttribute("data-ahead") || link.href).then(function (page) {
+    (text || fetchText(link.getAttribute("data-ahead") || link.href)).then(parsePage).then(function (page) {
       if (ticket !== generation) { return; }
       appendPage(page);
       loading = false;
@@ -183,9 +185,9 @@
     });
   }
 
-  function loadAhead() {
+  function loadAhead(text) {
     var link = document.querySelector("#more [data-more]");
-    if (link) { loadMore(link, true); }
+    if (link) { loadMore(link, true, text); }
   }
 
   var moreObserver = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
@@ -383,9 +385,16 @@
   /* again once loaded: the browser's own jump to the #fragment (to the link in a card's header,
    * without the margin) comes after this script */
   window.addEventListener("load", function () { if (window.scrollY > 0) { resolveHash(); } });
-  /* after the first frame is painted, not after the load event: the later pages need nothing
-   * the load event waits for */
+  /* The later pages: their text asked for now (the head's preload has it on the way), parsed and
+   * appended after the first frame is painted (parsing them before would delay it), not after the
+   * load event: they need nothing the load event waits for. */
+  var ahead = document.querySelector("#more [data-more]");
+  var aheadText = ahead ? fetchText(ahead.getAttribute("data-ahead") || ahead.href) : null;
+  if (aheadText) { aheadText.catch(function () { /* loadMore handles it */ }); }
   requestAnimationFrame(function () {
-    setTimeout(loadAhead, 0);
+    setTimeout(function () {
+      /* unless a filter has swapped the conversation since: its own link is fetched */
+      loadAhead(document.querySelector("#more [data-more]") === ahead ? aheadText : null);
+    }, 0);
   });
 })();
