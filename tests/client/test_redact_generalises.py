@@ -583,3 +583,56 @@ def test_a_token_after_a_provider_name_is_redacted(template: str) -> None:
 def test_a_provider_name_before_no_credential_is_left_alone(text: str) -> None:
     data = prompt(text)
     assert redact(data).data == data
+
+
+# --- token shapes near a credential word -----------------------------------------------------------
+
+LOWALNUM = string.ascii_lowercase + string.digits
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["FASTLY_SECRET={}", "the fastly token they gave us is {}, please rotate it", "api_key: {}"],
+    ids=["env", "prose", "yaml"],
+)
+def test_a_token_starting_with_an_underscore_or_holding_equals_is_redacted(template: str) -> None:
+    # docs/redaction.md: a token of a provider's own alphabet may start with `_` and hold `=`
+    value = f"_{rand(3, string.ascii_lowercase)}={rand(8, LOWALNUM)}_{rand(5, LOWALNUM)}={rand(5, LOWALNUM)}7"
+    assert_gone(prompt(template.format(value)), value, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["beeboleAuth := {}", 'headers = {{"X-Auth": "{}"}}', "auth: {}"],
+    ids=["go-camel", "header-map", "yaml"],
+)
+def test_a_token_after_an_auth_word_is_redacted(template: str) -> None:
+    value = rand(39, LOWALNUM) + "7"
+    assert_gone(read_result(template.format(value) + "\n"), value, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "template",
+    ['bannerBearToken := "Bearer {}"', 'headers = {{"X-Api-Key": "{}"}}', "SERVICE_SECRET={}"],
+    ids=["bearer-in-literal", "header-map", "env"],
+)
+def test_a_letters_only_random_token_after_a_credential_word_is_redacted(template: str) -> None:
+    value = "".join(RNG.sample(rand(12, string.ascii_lowercase) + rand(12, string.ascii_uppercase), 24))
+    assert_gone(read_result(template.format(value) + "\n"), value, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "secret_key = _load_secret_key_v2()",  # a private call
+        "token = getSecretFromEnvironmentConfig()",  # a camelCase name
+        "the token responsibilities are listed under misconfiguration",  # long English words
+        "the auth middleware lives at src/auth/v2/handler_v3.ts",  # a path after `auth`
+        "OAuth author: Jane Doe <jane@example.com> 2024-10-25T21:34:56Z",  # not the word `auth`
+        "API_TOKEN=abcdefghijklmnopqrstuvwxyzABCDEF",  # an alphabet run
+    ],
+    ids=["call", "camel", "english", "path", "oauth-author", "alphabet"],
+)
+def test_names_words_and_fillers_after_a_credential_word_are_left(text: str) -> None:
+    data = prompt(text)
+    assert redact(data).data == data
