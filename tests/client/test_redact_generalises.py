@@ -636,3 +636,35 @@ def test_a_letters_only_random_token_after_a_credential_word_is_redacted(templat
 def test_names_words_and_fillers_after_a_credential_word_are_left(text: str) -> None:
     data = prompt(text)
     assert redact(data).data == data
+
+
+# --- a signature at a fixed place names the provider -----------------------------------------------
+
+B64 = string.ascii_letters + string.digits + "+/"
+
+
+@pytest.mark.parametrize(
+    ("make", "template"),
+    [
+        (lambda: rand(42, B64) + "+ACRB" + rand(5), "## Save pass:\n\n{}\n"),
+        (lambda: rand(42, B64) + "+ACRA" + rand(5), '"secrets":[{{"name":"registry-password","value":"{}"}}]'),
+        (lambda: rand(76, B64) + "ACDbC" + rand(5, B64) + "==", "the cosmos one is {}, rotate it"),
+        (lambda: rand(33, B64) + "+AEhD" + rand(5, B64) + "=", "EVENTS={}"),
+        (lambda: rand(44) + "AzFu" + rand(5) + "w==", "curl -H 'x-functions-key: {}' https://example.net"),
+    ],
+    ids=["acr-prose", "acr-json", "cosmos", "event-hubs", "function"],
+)
+def test_an_azure_key_with_its_service_signature_is_redacted(make: object, template: str) -> None:
+    # docs/redaction.md: Azure's identifiable keys carry a signature at a fixed place
+    value = make()  # type: ignore[operator]
+    assert_gone(prompt(template.format(value)), value)
+
+
+def test_a_signature_inside_a_longer_base64_blob_is_left() -> None:
+    text = "blob: " + rand(60, B64) + "+ACRB" + rand(60, B64)
+    assert redact(prompt(text)).data == prompt(text)
+
+
+def test_a_dotted_entra_refresh_token_is_redacted_whole() -> None:
+    value = f"1.A{rand(52, ALNUM + '_-')}.1.AgAB{rand(200, ALNUM + '_-')}"
+    assert_gone(prompt(f"body: grant_type=refresh_token&refresh_token={value}"), value, kind="saas_token")

@@ -221,6 +221,20 @@ tp = ["DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=«{b64:86}==»
 fp = ["AccountKey=<storage-account-key>"]
 
 [[rule]]
+id = "azure-identifiable-keys"
+kind = "azure"
+category = "cloud"
+description = "Azure keys that carry their service's signature at a fixed place (Container Registry +ACR, Storage +ASt, Cosmos DB ACDb, Service Bus +ASb, Event Hubs +AEh, Relay +ARm, IoT Hub AIoT, Functions AzFu, Search AzSe, API Management APIM): found by the signature and the length alone, in any context"
+source = "Microsoft security-utilities (MIT): identifiable key formats"
+prefixes = ["+ACR", "+ASt", "+ASb", "+AEh", "+ARm", "ACDb", "AIoT", "AzFu", "AzSe", "APIM"]
+lead = "A-Za-z0-9+/_-"
+lead_max = 76
+regex = '''(?:(?<![A-Za-z0-9+/=_-])|(?<=\\[nrtbf]))(?:[A-Za-z0-9+/]{42}\+ACR[A-D][A-Za-z0-9+/]{5}|[A-Za-z0-9+/]{76}(?:\+ASt|ACDb)[A-D][A-Za-z0-9+/]{5}==|[A-Za-z0-9+/]{33}(?:\+A(?:Sb|Eh|Rm)|AIoT)[A-D][A-Za-z0-9+/]{5}=|[A-Za-z0-9_-]{44}AzFu[A-Za-z0-9_-]{5}[AQgw]==|[A-Za-z0-9]{42}AzSe[A-D][A-Za-z0-9]{5}|[A-Za-z0-9]{76}APIM[A-D][A-Za-z0-9]{5}==)(?![A-Za-z0-9+/=_-])'''
+validator = "token"
+tp = ["password: «{b64:42}+ACRB{alnum:5}»", "## Save pass:\n\n«{alnum:42}+ACRC{alnum:5}»\n", "az storage: «{b64:76}+AStA{b64:5}==» (primary)", "the cosmos key is «{b64:76}ACDbD{b64:5}==», rotate it", "«{b64:33}+ASbB{b64:5}=»", "x-functions-key: «{token:44}AzFu{token:5}Q==»", "api-key: «{alnum:42}AzSeC{alnum:5}»"]
+fp = ["AzureSearchAzSe is the service", "+ACR prefix of a registry key", "a base64 blob {b64:60}+ACRB{b64:60}"]
+
+[[rule]]
 id = "azure-sas-signature"
 kind = "azure"
 category = "cloud"
@@ -879,11 +893,11 @@ fp = ["see APDeveloperGuide and APEXCharts", "AP1 and AKC", "APAC2024 results"]
 id = "provider-prefixed-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…), Langfuse sk-lf- + UUID, pganalyze pgar_, Spectral spu-, Rootly rootly_"
+description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…, 1.A…, dotted), Langfuse sk-lf- + UUID, pganalyze pgar_, Spectral spu-, Rootly rootly_"
 source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account and user API tokens, Vercel access tokens, Microsoft identity platform refresh tokens, Langfuse, pganalyze, Spectral and Rootly API keys"
 prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A", "sk-lf-", "pgar_", "spu-", "rootly_"]
 follow = '''(?:[0-9a-z]{8}-[0-9a-z]{4}-|[a-f0-9]{32}|sq0|<<B64M>>|[A-Za-z0-9]{27})'''
-regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096}|sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pgar_[A-Za-z0-9]{27}|spu-[a-z0-9]{32}|rootly_[a-f0-9]{64})<<END>>'''
+regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096}|[01]\.A[A-Za-z0-9_-]{40,2048}(?:\.[A-Za-z0-9_-]{1,4096}){1,8}|sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pgar_[A-Za-z0-9]{27}|spu-[a-z0-9]{32}|rootly_[a-f0-9]{64})<<END>>'''
 validator = "token"
 tp = [
   "the LaunchDarkly SDK key is «sdk-{uuid}»",
@@ -900,6 +914,7 @@ tp = [
   "CLOUDFLARE_API_TOKEN=«cfut_{alnum:48}»",
   "VERCEL_TOKEN=«vcp_{alnum:56}»",
   '''{{"refresh_token": "«0.A{token:300}»"}}''',
+  "body: client_id=x&grant_type=refresh_token&refresh_token=«1.A{token:52}.1.AgAB{token:300}»",
 ]
 fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4", "see /srv/api-{uuid}.log", "pgar_ prefix, spu-test-runner, rootly_incident_id = 4"]
 
