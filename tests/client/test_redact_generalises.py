@@ -668,3 +668,33 @@ def test_a_signature_inside_a_longer_base64_blob_is_left() -> None:
 def test_a_dotted_entra_refresh_token_is_redacted_whole() -> None:
     value = f"1.A{rand(52, ALNUM + '_-')}.1.AgAB{rand(200, ALNUM + '_-')}"
     assert_gone(prompt(f"body: grant_type=refresh_token&refresh_token={value}"), value, kind="saas_token")
+
+
+# --- credential words run together, short password words in prose ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["apikey {}", "APIKEY: {}", "the accesstoken is {}", "clientsecret={}"],
+    ids=["lower", "upper-yaml", "prose", "assigned"],
+)
+def test_a_compound_credential_word_in_one_case_is_a_credential_word(template: str) -> None:
+    value = rand(24) + "7"
+    assert_gone(prompt(template.format(value)), value, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["publicapikey {}", "cachekey {}"],
+    ids=["public", "cache"],
+)
+def test_a_compound_of_no_credential_word_is_left(text: str) -> None:
+    data = prompt(text.format(rand(24) + "7"))
+    assert redact(data).data == data
+
+
+def test_a_short_pass_word_in_prose_names_a_password() -> None:
+    value = "Xk9#" + rand(8)
+    assert_gone(prompt(f"the db pass is {value}, same as staging"), value, kind="password")
+    benign = prompt("the second pass is significantly faster")
+    assert redact(benign).data == benign
