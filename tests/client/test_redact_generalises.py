@@ -698,3 +698,31 @@ def test_a_short_pass_word_in_prose_names_a_password() -> None:
     assert_gone(prompt(f"the db pass is {value}, same as staging"), value, kind="password")
     benign = prompt("the second pass is significantly faster")
     assert redact(benign).data == benign
+
+
+# --- a user and password passed to an auth call ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        'requests.get(url, auth=("admin", "{}"))',
+        'session.auth = HTTPBasicAuth("deploy", "{}")',
+        'var cred = new NetworkCredential("svc", "{}", "CORP");',
+        'client.authenticate("root", "{}")',
+    ],
+    ids=["requests-tuple", "basic-auth", "network-credential", "authenticate"],
+)
+def test_a_password_passed_with_its_user_to_an_auth_call_is_redacted(template: str) -> None:
+    value = rand(10) + "9!"
+    assert_gone(read_result(template.format(value) + "\n"), value, kind="password")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['auth=("admin", "changeme")', 'authorize("read", "writeAll")', 'Credentials("user", "PasswordField")'],
+    ids=["dummy", "not-a-credential", "identifier"],
+)
+def test_an_auth_call_without_a_password_is_left(text: str) -> None:
+    data = prompt(text)
+    assert redact(data).data == data

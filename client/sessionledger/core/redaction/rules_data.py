@@ -370,13 +370,15 @@ fp = ["version v1.0-beta"]
 id = "flyio-token"
 kind = "flyio"
 category = "cloud"
-description = "Fly.io access and macaroon tokens"
+description = "Fly.io access and macaroon tokens, with the `FlyV1 ` scheme `fly tokens create` prints before them"
 source = "Fly.io docs: access tokens; gitleaks flyio-access-token (MIT)"
 prefixes = ["fo1_", "fm1a_", "fm1r_", "fm2_"]
 follow = '''<<B64M>>'''
-regex = '''<<START>>(?:fo1_[A-Za-z0-9_-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,4096}={0,3}|fm2_[A-Za-z0-9+/]{100,4096}={0,3})<<END>>'''
+lead = "FlyV1 "
+lead_max = 6
+regex = '''<<START>>(?:FlyV1 )?(?:fo1_[A-Za-z0-9_-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,4096}={0,3}|fm2_[A-Za-z0-9+/]{100,4096}={0,3})<<END>>'''
 validator = "token"
-tp = ["FLY_API_TOKEN=«fo1_{token:43}»", "FLY_API_TOKEN=«fm2_{b64:150}»"]
+tp = ["FLY_API_TOKEN=«fo1_{token:43}»", "FLY_API_TOKEN=«fm2_{b64:150}»", "FLY_API_TOKEN='«FlyV1 fm2_{b64:150}»'"]
 fp = ["fo1_ prefix"]
 
 [[rule]]
@@ -1422,15 +1424,17 @@ fp = ['''__all__ = ['RC2_KEY', 'rc2_key_st', 'AES_KEY']''', '''setattr(self, "ap
 id = "auth-pair-argument"
 kind = "password"
 category = "password"
-description = "A user and a password passed together to an HTTP client or a credential object: requests' auth=(\"user\", \"…\"), HTTPBasicAuth, HTTPDigestAuth and aiohttp's BasicAuth(\"user\", \"…\"), .NET's NetworkCredential(\"user\", \"…\")"
+description = "A user and a password passed together to an HTTP client or a credential object: requests' auth=(\"user\", \"…\"), HTTPBasicAuth, HTTPDigestAuth and aiohttp's BasicAuth(\"user\", \"…\"), .NET's NetworkCredential(\"user\", \"…\"), client.authenticate(\"user\", \"…\"), UsernamePasswordCredentials(\"user\", \"…\")"
 source = "requests docs: Authentication; aiohttp docs: BasicAuth; .NET docs: System.Net.NetworkCredential"
-lower_anchors = ['''auth[ \t]{0,4}=[ \t]{0,4}\([ \t]{0,4}\\{0,8}["']''', '''auth\([ \t]{0,4}\\{0,8}["']''', '''credential\([ \t]{0,4}\\{0,8}["']''']
-regex = '''(?i:auth[ \t]{0,4}=[ \t]{0,4}|auth|credential)<<CALL_OPEN>>[^"'\\\s]{1,128}<<CALL_SEP>><<CALL_VALUE>>'''
+lower_anchors = ['''auth[ \t]{0,4}=[ \t]{0,4}\([ \t]{0,4}\\{0,8}["']''', '''auth(?:enticate)?\([ \t]{0,4}\\{0,8}["']''', '''credentials?\([ \t]{0,4}\\{0,8}["']''']
+regex = '''(?i:auth[ \t]{0,4}=[ \t]{0,4}|auth(?:enticate)?|credentials?)<<CALL_OPEN>>[^"'\\\s]{1,128}<<CALL_SEP>><<CALL_VALUE>>'''
 validator = "password"
 tp = [
   '''requests.get(url, auth=("bob", "«{password}»"))''',
   '''session.auth = HTTPBasicAuth('admin', '«{password}»')''',
   '''var creds = new NetworkCredential("svc-build", "«{password}»");''',
+  '''client.authenticate("root", "«{password}»")''',
+  '''new UsernamePasswordCredentials("u", "«{password}»")''',
 ]
 fp = ['''auth=("bob", os.environ["PW"])''', '''HTTPBasicAuth(user, password)''', '''new NetworkCredential("svc", "")''', '''auth=("bob", "changeme")''']
 
