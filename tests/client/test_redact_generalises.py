@@ -726,3 +726,10 @@ def test_a_password_passed_with_its_user_to_an_auth_call_is_redacted(template: s
 def test_an_auth_call_without_a_password_is_left(text: str) -> None:
     data = prompt(text)
     assert redact(data).data == data
+
+
+def test_a_password_after_is_and_a_colon_in_prose_is_redacted() -> None:
+    value = "Summer" + rand(4, string.digits) + "x"
+    assert_gone(prompt(f"the password is: {value} for now"), value, kind="password")
+    benign = prompt("the password is: required for login")
+    assert redact(benign).data == benign
