@@ -733,3 +733,29 @@ def test_a_password_after_is_and_a_colon_in_prose_is_redacted() -> None:
     value = "Summer" + rand(4, string.digits) + "x"
     assert_gone(prompt(f"the password is: {value} for now"), value, kind="password")
     assert_left("the password is: required for login")
+
+
+# --- a password piped into a command's stdin -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "echo '{}' | sudo -S apt-get update",
+        "echo {} | docker login -u acme --password-stdin registry.example.com",
+        'echo -n "{}" | podman login --password-stdin quay.io',
+    ],
+    ids=["sudo", "docker", "podman"],
+)
+def test_a_password_echoed_into_a_login_is_redacted(template: str) -> None:
+    value = rand(10) + "#7"
+    assert_gone(bash(template.format(value)), value, kind="password")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['echo "$REGISTRY_PASSWORD" | docker login -u acme --password-stdin', "ls -S | head", "echo done | sudo -S true"],
+    ids=["variable", "not-sudo", "word"],
+)
+def test_a_variable_or_word_piped_into_a_login_is_left(text: str) -> None:
+    assert_left(text)

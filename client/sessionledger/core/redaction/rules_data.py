@@ -1253,6 +1253,22 @@ tp = ["sshpass -p '«{password}»' ssh deploy@10.0.0.5", "docker login -u acme -
 fp = ["sshpass -p \"$SSHPASS\" ssh host", "docker login -u acme -p $(cat pw) r"]
 
 [[rule]]
+id = "password-piped-to-stdin"
+kind = "password"
+category = "password"
+description = "A literal echoed into a command that reads a password from stdin: echo 'pw' | sudo -S …, echo pw | docker login --password-stdin"
+source = "sudo(8) -S; docker login docs (--password-stdin)"
+anchors = ['''-(?<=[ \t]-)S[ \t]''']
+lower_anchors = ['''password-stdin''']
+near = ["echo", "printf"]
+lead = '''A-Za-z0-9_.,:/@%$!#*+=~^?'"\\ \t|-'''
+lead_max = 200
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:echo(?:[ \t]{1,4}-[ne]{1,2})?|printf)[ \t]{1,4}<<Q>>(?P<secret>[^\s"'`\\|;&$]{4,128}+)<<Q>>[ \t]{0,4}\|[ \t]{0,4}(?:sudo[ \t]{1,4}(?:-[A-Za-z]{1,8}[ \t]{1,4}){0,4}-S[ \t]|[^|\n"]{0,160}?--password-stdin)'''
+validator = "password"
+tp = ["echo '«Xk9#{alnum:8}»' | sudo -S apt-get update", "echo «{alnum:10}7» | docker login -u acme --password-stdin registry.acme.io"]
+fp = ["echo \"$REGISTRY_PASSWORD\" | docker login -u acme --password-stdin", "echo hunter2 | sudo -S true", "ls -S | head"]
+
+[[rule]]
 id = "password-flag"
 kind = "password"
 category = "password"
