@@ -583,3 +583,179 @@ def test_a_token_after_a_provider_name_is_redacted(template: str) -> None:
 def test_a_provider_name_before_no_credential_is_left_alone(text: str) -> None:
     data = prompt(text)
     assert redact(data).data == data
+
+
+def assert_left(text: str) -> None:
+    """`text` in a prompt comes back byte-identical."""
+    data = prompt(text)
+    assert redact(data).data == data
+
+
+# --- token shapes near a credential word -----------------------------------------------------------
+
+LOWALNUM = string.ascii_lowercase + string.digits
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["FASTLY_SECRET={}", "the fastly token they gave us is {}, please rotate it", "api_key: {}"],
+    ids=["env", "prose", "yaml"],
+)
+def test_a_token_starting_with_an_underscore_or_holding_equals_is_redacted(template: str) -> None:
+    # docs/redaction.md: a token of a provider's own alphabet may start with `_` and hold `=`
+    value = f"_{rand(3, string.ascii_lowercase)}={rand(8, LOWALNUM)}_{rand(5, LOWALNUM)}={rand(5, LOWALNUM)}7"
+    assert_gone(prompt(template.format(value)), value, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["beeboleAuth := {}", 'headers = {{"X-Auth": "{}"}}', "auth: {}"],
+    ids=["go-camel", "header-map", "yaml"],
+)
+def test_a_token_after_an_auth_word_is_redacted(template: str) -> None:
+    value = rand(39, LOWALNUM) + "7"
+    assert_gone(read_result(template.format(value) + "\n"), value, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "template",
+    ['bannerBearToken := "Bearer {}"', 'headers = {{"X-Api-Key": "{}"}}', "SERVICE_SECRET={}"],
+    ids=["bearer-in-literal", "header-map", "env"],
+)
+def test_a_letters_only_random_token_after_a_credential_word_is_redacted(template: str) -> None:
+    value = "".join(RNG.sample(rand(12, string.ascii_lowercase) + rand(12, string.ascii_uppercase), 24))
+    assert_gone(read_result(template.format(value) + "\n"), value, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "secret_key = _load_secret_key_v2()",  # a private call
+        "token = getSecretFromEnvironmentConfig()",  # a camelCase name
+        "the token responsibilities are listed under misconfiguration",  # long English words
+        "the auth middleware lives at src/auth/v2/handler_v3.ts",  # a path after `auth`
+        "OAuth author: Jane Doe <jane@example.com> 2024-10-25T21:34:56Z",  # not the word `auth`
+        "API_TOKEN=abcdefghijklmnopqrstuvwxyzABCDEF",  # an alphabet run
+    ],
+    ids=["call", "camel", "english", "path", "oauth-author", "alphabet"],
+)
+def test_names_words_and_fillers_after_a_credential_word_are_left(text: str) -> None:
+    assert_left(text)
+
+
+# --- a signature at a fixed place names the provider -----------------------------------------------
+
+B64 = string.ascii_letters + string.digits + "+/"
+
+
+@pytest.mark.parametrize(
+    ("make", "template"),
+    [
+        (lambda: rand(42, B64) + "+ACRB" + rand(5), "## Save pass:\n\n{}\n"),
+        (lambda: rand(42, B64) + "+ACRA" + rand(5), '"secrets":[{{"name":"registry-password","value":"{}"}}]'),
+        (lambda: rand(76, B64) + "ACDbC" + rand(5, B64) + "==", "the cosmos one is {}, rotate it"),
+        (lambda: rand(33, B64) + "+AEhD" + rand(5, B64) + "=", "EVENTS={}"),
+        (lambda: rand(44) + "AzFu" + rand(5) + "w==", "curl -H 'x-functions-key: {}' https://example.net"),
+    ],
+    ids=["acr-prose", "acr-json", "cosmos", "event-hubs", "function"],
+)
+def test_an_azure_key_with_its_service_signature_is_redacted(make: object, template: str) -> None:
+    # docs/redaction.md: Azure's identifiable keys carry a signature at a fixed place
+    value = make()  # type: ignore[operator]
+    assert_gone(prompt(template.format(value)), value)
+
+
+def test_a_signature_inside_a_longer_base64_blob_is_left() -> None:
+    assert_left("blob: " + rand(60, B64) + "+ACRB" + rand(60, B64))
+
+
+def test_a_dotted_entra_refresh_token_is_redacted_whole() -> None:
+    value = f"1.A{rand(52, ALNUM + '_-')}.1.AgAB{rand(200, ALNUM + '_-')}"
+    assert_gone(prompt(f"body: grant_type=refresh_token&refresh_token={value}"), value, kind="saas_token")
+
+
+# --- credential words run together, short password words in prose ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["apikey {}", "APIKEY: {}", "the accesstoken is {}", "clientsecret={}"],
+    ids=["lower", "upper-yaml", "prose", "assigned"],
+)
+def test_a_compound_credential_word_in_one_case_is_a_credential_word(template: str) -> None:
+    value = rand(24) + "7"
+    assert_gone(prompt(template.format(value)), value, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["publicapikey {}", "cachekey {}"],
+    ids=["public", "cache"],
+)
+def test_a_compound_of_no_credential_word_is_left(text: str) -> None:
+    assert_left(text.format(rand(24) + "7"))
+
+
+def test_a_short_pass_word_in_prose_names_a_password() -> None:
+    value = "Xk9#" + rand(8)
+    assert_gone(prompt(f"the db pass is {value}, same as staging"), value, kind="password")
+    assert_left("the second pass is significantly faster")
+
+
+# --- a user and password passed to an auth call ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        'requests.get(url, auth=("admin", "{}"))',
+        'session.auth = HTTPBasicAuth("deploy", "{}")',
+        'var cred = new NetworkCredential("svc", "{}", "CORP");',
+        'client.authenticate("root", "{}")',
+    ],
+    ids=["requests-tuple", "basic-auth", "network-credential", "authenticate"],
+)
+def test_a_password_passed_with_its_user_to_an_auth_call_is_redacted(template: str) -> None:
+    value = rand(10) + "9!"
+    assert_gone(read_result(template.format(value) + "\n"), value, kind="password")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['auth=("admin", "changeme")', 'authorize("read", "writeAll")', 'Credentials("user", "PasswordField")'],
+    ids=["dummy", "not-a-credential", "identifier"],
+)
+def test_an_auth_call_without_a_password_is_left(text: str) -> None:
+    assert_left(text)
+
+
+def test_a_password_after_is_and_a_colon_in_prose_is_redacted() -> None:
+    value = "Summer" + rand(4, string.digits) + "x"
+    assert_gone(prompt(f"the password is: {value} for now"), value, kind="password")
+    assert_left("the password is: required for login")
+
+
+# --- a password piped into a command's stdin -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "echo '{}' | sudo -S apt-get update",
+        "echo {} | docker login -u acme --password-stdin registry.example.com",
+        'echo -n "{}" | podman login --password-stdin quay.io',
+    ],
+    ids=["sudo", "docker", "podman"],
+)
+def test_a_password_echoed_into_a_login_is_redacted(template: str) -> None:
+    value = rand(10) + "#7"
+    assert_gone(bash(template.format(value)), value, kind="password")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['echo "$REGISTRY_PASSWORD" | docker login -u acme --password-stdin', "ls -S | head", "echo done | sudo -S true"],
+    ids=["variable", "not-sudo", "word"],
+)
+def test_a_variable_or_word_piped_into_a_login_is_left(text: str) -> None:
+    assert_left(text)

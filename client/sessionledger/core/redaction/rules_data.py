@@ -221,6 +221,20 @@ tp = ["DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=«{b64:86}==»
 fp = ["AccountKey=<storage-account-key>"]
 
 [[rule]]
+id = "azure-identifiable-keys"
+kind = "azure"
+category = "cloud"
+description = "Azure keys that carry their service's signature at a fixed place (Container Registry +ACR, Storage +ASt, Cosmos DB ACDb, Service Bus +ASb, Event Hubs +AEh, Relay +ARm, IoT Hub AIoT, Functions AzFu, Search AzSe, API Management APIM): found by the signature and the length alone, in any context"
+source = "Microsoft security-utilities (MIT): identifiable key formats"
+prefixes = ["+ACR", "+ASt", "+ASb", "+AEh", "+ARm", "ACDb", "AIoT", "AzFu", "AzSe", "APIM"]
+lead = "A-Za-z0-9+/_-"
+lead_max = 76
+regex = '''(?:(?<![A-Za-z0-9+/=_-])|(?<=\\[nrtbf]))(?:[A-Za-z0-9+/]{42}\+ACR[A-D][A-Za-z0-9+/]{5}|[A-Za-z0-9+/]{76}(?:\+ASt|ACDb)[A-D][A-Za-z0-9+/]{5}==|[A-Za-z0-9+/]{33}(?:\+A(?:Sb|Eh|Rm)|AIoT)[A-D][A-Za-z0-9+/]{5}=|[A-Za-z0-9_-]{44}AzFu[A-Za-z0-9_-]{5}[AQgw]==|[A-Za-z0-9]{42}AzSe[A-D][A-Za-z0-9]{5}|[A-Za-z0-9]{76}APIM[A-D][A-Za-z0-9]{5}==)(?![A-Za-z0-9+/=_-])'''
+validator = "token"
+tp = ["password: «{b64:42}+ACRB{alnum:5}»", "## Save pass:\n\n«{alnum:42}+ACRC{alnum:5}»\n", "az storage: «{b64:76}+AStA{b64:5}==» (primary)", "the cosmos key is «{b64:76}ACDbD{b64:5}==», rotate it", "«{b64:33}+ASbB{b64:5}=»", "x-functions-key: «{token:44}AzFu{token:5}Q==»", "api-key: «{alnum:42}AzSeC{alnum:5}»"]
+fp = ["AzureSearchAzSe is the service", "+ACR prefix of a registry key", "a base64 blob {b64:60}+ACRB{b64:60}"]
+
+[[rule]]
 id = "azure-sas-signature"
 kind = "azure"
 category = "cloud"
@@ -356,13 +370,15 @@ fp = ["version v1.0-beta"]
 id = "flyio-token"
 kind = "flyio"
 category = "cloud"
-description = "Fly.io access and macaroon tokens"
+description = "Fly.io access and macaroon tokens, with the `FlyV1 ` scheme `fly tokens create` prints before them"
 source = "Fly.io docs: access tokens; gitleaks flyio-access-token (MIT)"
 prefixes = ["fo1_", "fm1a_", "fm1r_", "fm2_"]
 follow = '''<<B64M>>'''
-regex = '''<<START>>(?:fo1_[A-Za-z0-9_-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,4096}={0,3}|fm2_[A-Za-z0-9+/]{100,4096}={0,3})<<END>>'''
+lead = "FlyV1 "
+lead_max = 6
+regex = '''<<START>>(?:FlyV1 )?(?:fo1_[A-Za-z0-9_-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,4096}={0,3}|fm2_[A-Za-z0-9+/]{100,4096}={0,3})<<END>>'''
 validator = "token"
-tp = ["FLY_API_TOKEN=«fo1_{token:43}»", "FLY_API_TOKEN=«fm2_{b64:150}»"]
+tp = ["FLY_API_TOKEN=«fo1_{token:43}»", "FLY_API_TOKEN=«fm2_{b64:150}»", "FLY_API_TOKEN='«FlyV1 fm2_{b64:150}»'"]
 fp = ["fo1_ prefix"]
 
 [[rule]]
@@ -879,11 +895,11 @@ fp = ["see APDeveloperGuide and APEXCharts", "AP1 and AKC", "APAC2024 results"]
 id = "provider-prefixed-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…), Langfuse sk-lf- + UUID, pganalyze pgar_, Spectral spu-, Rootly rootly_"
+description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…, 1.A…, dotted), Langfuse sk-lf- + UUID, pganalyze pgar_, Spectral spu-, Rootly rootly_"
 source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account and user API tokens, Vercel access tokens, Microsoft identity platform refresh tokens, Langfuse, pganalyze, Spectral and Rootly API keys"
 prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A", "sk-lf-", "pgar_", "spu-", "rootly_"]
 follow = '''(?:[0-9a-z]{8}-[0-9a-z]{4}-|[a-f0-9]{32}|sq0|<<B64M>>|[A-Za-z0-9]{27})'''
-regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096}|sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pgar_[A-Za-z0-9]{27}|spu-[a-z0-9]{32}|rootly_[a-f0-9]{64})<<END>>'''
+regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096}|[01]\.A[A-Za-z0-9_-]{40,2048}(?:\.[A-Za-z0-9_-]{1,4096}){1,8}|sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pgar_[A-Za-z0-9]{27}|spu-[a-z0-9]{32}|rootly_[a-f0-9]{64})<<END>>'''
 validator = "token"
 tp = [
   "the LaunchDarkly SDK key is «sdk-{uuid}»",
@@ -900,6 +916,7 @@ tp = [
   "CLOUDFLARE_API_TOKEN=«cfut_{alnum:48}»",
   "VERCEL_TOKEN=«vcp_{alnum:56}»",
   '''{{"refresh_token": "«0.A{token:300}»"}}''',
+  "body: client_id=x&grant_type=refresh_token&refresh_token=«1.A{token:52}.1.AgAB{token:300}»",
 ]
 fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4", "see /srv/api-{uuid}.log", "pgar_ prefix, spu-test-runner, rootly_incident_id = 4"]
 
@@ -1236,6 +1253,22 @@ tp = ["sshpass -p '«{password}»' ssh deploy@10.0.0.5", "docker login -u acme -
 fp = ["sshpass -p \"$SSHPASS\" ssh host", "docker login -u acme -p $(cat pw) r"]
 
 [[rule]]
+id = "password-piped-to-stdin"
+kind = "password"
+category = "password"
+description = "A literal echoed into a command that reads a password from stdin: echo 'pw' | sudo -S …, echo pw | docker login --password-stdin"
+source = "sudo(8) -S; docker login docs (--password-stdin)"
+anchors = ['''-(?<=[ \t]-)S[ \t]''']
+lower_anchors = ['''password-stdin''']
+near = ["echo", "printf"]
+lead = '''A-Za-z0-9_.,:/@%$!#*+=~^?'"\\ \t|-'''
+lead_max = 200
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:echo(?:[ \t]{1,4}-[ne]{1,2})?|printf)[ \t]{1,4}<<Q>>(?P<secret>[^\s"'`\\|;&$]{4,128}+)<<Q>>[ \t]{0,4}\|[ \t]{0,4}(?:sudo[ \t]{1,4}(?:-[A-Za-z]{1,8}[ \t]{1,4}){0,4}-S[ \t]|[^|\n"]{0,160}?--password-stdin)'''
+validator = "password"
+tp = ["echo '«Xk9#{alnum:8}»' | sudo -S apt-get update", "echo «{alnum:10}7» | docker login -u acme --password-stdin registry.acme.io"]
+fp = ["echo \"$REGISTRY_PASSWORD\" | docker login -u acme --password-stdin", "echo hunter2 | sudo -S true", "ls -S | head"]
+
+[[rule]]
 id = "password-flag"
 kind = "password"
 category = "password"
@@ -1407,15 +1440,17 @@ fp = ['''__all__ = ['RC2_KEY', 'rc2_key_st', 'AES_KEY']''', '''setattr(self, "ap
 id = "auth-pair-argument"
 kind = "password"
 category = "password"
-description = "A user and a password passed together to an HTTP client or a credential object: requests' auth=(\"user\", \"…\"), HTTPBasicAuth, HTTPDigestAuth and aiohttp's BasicAuth(\"user\", \"…\"), .NET's NetworkCredential(\"user\", \"…\")"
+description = "A user and a password passed together to an HTTP client or a credential object: requests' auth=(\"user\", \"…\"), HTTPBasicAuth, HTTPDigestAuth and aiohttp's BasicAuth(\"user\", \"…\"), .NET's NetworkCredential(\"user\", \"…\"), client.authenticate(\"user\", \"…\"), UsernamePasswordCredentials(\"user\", \"…\")"
 source = "requests docs: Authentication; aiohttp docs: BasicAuth; .NET docs: System.Net.NetworkCredential"
-lower_anchors = ['''auth[ \t]{0,4}=[ \t]{0,4}\([ \t]{0,4}\\{0,8}["']''', '''auth\([ \t]{0,4}\\{0,8}["']''', '''credential\([ \t]{0,4}\\{0,8}["']''']
-regex = '''(?i:auth[ \t]{0,4}=[ \t]{0,4}|auth|credential)<<CALL_OPEN>>[^"'\\\s]{1,128}<<CALL_SEP>><<CALL_VALUE>>'''
+lower_anchors = ['''auth[ \t]{0,4}=[ \t]{0,4}\([ \t]{0,4}\\{0,8}["']''', '''auth(?:enticate)?\([ \t]{0,4}\\{0,8}["']''', '''credentials?\([ \t]{0,4}\\{0,8}["']''']
+regex = '''(?i:auth[ \t]{0,4}=[ \t]{0,4}|auth(?:enticate)?|credentials?)<<CALL_OPEN>>[^"'\\\s]{1,128}<<CALL_SEP>><<CALL_VALUE>>'''
 validator = "password"
 tp = [
   '''requests.get(url, auth=("bob", "«{password}»"))''',
   '''session.auth = HTTPBasicAuth('admin', '«{password}»')''',
   '''var creds = new NetworkCredential("svc-build", "«{password}»");''',
+  '''client.authenticate("root", "«{password}»")''',
+  '''new UsernamePasswordCredentials("u", "«{password}»")''',
 ]
 fp = ['''auth=("bob", os.environ["PW"])''', '''HTTPBasicAuth(user, password)''', '''new NetworkCredential("svc", "")''', '''auth=("bob", "changeme")''']
 
@@ -1504,14 +1539,16 @@ kind = "password"
 category = "password"
 description = "A password named in prose or a config line without `=`: 'the staging password is …', .netrc `password …`"
 source = ".netrc (GNU inetutils ftp manual); detect-secrets KeywordDetector tests (Apache-2.0)"
-lower_anchors = ['''p(?:assw(?:or)?d|assphrase|wd)s?[ \t]''']
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|pwd)s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now))?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+lower_anchors = ['''p(?:assw(?:or)?d|assphrase|wd)s?[ \t]''', '''pass[ \t]{1,4}(?:is|was)[ \t]''']
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now):?)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
 validator = "strict_password"
 tp = [
   "the staging password is «El2h{alnum:8}»",
   "machine api.heroku.com\n  login me@acme.io\n  password «{password}»",
   "The password for the admin account is «{password}».",
   "Use passphrase «BmCqPzWxLkTr» to unlock it",
+  "the db pass is «Xk9#{alnum:8}», same as staging",
+  "the password is: «Summer{digits:4}» for now",
 ]
 fp = [
   "the password is stored in Vault",
@@ -1519,6 +1556,7 @@ fp = [
   "passwords are hashed with argon2id",
   "the password is at least 12 characters",
   "pass the --no-verify flag",
+  "the second pass is significantly faster",
 ]
 
 [[rule]]
@@ -1571,12 +1609,12 @@ description = "A credential-shaped token a few dozen bytes after a credential wo
 source = "trufflehog's keyword-gated detectors (the gating idea only, no data); prose in chat transcripts"
 lead = "a-zA-Z"
 lead_max = 8
-lower_anchors = ['''keys?[^a-z]<<NEARTOK>>''', '''ken(?<=token)s?[^a-z]<<NEARTOK>>''', '''secrets?[^a-z]<<NEARTOK>>''', '''credentials?[^a-z]<<NEARTOK>>''']
+lower_anchors = ['''keys?[^a-z]<<NEARTOK>>''', '''ken(?<=token)s?[^a-z]<<NEARTOK>>''', '''secrets?[^a-z]<<NEARTOK>>''', '''credentials?[^a-z]<<NEARTOK>>''', '''auth[^a-z]<<NEARTOK>>''']
 yields = 64
 relax_before = '''(?i){providers}'''
 relaxed = "provider_token"
 veto_before = '''<<GIT_WORDS>>'''
-regex = '''(?:(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:key|token|secret|credential)|(?<=[a-z0-9])(?:<<NOTKEY>>Key|<<NOTTOKEN>>Token|Secret|Credential))s?(?![A-Za-z])(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?=[A-Za-z+/=_.~-]{0,63}+[0-9])(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
+regex = '''(?:(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?i:(?:api|access|auth|secret|private|client|bot|app|master|signing|bearer)?(?:key|token|secret|credential|auth))|(?<=[a-z0-9])(?:<<NOTKEY>>Key|<<NOTTOKEN>>Token|Secret|Credential|Auth))s?(?![A-Za-z])(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?:(?=[A-Za-z+/=_.~-]{0,63}+[0-9])|(?=[A-Za-z]{16,64}+(?![A-Za-z0-9+/=_~-])))(?P<secret>[A-Za-z0-9_](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
 validator = "near_token"
 tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "the meraki token they gave us is «{hex:40}», rotate it", "ASANA_SECRET=«{digits:16}»", "the linkedin token they gave us is «{lowalnum:14}», please rotate it", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}».", 'solarwindsKey := "«{alnum:48}»"', "bitfinexSecret = '«{alnum:43}»'", "[DEBUG] Using Key=«{lowalnum:21}:{lowalnum:5}:{lowalnum:18}/{lowalnum:4}»"]
 fp = ["the build key is 20260129120000", "the key=src/app/main.py:12 is read at start", "cache key 2024-10-25T21:34:56Z expired", "cache key 1706745600123456 expired", "session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "const publicKey = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the monkey at 3f786850e387550fdab836ed7e6dc881de23001bcafe", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']

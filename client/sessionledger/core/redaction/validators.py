@@ -504,13 +504,16 @@ _PATH_OR_VERSION_RE = re.compile(r"\d{1,4}\.\d{1,4}\.\d{1,4}(?![0-9])|[^/]{0,200
 
 def near_token(value: str) -> bool:
     """A token near a credential word (no name or format says more): random, with letters and
-    digits both, and no benign shape (a git SHA, an integrity hash); a UUID in key/value form."""
+    digits both, and no benign shape (a git SHA, an integrity hash); a UUID in key/value form; a
+    letters-only token (`Bearer yvxp…`) when mixed case and random (`looks_secret` asks that of letters)."""
     if _UUID_RE.fullmatch(value):
         return not placeholder(value)
     if len(value) < 16 or _BENIGN_NEAR_RE.fullmatch(value) or _PATH_OR_VERSION_RE.match(value):
         return False
     if not looks_secret(value, 3.2):
         return False
+    if value.isalpha():
+        return not value.islower() and not value.isupper()
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
