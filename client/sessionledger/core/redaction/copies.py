@@ -86,9 +86,10 @@ def _string_end(data: bytes, start: int, stop: int, terminators: tuple[bytes, ..
     """The first terminator after `start` whose opening quote is not escaped, or -1."""
     best = -1
     for terminator in terminators:
-        at = data.find(terminator, start, stop)
+        limit = stop if best < 0 else best + len(terminator)  # only an earlier one counts
+        at = data.find(terminator, start, limit)
         while at >= 0 and _escaped(data, at, start):
-            at = data.find(terminator, at + 1, stop)
+            at = data.find(terminator, at + 1, limit)
         if at >= 0 and (best < 0 or at < best):
             best = at
     return best
