@@ -1609,7 +1609,7 @@ description = "A credential-shaped token a few dozen bytes after a credential wo
 source = "trufflehog's keyword-gated detectors (the gating idea only, no data); prose in chat transcripts"
 lead = "a-zA-Z"
 lead_max = 8
-lower_anchors = ['''keys?[^a-z]<<NEARTOK>>''', '''ken(?<=token)s?[^a-z]<<NEARTOK>>''', '''secrets?[^a-z]<<NEARTOK>>''', '''credentials?[^a-z]<<NEARTOK>>''', '''auth[^a-z]<<NEARTOK>>''']
+lower_anchors = ['''keys?[^a-z]<<NEARTOK>>''', '''ken(?<=token)(?!s\\{0,8}":[0-9])s?[^a-z]<<NEARTOK>>''', '''secrets?[^a-z]<<NEARTOK>>''', '''credentials?[^a-z]<<NEARTOK>>''', '''auth[^a-z]<<NEARTOK>>''']
 yields = 64
 relax_before = '''(?i){providers}'''
 relaxed = "provider_token"
