@@ -101,11 +101,12 @@ class Body:
         return Body(self.head, self.main, deflated(self.main.encode()))
 
 
-def deflated(data: bytes) -> bytes:
+def deflated(data: bytes, *, final: bool = False) -> bytes:
     """``data`` as raw deflate blocks ending on a byte boundary (a sync flush, no final block): a run
-    that can stand anywhere in a deflate stream, since it refers to nothing before it."""
+    that can stand anywhere in a deflate stream, since it refers to nothing before it; ``final``:
+    the stream's last run, ending in its final block."""
     compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
-    return compressor.compress(data) + compressor.flush(zlib.Z_SYNC_FLUSH)
+    return compressor.compress(data) + compressor.flush(zlib.Z_FINISH if final else zlib.Z_SYNC_FLUSH)
 
 
 @cache
@@ -130,8 +131,7 @@ def spliced_gzip(request: HttpRequest, page: bytes, body: Body) -> bytes | None:
             return None
         runs += [deflated(page[at:found]), blocks]
         at = found + len(raw)
-    last = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
-    runs += [last.compress(page[at:]), last.flush(zlib.Z_FINISH)]
+    runs.append(deflated(page[at:], final=True))
     # gzip's header as django.utils.text.compress_string writes it: a name of random length (BREACH)
     name = b"a" * secrets.randbelow(GZipMiddleware.max_random_bytes) + b"\0"
     header = b"\x1f\x8b\x08" + bytes([gzip.FNAME]) + b"\0\0\0\0\0\xff" + name
