@@ -299,13 +299,22 @@ def bench_reader(name: str) -> Iterator[tuple[Any, Any, str]]:
         project_remove(project, user)
 
 
+def real_transcripts() -> list[Path]:
+    """The real transcripts found (``REAL``), none when its folder is absent."""
+    return sorted(REAL.glob("*.jsonl")) if REAL.is_dir() else []
+
+
+def largest_of(paths: list[Path]) -> Path:
+    return max(paths, key=lambda path: path.stat().st_size)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--turns", type=int, default=25)
     parser.add_argument("--output-lines", type=int, default=420)
     parser.add_argument("--segments", type=int, default=5)
-    parser.add_argument("--real", nargs="*", type=Path, default=sorted(REAL.glob("*.jsonl")) if REAL.is_dir() else [])
+    parser.add_argument("--real", nargs="*", type=Path, default=real_transcripts())
     parser.add_argument("--against", type=Path, help="a checkout of another commit, served beside this one")
     args = parser.parse_args(argv)
     if not CHROMIUM.exists():
@@ -318,7 +327,7 @@ def main(argv: list[str] | None = None) -> None:
     settings.ALLOWED_HOSTS = ["*"]
     inputs: dict[str, bytes] = {}
     if args.real:
-        largest = max(args.real, key=lambda path: path.stat().st_size)
+        largest = largest_of(args.real)
         inputs[f"real {largest.name}"] = largest.read_bytes()
     inputs[f"realistic {args.turns} turns"] = transcript(args.turns, args.output_lines)
     peers = {name: peer_command(name) for name in PEERS}

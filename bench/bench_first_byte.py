@@ -34,7 +34,7 @@ from typing import Any
 
 os.environ.setdefault("DEBUG", "false")  # production settings, as every bench of the service
 
-from bench_browser_pages import REAL, bench_reader, load_average, our_server, stored
+from bench_browser_pages import bench_reader, largest_of, load_average, our_server, real_transcripts, stored
 from djangobench import setup
 
 
@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None) -> None:
 
     settings.ALLOWED_HOSTS = ["*"]
     inputs: dict[str, bytes] = {"long": transcript(args.turns, args.output_lines)}
-    real = sorted(REAL.glob("*.jsonl")) if REAL.is_dir() else []
+    real = real_transcripts()
     if real:
-        inputs = {"real": max(real, key=lambda path: path.stat().st_size).read_bytes(), **inputs}
+        inputs = {"real": largest_of(real).read_bytes(), **inputs}
     figures: dict[str, Any] = {"load_average": {"before": load_average()}}
     with bench_reader("first-byte") as (project, user, cookie):
         paths: dict[str, str] = {}
