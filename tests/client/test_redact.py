@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from sessionledger.core.redaction import DEFAULT_RULES, Redactor, Rule, looks_secret, shannon_entropy
+from sessionledger.core.redaction.spans import Ranked, Span, accept_all
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.realfixtures import REAL_TRANSCRIPTS as FIXTURES
 from tests.realfixtures import real_transcripts
@@ -496,3 +497,32 @@ def test_redact_text_on_plain_text() -> None:
     text, counts = Redactor().redact_text("token " + _GH["p"] + " and AWS_SECRET_ACCESS_KEY=" + mixed(40, B64))
     assert text == "token [REDACTED:github] and AWS_SECRET_ACCESS_KEY=[REDACTED:aws_secret_key]"
     assert counts == {"github": 1, "aws_secret_key": 1}
+
+
+def test_the_spans_kept_do_not_depend_on_how_often_they_were_looked_up() -> None:
+    """Rules' spans resolve as each batch accepted after the earlier ones would (an earlier rule wins
+    an overlap), whether the accepted spans are asked for after every rule or once at the end; so
+    do copies of whole values, which replace the spans found inside them."""
+    rng = random.Random(11)
+    for _ in range(400):
+        batches = []
+        for rule in range(rng.randrange(1, 7)):
+            batch, at = [], rng.randrange(0, 8)
+            for _ in range(rng.randrange(0, 6)):  # a rule's matches never overlap each other
+                end = at + rng.randrange(1, 12)
+                batch.append(Span(at, end, f"k{rule}"))
+                at = end + rng.randrange(0, 8)
+            batches.append(batch)
+        once, often, expected = Ranked(), Ranked(), []
+        copies = rng.random() < 0.5
+        for batch in batches:
+            once.add(batch)
+            often.add(batch)
+            often.spans()
+            accept_all(expected, batch)
+        if copies:  # every span again, some the whole of another's text
+            copy = [Span(span.start - (i % 2), span.end, "copy") for i, span in enumerate(expected)]
+            once.add(copy, absorbing=True)
+            often.add(copy, absorbing=True)
+        assert often.spans() == once.spans()
+        assert copies or once.spans() == expected

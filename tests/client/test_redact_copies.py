@@ -14,6 +14,7 @@ import random
 from sessionledger.core.redaction import Redactor
 from sessionledger.core.redaction.copies import duplicate_copies
 from sessionledger.core.redaction.examples import random_chars
+from sessionledger.core.redaction.spans import Lines
 from tests.client.transcript_builder import TranscriptBuilder
 
 RNG = random.Random(77)
@@ -156,3 +157,19 @@ def test_every_place_a_value_was_found_is_searched_around() -> None:
     _edit_with_bare_value(builder, values[7])
     result = Redactor().redact_bytes(builder.build())
     assert values[7].encode() not in result.data
+
+
+def test_a_neighbourhood_holds_three_lines_each_side_whatever_the_blank_lines() -> None:
+    """Copies near a value are searched from three lines before its line to three lines after
+    it, exactly: blank lines, a value at its line's start and the buffer's ends included."""
+    rng = random.Random(5)
+    for _ in range(300):
+        data = "".join(rng.choice("ab\n\n") for _ in range(rng.randrange(1, 60))).encode() + b"a"
+        at = rng.choice([i for i, byte in enumerate(data) if byte != 0x0A])  # where a value starts
+        lo, hi = Lines(data).neighbourhood(at)
+        starts = [0, *(i + 1 for i, byte in enumerate(data) if byte == 0x0A)]
+        line = max(i for i, start in enumerate(starts) if start <= at)
+        ends = [*(start - 1 for start in starts[1:]), len(data)]
+        assert lo <= starts[max(0, line - 3)]
+        assert hi == ends[min(len(ends) - 1, line + 3)]
+        assert Lines(data).after(at) == hi

@@ -48,6 +48,7 @@ from .spans import (
     Buf,
     Compact,
     Edit,
+    Lines,
     Ranked,
     Span,
     accept_all,
@@ -59,11 +60,9 @@ from .spans import (
     inside_strings,
     into_duplicates,
     join_folds,
-    lines_after,
     map_strings,
     match_at,
     merge_counts,
-    neighbourhood,
     replacement,
     splice,
     still_json,
@@ -98,15 +97,15 @@ def _line_edits(buf: Buf, spans: list[Span], rewrite: Callable[[Buf, list[Span]]
     return edits
 
 
-def _around(data: bytes, places: list[int]) -> list[tuple[int, int]]:
+def _around(lines: Lines, places: list[int]) -> list[tuple[int, int]]:
     """The neighbourhoods of ascending `places`, overlapping ones joined (a place inside the last
     range only moves its end: the lines before it are in already)."""
     out: list[tuple[int, int]] = []
     for at in places:
         if out and at < out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], lines_after(data, at)))
+            out[-1] = (out[-1][0], max(out[-1][1], lines.after(at)))
         else:
-            out.append(neighbourhood(data, at))
+            out.append(lines.neighbourhood(at))
     return out
 
 
@@ -358,12 +357,17 @@ class Redactor:
         values = self._values(data, found)
         everywhere = len(values) <= _GLOBAL_COPIES
         copies: list[Span] = []
+        lines: Lines | None = None
         for value, (kind, places) in values.items():
             # a short or low-entropy value is only looked for near where it was found: a false
             # positive like `password2` must not spread through a whole file
             distinctive = len(value) >= _GLOBAL_MIN and shannon_entropy(value.decode("utf-8", "replace")) >= 3.2
             whole = everywhere and distinctive
-            ranges = [(0, len(data))] if whole else _around(data, places)
+            if whole:
+                ranges = [(0, len(data))]
+            else:
+                lines = lines or Lines(data)
+                ranges = _around(lines, places)
             for lo, hi in ranges:
                 start = data.find(value, lo, hi)
                 while start >= 0:

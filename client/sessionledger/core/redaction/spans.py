@@ -17,6 +17,7 @@ _STRING_BREAK = re.compile(rb'(\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"[+ -]?)')
 _ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _NEAR_LINES = 3  # copies of a value are searched in its line and this many lines before and after it
 _NEAR_BYTES = 1 << 20  # … but never more than this far away
+_NEWLINE = re.compile(rb"\n")
 
 
 @dataclass(frozen=True, order=True)
@@ -134,21 +135,29 @@ def group_span(match: re.Match[bytes], group: int | str) -> tuple[int, int] | No
     return (start, end) if start >= 0 and end > start else None
 
 
-def neighbourhood(data: bytes, at: int) -> tuple[int, int]:
-    """The byte range of the line holding `at` and _NEAR_LINES lines on each side."""
-    lo = at
-    for _ in range(_NEAR_LINES + 1):
-        lo = max(data.rfind(b"\n", max(0, at - _NEAR_BYTES), max(lo - 1, 0)), 0)
-    return lo, lines_after(data, at)
+class Lines:
+    """Where `data`'s lines end, found once: a dense buffer looks up the neighbourhood of tens of
+    thousands of values, and a bisection costs less than eight searches each."""
 
+    def __init__(self, data: bytes) -> None:
+        self._size = len(data)
+        self._ends = [m.start() for m in _NEWLINE.finditer(data)]
 
-def lines_after(data: bytes, at: int) -> int:
-    """Where the _NEAR_LINES-th line after the one holding `at` ends (the end of a neighbourhood)."""
-    hi = at
-    for _ in range(_NEAR_LINES + 1):
-        found = data.find(b"\n", hi + 1, at + _NEAR_BYTES)
-        hi = found if found >= 0 else min(len(data), at + _NEAR_BYTES)
-    return hi
+    def neighbourhood(self, at: int) -> tuple[int, int]:
+        """The byte range of the line holding `at` and _NEAR_LINES lines on each side (the line
+        break just before `at` is not counted: `at` may start its line)."""
+        floor, lo = max(0, at - _NEAR_BYTES), at
+        for _ in range(_NEAR_LINES + 1):
+            i = bisect.bisect_right(self._ends, lo - 2) - 1  # a break before `lo - 1`
+            lo = self._ends[i] if i >= 0 and self._ends[i] >= floor else 0
+        return lo, self.after(at)
+
+    def after(self, at: int) -> int:
+        """Where the _NEAR_LINES-th line after the one holding `at` ends (a neighbourhood's end)."""
+        i = bisect.bisect_right(self._ends, at) + _NEAR_LINES
+        if i < len(self._ends) and self._ends[i] < at + _NEAR_BYTES:
+            return self._ends[i]
+        return min(self._size, at + _NEAR_BYTES)
 
 
 def bounded(data: bytes, start: int, end: int, value: bytes) -> bool:
@@ -207,10 +216,38 @@ class Ranked:
     def spans(self) -> list[Span]:
         """The accepted spans, sorted by start."""
         if self._batches:
-            self._resolved = _resolve([self._resolved, *self._batches], self._absorbing)
+            self._resolved = _merge(self._resolved, self._batches, self._absorbing)
             self._batches = []
             self._absorbing = set()
         return self._resolved
+
+
+def _merge(resolved: list[Span], batches: list[list[Span]], absorbing: set[int]) -> list[Span]:
+    """`_resolve` of the resolved spans (rank 0) and later batches, re-sorting only what the new
+    spans touch: the resolved spans are disjoint, so one no new span overlaps is accepted as it is,
+    and a new span over a resolved one's bytes (another rule, or a copy, finding the same value)
+    adds nothing. A rule's later lookup of the accepted spans then costs its own spans, not the whole."""
+    if not resolved:
+        return _resolve([resolved, *batches], absorbing)
+    ends = [span.end for span in resolved]  # ascending: the spans are disjoint and sorted
+    touched: set[int] = set()
+    fresh: list[list[Span]] = []
+    for batch in batches:
+        kept = []
+        for span in batch:
+            i = bisect.bisect_right(ends, span.start)
+            if i < len(resolved) and (resolved[i].start, resolved[i].end) == (span.start, span.end):
+                continue
+            kept.append(span)
+            while i < len(resolved) and resolved[i].start < span.end:
+                touched.add(i)
+                i += 1
+        fresh.append(kept)
+    settled = _resolve([[resolved[i] for i in sorted(touched)], *fresh], absorbing)
+    if not settled:
+        return resolved
+    untouched = [span for i, span in enumerate(resolved) if i not in touched] if touched else resolved
+    return sorted(untouched + settled, key=_START_KEY)
 
 
 _ABSORBING = 1 << 30  # added to an absorbing batch's rank: it comes after every other batch
@@ -248,7 +285,9 @@ def _settle(cluster: list[tuple[int, int, int, Span]], out: list[Span]) -> None:
     absorbed: set[Span] = set()
     for _, rank, _, span in sorted(cluster, key=_RANK_THEN_START):
         clashes = [other for other in kept if not (span.end <= other.start or other.end <= span.start)]
-        if rank >= _ABSORBING and clashes and all(span.start <= o.start and o.end <= span.end for o in clashes):
+        inside = all(span.start <= o.start and o.end <= span.end for o in clashes)
+        same = len(clashes) == 1 and (clashes[0].start, clashes[0].end) == (span.start, span.end)
+        if rank >= _ABSORBING and clashes and inside and not same:
             absorbed.update(clashes)  # a copy of the whole value replaces the parts found inside it
             kept = [other for other in kept if other not in absorbed]
             clashes = []
