@@ -36,6 +36,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
+from operator import itemgetter
 from typing import Any
 
 from .catalogue import CATALOGUE_PREFIX
@@ -439,8 +440,22 @@ class Redactor:
         kept: list[Span] = []
         accept_all(kept, found)  # overlapping spans (a block holding an escape): the first wins
         accept_all(kept, then)
-        edits = _line_edits(data, kept, lambda line, spans: self._rewrite_line(line, spans, counts))
-        return splice(data, edits), [number for number, *_ in edits]
+        # a span inside one JSON string is replaced where it stands; only a line holding another
+        # span is rewritten whole, to check it still parses (on a secret-dense buffer, one line in
+        # a hundred: slicing and joining every changed line cost a tenth of the redaction)
+        starts = [data.rfind(b"\n", 0, span.start) + 1 for span in kept]
+        checked = {start for start, span in zip(starts, kept, strict=True) if not inside_strings(data, [span])}
+        whole = [span for start, span in zip(starts, kept, strict=True) if start in checked]
+        edits = _line_edits(data, whole, lambda line, spans: self._rewrite_line(line, spans, counts))
+        number, counted_to = 0, 0
+        for start, span in zip(starts, kept, strict=True):
+            if start not in checked:
+                number += data.count(b"\n", counted_to, span.start)
+                counted_to = span.start
+                edits.append((number, span.start, span.end, replacement(data[span.start : span.end], span.kind)))
+                counts[span.kind] = counts.get(span.kind, 0) + 1
+        edits.sort(key=itemgetter(1))
+        return splice(data, edits), sorted({number for number, *_ in edits})
 
     def _rewrite_line(self, line: bytes, spans: list[Span], counts: dict[str, int]) -> bytes | None:
         pieces: list[Any] = []
