@@ -6,9 +6,8 @@ import bisect
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from operator import attrgetter, itemgetter
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from .compiled import Compiled
 from .copies import Copy
@@ -20,8 +19,10 @@ _NEAR_BYTES = 1 << 20  # … but never more than this far away
 _NEWLINE = re.compile(rb"\n")
 
 
-@dataclass(frozen=True, order=True)
-class Span:
+class Span(NamedTuple):
+    """A secret's bytes `[start, end)` and its kind; ordered by start, then end (a tuple: a
+    secret-dense buffer makes and sorts tens of thousands)."""
+
     start: int
     end: int
     kind: str
