@@ -31,6 +31,7 @@ class Compiled:
     raw: re.Pattern[bytes] | None  # for the anchored bytes path; None: searched on decoded text
     lead: bytes
     replacement: bytes
+    gap: bytes = b""  # the rule's `lead_gap` bytes
     name: re.Pattern[str] | None = None  # the `name` group must fullmatch this
     then: re.Pattern[bytes] | None = None  # the rule's `then`: the block's later entries
     veto: re.Pattern[str] | None = None  # the rule's `veto_before`
@@ -86,6 +87,11 @@ def _accept(validator: Callable[[str], bool] | None, secret: str) -> bool:
     return verdict
 
 
+def _class_bytes(body: str) -> bytes:
+    """The ASCII bytes of the regex class `[body]` (`A-Za-z0-9_`), for `bytes.rstrip`."""
+    return bytes(b for b in range(128) if re.fullmatch(f"[{body}]", chr(b))) if body else b""
+
+
 def compile_rule(index: int, rule: Rule) -> Compiled:
     """Compile a rule, turning every problem into a ValueError that names it."""
     if not isinstance(rule.kind, str) or not _KIND_RE.fullmatch(rule.kind):
@@ -102,7 +108,7 @@ def compile_rule(index: int, rule: Rule) -> Compiled:
         isinstance(group, str) and group not in text.groupindex
     ):
         raise ValueError(f"redaction rule {rule.kind!r}: pattern has no group {group!r}")
-    lead = bytes(b for b in range(128) if re.fullmatch(f"[{rule.lead}]", chr(b))) if rule.lead else b""
+    lead, gap = _class_bytes(rule.lead), _class_bytes(rule.lead_gap)
     try:
         name = re.compile(rule.name_pattern) if rule.name_pattern else None
         then = re.compile(rule.then.encode()) if rule.then else None
@@ -115,7 +121,7 @@ def compile_rule(index: int, rule: Rule) -> Compiled:
     if then is not None and "secret" not in then.groupindex:
         raise ValueError(f"redaction rule {rule.kind!r}: a `then` pattern needs a (?P<secret>…) group")
     marker = b"[REDACTED:" + rule.kind.encode() + b"]"
-    return Compiled(index, rule, text, raw, lead, marker, name, then, veto, relax)
+    return Compiled(index, rule, text, raw, lead, marker, gap, name, then, veto, relax)
 
 
 def _raw_pattern(rule: Rule) -> re.Pattern[bytes] | None:

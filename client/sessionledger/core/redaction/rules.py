@@ -8,6 +8,8 @@ names how the engine finds where it can match (see engine.py):
   for what must follow a prefix (a cheap pre-filter, the full `regex` decides);
 - `anchors` / `lower_anchors`: regexes starting with a literal, found in the raw / ASCII-lowercased
   bytes; the match may start up to `lead_max` characters of class `lead` before its anchor;
+  `lead_gap`: a class of bytes right before the anchor that a match never starts in (the
+  separator between a name and its `=`): the run of `lead` is looked for before them;
 - `near`: lower-case words one of which must occur earlier on the same line (`curl` before `-u`);
 - `context`: lower-case words; the rule runs only on a line holding one and the `window` lines
   after it (a `.pgpass` line has no keyword of its own, but `cat ~/.pgpass` or its path is near);
@@ -459,6 +461,7 @@ class Rule:
     context: tuple[str, ...] = ()
     window: int = 4
     lead_max: int = 128
+    lead_gap: str = ""
     multiline: bool = False
     id: str = ""
     name_pattern: str = ""  # fullmatch on the `name` group: a match whose name fails is no secret
@@ -539,6 +542,7 @@ def _spec(entry: Mapping[str, Any]) -> RuleSpec:
         context=tuple(w.lower() for w in entry.get("context", ())),
         window=int(entry.get("window", 4)),
         lead_max=int(entry.get("lead_max", 128)),
+        lead_gap=str(entry.get("lead_gap", "")),
         multiline=bool(entry.get("multiline", False)),
         id=rule_id,
         name_pattern=expand_fragments(str(entry.get("name", ""))),

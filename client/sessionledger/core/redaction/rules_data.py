@@ -1176,7 +1176,7 @@ kind = "generic_secret"
 category = "generic"
 description = "A token in an X-Auth-Token / X-Access-Token / X-API-Key / DD-APPLICATION-KEY style header, hex tokens included"
 source = "HTTP API docs: token headers (OpenStack X-Auth-Token, Datadog DD-API-KEY and DD-APPLICATION-KEY)"
-lower_anchors = ['''oken\\{0,8}["']?[ \t]{0,4}:''', '''key\\{0,8}["']?[ \t]{0,4}:''']
+lower_anchors = ['''oken(?<=-token)\\{0,8}["']?[ \t]{0,4}:''', '''key(?<=-key)\\{0,8}["']?[ \t]{0,4}:''']
 lead = "A-Za-z-"
 lead_max = 24
 regex = '''<<NAME_START>>(?i:(?:x-)?(?:auth|access|api|session|dd-api|dd-application|application|private)-(?:token|key))\\{0,8}["']?[ \t]{0,4}:[ \t]{0,8}\\{0,8}["']?[ \t]{0,4}(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
@@ -1711,7 +1711,8 @@ category = "generic"
 description = "A random value of credential shape assigned to any name in code, config or env: `apiMetrics := \"…\"`, `X_API = '…'`, `NAME=…` (20+ characters, upper and lower case and digits, random enough)"
 source = "detect-secrets KeywordDetector and high-entropy string plugins (Apache-2.0), the idea without a name list"
 anchors = ['''=(?=[ \t"'\\`]{0,12}+[A-Za-z0-9+/_~-]{20})(?=[ \t"'\\`]{0,12}+[A-Za-z+/_~-]{0,30}+[0-9])''']
-lead = '''A-Za-z0-9_ \t:"'\\'''
+lead = "A-Za-z0-9_"
+lead_gap = ''' \t:"'\\'''
 lead_max = 80
 name = '''(?i)(?!(?:id|class|content|src|href|style|data)$)(?![a-z0-9_]{0,64}?(?:pub|cache|page|cursor|hash|sha|sum|digest|integrity|nonce|salt|etag|uuid|guid|commit|rev|ref|version|signature))[a-z0-9_]{1,64}'''
 regex = '''(?:(?<![A-Za-z0-9_$?&/%-])|(?<=\\[nrt]))(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63}+)(?:\\{0,8}["'])?[ \t]{0,4}:?=[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z0-9+/_~-]{20,128}+={0,2})(?![A-Za-z0-9+/=_~.:@%(\[-])'''

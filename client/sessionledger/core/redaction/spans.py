@@ -100,13 +100,15 @@ def match_at(compiled: Compiled, data: bytes, pos: int, floor: int, end: int) ->
     if not compiled.lead:
         return compiled.raw.match(data, pos, end)
     before = data[max(floor, pos - compiled.rule.lead_max) : pos]
-    lo = pos - (len(before) - len(before.rstrip(compiled.lead)))
+    named = before.rstrip(compiled.gap) if compiled.gap else before
+    head = pos - (len(before) - len(named))  # where the lead run ends: the anchor, or its gap
+    lo = head - (len(named) - len(named.rstrip(compiled.lead)))
     if lo == pos:  # no run before the anchor: its only start (most candidates of a dense buffer)
         match = compiled.raw.match(data, pos, end)
         return match if match is not None and compiled.names(match) else None
     # A match starts at a word start: the run's first byte or just after a non-alphanumeric
     # byte inside it (`.`, `_`, `-`, `"`); trying every byte would cost a regex call each.
-    for start in _word_starts(data, lo, pos):
+    for start in _word_starts(data, lo, head):
         match = compiled.raw.match(data, start, end)
         if match is not None and compiled.names(match):
             return match
