@@ -1567,6 +1567,8 @@ description = "A random-looking value assigned to a name ending in key/token/sec
 source = "gitleaks generic-api-key and GenerateSampleSecrets (MIT); detect-secrets KeywordDetector (Apache-2.0)"
 lower_anchors = ['''ke[yn](?:[_-]?(?:[0-9]{1,3}|v[0-9]{1,2}|prod|live|test|dev|staging|value|str|string))?<<SEPA>><<VALA>>''', '''cre(?:t|ds|dentials?)[a-z0-9_.-]{0,24}<<SEPA>><<VALA>>''']
 lead = "A-Za-z0-9_.-"
+# the value starts within 16 bytes of the word (`key": "`): a span another rule found there is it
+yields = 16
 name = '''<<SECRET_NAME>>'''
 regex = '''<<NAME>><<SEP>><<VALUE>>'''
 validator = "secret"
