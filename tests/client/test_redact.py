@@ -529,12 +529,13 @@ def test_the_spans_kept_do_not_depend_on_how_often_they_were_looked_up() -> None
 
 
 @pytest.mark.parametrize("gap", [" ", ", ", '", "stripe": "'])
-def test_a_keys_value_is_found_beside_a_provider_token_on_its_line(gap: str) -> None:
-    """The generic rule leaves a key whose value another rule found; a provider token right after
-    the key's own value does not make the key's value count as found."""
-    value = "".join(RNG.choice(ALNUM) for _ in range(12)) + "7Qz"
+@pytest.mark.parametrize("name", ["api_key", "DEPLOY_HOOK"])
+def test_a_keys_value_is_found_beside_a_provider_token_on_its_line(name: str, gap: str) -> None:
+    """The generic rules leave a name whose value another rule found; a provider token right after
+    the name's own value does not make that value count as found."""
+    value = "".join(RNG.choice(ALNUM) for _ in range(20)) + "7Qz"
     stripe = "sk_live_" + "".join(RNG.choice(ALNUM) for _ in range(24))
-    line = json.dumps({"type": "user", "message": {"content": f"api_key={value}{gap}{stripe}"}}).encode()
+    line = json.dumps({"type": "user", "message": {"content": f"{name}={value}{gap}{stripe}"}}).encode()
     redacted = Redactor().redact_bytes(line).data
     assert value.encode() not in redacted
     assert stripe.encode() not in redacted

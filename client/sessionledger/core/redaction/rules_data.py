@@ -1716,6 +1716,7 @@ anchors = ['''=(?=[ \t"'\\`]{0,12}+[A-Za-z0-9+/_~-]{20})(?=[ \t"'\\`]{0,12}+[A-Z
 lead = "A-Za-z0-9_"
 lead_gap = ''' \t:"'\\'''
 lead_max = 80
+yields = 16  # the value starts within 16 bytes of its `=`: a span another rule found there is it
 name = '''(?i)(?!(?:id|class|content|src|href|style|data)$)(?![a-z0-9_]{0,64}?(?:pub|cache|page|cursor|hash|sha|sum|digest|integrity|nonce|salt|etag|uuid|guid|commit|rev|ref|version|signature))[a-z0-9_]{1,64}'''
 regex = '''(?:(?<![A-Za-z0-9_$?&/%-])|(?<=\\[nrt]))(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63}+)(?:\\{0,8}["'])?[ \t]{0,4}:?=[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z0-9+/_~-]{20,128}+={0,2})(?![A-Za-z0-9+/=_~.:@%(\[-])'''
 validator = "assigned_random"
