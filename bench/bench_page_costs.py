@@ -38,7 +38,8 @@ from typing import Any
 
 os.environ.setdefault("DEBUG", "false")  # production settings, as every bench of the service
 
-from bench_browser_pages import bench_reader, largest_of, load_average, real_transcripts, stored
+from bench_browser_pages import bench_reader, load_average, stored
+from bench_first_byte import page_arguments, page_inputs
 from djangobench import setup
 
 PARTS = Counter[str]()
@@ -122,21 +123,15 @@ def costs(client: Any, path: str, repeat: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=300)
-    parser.add_argument("--turns", type=int, default=25)
-    parser.add_argument("--output-lines", type=int, default=420)
-    parser.add_argument("--segments", type=int, default=5)
+    page_arguments(parser)
     args = parser.parse_args(argv)
     setup()
-    from bench_session_page import transcript
+    instrument()
     from django.conf import settings
     from django.test import Client
 
     settings.ALLOWED_HOSTS = ["*"]
-    instrument()
-    inputs: dict[str, bytes] = {"long": transcript(args.turns, args.output_lines)}
-    real = real_transcripts()
-    if real:
-        inputs = {"real": largest_of(real).read_bytes(), **inputs}
+    inputs = page_inputs(args.turns, args.output_lines)
     figures: dict[str, Any] = {"load_average": {"before": load_average()}}
     with bench_reader("page-costs") as (project, user, cookie):
         client = Client(HTTP_ACCEPT_ENCODING="gzip")
