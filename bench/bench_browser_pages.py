@@ -2,7 +2,7 @@
 against claude-code-transcripts' and claude-code-log's HTML of the same transcript, in one run.
 
     .venv/bin/python bench/bench_browser_pages.py [--repeat 5] [--turns 25 --output-lines 420] [--real PATH ...]
-        [--against DIR]
+        [--against DIR] [--arrive blank|link]
 
 Transcripts: the largest real one found (``--real``, default the ``*.jsonl`` files of
 ``SESSIONLEDGER_REAL_TRANSCRIPTS`` or ``/work/shared/fixtures/transcripts``; absent, skipped) and the page
@@ -34,6 +34,14 @@ does not) is left out of that figure's median; ``load_average`` is the machine's
 gunicorn on the same database, its pages (``against_session_page``, ``against_whole_conversation``)
 taking turns with the others: a change measured against what it changes in one run, under the same
 load (separate runs on a shared machine differ by more than most changes).
+
+``--arrive``: where each view starts. ``blank`` (the default): a new tab, as a reader who pastes the
+address. ``link``: a page of another site (``localhost``, where the pages are on ``127.0.0.1``), as a
+reader following the link in a pull request; the figures are the navigation to the page. It matters
+for a page that sends ``Cross-Origin-Opener-Policy`` (ours do; the peers' files, served here, do not):
+from a blank tab Chromium puts that page in a new browsing context group, in a new renderer process,
+and a page without the header keeps the tab's; from another site every page changes process
+(site isolation), with or without the header.
 
 Ours also reports ``first_reader``: the first view after the worker processed the session (page 1
 warmed by the worker, the later pages rendered on demand), apart from the median of the views after it.
@@ -88,6 +96,9 @@ ALL_IN = """
   document.addEventListener("readystatechange", check);
 })();
 """
+
+# The page a ``--arrive link`` view starts on: another site's, as a pull request holding the link.
+ELSEWHERE = "<!doctype html><title>Elsewhere</title><p>A link to the session."
 
 FIGURES = """
 () => {
@@ -205,14 +216,26 @@ def our_server(root: Path = ROOT) -> Iterator[str]:
             process.wait()
 
 
-def view(browser: Any, url: str, cookies: list[dict[str, Any]], *, pages: list[str] | None = None) -> dict[str, Any]:
-    """One cold view of ``url`` (and, for a paged peer, of each of ``pages`` after it, summed)."""
+def view(
+    browser: Any,
+    url: str,
+    cookies: list[dict[str, Any]],
+    *,
+    pages: list[str] | None = None,
+    arrive_from: str | None = None,
+) -> dict[str, Any]:
+    """One cold view of ``url`` (and, for a paged peer, of each of ``pages`` after it, summed), opened
+    from a blank tab or, with ``arrive_from``, from that page (the figures are the second navigation's)."""
     context = browser.new_context(viewport={"width": 1360, "height": 900})
     context.add_init_script(ALL_IN)
     if cookies:
         context.add_cookies(cookies)
     page = context.new_page()
-    page.goto(url, wait_until="load", timeout=120_000)
+    if arrive_from:
+        page.goto(arrive_from, wait_until="load", timeout=120_000)
+    response = page.goto(url, wait_until="load", timeout=120_000)
+    if response is None or response.status != 200 or page.url != url:  # a sign-in page is no view of ours
+        raise RuntimeError(f"{url}: {response.status if response else 'no response'} at {page.url}")
     page.wait_for_function("() => window.__allIn", timeout=120_000)
     figures = page.evaluate(FIGURES)
     if pages:
@@ -316,6 +339,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--segments", type=int, default=5)
     parser.add_argument("--real", nargs="*", type=Path, default=real_transcripts())
     parser.add_argument("--against", type=Path, help="a checkout of another commit, served beside this one")
+    parser.add_argument(
+        "--arrive",
+        choices=["blank", "link"],
+        default="blank",
+        help="open each view from a blank tab, or from a page of another site (a pull request's link)",
+    )
     args = parser.parse_args(argv)
     if not CHROMIUM.exists():
         sys.exit("Debian's chromium is not installed at /usr/bin/chromium (make browser)")
@@ -332,6 +361,7 @@ def main(argv: list[str] | None = None) -> None:
     inputs[f"realistic {args.turns} turns"] = transcript(args.turns, args.output_lines)
     peers = {name: peer_command(name) for name in PEERS}
     figures: dict[str, Any] = {
+        "arrive": args.arrive,
         "load_average": {"before": load_average()},
         "peers_skipped": {name: f"not found (set {PEERS[name]})" for name, command in peers.items() if not command},
     }
@@ -347,6 +377,9 @@ def main(argv: list[str] | None = None) -> None:
                 static = servers.enter_context(static_server(scratch))
                 playwright = servers.enter_context(sync_playwright())
                 browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+                (scratch / "elsewhere.html").write_text(ELSEWHERE)
+                # "localhost" is another site than "127.0.0.1", where every page of the bench is served
+                start = f"{static.replace('127.0.0.1', 'localhost')}/elsewhere.html" if args.arrive == "link" else None
                 for label, raw in inputs.items():
                     single, last = sessions[label]
                     paths = {"session_page": f"s/{single.pk}", "whole_conversation": f"s/{last.pk}/conversation"}
@@ -358,7 +391,8 @@ def main(argv: list[str] | None = None) -> None:
                     }
                     entry: dict[str, Any] = {"raw_bytes": len(raw), "messages": single.message_count}
                     views: dict[str, Callable[[], dict[str, Any]]] = {
-                        name: lambda url=url: view(browser, url, cookies) for name, url in urls.items()
+                        name: lambda url=url: view(browser, url, cookies, arrive_from=start)
+                        for name, url in urls.items()
                     }
                     firsts = {name: medians([measure()]) for name, measure in views.items()}
                     folder = scratch / uuid.uuid4().hex
@@ -374,7 +408,9 @@ def main(argv: list[str] | None = None) -> None:
                             entry[name] = {"failed": exc.stderr.decode(errors="replace")[-300:]}
                             continue
                         links = [f"{static}/{path.relative_to(scratch)}" for path in html]
-                        views[name] = lambda links=links: view(browser, links[0], [], pages=links[1:] or None)
+                        views[name] = lambda links=links: view(
+                            browser, links[0], [], pages=links[1:] or None, arrive_from=start
+                        )
                     # round robin: the load of a shared machine drifts, so every page sees the same drift
                     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in views}
                     for _ in range(args.repeat):

@@ -71,24 +71,35 @@ def measured(
     return runs
 
 
+def page_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that choose the transcripts (``page_inputs``) and how they are stored."""
+    parser.add_argument("--turns", type=int, default=25)
+    parser.add_argument("--output-lines", type=int, default=420)
+    parser.add_argument("--segments", type=int, default=5)
+
+
+def page_inputs(turns: int, output_lines: int) -> dict[str, bytes]:
+    """The transcripts whose pages are measured: the largest real one (``real``, when there is one)
+    and the realistic long session (``long``)."""
+    from bench_session_page import transcript
+
+    inputs: dict[str, bytes] = {"long": transcript(turns, output_lines)}
+    real = real_transcripts()
+    return {"real": largest_of(real).read_bytes(), **inputs} if real else inputs
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--against", type=Path, required=True, help="a checkout of another commit")
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--warm", type=int, default=4)
-    parser.add_argument("--turns", type=int, default=25)
-    parser.add_argument("--output-lines", type=int, default=420)
-    parser.add_argument("--segments", type=int, default=5)
+    page_arguments(parser)
     args = parser.parse_args(argv)
     setup()
-    from bench_session_page import transcript
     from django.conf import settings
 
     settings.ALLOWED_HOSTS = ["*"]
-    inputs: dict[str, bytes] = {"long": transcript(args.turns, args.output_lines)}
-    real = real_transcripts()
-    if real:
-        inputs = {"real": largest_of(real).read_bytes(), **inputs}
+    inputs = page_inputs(args.turns, args.output_lines)
     figures: dict[str, Any] = {"load_average": {"before": load_average()}}
     with bench_reader("first-byte") as (project, user, cookie):
         paths: dict[str, str] = {}

@@ -14,10 +14,11 @@ import pytest
 from django_scopes import scopes_disabled
 
 from frontend import stylesheets
-from sessions_app.models import AccessLog, Session
+from sessions_app.models import AccessLog, CommitLink, Session
 from tests.client.transcript_builder import TranscriptBuilder
 from tests.frontend.conftest import XSS_PAYLOADS, long_transcript, rich_transcript, xss_transcript
 from tests.frontend.test_whole_conversation import _upload
+from tests.integrations.records import pull_request
 
 pytestmark = pytest.mark.django_db
 
@@ -200,6 +201,21 @@ def test_copy_link_and_markdown_snippet_for_pull_requests(client, world, rich_se
     # a checkpoint's Markdown links its commit permalink (tests/frontend/test_headline.py)
     commit_url = f"http://testserver/p/acme-api/c/{rich_session.commit_hash}"
     assert f"Add session capture ({rich_session.commit_hash[:12]})]({commit_url})" in html
+
+
+def test_details_name_each_pull_request_holding_the_commit_once_rebased_or_not(client, world, rich_session) -> None:
+    sha, rebased = rich_session.commit_hash, "f" * 40
+    with scopes_disabled():
+        CommitLink.objects.create(project=world.project, old_hash=sha, new_hash=rebased)
+        CommitLink.objects.create(project=world.other_project, old_hash=sha, new_hash="e" * 40)
+    pull_request(world.project, number=7, commits=[sha])  # holds the commit
+    pull_request(world.project, number=9, commits=[sha, rebased])  # holds it and its rebased copy
+    pull_request(world.project, number=11, commits=[rebased])  # holds only the rebased copy
+    pull_request(world.project, number=13, commits=["d" * 40])  # another commit
+    pull_request(world.other_project, number=15, commits=[sha, "e" * 40])  # another project's
+    html = _page(client, world, rich_session)
+    shown = re.findall(r'href="/p/acme-api/pr/(\d+)"', html)
+    assert shown == ["11", "9", "7"]  # newest first, each once
 
 
 def test_segments_of_one_agent_session_link_to_each_other(client, world, make_session) -> None:
