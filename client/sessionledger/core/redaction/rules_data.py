@@ -1396,6 +1396,7 @@ source = "gitleaks GenerateSampleSecrets 'xml - element multiline' (MIT)"
 lower_anchors = ['''ken>''', '''cret>''', '''key>''']
 lead = "A-Za-z0-9_.:<-"
 lead_max = 64
+yields = 16  # the element's text starts right after its `key>`: a span another rule found there is it
 name = '''<<SECRET_NAME>>'''
 regex = '''<(?P<name>[A-Za-z0-9_.:-]{1,64}+)>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>\{(?=[^{}<>\n\\]{0,512}[A-Za-z0-9+/=_-]{16})[^{}<>\n\\]{8,1024}\}|[^<\s"\\]{8,4096})(?:[ \t]|\\[nrt]|\n){0,32}</'''
 validator = "secret"
@@ -1430,6 +1431,7 @@ description = "A key, token or secret passed by name to a call: System.setProper
 source = "gitleaks GenerateSampleSecrets 'misc - comma operator' (MIT)"
 lower_anchors = ['''ke[yn][a-z0-9_-]{0,12}\\{0,8}["'][ \t]{0,4},''', '''cre(?:t|ds|dentials?)[a-z0-9_.-]{0,24}\\{0,8}["'][ \t]{0,4},''']
 lead = '''A-Za-z0-9_.(\\"' -'''
+yields = 16  # the value follows the name's `", "`: a span another rule found there is it
 name = '''<<SECRET_NAME>>'''
 regex = '''<<CALL_OPEN>>(?P<name>[A-Za-z0-9_.-]{1,128}+)<<CALL_SEP>><<CALL_VALUE>>'''
 validator = "secret"
