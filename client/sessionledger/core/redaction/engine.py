@@ -362,8 +362,9 @@ class Redactor:
         for value, (kind, places) in values.items():
             # a short or low-entropy value is only looked for near where it was found: a false
             # positive like `password2` must not spread through a whole file
-            distinctive = len(value) >= _GLOBAL_MIN and shannon_entropy(value.decode("utf-8", "replace")) >= 3.2
-            whole = everywhere and distinctive
+            whole = (
+                everywhere and len(value) >= _GLOBAL_MIN and shannon_entropy(value.decode("utf-8", "replace")) >= 3.2
+            )
             if whole:
                 ranges = [(0, len(data))]
             else:

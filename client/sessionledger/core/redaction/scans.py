@@ -498,11 +498,11 @@ def scan(groups: tuple[_Group, ...], hay: Haystack) -> tuple[dict[int, list[int]
             after = pos + width
             anchors = by_byte[buf[after] if after < end else 256]
             if suffixes:
-                found = [*suffixes.get(buf[pos - 2 : pos], ()), *suffixes.get(buf[pos - 1 : pos], ())]
-                if found:
-                    anchors = [*anchors, *(a for head, h in found if buf.endswith(head, 0, pos) for a in h)]
+                two, one = suffixes.get(buf[pos - 2 : pos], ()), suffixes.get(buf[pos - 1 : pos], ())
+                if two or one:
+                    anchors = [*anchors, *(a for head, h in (*two, *one) if buf.endswith(head, 0, pos) for a in h)]
             for anchor in anchors:
-                if anchor.rest is not None and anchor.rest.match(buf, pos + width) is None:
+                if anchor.rest is not None and anchor.rest.match(buf, after) is None:
                     continue
                 if anchor.near and not _near(hay.lower, pos, anchor.near):
                     continue
