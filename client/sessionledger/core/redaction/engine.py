@@ -444,17 +444,21 @@ class Redactor:
         # a span inside one JSON string is replaced where it stands; only a line holding another
         # span is rewritten whole, to check it still parses (on a secret-dense buffer, one line in
         # a hundred: slicing and joining every changed line cost a tenth of the redaction)
-        starts = [data.rfind(b"\n", 0, span.start) + 1 for span in kept]
-        checked = {start for start, span in zip(starts, kept, strict=True) if not inside_strings(data, [span])}
-        whole = [span for start, span in zip(starts, kept, strict=True) if start in checked]
+        checked = {data.rfind(b"\n", 0, span.start) + 1 for span in kept if not inside_strings(data, (span,))}
+        whole, direct = [], kept
+        if checked:
+            starts = [data.rfind(b"\n", 0, span.start) + 1 in checked for span in kept]
+            whole = [span for span, start in zip(kept, starts, strict=True) if start]
+            direct = [span for span, start in zip(kept, starts, strict=True) if not start]
         edits = _line_edits(data, whole, lambda line, spans: self._rewrite_line(line, spans, counts))
+        markers: dict[str, bytes] = {}  # a span inside a string has no quote: one marker per kind
         number, counted_to = 0, 0
-        for start, span in zip(starts, kept, strict=True):
-            if start not in checked:
-                number += data.count(b"\n", counted_to, span.start)
-                counted_to = span.start
-                edits.append((number, span.start, span.end, replacement(data[span.start : span.end], span.kind)))
-                counts[span.kind] = counts.get(span.kind, 0) + 1
+        for span in direct:
+            number += data.count(b"\n", counted_to, span.start)
+            counted_to = span.start
+            marker = markers.get(span.kind) or markers.setdefault(span.kind, replacement(b"", span.kind))
+            edits.append((number, span.start, span.end, marker))
+            counts[span.kind] = counts.get(span.kind, 0) + 1
         edits.sort(key=itemgetter(1))
         return splice(data, edits), sorted({number for number, *_ in edits})
 

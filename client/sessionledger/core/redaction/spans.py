@@ -353,7 +353,7 @@ def splice(buf: Buf, edits: list[tuple[int, int, int, Any]]) -> Any:
 _OUTSIDE_STRINGS = b"0123456789.eE+-truefalsn \t\r\n{}[]:,"
 
 
-def inside_strings(line: bytes, spans: list[Span]) -> bool:
+def inside_strings(line: bytes, spans: Iterable[Span]) -> bool:
     """Each span lies inside one JSON string and replacing it by a marker keeps the line's JSON as
     it was: no quote or backslash in it, not the escaped half of a `\\x` pair, no UTF-8
     character cut, and a byte no number, literal or structure holds. Spares a parse per line."""
