@@ -229,7 +229,7 @@ def _merge(resolved: list[Span], batches: list[list[Span]], absorbing: set[int])
     """`_resolve` of the resolved spans (rank 0) and later batches, re-sorting only what the new
     spans touch: the resolved spans are disjoint, so one no new span overlaps is accepted as it is,
     and a new span over a resolved one's bytes (another rule, or a copy, finding the same value)
-    adds nothing. A rule's later lookup of the accepted spans then costs its own spans, not the whole."""
+    adds nothing. Only the new spans and those they overlap are resolved again."""
     if not resolved:
         return _resolve([resolved, *batches], absorbing)
     ends = [span.end for span in resolved]  # ascending: the spans are disjoint and sorted
