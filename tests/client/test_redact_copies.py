@@ -160,8 +160,8 @@ def test_every_place_a_value_was_found_is_searched_around() -> None:
 
 
 def test_a_neighbourhood_holds_three_lines_each_side_whatever_the_blank_lines() -> None:
-    """Copies near a value are searched from three lines before its line to three lines after
-    it, exactly: blank lines, a value at its line's start and the buffer's ends included."""
+    """Copies near a value are searched from three lines or more before its line to exactly three
+    lines after it: blank lines, a value at its line's start and the buffer's ends included."""
     rng = random.Random(5)
     for _ in range(300):
         data = "".join(rng.choice("ab\n\n") for _ in range(rng.randrange(1, 60))).encode() + b"a"
