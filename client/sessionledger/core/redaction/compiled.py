@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 from .rules import Rule
@@ -87,6 +87,12 @@ def _accept(validator: Callable[[str], bool] | None, secret: str) -> bool:
     return verdict
 
 
+@cache
+def marker(kind: str) -> bytes:
+    """What replaces a secret of `kind`: `[REDACTED:<kind>]` (no quote or backslash: a line stays JSON)."""
+    return b"[REDACTED:" + kind.encode() + b"]"
+
+
 def _class_bytes(body: str) -> bytes:
     """The ASCII bytes of the regex class `[body]` (`A-Za-z0-9_`), for `bytes.rstrip`."""
     return bytes(b for b in range(128) if re.fullmatch(f"[{body}]", chr(b))) if body else b""
@@ -120,8 +126,7 @@ def compile_rule(index: int, rule: Rule) -> Compiled:
         raise ValueError(f"redaction rule {rule.kind!r}: a name pattern needs a (?P<name>…) group")
     if then is not None and "secret" not in then.groupindex:
         raise ValueError(f"redaction rule {rule.kind!r}: a `then` pattern needs a (?P<secret>…) group")
-    marker = b"[REDACTED:" + rule.kind.encode() + b"]"
-    return Compiled(index, rule, text, raw, lead, marker, gap, name, then, veto, relax)
+    return Compiled(index, rule, text, raw, lead, marker(rule.kind), gap, name, then, veto, relax)
 
 
 def _raw_pattern(rule: Rule) -> re.Pattern[bytes] | None:

@@ -40,7 +40,7 @@ from operator import itemgetter
 from typing import Any
 
 from .catalogue import CATALOGUE_PREFIX
-from .compiled import Compiled, compile_rule, rule_from_mapping, substitute
+from .compiled import Compiled, compile_rule, marker, rule_from_mapping, substitute
 from .copies import duplicate_copies
 from .decoding import Decoded, base64_blocks, encoded_windows, escaped_quote_windows
 from .rules import Rule
@@ -120,6 +120,10 @@ def _unclaimed(data: bytes, positions: list[int], accepted: list[Span], reach: i
         if i == len(starts) or starts[i] > pos + reach or _line_break(data, pos, starts[i]):
             out.append(pos)
     return out
+
+
+def _line_start(data: bytes, span: Span) -> int:
+    return data.rfind(b"\n", 0, span.start) + 1
 
 
 def _line_break(data: bytes, start: int, end: int) -> bool:
@@ -444,20 +448,15 @@ class Redactor:
         # a span inside one JSON string is replaced where it stands; only a line holding another
         # span is rewritten whole, to check it still parses (84 of the 17,412 changed lines of the
         # bench's secret-dense corpus: rewriting every one whole cost about 5 % of its redaction)
-        checked = {data.rfind(b"\n", 0, span.start) + 1 for span in kept if not inside_strings(data, (span,))}
-        whole, direct = [], kept
-        if checked:
-            starts = [data.rfind(b"\n", 0, span.start) + 1 in checked for span in kept]
-            whole = [span for span, start in zip(kept, starts, strict=True) if start]
-            direct = [span for span, start in zip(kept, starts, strict=True) if not start]
+        checked = {_line_start(data, span) for span in kept if not inside_strings(data, (span,))}
+        whole = [span for span in kept if _line_start(data, span) in checked] if checked else []
+        direct = [span for span in kept if _line_start(data, span) not in checked] if checked else kept
         edits = _line_edits(data, whole, lambda line, spans: self._rewrite_line(line, spans, counts))
-        markers: dict[str, bytes] = {}  # a span inside a string has no quote: one marker per kind
         number, counted_to = 0, 0
-        for span in direct:
+        for span in direct:  # inside a string, so no quote in it: the marker alone
             number += data.count(b"\n", counted_to, span.start)
             counted_to = span.start
-            marker = markers.get(span.kind) or markers.setdefault(span.kind, replacement(b"", span.kind))
-            edits.append((number, span.start, span.end, marker))
+            edits.append((number, span.start, span.end, marker(span.kind)))
             counts[span.kind] = counts.get(span.kind, 0) + 1
         edits.sort(key=itemgetter(1))
         return splice(data, edits), sorted({number for number, *_ in edits})

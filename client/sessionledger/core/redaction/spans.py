@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple, TypeVar
 
-from .compiled import Compiled
+from .compiled import Compiled, marker
 from .copies import Copy
 
 _STRING_BREAK = re.compile(rb'(\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"[+ -]?)')
@@ -314,11 +314,10 @@ def apply_spans(data: bytes, spans: list[Span], counts: dict[str, int]) -> bytes
 
 def replacement(secret: bytes, kind: str) -> bytes:
     """The marker; a secret spanning JSON strings (`","+`) gets one marker per string."""
-    marker = b"[REDACTED:" + kind.encode() + b"]"
     if b'"' not in secret:
-        return marker
+        return marker(kind)
     parts = _STRING_BREAK.split(secret)
-    return b"".join(part if i % 2 else (marker if part else b"") for i, part in enumerate(parts))
+    return b"".join(part if i % 2 else (marker(kind) if part else b"") for i, part in enumerate(parts))
 
 
 def group_by_line(buf: Buf, spans: list[Span]) -> Iterator[tuple[int, int, list[Span]]]:
