@@ -173,6 +173,15 @@ ADVERSARIAL = [
     "mapbox: " * 25_000,
     'HubSpotAPI("' * 16_000,
     "shopify " + "ab " * 66_000,
+    # a name of key words that ends as no secret's name, a different one per line (each tried in
+    # full); a word, then capitals that no split into acronyms ends (an identifier check's worst case)
+    "".join(
+        f"SECRET_{a}{b}{c}{'KEY' * 38}=Ym9va21hcmsgZ\n"
+        for a in "ABCDEFGHIJKL"
+        for b in "ABCDEFGHIJKL"
+        for c in "ABCDEFGHIJ"
+    ),
+    ("app_SECRET=examplevalidkey" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ" * 3 + "S=\n") * 2_000,
 ]
 
 

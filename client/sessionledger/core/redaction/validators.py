@@ -112,7 +112,14 @@ _SEGMENTED_RE = re.compile(r"[A-Za-z0-9]+(?:[._:/-]+[A-Za-z0-9]+)*")
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
 _SNAKE_ATTRIBUTE_RE = re.compile(r"\.[a-z]{2,32}(?:_[a-z]{2,32}){1,8}(?:\(\))?$")
 _DOTTED_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+(?:\(\))?")
-_CAMEL_RE = re.compile(r"[A-Za-z][a-z]{2,}(?:[A-Z][a-z]{2,}|[A-Z]{2,4}(?![a-z]))+|[a-z]{2,}(?:[A-Z][a-z]{2,})+")
+# `getPassword`, `HTTPServer`, `parseJSONBody`: words, and acronyms of 2–4 capitals
+# before a word or at the end. Each run of capitals has one way to match (its last capital starts
+# the next word, so the run is one capital or three and more): splitting it into acronyms
+# backtracked exponentially on a long run of capitals that then failed (`keyABCDEFGHIJ…XYZ=`).
+_CAMEL_RE = re.compile(
+    r"[A-Za-z][a-z]{2,}+(?=[A-Z])(?:(?:[A-Z](?![A-Z])|[A-Z]{3,}+)[a-z]{2,}+)*+(?:[A-Z]{2,}+)?"
+    r"|[a-z]{2,}+(?:[A-Z][a-z]{2,}+)++"
+)
 # DB_PASSWORD, REQUIRED; db_password, rc2_key_st, user-profile when their parts are words (a
 # lower-case token with dashes, `qscgyygcsq-wdvvok7slk…`, is no name)
 _CONSTANT_RE = re.compile(r"[A-Z]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
