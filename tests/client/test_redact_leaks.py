@@ -229,6 +229,15 @@ def test_leak_docker_config_auth() -> None:
     assert_gone(read_result(text), auth, kind="docker_auth")
 
 
+def test_leak_docker_config_auth_holding_a_json_key_file() -> None:
+    # Google's registries take a service account's key file as the password of user `_json_key`:
+    # the decoded auth spans lines
+    key_file = json.dumps({"type": "service_account", "private_key_id": rand(40, "0123456789abcdef")}, indent=2)
+    auth = base64.b64encode(f"_json_key:{key_file}".encode()).decode()
+    text = json.dumps({"auths": {"https://gcr.io": {"auth": auth}}}, indent=2)
+    assert_gone(read_result(text), auth, kind="docker_auth")
+
+
 def test_leak_discord_webhook() -> None:
     secret = rand(68, ALNUM + "_-")
     url = f"https://discord.com/api/webhooks/{RNG.randrange(10**17, 10**18)}/{secret}"

@@ -427,7 +427,8 @@ def pem_body(value: str) -> bool:
 
 def basic_credentials(value: str) -> bool:
     """Base64 of `user:password` (HTTP Basic, Docker `config.json` "auth", npm `_auth`); an empty
-    password (`browser:`) still logs the user in."""
+    password (`browser:`) still logs the user in, and a password may span lines (a key file:
+    Google's registries take user `_json_key` and a service account's JSON key)."""
     try:
         decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError):
@@ -435,7 +436,7 @@ def basic_credentials(value: str) -> bool:
     user, sep, password = decoded.partition(":")
     if password and placeholder(password):
         return False
-    return bool(sep and user) and decoded.isprintable()
+    return bool(sep and user) and user.isprintable() and password.replace("\n", "").replace("\r", "").isprintable()
 
 
 def cli_password(value: str) -> bool:
