@@ -19,6 +19,7 @@ import pytest
 from sessionledger.core.redaction import RULE_SPECS, Redactor, RuleSpec
 from sessionledger.core.redaction.examples import expand
 from sessionledger.core.redaction.rules import FRAGMENTS
+from sessionledger.core.redaction.validators import VALIDATORS
 from tests.client.transcript_builder import TranscriptBuilder
 
 REDACTOR = Redactor()
@@ -183,6 +184,25 @@ ADVERSARIAL = [
     ),
     ("app_SECRET=examplevalidkey" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ" * 3 + "S=\n") * 2_000,
 ]
+
+
+# Values that a check with an ambiguous repetition would try every way, each ending so that no way
+# matches: one filler character's run (`-` matches both `\1` and `[-_.]`), capitals after a word,
+# a name of key words, a template's braces.
+HOSTILE_VALUES = [
+    *(filler * 64 + "!" for filler in "-_.x*#"),
+    "examplevalidkey" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ" * 3 + "S=",
+    "SECRET_" + "KEY" * 38 + "=",
+    "${" + "{" * 256,
+    "a-word" * 64 + "!",
+]
+
+
+@pytest.mark.parametrize("name", sorted(VALIDATORS))
+def test_every_value_check_returns_on_hostile_values(name: str) -> None:
+    """A backtracking check would not return in minutes (the suite's timeout fails it)."""
+    for value in HOSTILE_VALUES:
+        assert VALIDATORS[name](value) in (True, False)
 
 
 @pytest.mark.parametrize("text", ADVERSARIAL, ids=[f"adversarial-{i}" for i in range(len(ADVERSARIAL))])

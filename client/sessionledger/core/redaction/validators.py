@@ -370,7 +370,9 @@ def random_token(value: str) -> bool:
 # A masked key (`sk_live_****4242`, `ghp_••••…`): a mask filling half the value shows no secret.
 _MASK_RUN_RE = re.compile(r"([*\u2022])\1{3,}")
 # A value that is nothing but one filler character (`xxxxxxxx`, `XXXX-XXXX`, `________`).
-_WHOLE_FILLER_RE = re.compile(r"([xX*\u2022.#?_-])(?:\1|[-_.]){5,}")
+# (possessive: a `-`, `_` or `.` after a first one of its kind matches both branches, and an
+# ambiguous repetition tried every way on a run that then failed: `----…-!`)
+_WHOLE_FILLER_RE = re.compile(r"([xX*\u2022.#?_-])(?:\1|[-_.]){5,}+")
 
 
 def _masked_body(value: str) -> bool:
