@@ -234,7 +234,7 @@ _DENIED_SUFFIX = "".join(
     )
 )
 # (possessive: each piece takes its whole run, so the pieces have one split; an optional separator
-# let a 100-character run be split every way, 0.3 s for one 128-character name that then failed)
+# let a 100-character run be split every way: up to 0.6 s for one 128-character name that failed)
 _SUFFIX = r"(?:[_.-]?+[A-Za-z0-9]{1,24}+){0,4}+"
 # Tokens that are no credentials: pagination (`nextPageToken`, `NextToken`, `ContinuationToken`),
 # idempotency and concurrency (`ClientToken`, `ChangeToken`), parser and paginator tokens.
