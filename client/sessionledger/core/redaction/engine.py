@@ -122,10 +122,6 @@ def _unclaimed(data: bytes, positions: list[int], accepted: list[Span], reach: i
     return out
 
 
-def _line_start(data: bytes, span: Span) -> int:
-    return data.rfind(b"\n", 0, span.start) + 1
-
-
 def _line_break(data: bytes, start: int, end: int) -> bool:
     return data.find(b"\n", start, end) >= 0 or data.find(b"\\n", start, end) >= 0
 
@@ -448,9 +444,10 @@ class Redactor:
         # a span inside one JSON string is replaced where it stands; only a line holding another
         # span is rewritten whole, to check it still parses (84 of the 17,412 changed lines of the
         # bench's secret-dense corpus: rewriting every one whole cost about 5 % of its redaction)
-        checked = {_line_start(data, span) for span in kept if not inside_strings(data, (span,))}
-        whole = [span for span in kept if _line_start(data, span) in checked] if checked else []
-        direct = [span for span in kept if _line_start(data, span) not in checked] if checked else kept
+        placed = [(span, data.rfind(b"\n", 0, span.start) + 1) for span in kept]  # (span, its line's start)
+        checked = {line for span, line in placed if not inside_strings(data, (span,))}
+        whole = [span for span, line in placed if line in checked]
+        direct = [span for span, line in placed if line not in checked]
         edits = _line_edits(data, whole, lambda line, spans: self._rewrite_line(line, spans, counts))
         number, counted_to = 0, 0
         for span in direct:  # inside a string, so no quote in it: the marker alone
