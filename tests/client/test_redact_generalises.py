@@ -529,8 +529,15 @@ def test_a_marker_does_not_spell_the_prefix_it_replaced() -> None:
 )
 @pytest.mark.parametrize(
     "value",
-    ["1234567890abcdef1234", "abcdef1234567890abcdef", "test_key_1234567890abcdef", "EXAMPLEaccessTOKEN1234567890"],
-    ids=["digit-run-hex", "alphabet-run", "test-word", "example-word"],
+    [
+        "1234567890abcdef1234",
+        "abcdef1234567890abcdef",
+        "test_key_1234567890abcdef",
+        "EXAMPLEaccessTOKEN1234567890",
+        "aBcDeFgHiJkLmNoPqRsTuVwX",
+        "abcdefghijklmnopqrstuvwxyz0123456789",
+    ],
+    ids=["digit-run-hex", "alphabet-run", "test-word", "example-word", "whole-alphabet-run", "letter-and-digit-runs"],
 )
 def test_a_made_up_value_under_a_credential_name_is_redacted(text: str, value: str) -> None:
     # docs/redaction.md: an alphabet or digit run someone typed makes a value made up, not a name
@@ -683,6 +690,17 @@ def test_a_dotted_entra_refresh_token_is_redacted_whole() -> None:
     ids=["lower", "upper-yaml", "prose", "assigned"],
 )
 def test_a_compound_credential_word_in_one_case_is_a_credential_word(template: str) -> None:
+    value = rand(24) + "7"
+    assert_gone(prompt(template.format(value)), value, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["zonkaTOKEN {}", "acmeSECRET: {}", 'const fooKEY = "{}"'],
+    ids=["prose", "yaml", "code"],
+)
+def test_an_upper_case_credential_word_after_a_lower_case_name_is_a_credential_word(template: str) -> None:
+    # docs/redaction.md: a provider nobody listed, its name run together with the word in capitals
     value = rand(24) + "7"
     assert_gone(prompt(template.format(value)), value, kind="generic_secret")
 

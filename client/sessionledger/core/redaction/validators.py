@@ -44,13 +44,6 @@ _DUMMIES = frozenset(
         "username",
         "hunter2",
         "letmein",
-        "qwertyuiop",
-        "abcdefgh",
-        "abcdefghij",
-        "abcdefghijklmnop",
-        "12345678",
-        "123456789",
-        "1234567890",
         "00000000",
     }
 )
@@ -68,8 +61,10 @@ _PLACEHOLDER_WHOLE_RE = re.compile(
 # Masks and fillers: `xxxxxxxx`, `********`, `sk_live_XXXXXXXX…`, `........`, `00000000`. Only
 # filler characters count: base64 and base62 keys hold runs of `A` (every OpenSSH key body does).
 _FILLER_RE = re.compile(r"([xX*.#?•_-])\1{5}|0{8}")
-# Keyboard fillers: eight letters or digits in sequence (`AIzaSyabcdefghijklmnop…`, `…0123456789`),
-# which a random key practically never holds (26**-7 per position).
+# Keyboard runs: eight letters or digits in sequence (`…abcdefghijklmnop…`, `…0123456789`), which
+# a random key practically never holds (26**-7 per position). They are filler inside a name
+# (`identifier`), never a veto: a value made of runs is made up, and a made-up value under a
+# credential name may be the key someone issued, so it goes like any other.
 _RUNS = ("abcdefghijklmnopqrstuvwxyz", "qwertyuiop", "0123456789")
 _SEQUENCES = (
     "0123456789",
@@ -210,9 +205,6 @@ def placeholder(value: str) -> bool:
     # `mySecretPass1` is built of words, yet mixed case and a digit make it a password people pick:
     # only a word-built value in one case or with separators (`your_api_key_here`) is a template
     if _PLACEHOLDER_WHOLE_RE.fullmatch(value) and not _MIXED_WITH_DIGIT_RE.fullmatch(value):
-        return True
-    # a keyboard run vetoes only a value made of runs (`abcdefgh12345678` stays: `aBcDeF…` + a key)
-    if len(_SEQUENCE_RE.sub("", low)) <= 2:
         return True
     return _masked(value)
 
