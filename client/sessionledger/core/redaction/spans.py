@@ -41,14 +41,15 @@ class Compact:
         if not duplicates:
             self.data = data
             return
+        view = memoryview(data)  # slices of a view are not copies: the join below is the only one
         pieces, done, removed = [], 0, 0
         for copy in duplicates:
-            pieces.append(data[done : copy.start])
+            pieces.append(view[done : copy.start])
             removed += copy.end - copy.start
             self._starts.append(copy.end - removed)  # the next piece starts where this copy ended
             self._shifts.append(removed)
             done = copy.end
-        pieces.append(data[done:])
+        pieces.append(view[done:])
         self.data = b"".join(pieces)
 
     def original(self, positions: list[int]) -> list[int]:
@@ -339,12 +340,14 @@ def splice(buf: Buf, edits: list[tuple[int, int, int, Any]]) -> Any:
     """`buf` with the (number, start, end, new) edits applied; everything else copied as is."""
     if not edits:
         return buf
+    # a view's slices of a bytes buffer are not copies: the join is the only copy of the unchanged bytes
+    view: Any = memoryview(buf) if isinstance(buf, bytes) else buf
     pieces: list[Any] = []
     done = 0
     for _, start, end, new in edits:
-        pieces += (buf[done:start], new)
+        pieces += (view[done:start], new)
         done = end
-    pieces.append(buf[done:])
+    pieces.append(view[done:])
     return buf[:0].join(pieces)
 
 
