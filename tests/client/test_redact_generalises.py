@@ -777,3 +777,42 @@ def test_a_password_echoed_into_a_login_is_redacted(template: str) -> None:
 )
 def test_a_variable_or_word_piped_into_a_login_is_left(text: str) -> None:
     assert_left(text)
+
+
+# --- password hashes ---------------------------------------------------------------------------------
+
+CRYPT = "./" + string.digits + string.ascii_uppercase + string.ascii_lowercase
+
+
+def _shadow_and_htpasswd() -> tuple[str, list[str]]:
+    hashes = [
+        f"$6${rand(16, CRYPT)}${rand(86, CRYPT)}",  # sha512-crypt
+        f"$y$j9T${rand(22, CRYPT)}${rand(43, CRYPT)}",  # yescrypt, Debian's default
+        f"$apr1${rand(8, CRYPT)}${rand(22, CRYPT)}",  # Apache htpasswd
+        f"$2y$10${rand(53, CRYPT)}",  # bcrypt
+    ]
+    lines = [f"root:{hashes[0]}:19700:0:99999:7:::", f"deploy:{hashes[1]}:19701::::::"]
+    return "\n".join([*lines, f"admin:{hashes[2]}", f"ci:{hashes[3]}"]), hashes
+
+
+@pytest.mark.parametrize("place", [read_result, lambda text: bash("sudo cat /etc/shadow", text)], ids=["read", "bash"])
+def test_password_hashes_in_shadow_and_htpasswd_files_are_redacted(place: object) -> None:
+    # docs/redaction.md: a password hash is crackable where it is stored, so it goes like a password
+    text, hashes = _shadow_and_htpasswd()
+    result = assert_gone(place(text), *hashes, kind="password_hash")  # type: ignore[operator]
+    assert b"root:[REDACTED:password_hash]:19700:0:99999:7:::" in result.data
+
+
+def test_a_django_or_werkzeug_password_hash_is_redacted() -> None:
+    django = f"pbkdf2_sha256$870000${rand(22)}${base64.b64encode(RNG.randbytes(32)).decode()}"
+    werkzeug = f"scrypt:32768:8:1${rand(16)}${rand(128, '0123456789abcdef')}"
+    assert_gone(prompt(f"the fixture user has password {django!r} and the flask one {werkzeug}"), django, werkzeug)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["echo $2 $1 and $6", "costs $2b a year, $5 a seat", "the prefix $2b$12$ starts a bcrypt hash", "$6$rounds=5000$"],
+    ids=["shell-arguments", "prices", "prefix-alone", "rounds-alone"],
+)
+def test_a_dollar_without_a_whole_hash_is_left(text: str) -> None:
+    assert_left(text)

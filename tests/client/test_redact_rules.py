@@ -183,6 +183,11 @@ ADVERSARIAL = [
         for c in "ABCDEFGHIJ"
     ),
     ("app_SECRET=examplevalidkey" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ" * 3 + "S=\n") * 2_000,
+    # password hashes: a format's prefix repeated, a salt that never ends, a Kerberos hash's long body
+    "$2b$12$" * 28_000,
+    "$6$" + "a" * 200_000,
+    "$krb5asrep$23$" + "ab:" * 66_000,
+    "pbkdf2:sha256:600000$" * 9_000,
 ]
 
 

@@ -6,8 +6,9 @@ and a generated value never matches a real account): an example is a template su
 `«…»` marks the secret that must disappear. `{{` and `}}` are literal braces.
 
 Classes: alnum, alpha, lower, upper, digits, hex, HEX, lowalnum, upalnum, b32 (A-Z2-7), b64, b64url,
-token (alnum plus `_-`), symbols (a password alphabet), bech32 (upper case); `{uuid}`, `{jwt}`, `{password}`,
-`{basic:user}` (base64 of `user:<random>`), `{pem:LABEL}` (a PEM block `-----BEGIN LABEL-----`).
+token (alnum plus `_-`), symbols (a password alphabet), bech32 (upper case), crypt (crypt(3)'s
+`./0-9A-Za-z`); `{uuid}`, `{jwt}`, `{password}`, `{basic:user}` (base64 of `user:<random>`),
+`{pem:LABEL}` (a PEM block `-----BEGIN LABEL-----`).
 Random classes with upper, lower and digits always contain one of each, as real keys do.
 """
 
@@ -38,6 +39,7 @@ _CLASSES = {
     "token": string.ascii_letters + string.digits + "-_",
     "symbols": string.ascii_letters + string.digits + "!#%^*-_=+.",
     "bech32": "qpzry9x8gf2tvdw0s3jn54khce6mua7l".upper(),
+    "crypt": "./" + string.digits + string.ascii_uppercase + string.ascii_lowercase,  # crypt(3)'s base64
 }
 _FIELD_RE = re.compile(r"\{\{|\}\}|\{([a-zA-Z0-9]+)(?::([^{}]{1,64}))?\}")
 

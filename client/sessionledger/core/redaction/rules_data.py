@@ -1095,6 +1095,43 @@ tp = ["BUNDLE_GEMS__CONTRIBSYS__COM=user:«{alnum:24}»", "export BUNDLE_RUBYGEM
 fp = ["BUNDLE_GEMS__CONTRIBSYS__COM=$SIDEKIQ_CREDENTIALS", "BUNDLE_PATH=vendor/bundle"]
 
 [[rule]]
+id = "password-hash-crypt"
+kind = "password_hash"
+category = "password"
+description = "A password hash in the modular crypt format (/etc/shadow, htpasswd, a users table): bcrypt `$2b$`, md5-crypt `$1$`/`$apr1$`, sha-crypt `$5$`/`$6$`, yescrypt `$y$`, argon2 and scrypt (PHC strings), Kerberos AS-REP and TGS hashes as crackers print them; each at its format's length"
+source = "crypt(5) (libxcrypt: hashing methods); the PHC string format (P-H-C/phc-string-format); Apache htpasswd docs; hashcat example hashes (modes 18200, 13100)"
+anchors = ['''\$(?:2[abxy]?\$[0-9]{2}\$|[156y]\$|apr1\$|argon2(?:id|i|d)\$|scrypt\$|krb5(?:asrep|tgs)\$)''']
+regex = '''(?:(?<![A-Za-z0-9$./+-])|(?<=\\[nrt]))(?P<secret>\$(?:2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}|(?:1|apr1)\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|5\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43}|6\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{86}|y\$[./A-Za-z0-9]{1,32}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43}|(?:argon2(?:id|i|d)\$v=[0-9]{1,3}\$m=[0-9]{1,10},t=[0-9]{1,10},p=[0-9]{1,3}|scrypt\$ln=[0-9]{1,2},r=[0-9]{1,3},p=[0-9]{1,3})\$[A-Za-z0-9+/]{8,88}\$[A-Za-z0-9+/]{16,128}|krb5(?:asrep|tgs)\$[0-9]{1,2}\$[^\s"'\\`]{32,8192}+))(?![./A-Za-z0-9+])'''
+validator = "token"
+tp = [
+  "admin:«$apr1${crypt:8}${crypt:22}»",
+  "root:«$6${crypt:16}${crypt:86}»:19700:0:99999:7:::",
+  '''UPDATE users SET password_hash = '«$2b$12${crypt:53}»' WHERE id = 1;''',
+  "deploy:«$y$j9T${crypt:22}${crypt:43}»:19700::::::",
+  '''{{"hash": "«$argon2id$v=19$m=65536,t=3,p=4${b64:22}${b64:43}»"}}''',
+  "«$krb5asrep$23$svc_sql@CORP.LOCAL:{hex:32}${hex:200}»",
+]
+fp = ["echo $2 $1 and ${{6}}", "the cost is $2b per year, $5 per seat", "$6$rounds=5000$ is the default prefix", "crypt(3) hashes look like $2b$12$<salt><hash>"]
+
+[[rule]]
+id = "password-hash-framework"
+kind = "password_hash"
+category = "password"
+description = "A web framework's password hash: Django `pbkdf2_sha256$<iterations>$<salt>$<hash>`, Werkzeug `pbkdf2:sha256:<iterations>$<salt>$<hex>` and `scrypt:…$<salt>$<hex>`"
+source = "Django docs: password management (how Django stores passwords); Werkzeug docs: werkzeug.security.generate_password_hash"
+anchors = ['''\$(?=[0-9]{4,8}\$[A-Za-z0-9]{1,64}\$[A-Za-z0-9+/]{27}|[A-Za-z0-9]{1,64}\$[0-9a-f]{40})''']
+lead = "A-Za-z0-9_:"
+lead_max = 40
+regex = '''(?:(?<![A-Za-z0-9_$./+:-])|(?<=\\[nrt]))(?P<secret>(?:pbkdf2_sha(?:1|256)\$[0-9]{4,8}\$[A-Za-z0-9]{1,64}\$[A-Za-z0-9+/]{27,86}={0,2}|(?:pbkdf2:sha(?:1|256|512)(?::[0-9]{1,8})?|scrypt:[0-9]{1,8}:[0-9]{1,3}:[0-9]{1,3})\$[A-Za-z0-9]{1,64}\$[0-9a-f]{40,128}))(?![A-Za-z0-9+/=])'''
+validator = "token"
+tp = [
+  "«pbkdf2_sha256$870000${alnum:22}${b64:43}=»",
+  '''password = "«pbkdf2:sha256:600000${alnum:16}${hex:64}»"''',
+  "«scrypt:32768:8:1${alnum:16}${hex:128}»",
+]
+fp = ["PASSWORD_HASHERS = ['django.contrib.auth.hashers.PBKDF2PasswordHasher']", "pbkdf2_sha256$<iterations>$<salt>$<hash>"]
+
+[[rule]]
 id = "kubernetes-secret-data"
 kind = "k8s_secret"
 category = "generic"

@@ -358,8 +358,8 @@ def _group_first_chars(regex: str) -> set[str] | None:
     if close is None:
         return None
     inner, after = regex[3:close], regex[close + 1 :]
-    if regex.startswith("(?="):
-        return _first_chars(inner)
+    if regex.startswith("(?="):  # what comes first is what one of its alternatives starts with
+        after = ""
     optional = after[:1] in ("?", "*") or after.startswith("{0")
     if optional:
         after = after[1:] if after[:1] in "?*" else after[after.index("}") + 1 :]
