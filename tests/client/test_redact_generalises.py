@@ -58,6 +58,26 @@ def test_password_holding_a_placeholder_word_is_redacted(secret: object) -> None
 
 
 @pytest.mark.parametrize(
+    "template",
+    ["DB_PASSWORD={}", "  password: {}", "the password for prod is {}", "log in as admin with the password {}!"],
+    ids=["env", "yaml", "prose", "prose-no-connector"],
+)
+@pytest.mark.parametrize("words", [("Sunny", "Day"), ("Blue", "Harbor", "Lane")], ids=["two-words", "three-words"])
+def test_a_passphrase_of_capitalised_words_and_a_digit_is_a_password(template: str, words: tuple[str, ...]) -> None:
+    # docs/redaction.md: code names things in one case per word run; a passphrase capitalises its words
+    value = "-".join(words) + f"-{RNG.randrange(10, 10_000)}"
+    assert_gone(prompt(template.format(value)), value, kind="password")
+
+
+@pytest.mark.parametrize(
+    "line", ["password = user-profile-v2", "password: Content-Type", "PASSWORD_FORM = Password-Reset-Form"]
+)
+def test_a_name_built_of_words_under_a_password_name_is_left(line: str) -> None:
+    data = read_result(f"# settings\n{line}\n")
+    assert redact(data).data == data
+
+
+@pytest.mark.parametrize(
     "line",
     [
         "DB_PASSWORD=<your-password>",

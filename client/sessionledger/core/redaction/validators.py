@@ -324,10 +324,20 @@ def looks_secret(value: str, threshold: float = ENTROPY_THRESHOLD) -> bool:
     return shannon_entropy(value) >= threshold
 
 
+# A passphrase: capitalised words joined by one separator, with a digit or a symbol
+# (`Sunny-Day-2024`, `Blue.Harbor.77`). Code names its things in one case per word run
+# (`user-profile-v2`, `DB_PASSWORD`, `getPassword`), so these read as a name only by their words.
+_PASSPHRASE_RE = re.compile(
+    r"(?=[^0-9!@#$%^&*?]{0,128}+[0-9!@#$%^&*?])[A-Z][a-z]{1,15}+([-_.+])[A-Z0-9][a-z0-9]{0,15}+"
+    r"(?:\1[A-Z0-9][a-z0-9]{0,15}+){0,6}+[!@#$%^&*?]{0,3}"
+)
+
+
 def looks_password(value: str, threshold: float = PASSWORD_ENTROPY) -> bool:
     """A password value next to a password-like name: people pick `Summer2024!`, `hunterxyz`,
-    `BmCqPzWx`; code holds `settings.DB_PASSWORD`, `getpass`, `PasswordField`, `required`."""
-    if not _literal(value) or identifier(value):
+    `BmCqPzWx`, `Sunny-Day-2024`; code holds `settings.DB_PASSWORD`, `getpass`, `PasswordField`,
+    `required`."""
+    if not _literal(value) or (identifier(value) and not _PASSPHRASE_RE.fullmatch(value)):
         return False
     if value.isalpha() and wordy(value):
         return False
