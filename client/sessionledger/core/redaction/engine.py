@@ -370,11 +370,12 @@ class Redactor:
             else:
                 lines = lines or Lines(data)
                 ranges = _around(lines, places)
+            found_at = set(places)  # a span found there already holds this value (or the line it starts)
             for lo, hi in ranges:
                 start = data.find(value, lo, hi)
                 while start >= 0:
                     end = start + len(value)
-                    if bounded(data, start, end, value):
+                    if start not in found_at and bounded(data, start, end, value):
                         copies.append(Span(start, end, kind))
                     start = data.find(value, end, hi)
         return sorted(copies)
