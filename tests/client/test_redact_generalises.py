@@ -11,6 +11,7 @@ import base64
 import json
 import random
 import string
+import uuid
 
 import pytest
 
@@ -712,6 +713,30 @@ def test_a_dotted_entra_refresh_token_is_redacted_whole() -> None:
 def test_a_compound_credential_word_in_one_case_is_a_credential_word(template: str) -> None:
     value = rand(24) + "7"
     assert_gone(prompt(template.format(value)), value, kind="generic_secret")
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        '"kms_key_id": "{uuid}",',
+        '"key_vault_name": "{lower}",',
+        "apiKeyId: {token}",
+        'publicToken = "{token}"',
+        "PUBLIC_TOKEN={token}",
+        "csrf-token={token}==",
+    ],
+    ids=["key-id-uuid", "key-name", "camel-key-id", "camel-public-token", "public-token", "csrf-token"],
+)
+def test_an_id_name_public_or_csrf_token_after_a_credential_word_is_left(template: str) -> None:
+    # docs/redaction.md: a key's id or name is no secret, nor is a token meant to be public or a CSRF nonce
+    token = rand(20, string.ascii_letters) + rand(4, string.digits) + rand(20)
+    assert_left(
+        template.format(
+            uuid=str(uuid.UUID(int=RNG.getrandbits(128), version=4)),
+            lower=rand(6, string.ascii_lowercase) + "21" + rand(6, string.ascii_lowercase) + "24021",
+            token=token,
+        )
+    )
 
 
 @pytest.mark.parametrize(

@@ -281,8 +281,16 @@ _NOT_SECRET_TOKENS = "".join(
         "csrf",
         "CSRF_",
         "csrf_",
+        "csrf-",
         "xsrf",
         "Xsrf",
+        "xsrf_",
+        "xsrf-",
+        "XSRF_",
+        "Public",  # a public token is meant to be seen (`publicToken`, `PUBLIC_TOKEN`: Mapbox's `pk.`)
+        "public",
+        "PUBLIC_",
+        "public_",
     )
 )
 _SHORT_SUFFIX = (
@@ -385,6 +393,8 @@ FRAGMENTS: dict[str, str] = {
     "VEND": _VALUE_END,
     "NOTKEY": _CAMEL_KEY_EXCLUDED,  # before a camelCase `Key`: not a credential's name
     "NOTTOKEN": _NOT_SECRET_TOKENS,  # before `Token`: pagination, idempotency, CSRF tokens
+    # a name's last word that makes its value no secret: a key's id, name, URL or path (`kms_key_id`)
+    "ID_WORD": r"(?:id|Id|ID|name|Name|NAME|url|Url|URL|uri|Uri|URI|path|Path|PATH)(?![A-Za-z0-9])",
     "QVALUE": _QUOTED_VALUE,
     "BVALUE": _BARE_VALUE,
     "VALUE": _ANY_VALUE,
