@@ -370,7 +370,9 @@ class Redactor:
             else:
                 lines = lines or Lines(data)
                 ranges = _around(lines, places)
-            found_at = set(places)  # a span found there already holds this value (or the line it starts)
+            # where a span of the value starts, a hit adds nothing: the same bytes, or (the value
+            # being a multi-line secret's line) a piece of that span
+            found_at = set(places)
             for lo, hi in ranges:
                 start = data.find(value, lo, hi)
                 while start >= 0:

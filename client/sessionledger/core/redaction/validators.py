@@ -325,8 +325,8 @@ def looks_secret(value: str, threshold: float = ENTROPY_THRESHOLD) -> bool:
 
 
 # A passphrase: capitalised words joined by one separator, with a digit or a symbol
-# (`Sunny-Day-2024`, `Blue.Harbor.77`). Code names its things in one case per word run
-# (`user-profile-v2`, `DB_PASSWORD`, `getPassword`), so these read as a name only by their words.
+# (`Sunny-Day-2024`, `Blue.Harbor.77`). `identifier` reads it as a name by its words, but code
+# names its things in one case per word run (`user-profile-v2`, `DB_PASSWORD`, `getPassword`).
 _PASSPHRASE_RE = re.compile(
     r"(?=[^0-9!@#$%^&*?]{0,128}+[0-9!@#$%^&*?])[A-Z][a-z]{1,15}+([-_.+])[A-Z0-9][a-z0-9]{0,15}+"
     r"(?:\1[A-Z0-9][a-z0-9]{0,15}+){0,6}+[!@#$%^&*?]{0,3}"
