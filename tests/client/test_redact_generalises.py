@@ -861,3 +861,31 @@ def test_a_django_or_werkzeug_password_hash_is_redacted() -> None:
 )
 def test_a_dollar_without_a_whole_hash_is_left(text: str) -> None:
     assert_left(text)
+
+
+# --- a token before its word -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["{} is the api key for staging", "please use `{}` as the token from now on", "ok so {} is our secret, keep it"],
+    ids=["is-the-api-key", "as-the-token", "is-our-secret"],
+)
+@pytest.mark.parametrize("place", [prompt, read_result], ids=["prompt", "read"])
+def test_a_token_named_right_after_it_is_redacted(template: str, place: object) -> None:
+    # docs/redaction.md: `is`/`as`, an article and the credential word right after a token name it
+    value = rand(28) + "7"
+    assert_gone(place(template.format(value)), value, kind="generic_secret")  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "this is the key point of the design",
+        "3f786850e387550fdab836ed7e6dc881de23001b is the commit the token came from",
+        "{uuid} is the key of the row",
+    ],
+    ids=["english", "git-sha", "uuid"],
+)
+def test_a_word_or_an_id_before_a_credential_word_is_left(text: str) -> None:
+    assert_left(text.format(uuid=uuid.UUID(int=RNG.getrandbits(128), version=4)))

@@ -188,6 +188,8 @@ ADVERSARIAL = [
     "$6$" + "a" * 200_000,
     "$krb5asrep$23$" + "ab:" * 66_000,
     "pbkdf2:sha256:600000$" * 9_000,
+    # a token before its word: every credential word a hit, each with the most word starts before it
+    "a is the key " * 15_000,
 ]
 
 

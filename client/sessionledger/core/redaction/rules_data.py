@@ -1661,6 +1661,25 @@ tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}»
 fp = ["the build key is 20260129120000", "the key=src/app/main.py:12 is read at start", "cache key 2024-10-25T21:34:56Z expired", "cache key 1706745600123456 expired", "session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "const publicKey = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the monkey at 3f786850e387550fdab836ed7e6dc881de23001bcafe", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
 
 [[rule]]
+id = "token-before-credential-word"
+kind = "generic_secret"
+category = "generic"
+description = "A credential-shaped token named right after it in prose: '<token> is the api key', 'use <token> as the token', '<token> is my secret'"
+source = "prose in chat transcripts (a token pasted first, then named)"
+# the gate: ` is `/` as `, an article, maybe `api`, right before the word (a lookbehind per width)
+lower_anchors = [
+  '''key(?:(?<=\ [ia]s\ my\ key)|(?<=\ [ia]s\ (?:the|our)\ key)|(?<=\ [ia]s\ your\ key)|(?<=\ [ia]s\ my\ api\ key)|(?<=\ [ia]s\ (?:the|our)\ api\ key)|(?<=\ [ia]s\ your\ api\ key))''',
+  '''ken(?:(?<=\ [ia]s\ my\ token)|(?<=\ [ia]s\ (?:the|our)\ token)|(?<=\ [ia]s\ your\ token)|(?<=\ [ia]s\ my\ api\ token)|(?<=\ [ia]s\ (?:the|our)\ api\ token)|(?<=\ [ia]s\ your\ api\ token))''',
+  '''cret(?:(?<=\ [ia]s\ my\ secret)|(?<=\ [ia]s\ (?:the|our)\ secret)|(?<=\ [ia]s\ your\ secret)|(?<=\ [ia]s\ my\ api\ secret)|(?<=\ [ia]s\ (?:the|our)\ api\ secret)|(?<=\ [ia]s\ your\ api\ secret))''',
+]
+lead = "A-Za-z0-9+/=_~.:`'\" \t-"
+lead_max = 120  # a token of up to ~100 characters, a quote and ` is the api `
+regex = '''(?:(?<![A-Za-z0-9+/=_~.-])|(?<=\\[nrt]))(?!<<UUID>>)(?P<secret>[A-Za-z0-9_](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)[`'"]?[ \t]{1,4}(?i:is|as)[ \t]{1,4}(?i:the|my|our|your)[ \t]{1,4}(?i:api[ \t]{1,4})?(?i:key|token|secret)(?![A-Za-z])'''
+validator = "near_token"
+tp = ["«{alnum:32}» is the api key for staging", "please use «{token:40}» as the token from now on", "`«{alnum:28}»` is my secret, rotate it"]
+fp = ["this is the key point", "sleep is the key to success", "3f786850e387550fdab836ed7e6dc881de23001b is the commit the token came from", "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the key of the row", "see src/auth/middleware_v2.py as the token check"]
+
+[[rule]]
 id = "provider-near-token"
 kind = "generic_secret"
 category = "generic"
