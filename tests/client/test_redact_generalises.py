@@ -879,6 +879,15 @@ def test_a_token_named_right_after_it_is_redacted(template: str, place: object) 
 
 
 @pytest.mark.parametrize(
+    "template", ["{} is the password for the staging box", "try `{}` as your password"], ids=["is-the", "as-your"]
+)
+def test_a_password_named_right_after_it_is_redacted(template: str) -> None:
+    value = "Xk9#" + rand(10)
+    assert_gone(prompt(template.format(value)), value, kind="password")
+    assert_left("something is the password field")
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "this is the key point of the design",

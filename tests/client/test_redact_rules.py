@@ -190,6 +190,7 @@ ADVERSARIAL = [
     "pbkdf2:sha256:600000$" * 9_000,
     # a token before its word: every credential word a hit, each with the most word starts before it
     "a is the key " * 15_000,
+    "a is the password " * 11_000,
 ]
 
 

@@ -1599,6 +1599,21 @@ fp = [
 ]
 
 [[rule]]
+id = "password-before-its-word"
+kind = "password"
+category = "password"
+description = "A password named right after it in prose: '<password> is the password', 'use <password> as my password'"
+source = "prose in chat transcripts (a password pasted first, then named)"
+# the gate, as token-before-credential-word's: ` is `/` as ` and an article right before the word
+lower_anchors = ['''password(?:(?<=\ [ia]s\ my\ password)|(?<=\ [ia]s\ (?:the|our)\ password)|(?<=\ [ia]s\ your\ password))''']
+lead = "!-~ \t"
+lead_max = 160  # a password of up to ~128 characters, a quote and ` is the `
+regex = '''(?:(?<![^\s"'`(])|(?<=\\[nrt]))(?P<secret>[^\s"'\\`]{8,128}+)[`'"]?[ \t]{1,4}(?i:is|as)[ \t]{1,4}(?i:the|my|our|your)[ \t]{1,4}(?i:password)(?![A-Za-z])'''
+validator = "strict_password"
+tp = ["«Xk9#{alnum:10}» is the password for the staging box", "try `«{password}»` as your password"]
+fp = ["something is the password field", "the password is the password", "hunter is the password"]
+
+[[rule]]
 id = "generic-secret"
 kind = "generic_secret"
 category = "generic"
