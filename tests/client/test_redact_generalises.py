@@ -863,7 +863,7 @@ def test_a_dollar_without_a_whole_hash_is_left(text: str) -> None:
     assert_left(text)
 
 
-# --- a token before its word -----------------------------------------------------------------------
+# --- a token or password before its word -----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
