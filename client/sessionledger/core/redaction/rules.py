@@ -79,26 +79,14 @@ _BARE_VALUE = f"(?P<secret>{_BARE})"
 _ANY_VALUE = _QUOTED_VALUE[:-1] + "|" + _BARE + ")"  # one `secret` group, quoted or bare
 _NAME_START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtbf]))"
 _SEGMENTS = r"(?:[A-Za-z0-9]{1,64}[_.-]){0,16}"
+# Words that make a key's name a name of something else: its id, name, URL or path (`key_id`)
+_ID_WORDS = ("id", "Id", "ID", "name", "Name", "NAME", "url", "Url", "URL", "uri", "Uri", "URI", "path", "Path", "PATH")
 # A name may go on after its keyword (`mySecretString`, `password2`, `API_KEY_PROD`), but not into
 # a word that makes it a non-secret (`token_url`, `password_hash`, `secret_length`, `key_id`).
 _DENIED_SUFFIX = "".join(
     f"(?<!{w})"
     for w in (
-        "id",
-        "Id",
-        "ID",
-        "name",
-        "Name",
-        "NAME",
-        "url",
-        "Url",
-        "URL",
-        "uri",
-        "Uri",
-        "URI",
-        "path",
-        "Path",
-        "PATH",
+        *_ID_WORDS,
         "file",
         "File",
         "FILE",
@@ -394,7 +382,7 @@ FRAGMENTS: dict[str, str] = {
     "NOTKEY": _CAMEL_KEY_EXCLUDED,  # before a camelCase `Key`: not a credential's name
     "NOTTOKEN": _NOT_SECRET_TOKENS,  # before `Token`: pagination, idempotency, CSRF tokens
     # a name's last word that makes its value no secret: a key's id, name, URL or path (`kms_key_id`)
-    "ID_WORD": r"(?:id|Id|ID|name|Name|NAME|url|Url|URL|uri|Uri|URI|path|Path|PATH)(?![A-Za-z0-9])",
+    "ID_WORD": "(?:" + "|".join(_ID_WORDS) + ")(?![A-Za-z0-9])",
     "QVALUE": _QUOTED_VALUE,
     "BVALUE": _BARE_VALUE,
     "VALUE": _ANY_VALUE,
