@@ -244,6 +244,20 @@ def test_leak_discord_webhook() -> None:
     assert_gone(prompt(f"post the release notes to {url}"), secret, kind="discord_webhook")
 
 
+def test_leak_sidekiq_licence_user_and_password_both_go() -> None:
+    # the gem server's user is half of the licence, unlike a URL's user name elsewhere
+    pair = f"{rand(8, '0123456789abcdef')}:{rand(8, '0123456789abcdef')}"
+    gemfile = f'source "https://{pair}@enterprise.contribsys.com/" do\n  gem "sidekiq-ent"\nend'
+    user = pair.split(":")[0]
+    assert_gone(read_result(gemfile), pair, user, kind="registry")
+    assert_gone(prompt(f"ran bundle config --local gems.contribsys.com {pair}"), pair, user, kind="registry")
+
+
+def test_leak_discord_bot_token_with_characters_before_its_id() -> None:
+    token = "AT" + "MTk4NjIyNDgzNDcxOTI1MjQ4" + "." + rand(6, ALNUM + "_-") + "." + rand(38, ALNUM + "_-")
+    assert_gone(prompt(f"the bot token is {token}"), token, kind="discord")
+
+
 def test_leak_alibaba_access_key_id() -> None:
     key = "LTAI" + rand(20)
     assert_gone(read_result(f"ALIBABA_CLOUD_ACCESS_KEY_ID={key}\nREGION=cn-hangzhou"), key, kind="alibaba")

@@ -1082,6 +1082,21 @@ tp = ["vault login «s.{alnum:24}»", "export VAULT_TOKEN=«s.{alnum:24}»"]
 fp = ["s.ReadFromJsonFileAndParse", "this.s.getElementsByTagName"]
 
 [[rule]]
+id = "sidekiq-credentials"
+kind = "registry"
+category = "registry"
+description = "Sidekiq Pro/Enterprise gem server credentials, user and password both: the pair is the licence, in a gems/enterprise.contribsys.com URL, its BUNDLE_ variable or `bundle config` (before the URL-password and Bundler rules, which keep a user)"
+source = "Sidekiq Pro/Enterprise docs (gem source credentials); gitleaks sidekiq-secret, sidekiq-sensitive-url (MIT)"
+anchors = ['''://(?=[0-9a-f]{8}:[0-9a-f]{8}@(?:gems|enterprise)\.contribsys\.com)''', '''\.contribsys\.com[ \t]{1,8}(?=[0-9a-f]{8}:)''']
+prefixes = ["BUNDLE_"]
+follow = '''(?:GEMS|ENTERPRISE)__CONTRIBSYS__COM'''
+lead = "A-Za-z"
+lead_max = 10
+regex = '''<<NAME_START>>(?:https?://|BUNDLE_(?:GEMS|ENTERPRISE)__CONTRIBSYS__COM<<SEP>>|(?:gems|enterprise)\.contribsys\.com[ \t]{1,8})(?P<secret>[0-9a-f]{8}:[0-9a-f]{8})(?![0-9A-Za-z])'''
+tp = ["source \"https://«{hex:8}:{hex:8}»@gems.contribsys.com/\" do", "retry with\nhttps://«{hex:8}:{hex:8}»@enterprise.contribsys.com/", "BUNDLE_ENTERPRISE__CONTRIBSYS__COM=«{hex:8}:{hex:8}»", "bundle config --local enterprise.contribsys.com «{hex:8}:{hex:8}»"]
+fp = ["BUNDLE_GEMS__CONTRIBSYS__COM=$SIDEKIQ_CREDENTIALS", "https://gems.contribsys.com/ is the gem server"]
+
+[[rule]]
 id = "bundler-credentials"
 kind = "registry"
 category = "registry"
@@ -1712,15 +1727,15 @@ fp = ["the dropbox sync of 2024-10-25T21:34:56Z failed", "hubspot commit 3f78685
 id = "discord-bot-token"
 kind = "discord"
 category = "chat"
-description = "A Discord bot token: the base64 of the bot's numeric id (M, N or O first), a dot, six characters of timestamp, a dot, the HMAC"
+description = "A Discord bot token: the base64 of the bot's numeric id (`M`, `N` or `O` first), a dot, six characters of timestamp, a dot, the HMAC; up to two characters before it, as a mangled token keeps the rest"
 source = "Discord developer docs (reference: authentication)"
 anchors = ['''\.(?=[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})''']
 lead = "A-Za-z0-9_="
 lead_max = 27
-regex = '''<<START>>(?P<secret>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})<<END>>'''
-validator = "has_digit"
-tp = ["DISCORD_BOT_TOKEN=«MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs»", "the bot token is «Nzk5MjgxNDk0NDc2NDU1OTg3.YABS5g.2lmzECVlZv3vv6miVnUaKPQi2wI»"]
-fp = ["com.example.service.Configuration.loadDefaults"]
+regex = '''<<START>>(?P<secret>[A-Za-z0-9_-]{0,2}[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})<<END>>'''
+validator = "discord_bot"
+tp = ["DISCORD_BOT_TOKEN=«MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs»", "the bot token is «Nzk5MjgxNDk0NDc2NDU1OTg3.YABS5g.2lmzECVlZv3vv6miVnUaKPQi2wI»", "token: «ATMy{alnum:22}.{alnum:5}x.{alnum:30}1»"]
+fp = ["com.example.service.Configuration.loadDefaults", "import app_settings_module.config.pool_size_for_workers_total2", "Q{alnum:23}.{alnum:6}.{alnum:27}"]
 
 [[rule]]
 id = "webex-bot-token"

@@ -463,13 +463,19 @@ def b64_private_key(value: str) -> bool:
 
 
 def discord_bot(value: str) -> bool:
-    """A Discord bot token's first part is the base64 of the bot's numeric user id."""
-    first = value.split(".", 1)[0]
-    try:
-        decoded = base64.b64decode(first + "=" * (-len(first) % 4), altchars=b"-_")
-    except (binascii.Error, ValueError):
+    """Three dotted parts of a Discord bot token's lengths. Its first part is the base64 of the bot's
+    numeric id (`MTk4…`); a token someone made up or mangled (`AT` before it) keeps only the shape:
+    then a digit and no part that reads as a name (`app_settings_module.config.pool_size_total2`)."""
+    if not has_digit(value):
         return False
-    return decoded.isdigit() and 15 <= len(decoded) <= 21
+    parts = value.split(".")
+    try:
+        decoded = base64.b64decode(parts[0] + "=" * (-len(parts[0]) % 4), altchars=b"-_")
+    except (binascii.Error, ValueError):
+        decoded = b""
+    if decoded.isdigit() and 15 <= len(decoded) <= 21:
+        return True
+    return not any(_name_like(part) for part in parts)
 
 
 def social_token(value: str) -> bool:
