@@ -962,6 +962,50 @@ tp = [
 fp = ["phx_ and squ_ prefixes", "sk_{hex:12}", "fc-{hex:8} is a short id", "aio_http_client_session_factory"]
 
 [[rule]]
+id = "ai-platform-keys"
+kind = "saas_token"
+category = "saas"
+description = "Prefixed API keys of AI and developer platforms the catalogue does not list, at the provider's length: Tavily (tvly-, tvly-dev-, tvly-prod-), Neon (napi_), Fireworks AI (fw_), Cerebras (csk-), Voyage AI (pa-), Jina AI (jina_), Anyscale (esecret_), Resend (re_ id _ secret), Deno Deploy (ddp_, ddo_), Zuplo (zpka_ hex _ hex)"
+source = "provider docs: Tavily, Neon, Fireworks AI, Cerebras, Voyage AI, Jina AI, Anyscale, Resend, Deno Deploy and Zuplo API keys"
+prefixes = ["tvly-", "napi_", "fw_", "csk-", "pa-", "jina_", "esecret_", "re_", "ddp_", "ddo_", "zpka_"]
+# Resend's id and its `_`, or twenty characters of a key
+follow = '''(?:[A-Za-z0-9]{8,10}_|[A-Za-z0-9_-]{20})'''
+regex = '''<<START>>(?:tvly-(?:(?:dev|prod)-)?[A-Za-z0-9]{32}|napi_[a-z0-9]{64}|fw_[A-Za-z0-9]{24}|csk-[a-z0-9]{48}|pa-[A-Za-z0-9_-]{43}|jina_[A-Za-z0-9_-]{40,80}|esecret_[a-z0-9]{20,40}|re_[A-Za-z0-9]{8,10}_[A-Za-z0-9]{20,32}|dd[po]_[A-Za-z0-9]{36}|zpka_[a-f0-9]{32}_[a-f0-9]{8})<<END>>'''
+validator = "token"
+tp = [
+  "TAVILY_API_KEY=«tvly-{alnum:32}»",
+  "the search key is «tvly-dev-{alnum:32}»",
+  "I set it to «napi_{lowalnum:64}» in the console",
+  "«fw_{alnum:24}»",
+  "client = Cerebras(api_key=\"«csk-{lowalnum:48}»\")",
+  "voyage: «pa-{token:43}»",
+  "«jina_{token:60}»",
+  "ANYSCALE_API_KEY=«esecret_{lowalnum:32}»",
+  "resend.api_key = \"«re_{alnum:8}_{alnum:24}»\"",
+  "DENO_DEPLOY_TOKEN=«ddp_{alnum:36}»",
+  "curl -H 'x-key: «zpka_{hex:32}_{hex:8}»'",
+]
+fp = ["compare_results_and_store_them_in_a_table", "from re_parser import re_compile_all_of_the_patterns", "tvly-YOUR_API_KEY", "napi_env_setup_for_the_node_addon_guide", "pa-ge-break"]
+
+[[rule]]
+id = "infra-service-tokens"
+kind = "saas_token"
+category = "saas"
+description = "Service tokens of infrastructure tools the catalogue does not list: Tailscale auth, API, OAuth client, SCIM and webhook keys (tskey-…), Infisical service tokens (st.<id>.<secret>.<key>), Helicone keys (sk-helicone-, pk-helicone-)"
+source = "provider docs: Tailscale API and auth keys, Infisical service tokens, Helicone API keys"
+prefixes = ["tskey-", "st.", "sk-helicone-", "pk-helicone-"]
+follow = '''(?:(?:auth|api|client|scim|webhook)-|[a-f0-9]{24}\.)'''
+regex = '''<<START>>(?:tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,24}-[A-Za-z0-9]{16,64}|st\.[a-f0-9]{24}\.[a-f0-9]{32,64}\.[a-f0-9]{32,64}|[sp]k-helicone-(?:eu-)?(?:[a-z0-9]{7}-){3}[a-z0-9]{7})<<END>>'''
+validator = "token"
+tp = [
+  "TS_AUTHKEY=«tskey-auth-{alnum:12}CNTRL-{alnum:34}»",
+  "the tailscale api key «tskey-api-{alnum:12}CNTRL-{alnum:34}» expires in 90 days",
+  "INFISICAL_TOKEN=«st.{hex:24}.{hex:32}.{hex:32}»",
+  "Helicone-Auth: Bearer «sk-helicone-{lowalnum:7}-{lowalnum:7}-{lowalnum:7}-{lowalnum:7}»",
+]
+fp = ["st.session_state.messages.append(msg)", "tskey-auth- is the prefix", "st.{hex:24} is an object id"]
+
+[[rule]]
 id = "new-relic-key"
 kind = "newrelic"
 category = "monitoring"
