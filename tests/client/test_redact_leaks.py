@@ -258,6 +258,21 @@ def test_leak_discord_bot_token_with_characters_before_its_id() -> None:
     assert_gone(prompt(f"the bot token is {token}"), token, kind="discord")
 
 
+def test_leak_credential_pair_in_prose_and_a_base64_value_with_a_slash() -> None:
+    pw = password()
+    assert_gone(prompt(f"the staging creds are admin / {pw}, same as prod"), pw, kind="password")
+    # a `/` inside base64 is no user / password pair: the whole value goes, not the part after it
+    value = rand(20, ALNUM + "+") + "/" + rand(23, ALNUM + "+") + "="
+    assert_gone(prompt(f"brandmark credentials: {value}"), value, *value.split("/"))
+
+
+def test_leak_password_with_an_ampersand_and_short_password_names() -> None:
+    first, second = rand(6), rand(6)
+    pw = f"{first}&{second}"
+    for text in (f"db password: {pw}", f"DB_PASSWORD={pw}", f"pw: {pw}", f"door_passcode: {pw}"):
+        assert_gone(read_result(text), pw, kind="password")
+
+
 def test_leak_alibaba_access_key_id() -> None:
     key = "LTAI" + rand(20)
     assert_gone(read_result(f"ALIBABA_CLOUD_ACCESS_KEY_ID={key}\nREGION=cn-hangzhou"), key, kind="alibaba")

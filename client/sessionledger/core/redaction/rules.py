@@ -286,13 +286,13 @@ _SHORT_SUFFIX = (
     r"|[Vv]alue|VALUE|[Ss]tr|[Ss]tring|STRING))?"
 )
 # Names holding password: `DB_PASSWORD`, `PGPASSWORD`, `dbPassword`, `spring.datasource.password`,
-# `_password`, `MYSQL_PWD`, `passphrase`, `password2`; not `bypass`, `compass`, `passes`, `sshpass`,
-# `password_hash`, `PASSWORD_RESET_TIMEOUT`.
+# `_password`, `MYSQL_PWD`, `db_pw`, `passphrase`, `passcode`, `password2`; not `bypass`, `compass`,
+# `passes`, `sshpass`, `password_hash`, `PASSWORD_RESET_TIMEOUT`.
 _PW_NAME = (
-    r"[_.-]{0,4}" + _SEGMENTS + r"(?:[A-Za-z0-9]{0,64}(?:PASSWORD|PASSWD|PASSPHRASE|Password|Passwd|Passphrase"
-    r"|password|passwd|passphrase)"
+    r"[_.-]{0,4}" + _SEGMENTS + r"(?:[A-Za-z0-9]{0,64}(?:PASSWORD|PASSWD|PASSPHRASE|PASSCODE|Password|Passwd"
+    r"|Passphrase|Passcode|password|passwd|passphrase|passcode)"
     + _SUFFIX
-    + r"|(?:PASS|PWD|Pass|Pwd|pass|pwd|[a-z0-9]{1,64}(?:Pass|Pwd))"
+    + r"|(?:PASS|PWD|PW|Pass|Pwd|Pw|pass|pwd|pw|[a-z0-9]{1,64}(?:Pass|Pwd|Pw))"
     + _SHORT_SUFFIX
     + r")"
     + _DENIED_SUFFIX
@@ -363,7 +363,7 @@ _SECRET_NAME = (
     + r")"
     + _DENIED_SUFFIX
 )
-_UPPER_NAME = r"[A-Z0-9_]{0,64}(?:PASSWORD|PASSWD|PASSPHRASE|_PASS|_PWD|PWD)" + _SHORT_SUFFIX + _DENIED_SUFFIX
+_UPPER_NAME = r"[A-Z0-9_]{0,64}(?:PASSWORD|PASSWD|PASSPHRASE|PASSCODE|_PASS|PWD|PW)" + _SHORT_SUFFIX + _DENIED_SUFFIX
 # A variable/key name, captured whole (possessive: no backtracking into it); the rule's `name`
 # pattern then decides whether it names a secret (fullmatch on this group).
 _NAME = r"(?:(?<![A-Za-z0-9_.-])|(?<=\\[nrtbf]))(?P<name>[A-Za-z0-9_.-]{1,128}+)"
@@ -409,7 +409,7 @@ FRAGMENTS: dict[str, str] = {
     # (a quoted value may hold braces and brackets: `"S9n9a{v9SJ}jAA3L"`)
     # (and backslashes: `S!B\*d`, `pa\"ss`; `$'…'` is bash's ANSI-C quoting)
     "VALA": r"""[ \t]{0,8}(?:\$?\\{0,8}["'`](?![%{<*])(?:[^\s"'`\\]|\\\\(?:\\")?){8}"""
-    r"""|(?![%{<*])[^\s"'`\\<>{}()\[\],;|&]{8})""",
+    r"""|(?![%{<*])(?:[^\s"'`\\<>{}()\[\],;|&]|&(?![&\s])){8})""",
     # anchor tails: an optional quote, then `:`, `=` or `!` (`key=`, `"token":`, `secret !=`)
     "SEPA": r"""(?:\\{0,8}["'`])?(?:[ \t]{1,4}str(?:ing)?)?[ \t]{0,8}(?:[:=!?.]{1,3}>?|,)""",
     # a git object's words: a hex run after (or, looking back, before) one is a git SHA, not a key

@@ -1511,7 +1511,7 @@ kind = "password"
 category = "password"
 description = "A password passed by name to a call: define('DB_PASSWORD', '…'), System.setProperty(\"db.password\", \"…\")"
 source = "gitleaks GenerateSampleSecrets 'misc - comma operator' (MIT); WordPress docs: wp-config.php"
-lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}\\{0,8}["'][ \t]{0,4},''']
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd?)[a-z0-9_.-]{0,24}\\{0,8}["'][ \t]{0,4},''']
 lead = '''A-Za-z0-9_.(\\"' -'''
 name = '''<<PW_NAME>>'''
 regex = '''<<CALL_OPEN>>(?P<name>[A-Za-z0-9_.-]{1,128}+)<<CALL_SEP>><<CALL_VALUE>>'''
@@ -1558,7 +1558,7 @@ kind = "password"
 category = "password"
 description = "A quoted value assigned to a password-like name (code, JSON, YAML, XML attributes)"
 source = "detect-secrets KeywordDetector tests (Apache-2.0); gitleaks GenerateSampleSecrets contexts (MIT)"
-lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>><<VALA>>''']
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd?)[a-z0-9_.-]{0,24}<<SEPA>><<VALA>>''']
 lead = "A-Za-z0-9_.-"
 name = '''<<PW_NAME>>'''
 regex = '''<<NAME>><<SEP>><<QVALUE>>'''
@@ -1582,7 +1582,7 @@ kind = "password"
 category = "password"
 description = "A bare value assigned to an UPPERCASE password name (env files, shell, Docker -e)"
 source = "PostgreSQL docs: PGPASSWORD; MySQL docs: MYSQL_PWD; Docker Hub postgres image: POSTGRES_PASSWORD"
-lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>><<VALA>>''']
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd?)[a-z0-9_.-]{0,24}<<SEPA>><<VALA>>''']
 lead = "A-Za-z0-9_.-"
 name = '''<<UPPER_PW_NAME>>'''
 regex = '''<<NAME>>=<<BVALUE>>'''
@@ -1592,6 +1592,8 @@ tp = [
   "DB_PASSWORD=«{password}»",
   "docker run -e POSTGRES_PASSWORD=«xK9#mQ2z» postgres:16",
   "MYSQL_PWD=«BmCqPzWxLk» mysql -u root",
+  "DB_PASSWORD=«Tr0ub4dor&3x{alnum:4}»",
+  "SMTP_PW=«{password}»",
 ]
 fp = [
   "password=${DB_PASSWORD}\nPASSWORD=$PASSWORD",
@@ -1604,13 +1606,13 @@ kind = "password"
 category = "password"
 description = "A bare value after a password-like key and `: ` (YAML, properties, HTTP-style headers)"
 source = "Rails docs: database.yml; Kubernetes docs: Secret stringData"
-lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}:[ \t]<<VALA>>''']
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd?)[a-z0-9_.-]{0,24}:[ \t]<<VALA>>''']
 lead = "A-Za-z0-9_.-"
 name = '''<<PW_NAME>>'''
 regex = '''<<NAME>>[ \t]{0,8}:[ \t]{1,8}<<BVALUE>>'''
 validator = "password"
-tp = ["  password: «{password}»\n  host: db", "db_password: «xK9#mQ2z»"]
-fp = ["password: str = Field(min_length=12)", "password: ${DB_PASSWORD}", "password: required"]
+tp = ["  password: «{password}»\n  host: db", "db_password: «xK9#mQ2z»", "pw: «J8v7gx&{alnum:6}»", "door_passcode: «{password}»"]
+fp = ["password: str = Field(min_length=12)", "password: ${DB_PASSWORD}", "password: required", "pwn: true_if_the_host_is_owned", "pw: str = Field(min_length=12)"]
 
 [[rule]]
 id = "password-code"
@@ -1618,7 +1620,7 @@ kind = "password"
 category = "password"
 description = "A bare value assigned to a password-like name in code: only when it is no identifier"
 source = "detect-secrets KeywordDetector tests (Apache-2.0)"
-lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)[a-z0-9_.-]{0,24}<<SEPA>><<VALA>>''']
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd?)[a-z0-9_.-]{0,24}<<SEPA>><<VALA>>''']
 lead = "A-Za-z0-9_.-"
 name = '''<<PW_NAME>>'''
 regex = '''<<NAME>><<SEP>><<BVALUE>>'''
@@ -1637,8 +1639,8 @@ kind = "password"
 category = "password"
 description = "A password named in prose or a config line without `=`: 'the staging password is …', .netrc `password …`"
 source = ".netrc (GNU inetutils ftp manual); detect-secrets KeywordDetector tests (Apache-2.0)"
-lower_anchors = ['''p(?:assw(?:or)?d|assphrase|wd)s?[ \t]''', '''pass[ \t]{1,4}(?:is|was)[ \t]''']
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now):?)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+lower_anchors = ['''p(?:assw(?:or)?d|ass(?:phrase|code)|wd)s?[ \t]''', '''pass[ \t]{1,4}(?:is|was)[ \t]''']
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|passcode|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now):?)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
 validator = "strict_password"
 tp = [
   "the staging password is «El2h{alnum:8}»",
@@ -1647,6 +1649,7 @@ tp = [
   "Use passphrase «BmCqPzWxLkTr» to unlock it",
   "the db pass is «Xk9#{alnum:8}», same as staging",
   "the password is: «Summer{digits:4}» for now",
+  "the alarm passcode is «Xk9#{alnum:8}»",
 ]
 fp = [
   "the password is stored in Vault",
@@ -1656,6 +1659,23 @@ fp = [
   "pass the --no-verify flag",
   "the second pass is significantly faster",
 ]
+
+[[rule]]
+id = "credential-pair-prose"
+kind = "password"
+category = "password"
+description = "A user and password named together in prose: 'the staging creds are admin / <password>', 'credentials: deploy:<password>', 'basic auth is bob:<password>' (the password goes, the user stays, as in a URL)"
+source = "prose in chat transcripts (a login pasted as user / password)"
+lower_anchors = ['''cred(?:ential)?s[ \t]{0,4}(?:[:=]|are[ \t]|were[ \t])''', '''basic[ \t]auth[ \t]{0,4}(?:[:=]|is[ \t]|was[ \t])''']
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:cred(?:ential)?s|basic[ \t]auth)[ \t]{0,4}(?:[:=]|(?i:are|were|is|was))[ \t]{1,8}<<Q>>[A-Za-z0-9_.@+-]{1,64}<<Q>>(?:[ \t]{1,4}/[ \t]{1,4}|:)<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+validator = "strict_password"
+tp = [
+  "the staging creds are admin / «Xk9#{alnum:10}»",
+  "creds: deploy:«{password}»",
+  "the basic auth is bob:«{password}», same as prod",
+  "Credentials were `root` / `«{password}»`.",
+]
+fp = ["the creds are in 1Password / Vault", "credentials: see docs/setup.md", "creds are admin / password", "the basic auth is user:pass"]
 
 [[rule]]
 id = "password-before-its-word"
