@@ -191,6 +191,11 @@ ADVERSARIAL = [
     # a token before its word: every credential word a hit, each with the most word starts before it
     "a is the key " * 15_000,
     "a is the password " * 11_000,
+    # a password's `=` inside, each followed by more; a user / password pair that never ends;
+    # wp-config's aligned call, repeated
+    "password=a=!" * 16_000,
+    "creds are a / " * 14_000,
+    "define( 'AUTH_SALT',        '" * 6_000,
 ]
 
 

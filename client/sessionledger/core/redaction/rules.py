@@ -56,9 +56,10 @@ _SEP = (
 )
 _VALUE_END = r"""(?=[\s"'`\\,;)}\]&|<]|$)"""
 # A name and a value as the first two quoted arguments of a call: `define('DB_PASSWORD', 'v')`,
-# `System.setProperty("API_TOKEN", "v")`, `os.environ.setdefault("SECRET_KEY", "v")`.
+# `System.setProperty("API_TOKEN", "v")`, `os.environ.setdefault("SECRET_KEY", "v")`; wp-config.php
+# aligns its values with up to 16 spaces after the comma.
 _CALL_OPEN = r"""\([ \t]{0,4}\\{0,8}["']"""
-_CALL_SEP = r"""\\{0,8}["'][ \t]{0,4},[ \t]{0,8}\\{0,8}["']"""
+_CALL_SEP = r"""\\{0,8}["'][ \t]{0,4},[ \t]{0,16}\\{0,8}["']"""
 _CALL_VALUE = r"""(?P<secret>[^"'\\\s]{8,4096})(?=\\{0,8}["'])"""
 # A quoted value may hold any character but its quote (Django keys have `&`, `%`, `(`); a bare
 # value stops at shell/code punctuation, so `os.environ["KEY"]` and `get_token()` never match.
@@ -74,8 +75,19 @@ _QUOTED_VALUE = (
 # `=` only as base64 padding: a run like `key=key=key=…` must not be one 4 KB "value" per `key`.
 # A `&` inside a value is part of it (`Tr0ub4dor&3x` in a .env or YAML file), not when it starts
 # the next query parameter (`?password=…&user=…`) or a shell's `&&`.
-_BARE = r"""(?<!["'`])(?:[^\s"'`\\<>{}()\[\],;|&=]|&(?![&\s]|[A-Za-z0-9_.-]{1,64}=)){8,4096}+={0,3}""" + _VALUE_END
-_BARE_VALUE = f"(?P<secret>{_BARE})"
+_BARE_CHAR = r"""(?:[^\s"'`\\<>{}()\[\],;|&=]|&(?![&\s]|[A-Za-z0-9_.-]{1,64}=))"""
+_BARE = r"""(?<!["'`])""" + _BARE_CHAR + r"""{8,4096}+={0,3}""" + _VALUE_END
+# A password (BVALUE: the password rules only) may also hold up to three `=` inside (`Ot2G=PSy7`),
+# none starting the next `name=`: at most 4 × 64 characters from an anchor, so `a=!a=!…` stays linear.
+_BARE_WITH_EQUALS = (
+    r"""(?<!["'`])(?=\S{8})"""
+    + _BARE_CHAR
+    + r"""{1,64}+(?:=(?![=\s]|[A-Za-z0-9_.-]{1,64}=)"""
+    + _BARE_CHAR
+    + r"""{1,64}+){1,3}={0,2}"""
+    + _VALUE_END
+)
+_BARE_VALUE = f"(?P<secret>{_BARE}|{_BARE_WITH_EQUALS})"
 _ANY_VALUE = _QUOTED_VALUE[:-1] + "|" + _BARE + ")"  # one `secret` group, quoted or bare
 _NAME_START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtbf]))"
 _SEGMENTS = r"(?:[A-Za-z0-9]{1,64}[_.-]){0,16}"

@@ -1141,6 +1141,24 @@ tp = ["source \"https://«{hex:8}:{hex:8}»@gems.contribsys.com/\" do", "retry w
 fp = ["BUNDLE_GEMS__CONTRIBSYS__COM=$SIDEKIQ_CREDENTIALS", "https://gems.contribsys.com/ is the gem server"]
 
 [[rule]]
+id = "wordpress-keys-and-salts"
+kind = "wordpress"
+category = "config"
+description = "WordPress authentication keys and salts in wp-config.php (`define( 'AUTH_SALT', '…' );`): a salt's name holds no credential word, and the file aligns the values with spaces"
+source = "WordPress docs: wp-config.php, security keys (the api.wordpress.org secret-key service's alphabet)"
+anchors = ['''_(?:KEY|SALT)['"][ \t]{0,16},''']
+lead = "A-Z_"
+lead_max = 12
+regex = '''(?<![A-Za-z0-9_])(?:SECURE_AUTH|LOGGED_IN|NONCE|AUTH)_(?:KEY|SALT)['"][ \t]{0,16},[ \t]{0,16}['"](?P<secret>[^'"\\\n]{16,128})['"]'''
+validator = "random_token"
+tp = [
+  "define( 'AUTH_SALT',        '«{alnum:20}!@# {alnum:20}[]{{}}<>~+={alnum:16}»' );",
+  "define('NONCE_SALT', '«{token:64}»');",
+  "define( 'LOGGED_IN_KEY',    '«{alnum:32}|%^&*(){alnum:26}»' );",
+]
+fp = ["define( 'AUTH_SALT',        'put your unique phrase here' );", "define('NONCE_SALT', getenv('NONCE_SALT'));"]
+
+[[rule]]
 id = "bundler-credentials"
 kind = "registry"
 category = "registry"
