@@ -1655,10 +1655,10 @@ fp = [
 id = "password-prose"
 kind = "password"
 category = "password"
-description = "A password named in prose or a config line without `=`: 'the staging password is …', .netrc `password …`"
+description = "A password named in prose, a config line without `=` or a table's row: 'the staging password is …', .netrc `password …`, `| password | … |`"
 source = ".netrc (GNU inetutils ftp manual); detect-secrets KeywordDetector tests (Apache-2.0)"
 lower_anchors = ['''p(?:assw(?:or)?d|ass(?:phrase|code)|wd)s?[ \t]''', '''pass[ \t]{1,4}(?:is|was)[ \t]''']
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|passcode|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now):?)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|passcode|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now):?|[ \t]{1,16}\|)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
 validator = "strict_password"
 tp = [
   "the staging password is «El2h{alnum:8}»",
@@ -1668,6 +1668,7 @@ tp = [
   "the db pass is «Xk9#{alnum:8}», same as staging",
   "the password is: «Summer{digits:4}» for now",
   "the alarm passcode is «Xk9#{alnum:8}»",
+  "| user | admin |\n| password | «{password}» |",
 ]
 fp = [
   "the password is stored in Vault",
@@ -1676,6 +1677,7 @@ fp = [
   "the password is at least 12 characters",
   "pass the --no-verify flag",
   "the second pass is significantly faster",
+  "echo $password | base64 --decode",
 ]
 
 [[rule]]
