@@ -196,6 +196,9 @@ ADVERSARIAL = [
     "password=a=!" * 16_000,
     "creds are a / " * 14_000,
     "define( 'AUTH_SALT',        '" * 6_000,
+    # a connector, then a code block that never holds a value; a password word before `to`
+    "the key is:\n\n```\n" * 12_000,
+    "password to " * 16_000,
 ]
 
 

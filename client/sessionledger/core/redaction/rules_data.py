@@ -1658,7 +1658,7 @@ category = "password"
 description = "A password named in prose, a config line without `=` or a table's row: 'the staging password is …', .netrc `password …`, `| password | … |`"
 source = ".netrc (GNU inetutils ftp manual); detect-secrets KeywordDetector tests (Apache-2.0)"
 lower_anchors = ['''p(?:assw(?:or)?d|ass(?:phrase|code)|wd)s?[ \t]''', '''pass[ \t]{1,4}(?:is|was)[ \t]''']
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|passcode|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now):?|[ \t]{1,16}\|)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|passcode|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now|to|should be|will be|must be|has been (?:set|changed|reset) to):?|[ \t]{1,16}\|)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
 validator = "strict_password"
 tp = [
   "the staging password is «El2h{alnum:8}»",
@@ -1669,6 +1669,8 @@ tp = [
   "the password is: «Summer{digits:4}» for now",
   "the alarm passcode is «Xk9#{alnum:8}»",
   "| user | admin |\n| password | «{password}» |",
+  "set the password to «Xk9#{alnum:8}» and log in again",
+  "the password should be «{password}»",
 ]
 fp = [
   "the password is stored in Vault",
@@ -1678,6 +1680,8 @@ fp = [
   "pass the --no-verify flag",
   "the second pass is significantly faster",
   "echo $password | base64 --decode",
+  "reset the password to default and log in",
+  "the password should be at least twelve characters",
 ]
 
 [[rule]]
@@ -1868,14 +1872,14 @@ fp = ["set API_KEY to the value from the vault", "set the token to expire in an 
 id = "generic-secret-prose"
 kind = "generic_secret"
 category = "generic"
-description = "A key, token or secret named in prose: 'my API key is …', 'the token was …'"
+description = "A key, token or secret named in prose: 'my API key is …', 'the token was …', 'The new API token is:' and the value on the next line or in a code block"
 source = "detect-secrets KeywordDetector (Apache-2.0)"
 lead = "a-zA-Z"
 lead_max = 4
-lower_anchors = ['''ke[yn]s?[ \t]{1,4}(?:is|was|->|→)[ \t]''', '''crets?[ \t]{1,4}(?:is|was|->|→)[ \t]''']
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+lower_anchors = ['''ke[yn]s?[ \t]{1,4}(?:is|was|->|→):?(?:[ \t]|\\n|\n)''', '''crets?[ \t]{1,4}(?:is|was|->|→):?(?:[ \t]|\\n|\n)''']
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→):?(?:[ \t]{1,8}|[ \t]{0,4}(?:\\n|\n){1,2}(?:```[A-Za-z]{0,12}(?:\\n|\n))?)<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
 validator = "secret"
-tp = ["my API key is «{alnum:32}», keep it safe", "The token was «{token:40}»."]
+tp = ["my API key is «{alnum:32}», keep it safe", "The token was «{token:40}».", "The new API token is:\n\n```\n«{alnum:32}»\n```", "Your secret is:\n«{token:40}»"]
 fp = ["the key is in the vault", "the token is expired and must be refreshed"]
 
 [[rule]]
