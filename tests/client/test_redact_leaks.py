@@ -273,6 +273,12 @@ def test_leak_password_with_an_ampersand_and_short_password_names() -> None:
         assert_gone(read_result(text), pw, kind="password")
 
 
+def test_leak_openvpn_static_key_read_from_a_file() -> None:
+    lines = [rand(32, "0123456789abcdef") for _ in range(16)]
+    key = "\n".join(["-----BEGIN OpenVPN Static key V1-----", *lines, "-----END OpenVPN Static key V1-----"])
+    assert_gone(read_result(f"#\n# 2048 bit OpenVPN static key\n#\n{key}\n"), *lines, kind="private_key")
+
+
 def test_leak_alibaba_access_key_id() -> None:
     key = "LTAI" + rand(20)
     assert_gone(read_result(f"ALIBABA_CLOUD_ACCESS_KEY_ID={key}\nREGION=cn-hangzhou"), key, kind="alibaba")

@@ -43,7 +43,7 @@ description = "PEM/OpenSSH/PGP private key block, also split across Read line nu
 source = "RFC 7468; gitleaks private-key (MIT)"
 prefixes = ["-----BEGIN"]
 follow = '''[ A-Z0-9_-]{0,40}PRIVATE KEY'''
-regex = '''-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=:,. \t]|-(?!----)|<<BREAK>>){0,65536}(?:-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----)?'''
+regex = '''-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=:,. \t]|-(?!----)|<<KEY_BREAK>>){0,65536}(?:-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----)?'''
 validator = "pem_body"
 multiline = true
 tp = [
@@ -52,6 +52,8 @@ tp = [
   "«{pem:PRIVATE KEY}»",
   "«{pem:EC PRIVATE KEY}»",
   "«{pem:PGP PRIVATE KEY BLOCK}»",
+  "KEY = (\n    \"«-----BEGIN RSA PRIVATE KEY-----\\n\"\n    \"{b64:64}\\n\"\n    \"{b64:40}==\\n\"\n    \"-----END RSA PRIVATE KEY-----»\\n\"\n)",
+  "> «-----BEGIN PRIVATE KEY-----\n> {b64:64}\n> {b64:40}==\n> -----END PRIVATE KEY-----»",
   '''{{"type": "service_account", "private_key": "«-----BEGIN PRIVATE KEY-----\\n{b64:64}\\n{b64:64}\\n{b64:40}==\\n-----END PRIVATE KEY-----»\\n"}}''',
 ]
 fp = [
@@ -73,6 +75,36 @@ regex = '''<<NAME_START>>[A-Za-z0-9_.-]{0,64}(?i:key-data|tls\.key|privatekey|pr
 validator = "b64_private_key"
 tp = ["    client-key-data: «LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQ{b64:200}»", "  tls.key: «LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t{b64:200}»"]
 fp = ["    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t{b64:200}", "  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t{b64:200}"]
+
+[[rule]]
+id = "openvpn-static-key"
+kind = "private_key"
+category = "private_key"
+description = "An OpenVPN static key block (`ta.key`, `static.key`, `<tls-auth>`/`<tls-crypt>` in a .ovpn file): 256 bytes of key in hex lines; whoever holds it passes the server's HMAC firewall or decrypts a static-key tunnel"
+source = "OpenVPN manual: --secret, --tls-auth, --tls-crypt, --genkey"
+prefixes = ["-----BEGIN"]
+follow = ''' OpenVPN Static key V1-----'''
+regex = '''-----BEGIN OpenVPN Static key V1-----(?:[0-9a-fA-F \t]|<<BREAK>>){32,4096}(?:-----END OpenVPN Static key V1-----)?'''
+multiline = true
+tp = [
+  "$ cat /etc/openvpn/ta.key\n«-----BEGIN OpenVPN Static key V1-----\n{hex:32}\n{hex:32}\n{hex:32}\n{hex:32}\n-----END OpenVPN Static key V1-----»\n",
+  "<tls-crypt>\n«-----BEGIN OpenVPN Static key V1-----\n{hex:32}\n{hex:32}\n{hex:32}\n-----END OpenVPN Static key V1-----»\n</tls-crypt>",
+]
+fp = ["grep -- '-----BEGIN OpenVPN Static key V1-----' ta.key"]
+
+[[rule]]
+id = "private-key-ssh2"
+kind = "private_key"
+category = "private_key"
+description = "An SSH.com (SECSH, RFC 4716 style) private key block, `---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`, as ssh-keygen -e or PuTTYgen export it"
+source = "RFC 4716 (the SSH public key file format whose armour it shares); OpenSSH ssh-keygen(1) -e/-i"
+prefixes = ["---- BEGIN SSH2"]
+follow = ''' ENCRYPTED PRIVATE KEY ----'''
+regex = '''---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----(?:[A-Za-z0-9+/=:,."\t ]|-(?!--- END)|<<KEY_BREAK>>){64,65536}(?:---- END SSH2 ENCRYPTED PRIVATE KEY ----)?'''
+validator = "pem_body"
+multiline = true
+tp = ["«---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: \"rsa-key-20260101\"\n{b64:64}\n{b64:64}\n{b64:40}==\n---- END SSH2 ENCRYPTED PRIVATE KEY ----»"]
+fp = ["---- BEGIN SSH2 PUBLIC KEY ----\nComment: \"rsa-key\"\n{b64:64}\n---- END SSH2 PUBLIC KEY ----"]
 
 [[rule]]
 id = "putty-private-key"
