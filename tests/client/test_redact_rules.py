@@ -202,6 +202,10 @@ ADVERSARIAL = [
     # a key block of string literals and quote marks that never ends; an SSH2 header repeated
     "-----BEGIN PRIVATE KEY-----\n" + '"\\n"\n "' * 40_000,
     "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----" * 5_000,
+    # account commands: each hit with the most word starts before it, a user that never ends
+    "echo a:b chpasswd " * 11_000,
+    "htpasswd -b a " * 14_000,
+    "rabbitmqctl add_user " * 9_000,
 ]
 
 

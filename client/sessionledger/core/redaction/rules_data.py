@@ -1389,13 +1389,13 @@ fp = ["mysql -u root -p app", "mkdir -p build && mysql -e 'select 1'"]
 id = "login-password-flag"
 kind = "password"
 category = "password"
-description = "sshpass -p / docker|az|oc|cf login -p PASSWORD"
+description = "sshpass -p / docker|az|oc|cf login -p PASSWORD / mongo, mongosh, mongodump, rabbitmqadmin -u USER -p PASSWORD"
 source = "sshpass(1); docker login, az login, oc login docs"
 anchors = ['''-(?<=[ \t]-)p[ \t]''']
-near = ["sshpass", "login"]
+near = ["sshpass", "login", "mongo", "rabbitmqadmin"]
 regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-p[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
-tp = ["sshpass -p '«{password}»' ssh deploy@10.0.0.5", "docker login -u acme -p «{password}» registry.acme.io"]
+tp = ["sshpass -p '«{password}»' ssh deploy@10.0.0.5", "docker login -u acme -p «{password}» registry.acme.io", "mongosh -u admin -p '«{password}»' --authenticationDatabase admin"]
 fp = ["sshpass -p \"$SSHPASS\" ssh host", "docker login -u acme -p $(cat pw) r"]
 
 [[rule]]
@@ -1413,6 +1413,40 @@ regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:echo(?:[ \t]{1,4}-[ne]{1,2})?|p
 validator = "password"
 tp = ["echo '«Xk9#{alnum:8}»' | sudo -S apt-get update", "echo «{alnum:10}7» | docker login -u acme --password-stdin registry.acme.io"]
 fp = ["echo \"$REGISTRY_PASSWORD\" | docker login -u acme --password-stdin", "echo hunter2 | sudo -S true", "ls -S | head"]
+
+[[rule]]
+id = "user-password-commands"
+kind = "password"
+category = "password"
+description = "A user's password given to an account command: `htpasswd -b[c] [FILE] USER PASSWORD`, `rabbitmqctl add_user|change_password USER PASSWORD`"
+source = "Apache htpasswd(1); RabbitMQ rabbitmqctl(8)"
+anchors = ['''_user[ \t]''', '''_password[ \t]''']
+lower_anchors = ['''passwd[ \t]{1,4}-[a-z]{0,4}b''']
+lead = "a-z \t"
+lead_max = 20
+regex = '''(?<![A-Za-z0-9_-])(?:htpasswd[ \t]{1,4}-[A-Za-z]{0,4}b[A-Za-z]{0,4}[ \t]{1,4}(?:[^\s-][^\s]{0,255}[ \t]{1,4})?|rabbitmqctl[ \t]{1,4}(?:add_user|change_password)[ \t]{1,4})<<Q>>[^\s"'`]{1,64}<<Q>>[ \t]{1,4}<<Q>>(?P<secret>[^\s"'\\`]{4,128})'''
+validator = "cli_password"
+tp = [
+  "htpasswd -bc /etc/nginx/.htpasswd admin «{password}»",
+  "htpasswd -nb deploy '«{password}»'",
+  "rabbitmqctl add_user bob «{password}»",
+  "sudo rabbitmqctl change_password bob '«{password}»'",
+]
+fp = ["htpasswd -b .htpasswd admin \"$ADMIN_PASSWORD\"", "rabbitmqctl add_user bob $RABBIT_PASS"]
+
+[[rule]]
+id = "chpasswd-input"
+kind = "password"
+category = "password"
+description = "A password echoed into chpasswd: `echo 'USER:PASSWORD' | sudo chpasswd`"
+source = "chpasswd(8)"
+lower_anchors = ['''chpasswd''']
+lead = "!-~ \t"
+lead_max = 200
+regex = '''(?<![A-Za-z0-9_-])echo[ \t]{1,4}(?:-e[ \t]{1,4})?<<Q>>[A-Za-z0-9_.-]{1,32}:(?P<secret>[^\s"'\\`:]{4,128})<<Q>>[ \t]{0,4}\|[ \t]{0,4}(?:sudo[ \t]{1,4})?chpasswd'''
+validator = "cli_password"
+tp = ["echo 'deploy:«{password}»' | sudo chpasswd", "echo bob:«Xk9#{alnum:8}» | chpasswd"]
+fp = ["echo \"$USER:$PASS\" | chpasswd"]
 
 [[rule]]
 id = "password-flag"
