@@ -412,6 +412,8 @@ FRAGMENTS: dict[str, str] = {
     "UPPER_PW_NAME": _UPPER_NAME,
     "SECRET_NAME": _SECRET_NAME,
     "BREAK": _BREAK,
+    # a value in prose ends before a sentence's punctuation, its closing quote and a blank
+    "PROSE_END": r"""(?<![.,;:!?)])""" + _QUOTE + r"""(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))""",
     "KEY_BREAK": _KEY_BREAK,
     "CALL_OPEN": _CALL_OPEN,
     "CALL_SEP": _CALL_SEP,

@@ -1724,7 +1724,7 @@ category = "password"
 description = "A password named in prose, a config line without `=` or a table's row: 'the staging password is …', .netrc `password …`, `| password | … |`"
 source = ".netrc (GNU inetutils ftp manual); detect-secrets KeywordDetector tests (Apache-2.0)"
 lower_anchors = ['''p(?:assw(?:or)?d|ass(?:phrase|code)|wd)s?[ \t]''', '''pass[ \t]{1,4}(?:is|was)[ \t]''']
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|passcode|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now|to|should be|will be|must be|has been (?:set|changed|reset) to):?|[ \t]{1,16}\|)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|passcode|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now|to|should be|will be|must be|has been (?:set|changed|reset) to):?|[ \t]{1,16}\|)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)<<PROSE_END>>'''
 validator = "strict_password"
 tp = [
   "the staging password is «El2h{alnum:8}»",
@@ -1757,7 +1757,7 @@ category = "password"
 description = "A user and password named together in prose: 'the staging creds are admin / <password>', 'credentials: deploy:<password>', 'basic auth is bob:<password>' (the password goes, the user stays, as in a URL)"
 source = "prose in chat transcripts (a login pasted as user / password)"
 lower_anchors = ['''cred(?:ential)?s[ \t]{0,4}(?:[:=]|are[ \t]|were[ \t])''', '''basic[ \t]auth[ \t]{0,4}(?:[:=]|is[ \t]|was[ \t])''']
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:cred(?:ential)?s|basic[ \t]auth)[ \t]{0,4}(?:[:=]|(?i:are|were|is|was))[ \t]{1,8}<<Q>>[A-Za-z0-9_.@+-]{1,64}<<Q>>(?:[ \t]{1,4}/[ \t]{1,4}|:)<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:cred(?:ential)?s|basic[ \t]auth)[ \t]{0,4}(?:[:=]|(?i:are|were|is|was))[ \t]{1,8}<<Q>>[A-Za-z0-9_.@+-]{1,64}<<Q>>(?:[ \t]{1,4}/[ \t]{1,4}|:)<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)<<PROSE_END>>'''
 validator = "strict_password"
 tp = [
   "the staging creds are admin / «Xk9#{alnum:10}»",
@@ -1928,7 +1928,7 @@ source = "prose in chat transcripts (instructions to set a variable)"
 lower_anchors = ['''cret to ''', '''pass(?:wor)?d to ''', '''oken to ''', '''key to ''']
 lead = "A-Za-z0-9_. \t-"
 lead_max = 80
-regex = '''<<NAME_START>>(?i:set|change|update|rotate|export)[ \t]{1,4}<<Q>><<NAME>><<Q>>[ \t]{1,4}(?i:to|=)[ \t]{1,4}<<Q>>(?P<secret>[^\s"'\\`]{8,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+regex = '''<<NAME_START>>(?i:set|change|update|rotate|export)[ \t]{1,4}<<Q>><<NAME>><<Q>>[ \t]{1,4}(?i:to|=)[ \t]{1,4}<<Q>>(?P<secret>[^\s"'\\`]{8,512}?)<<PROSE_END>>'''
 name = '''<<SECRET_NAME>>|<<PW_NAME>>'''
 validator = "secret"
 tp = ["set SESSION_SECRET to «{alnum:24}» in the staging environment", "change DB_PASSWORD to «{alnum:16}9» and restart"]
@@ -1943,7 +1943,7 @@ source = "detect-secrets KeywordDetector (Apache-2.0)"
 lead = "a-zA-Z"
 lead_max = 4
 lower_anchors = ['''ke[yn]s?[ \t]{1,4}(?:is|was|->|→):?(?:[ \t]|\\n|\n)''', '''crets?[ \t]{1,4}(?:is|was|->|→):?(?:[ \t]|\\n|\n)''']
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→):?(?:[ \t]{1,8}|[ \t]{0,4}(?:\\n|\n){1,2}(?:```[A-Za-z]{0,12}(?:\\n|\n))?)<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)(?<![.,;:!?)])<<Q>>(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→):?(?:[ \t]{1,8}|[ \t]{0,4}(?:\\n|\n){1,2}(?:```[A-Za-z]{0,12}(?:\\n|\n))?)<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)<<PROSE_END>>'''
 validator = "secret"
 tp = ["my API key is «{alnum:32}», keep it safe", "The token was «{token:40}».", "The new API token is:\n\n```\n«{alnum:32}»\n```", "Your secret is:\n«{token:40}»"]
 fp = ["the key is in the vault", "the token is expired and must be refreshed"]
