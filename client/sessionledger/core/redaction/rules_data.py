@@ -927,14 +927,17 @@ fp = ["see APDeveloperGuide and APEXCharts", "AP1 and AKC", "APAC2024 results"]
 id = "provider-prefixed-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…, 1.A…, dotted), Langfuse sk-lf- + UUID, pganalyze pgar_, Spectral spu-, Rootly rootly_"
-source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account and user API tokens, Vercel access tokens, Microsoft identity platform refresh tokens, Langfuse, pganalyze, Spectral and Rootly API keys"
-prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A", "sk-lf-", "pgar_", "spu-", "rootly_"]
+description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…, 1.A…, dotted), Langfuse sk-lf- + UUID, pganalyze pgar_, Spectral spu-, Rootly rootly_, HubSpot private app tokens pat-na1- + UUID, Hugging Face hf_ + 34 letters or digits, Sentry organization tokens sntrys_eyJ…"
+source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account and user API tokens, Vercel access tokens, Microsoft identity platform refresh tokens, Langfuse, pganalyze, Spectral and Rootly API keys, HubSpot private apps, Hugging Face user access tokens, Sentry organization auth tokens"
+prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A", "sk-lf-", "pgar_", "spu-", "rootly_", "pat-", "hf_", "sntrys_"]
 follow = '''(?:[0-9a-z]{8}-[0-9a-z]{4}-|[a-f0-9]{32}|sq0|<<B64M>>|[A-Za-z0-9]{27})'''
-regex = '''<<START>>(?:(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096}|[01]\.A[A-Za-z0-9_-]{40,2048}(?:\.[A-Za-z0-9_-]{1,4096}){1,8}|sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pgar_[A-Za-z0-9]{27}|spu-[a-z0-9]{32}|rootly_[a-f0-9]{64})<<END>>'''
+regex = '''<<START>>(?:pat-(?:na|eu|ap)[0-9]-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|hf_[A-Za-z0-9]{34}|sntrys_eyJ[A-Za-z0-9+/=_-]{40,1000}|(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096}|[01]\.A[A-Za-z0-9_-]{40,2048}(?:\.[A-Za-z0-9_-]{1,4096}){1,8}|sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pgar_[A-Za-z0-9]{27}|spu-[a-z0-9]{32}|rootly_[a-f0-9]{64})<<END>>'''
 validator = "token"
 tp = [
   "the LaunchDarkly SDK key is «sdk-{uuid}»",
+  "the hubspot one is «pat-na1-{uuid}»",
+  "I used «hf_{alnum:34}» for the download",
+  "SENTRY_AUTH_TOKEN=«sntrys_eyJ{token:80}_{alnum:43}»",
   "langfuse_secret_key = «sk-lf-00000000-0000-0000-0000-000000000000»",
   "[DEBUG] token=«pgar_abcdefghijklmnopqrstuvwxyz1»",
   "SPECTRAL_API_KEY=«spu-{lowalnum:32}»",
