@@ -533,8 +533,11 @@ def test_the_spans_kept_do_not_depend_on_how_often_they_were_looked_up() -> None
 def test_a_keys_value_is_found_beside_a_provider_token_on_its_line(name: str, gap: str) -> None:
     """The generic rules leave a name whose value another rule found; a provider token right after
     the name's own value does not make that value count as found."""
-    value = "".join(RNG.choice(ALNUM) for _ in range(20)) + "7Qz"
-    stripe = "sk_live_" + "".join(RNG.choice(ALNUM) for _ in range(24))
+    # a seed of its own: about 1 in 300 random values reads as a name (`KamgioxG4rjkoet…`) and is
+    # left by the shape check, which is not what this test is about
+    rng = random.Random(20261130)
+    value = "".join(rng.choice(ALNUM) for _ in range(20)) + "7Qz"
+    stripe = "sk_live_" + "".join(rng.choice(ALNUM) for _ in range(24))
     line = json.dumps({"type": "user", "message": {"content": f"{name}={value}{gap}{stripe}"}}).encode()
     redacted = Redactor().redact_bytes(line).data
     assert value.encode() not in redacted
