@@ -382,12 +382,13 @@ _NAME = r"(?:(?<![A-Za-z0-9_.-])|(?<=\\[nrtbf]))(?P<name>[A-Za-z0-9_.-]{1,128}+)
 # What may sit between lines of a multi-line secret in a transcript: JSON escapes, real newlines,
 # Claude Code's Read line numbers (`     5→`), and a structuredPatch hunk's next line (`","+`: a
 # string starting with a diff marker; `","is_error":` is JSON structure, not a hunk).
-_BREAK = r"""(?:\\[nrt]|\\\\|\\u2192|→|\r|\n|\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"(?=[+ -]))"""
+_LINE_BREAKS = r"""\\[nrt]|\\\\|\\u2192|→|\r|\n|\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"(?=[+ -])"""
+_BREAK = f"(?:{_LINE_BREAKS})"
 # Inside a key block, also what code and Markdown put around its lines: a string literal closed at the
 # line's end (`"MIIE…\n"` then `+`, `,` or nothing) and the next one opened after the indent, and a
 # quote's `> ` after a line break.
 _KEY_BREAK = (
-    _BREAK[:-1]
+    f"(?:{_LINE_BREAKS}"
     + r"""|\\{0,8}"[ \t]{0,4}[+,]?(?=[ \t]{0,4}(?:\\[nr]|[\r\n]))|(?<=[ \t])\\{0,8}"(?=[A-Za-z0-9+/-])"""
     + r"""|(?:(?<=\n)|(?<=\\n))>)"""
 )
@@ -412,9 +413,9 @@ FRAGMENTS: dict[str, str] = {
     "UPPER_PW_NAME": _UPPER_NAME,
     "SECRET_NAME": _SECRET_NAME,
     "BREAK": _BREAK,
+    "KEY_BREAK": _KEY_BREAK,
     # a value in prose ends before a sentence's punctuation, its closing quote and a blank
     "PROSE_END": r"""(?<![.,;:!?)])""" + _QUOTE + r"""(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))""",
-    "KEY_BREAK": _KEY_BREAK,
     "CALL_OPEN": _CALL_OPEN,
     "CALL_SEP": _CALL_SEP,
     "CALL_VALUE": _CALL_VALUE,
