@@ -167,7 +167,9 @@
    * page cost a round trip and a render. A failure fetched ahead leaves the link; one the reader
    * asked for opens the page. */
   function loadMore(link, quietly, text) {
-    if (loading) { return; }
+    /* a link the pages it asked for have replaced is spent: an observer's notice queued before they
+     * arrived may still come, and would append them again */
+    if (loading || !link.isConnected) { return; }
     loading = true;
     var ticket = generation;
     link.setAttribute("aria-busy", "true");
@@ -196,7 +198,9 @@
 
   function watchMore() {
     var link = document.querySelector("#more [data-more]");
-    if (link && moreObserver) { moreObserver.disconnect(); moreObserver.observe(link); }
+    if (!moreObserver) { return; }
+    moreObserver.disconnect(); /* the last page in: nothing left to watch */
+    if (link) { moreObserver.observe(link); }
   }
   document.addEventListener("click", function (event) {
     var link = event.target.closest("[data-more]");
