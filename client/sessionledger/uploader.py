@@ -45,6 +45,9 @@ _SERVER_WIDE = (0, 429, 502, 503, 504)
 # How long past its own deadline a lock holder may still run (finishing a segment's bookkeeping)
 # before it counts as stuck and is stopped.
 STALE_GRACE = 30.0
+# A retry is started only with at least this long left before the run's deadline: a shorter try
+# times out before most servers answer, and its timeout would replace the real reason it waits.
+LAST_TRY_SECONDS = 1.0
 # The progress record is rewritten at most once per this many bytes sent (and at the start and end).
 PROGRESS_STEP = 256 * 1024
 
@@ -142,7 +145,7 @@ class Runner:
     def _may_sleep(self, pause: float | None) -> bool:
         """Wait for the next retry? A detached uploader only if no other one is already waiting:
         while the server is down every capture starts one, and one sleeper is enough."""
-        if not self.waits or pause is None or time.monotonic() + pause > self.deadline:
+        if not self.waits or pause is None or not self._time_for_a_try(after=pause):
             return False
         if self.mode is not Mode.DETACHED or self._waiter is not None:
             return True
@@ -211,11 +214,16 @@ class Runner:
         status = entry.status()
         state = status.get("state", queue.PENDING)
         if entry.id in self.tried:
-            return state == queue.PENDING and self.waits and status.get("next_at", 0) <= time.time()
+            due = state == queue.PENDING and self.waits and status.get("next_at", 0) <= time.time()
+            return due and self._time_for_a_try()
         if state in queue.RETRIED_EVERY_RUN:
             forced = self.mode is Mode.SYNC
             return forced or state != queue.PENDING or status.get("next_at", 0) <= time.time()
         return self.retry_rejected
+
+    def _time_for_a_try(self, after: float = 0.0) -> bool:
+        """Is a retry `after` seconds from now left enough of the run to be answered?"""
+        return time.monotonic() + after + LAST_TRY_SECONDS <= self.deadline
 
     def _next_retry_in(self) -> float | None:
         times = [

@@ -15,9 +15,13 @@ import pytest
 
 from tests.client.conftest import ClaudeSession, ClientEnv, expected_upload, head
 
+# A scripted status that answers nothing for a while: the request times out.
+SILENT = 0
+
 
 class Stub:
-    """Answers POSTs with the scripted (status, headers, body) in order; records each request."""
+    """Answers POSTs with the scripted (status, headers, body) in order; records each request.
+    `SILENT` keeps the connection open without a word for 10 s, then answers 202."""
 
     def __init__(self) -> None:
         self.script: list[tuple[int, dict[str, str], dict]] = []
@@ -33,6 +37,9 @@ class Stub:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 stub.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
                 status, headers, reply = stub.script.pop(0) if stub.script else (202, {}, {"id": "x"})
+                if status == SILENT:
+                    time.sleep(10)
+                    status = 202
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/json", **headers}.items():
                     self.send_header(name, value)
@@ -144,6 +151,17 @@ def test_a_sync_with_the_wait_flag_retries_until_the_server_takes_it(stub, repo,
     result = client_env.cli("sync", "--wait", "--timeout", "30", cwd=repo)
     assert result.returncode == 0 and "Queue is empty" in result.stdout
     assert len(stub.requests) == 3
+
+
+def test_a_wait_ends_saying_why_the_segment_waits_not_with_a_retry_cut_short(stub, repo, claude, client_env) -> None:
+    busy = (503, {"Retry-After": "2"}, error("unavailable", "busy"))
+    stub.script += [busy, busy, (SILENT, {}, {})]
+    commit(claude)  # the hook's try: busy
+    # sync's try is busy too; the retry after 2 s would have under a second left of the wait
+    result = client_env.cli("sync", "--wait", "--timeout", "2.9", cwd=repo)
+    assert result.returncode == 1
+    assert "busy" in result.stdout and "did not answer" not in result.stdout
+    assert len(stub.requests) == 2
 
 
 def test_a_segment_the_server_fails_on_does_not_hold_back_the_others(stub, repo, claude, client_env) -> None:
