@@ -356,3 +356,18 @@ def test_unrelated_lines_stay_byte_identical() -> None:
     before, after = data.splitlines(), result.data.splitlines()
     assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == result.changed_lines
     assert before[0] == after[0] and before[-1] == after[-1]
+
+
+def test_a_basic_authorization_value_that_does_not_decode_to_a_login_is_redacted() -> None:
+    """Only a credential follows `Authorization: Basic`: a made-up value (random base64, not
+    `user:password`) goes as a real one does; `username:password` in base64 is a template and stays."""
+    made_up = rand(40, ALNUM + "+/") + "="
+    template = base64.b64encode(b"username:password").decode()
+    data = bash(
+        "curl -s https://api.example.com/v1/items",
+        f'request headers: {{"Authorization": "Basic {made_up}"}}\nexample: Authorization: Basic {template}',
+    )
+
+    result = assert_gone(data, made_up, kind="basic_auth")
+
+    assert template.encode() in result.data

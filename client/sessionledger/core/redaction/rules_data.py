@@ -1341,9 +1341,9 @@ description = "Authorization header with Basic credentials"
 source = "RFC 7617"
 lower_anchors = ['''authorization''']
 regex = '''(?i:authorization)<<SEP>>(?i:basic)[ \t]{1,8}(?P<secret>[A-Za-z0-9+/]{8,4096}={0,3})(?![A-Za-z0-9+/=])'''
-validator = "basic_credentials"
-tp = ["Authorization: Basic «{basic:admin}»", "curl -H 'Authorization: Basic «YnJvd3Nlcjo=»' https://x"]
-fp = ["Authorization: Basic realm"]
+validator = "basic_header"
+tp = ["Authorization: Basic «{basic:admin}»", "curl -H 'Authorization: Basic «YnJvd3Nlcjo=»' https://x", '"Authorization": "Basic «{alnum:40}=»"']
+fp = ["Authorization: Basic realm", "Authorization: Basic dXNlcm5hbWU6cGFzc3dvcmQ=", "the Authorization: Basic authentication scheme", "Authorization: Basic base64string"]
 
 [[rule]]
 id = "docker-config-auth"

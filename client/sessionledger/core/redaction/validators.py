@@ -443,6 +443,21 @@ def basic_credentials(value: str) -> bool:
     return bool(sep and user) and user.isprintable() and password.replace("\n", "").replace("\r", "").isprintable()
 
 
+def basic_header(value: str) -> bool:
+    """An `Authorization: Basic` value: `user:password` in base64 (`basic_credentials` decides one
+    that decodes so), or any other token of credential shape: nothing but a credential follows that
+    header, so a value that does not decode (made up, or a server's own scheme) goes too."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        decoded = ""
+    if ":" in decoded:
+        return basic_credentials(value)
+    if "base64" in value.lower() or "encoded" in value.lower():  # a docs' stand-in (`base64string`)
+        return False
+    return len(value) >= 12 and any(c.isdigit() or c in "+/=" for c in value) and unworded_token(value)
+
+
 def cli_password(value: str) -> bool:
     """A password given to a command (`mysql -pS3cret`, `curl -u admin:pw`): any non-template value."""
     return len(value) >= 3 and not placeholder(value) and not value.startswith("-") and value.lower() not in _DUMMIES
@@ -625,6 +640,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "url_password": url_password,
     "pem_body": pem_body,
     "basic_credentials": basic_credentials,
+    "basic_header": basic_header,
     "cli_password": cli_password,
     "aws_secret": aws_secret,
 }
