@@ -371,3 +371,31 @@ def test_a_basic_authorization_value_that_does_not_decode_to_a_login_is_redacted
     result = assert_gone(data, made_up, kind="basic_auth")
 
     assert template.encode() in result.data
+
+
+def test_a_token_given_to_git_as_the_urls_user_is_redacted() -> None:
+    """`git clone https://<token>@github.com/…`: git takes a personal access token as the user; a
+    Sentry DSN's key (32 hex, public by design) and a plain user name stay."""
+    token = rand(40)
+    dsn_key = rand(32, "0123456789abcdef")
+    data = bash(
+        f"git clone https://{token}@github.com/acme/app.git",
+        f"Cloning into 'app'...\nSENTRY_DSN=https://{dsn_key}@o450000.ingest.sentry.io/5000000\nssh://git@github.com/acme/app",
+    )
+
+    result = assert_gone(data, token, kind="url_password")
+
+    assert dsn_key.encode() in result.data and b"ssh://git@github.com/acme/app" in result.data
+
+
+def test_a_personal_access_token_named_by_its_acronym_is_redacted() -> None:
+    """`PAT` names a personal access token (GitHub, Azure DevOps, GitLab); `PATH` and `PATCH` are no
+    credential words."""
+    pat = rand(52, string.ascii_lowercase + "234567")
+    data = prompt(f"the build fails since I rotated it; my new PAT is {pat}") + bash(
+        "env | grep PATH", "PATH=/usr/local/bin:/usr/bin:/opt/tool2/bin"
+    )
+
+    result = assert_gone(data, pat)
+
+    assert b"PATH=/usr/local/bin:/usr/bin:/opt/tool2/bin" in result.data

@@ -506,6 +506,15 @@ def header_token(value: str) -> bool:
     return shannon_entropy(value) >= 3.0
 
 
+def url_token_user(value: str) -> bool:
+    """A URL's user that is a token (`https://<token>@github.com/…`: git takes a personal access token
+    as the user): random, or a long hex or base32 PAT; not a name, nor the 32 hex of a Sentry DSN's
+    key (public by design)."""
+    if (len(value) == 32 and _HEX_RE.fullmatch(value)) or identifier(value) or _name_like(value):
+        return False
+    return random_token(value) or azure_devops_pat(value)
+
+
 def azure_devops_pat(value: str) -> bool:
     """52 characters of lower-case base32 (a digit among them) or 84 with `AZDO`: not a word run."""
     return not placeholder(value) and any(c.isdigit() for c in value) and shannon_entropy(value) >= 3.5
@@ -641,6 +650,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "pem_body": pem_body,
     "basic_credentials": basic_credentials,
     "basic_header": basic_header,
+    "url_token_user": url_token_user,
     "cli_password": cli_password,
     "aws_secret": aws_secret,
 }
