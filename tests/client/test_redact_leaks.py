@@ -399,3 +399,41 @@ def test_a_personal_access_token_named_by_its_acronym_is_redacted() -> None:
     result = assert_gone(data, pat)
 
     assert b"PATH=/usr/local/bin:/usr/bin:/opt/tool2/bin" in result.data
+
+
+def test_passphrases_given_to_encrypting_commands_are_redacted() -> None:
+    """zip, 7z, gpg, openssl and smbclient take a password as a flag; `ssh-keygen -p` takes the old
+    and the new one in one command, and both go."""
+    secrets = [password() for _ in range(7)]
+    commands = [
+        f"zip -r -P {secrets[0]} backup.zip data/",
+        f"7z a -p{secrets[1]} -mhe=on secrets.7z .env",
+        f"gpg --batch --passphrase '{secrets[2]}' -d vault.gpg > vault",
+        f"openssl enc -aes-256-cbc -salt -k {secrets[3]} -in db.sql -out db.sql.enc",
+        f"smbclient //fs01/share -U admin%{secrets[4]} -c ls",
+        f"ssh-keygen -p -P {secrets[5]} -N {secrets[6]} -f ~/.ssh/deploy",
+    ]
+    data = b"".join(bash(command) for command in commands) + bash("ssh-keygen -t ed25519 -N '' -f ~/.ssh/id")
+
+    result = assert_gone(data, *secrets, kind="password")
+
+    assert b"ssh-keygen -t ed25519 -N '' -f ~/.ssh/id" in result.data
+
+
+def test_an_api_key_given_to_curl_as_a_password_without_a_user_is_redacted() -> None:
+    key = rand(32)
+    result = assert_gone(bash(f"curl -s -u :{key} https://api.example.com/v1/items"), key, kind="password")
+
+    assert b"curl -s -u :[REDACTED:password] https://api.example.com/v1/items" in result.data
+
+
+def test_a_password_in_an_xml_element_with_a_short_name_is_redacted() -> None:
+    """`<db_pass>`, `<passphrase>`, `<adminPwd>` hold passwords; `<render_pass>shadow` is a render pass."""
+    secrets = [password() for _ in range(3)]
+    xml = (
+        f"<config>\n  <db_pass>{secrets[0]}</db_pass>\n  <passphrase>{secrets[1]}</passphrase>\n"
+        f"  <adminPwd>{secrets[2]}</adminPwd>\n  <render_pass>shadow</render_pass>\n</config>"
+    )
+    result = assert_gone(bash("cat config.xml", xml), *secrets, kind="password")
+
+    assert b"<render_pass>shadow</render_pass>" in result.data

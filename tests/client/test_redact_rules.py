@@ -206,6 +206,13 @@ ADVERSARIAL = [
     "echo a:b chpasswd " * 11_000,
     "htpasswd -b a " * 14_000,
     "rabbitmqctl add_user " * 9_000,
+    # a command's flags that never give a passphrase; a user that never reaches its `%`
+    "zip a -x b " * 18_000,
+    "ssh-keygen -p -N " * 12_000,
+    "smbclient -U " + "a" * 200_000,
+    # an XML element named like a password that never closes; a URL user that never reaches a host
+    "<db_pass>" * 22_000,
+    "https://" + "a" * 200_000 + "@",
 ]
 
 

@@ -1383,19 +1383,20 @@ fp = ['''{{"auth": "required"}}''', "auth: oauth2"]
 id = "curl-user"
 kind = "password"
 category = "password"
-description = "curl -u / --user user:password"
+description = "curl -u / --user user:password, or :password alone (an API key as the password, no user)"
 source = "curl manual: -u, --user; gitleaks curl-auth-user (MIT)"
-anchors = ['''-(?<=[ \t]-)u[ \t=]{0,8}[^\s:'"\\`$-]{1,128}:''', '''-(?<=[ \t]-)-user[ \t=]''']
+anchors = ['''-(?<=[ \t]-)u[ \t=]{0,8}[^\s:'"\\`$-]{0,128}:''', '''-(?<=[ \t]-)-user[ \t=]''']
 near = ["curl"]
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{1,128}:<<Q>>(?P<secret>[^\s'"\\`]{3,256})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{0,128}:<<Q>>(?P<secret>[^\s'"\\`]{3,256})'''
 validator = "cli_password"
 tp = [
   "curl -u admin:«{password}» https://jenkins.internal/api/json",
   '''curl --user "deploy:«{password}»" -X POST https://x''',
   # the shell joins `kevin:` and a quoted password into one argument
   "curl --user kevin:'«{password}»' -iX PATCH https://x",
+  "curl -u :«{alnum:32}» https://api.example.com/v1/items",
 ]
-fp = ["curl -u $USER:$PASS https://x", "docker run -u 1000:1000 image", "git push -u origin:main"]
+fp = ["curl -u $USER:$PASS https://x", "docker run -u 1000:1000 image", "git push -u origin:main", "curl --negotiate -u : https://intranet.example.com"]
 
 [[rule]]
 id = "mysql-password-flag"
@@ -1472,6 +1473,48 @@ regex = '''(?<![A-Za-z0-9_-])echo[ \t]{1,4}(?:-e[ \t]{1,4})?<<Q>>[A-Za-z0-9_.-]{
 validator = "cli_password"
 tp = ["echo 'deploy:«{password}»' | sudo chpasswd", "echo bob:«Xk9#{alnum:8}» | chpasswd"]
 fp = ["echo \"$USER:$PASS\" | chpasswd"]
+
+[[rule]]
+id = "passphrase-flags"
+kind = "password"
+category = "password"
+description = "A password or passphrase given to an encrypting command: `zip -P PW`, `7z -pPW`, `gpg --passphrase PW`, `ssh-keygen -P OLD`, `openssl enc -k PW`, `smbclient -U USER%PW` (the first such flag of a command: `ssh-keygen -N NEW` has a rule of its own)"
+source = "zip(1), 7z(1), gpg(1), ssh-keygen(1), openssl-enc(1), smbclient(1)"
+anchors = ['''-(?<=[ \t]-)P[ \t]''', '''-(?<=[ \t]-)p[^\s-]''', '''--passphrase''', '''-(?<=[ \t]-)k[ \t]''', '''-(?<=[ \t]-)U[ \t]''']
+near = ["zip", "7z", "gpg", "ssh-keygen", "openssl", "smbclient"]
+lead = '''A-Za-z0-9_.,:/@%=+~^!#$*?(){}\[\]<>'"\\ \t-'''
+lead_max = 200
+regex = '''(?<![A-Za-z0-9_-])(?:zip[ \t](?:[^\n|;&]{0,200}?[ \t])?-P[ \t]{1,8}|7za?[ \t](?:[^\n|;&]{0,200}?[ \t])?-p|gpg2?[ \t](?:[^\n|;&]{0,200}?[ \t])?--passphrase(?:[ \t]{1,8}|=)|ssh-keygen[ \t](?:[^\n|;&]{0,200}?[ \t])?-P[ \t]{1,8}|openssl[ \t](?:[^\n|;&]{0,200}?[ \t])?-k[ \t]{1,8}|smbclient[ \t](?:[^\n|;&]{0,200}?[ \t])?-U[ \t]{1,8}<<Q>>[^\s%'"\\]{1,64}%)<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+validator = "cli_password"
+tp = [
+  "zip -r -P «{password}» backup.zip data/",
+  "7z a -p«{password}» -mhe=on secrets.7z .env",
+  "gpg --batch --yes --passphrase '«{password}»' -d vault.gpg",
+  "ssh-keygen -p -P «{password}» -f ~/.ssh/deploy",
+  "openssl enc -aes-256-cbc -salt -k «{password}» -in db.sql -out db.sql.enc",
+  "smbclient //fs01/share -U admin%«{password}» -c ls",
+]
+fp = [
+  "ssh-keygen -t ed25519 -N '' -f ~/.ssh/id",
+  "gpg --batch --passphrase-fd 0 -d f.gpg",
+  "7z x archive.7z -p && zip -P \"$ZIP_PASSWORD\" out.zip f",
+  "openssl enc -d -aes-256-cbc -k $KEY -in a",
+]
+
+[[rule]]
+id = "ssh-keygen-new-passphrase"
+kind = "password"
+category = "password"
+description = "The new passphrase of a key made or changed by ssh-keygen: `ssh-keygen -N PW`, also after `-P OLD`"
+source = "ssh-keygen(1)"
+anchors = ['''-(?<=[ \t]-)N[ \t]''']
+near = ["ssh-keygen"]
+lead = '''A-Za-z0-9_.,:/@%=+~^!#$*?(){}\[\]<>'"\\ \t-'''
+lead_max = 200
+regex = '''(?<![A-Za-z0-9_-])ssh-keygen[ \t](?:[^\n|;&]{0,200}?[ \t])?-N[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+validator = "cli_password"
+tp = ["ssh-keygen -t ed25519 -N «{password}» -f ~/.ssh/deploy", "ssh-keygen -p -f ~/.ssh/id_ed25519 -N '«{password}»'"]
+fp = ["ssh-keygen -t ed25519 -N '' -f ~/.ssh/id", "ssh-keygen -N \"$KEY_PASSPHRASE\" -f id"]
 
 [[rule]]
 id = "password-flag"
@@ -1591,6 +1634,20 @@ regex = '''<[A-Za-z0-9_.:-]{0,64}(?i:pass(?:word|wd))>(?:[ \t]|\\[nrt]|\n){0,32}
 validator = "cli_password"
 tp = ["<server><id>nexus</id><username>ci</username><password>«{password}»</password></server>", "<ClearTextPassword>«{password}»</ClearTextPassword>"]
 fp = ["<password>${env.PASSWORD}</password>"]
+
+[[rule]]
+id = "xml-short-password-element"
+kind = "password"
+category = "password"
+description = "XML element named by a short password word: <db_pass>, <passphrase>, <adminPwd>; a value that reads as a word is left (`<render_pass>shadow`: a pass is not always a password)"
+source = "Maven docs: settings.xml servers (the element form); application config files"
+lower_anchors = ['''pass>''', '''passphrase>''', '''pwd>''']
+lead = "A-Za-z0-9_.:<-"
+lead_max = 64
+regex = '''<(?:(?:[A-Za-z0-9_.:-]{0,63}[_.:-])?(?i:pass(?:phrase)?|pwd)|[A-Za-z0-9_.:-]{0,63}[a-z0-9](?:Passphrase|Pwd))>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>[^<\s"\\]{4,256})(?:[ \t]|\\[nrt]|\n){0,32}</'''
+validator = "password"
+tp = ["<db_pass>«{password}»</db_pass>", "<passphrase>«{password}»</passphrase>", "<adminPwd>«{password}»</adminPwd>", "<keystore_pass>\n  «{password}»\n</keystore_pass>"]
+fp = ["<db_pass>${DB_PASS}</db_pass>", "<bypass>localhost</bypass><compass>north</compass><first_pass>true</first_pass>", "<render_pass>shadow</render_pass><firstPass>enabled</firstPass>"]
 
 [[rule]]
 id = "xml-secret-element"
