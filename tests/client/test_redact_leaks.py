@@ -437,3 +437,16 @@ def test_a_password_in_an_xml_element_with_a_short_name_is_redacted() -> None:
     result = assert_gone(bash("cat config.xml", xml), *secrets, kind="password")
 
     assert b"<render_pass>shadow</render_pass>" in result.data
+
+
+def test_a_redis_password_and_a_wifi_passphrase_in_their_config_files_are_redacted() -> None:
+    """redis.conf's `requirepass` and wpa_supplicant's `psk`; redis.conf's own example, `foobared`,
+    stays."""
+    redis_pw, wifi_psk = rand(24), password()
+    redis_conf = f"# requirepass foobared\nrequirepass {redis_pw}\nport 6379"
+    wpa = f'network={{\n  ssid="office"\n  psk="{wifi_psk}"\n}}'
+    data = bash("cat /etc/redis/redis.conf", redis_conf) + bash("cat /etc/wpa_supplicant.conf", wpa)
+
+    result = assert_gone(data, redis_pw, wifi_psk, kind="password")
+
+    assert b"# requirepass foobared" in result.data

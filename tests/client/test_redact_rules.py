@@ -213,6 +213,10 @@ ADVERSARIAL = [
     # an XML element named like a password that never closes; a URL user that never reaches a host
     "<db_pass>" * 22_000,
     "https://" + "a" * 200_000 + "@",
+    # a directive or key name repeated with no value; a passphrase that never ends
+    "requirepass " * 16_000,
+    "wpa_psk=" * 25_000,
+    'psk="' + "a" * 200_000,
 ]
 
 

@@ -1484,7 +1484,7 @@ anchors = ['''-(?<=[ \t]-)P[ \t]''', '''-(?<=[ \t]-)p[^\s-]''', '''--passphrase'
 near = ["zip", "7z", "gpg", "ssh-keygen", "openssl", "smbclient"]
 lead = '''A-Za-z0-9_.,:/@%=+~^!#$*?(){}\[\]<>'"\\ \t-'''
 lead_max = 200
-regex = '''(?<![A-Za-z0-9_-])(?:zip[ \t](?:[^\n|;&]{0,200}?[ \t])?-P[ \t]{1,8}|7za?[ \t](?:[^\n|;&]{0,200}?[ \t])?-p|gpg2?[ \t](?:[^\n|;&]{0,200}?[ \t])?--passphrase(?:[ \t]{1,8}|=)|ssh-keygen[ \t](?:[^\n|;&]{0,200}?[ \t])?-P[ \t]{1,8}|openssl[ \t](?:[^\n|;&]{0,200}?[ \t])?-k[ \t]{1,8}|smbclient[ \t](?:[^\n|;&]{0,200}?[ \t])?-U[ \t]{1,8}<<Q>>[^\s%'"\\]{1,64}%)<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:zip[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?-P[ \t]{1,8}|7za?[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?-p|gpg2?[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?--passphrase(?:[ \t]{1,8}|=)|ssh-keygen[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?-P[ \t]{1,8}|openssl[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?-k[ \t]{1,8}|smbclient[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?-U[ \t]{1,8}<<Q>>[^\s%'"\\]{1,64}%)<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
 validator = "cli_password"
 tp = [
   "zip -r -P «{password}» backup.zip data/",
@@ -1511,10 +1511,38 @@ anchors = ['''-(?<=[ \t]-)N[ \t]''']
 near = ["ssh-keygen"]
 lead = '''A-Za-z0-9_.,:/@%=+~^!#$*?(){}\[\]<>'"\\ \t-'''
 lead_max = 200
-regex = '''(?<![A-Za-z0-9_-])ssh-keygen[ \t](?:[^\n|;&]{0,200}?[ \t])?-N[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))ssh-keygen[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?-N[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
 validator = "cli_password"
 tp = ["ssh-keygen -t ed25519 -N «{password}» -f ~/.ssh/deploy", "ssh-keygen -p -f ~/.ssh/id_ed25519 -N '«{password}»'"]
 fp = ["ssh-keygen -t ed25519 -N '' -f ~/.ssh/id", "ssh-keygen -N \"$KEY_PASSPHRASE\" -f id"]
+
+[[rule]]
+id = "redis-requirepass"
+kind = "password"
+category = "password"
+description = "Redis's password directives: `requirepass PW` and `masterauth PW` in redis.conf, `CONFIG SET requirepass PW`, `redis-server --requirepass PW`"
+source = "Redis docs: redis.conf (security), CONFIG SET"
+lower_anchors = ['''pass(?<=requirepass)[ \t]''', '''auth(?<=masterauth)[ \t]''']
+lead = "a-z"
+lead_max = 8
+regex = '''(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))(?i:requirepass|masterauth)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{3,256})'''
+validator = "password"  # not redis.conf's own example, `foobared`
+tp = ["requirepass «{password}»", "redis-cli CONFIG SET requirepass '«{password}»'", "redis-server --requirepass «{password}» --port 6380", "masterauth «{password}»"]
+fp = ["# requirepass foobared", "requirepass ${REDIS_PASSWORD}", "the requirepass option sets a password"]
+
+[[rule]]
+id = "wifi-psk"
+kind = "password"
+category = "password"
+description = "A Wi-Fi network's pre-shared key: `psk=\"…\"` in wpa_supplicant.conf and NetworkManager, `wpa_psk=` in hostapd.conf (a passphrase of 8-63 characters or 64 hex)"
+source = "wpa_supplicant.conf(5); hostapd.conf; NetworkManager settings (802-11-wireless-security)"
+lower_anchors = ['''psk(?:\\{0,8}["'])?[ \t]{0,4}[:=]''']
+lead = "A-Za-z_-"
+lead_max = 8
+regex = '''(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))(?:(?i:wpa)[_-]?)?(?i:psk)(?:\\{0,8}["'])?[ \t]{0,4}[:=][ \t]{0,4}<<Q>>(?P<secret>[0-9a-fA-F]{64}(?![^\s"'\\`])|[^\s"'\\`]{8,63}(?![^\s"'\\`]))'''
+validator = "password"
+tp = ['network={{\n  ssid="home"\n  psk="«{password}»"\n}}', "wpa_psk=«{hex:64}»", "psk=«{password}»"]
+fp = ['psk=hunter2', "psk = derive_psk(passphrase, ssid)", "psk: ${WIFI_PSK}", 'psk="correcthorsebatterystaple"']
 
 [[rule]]
 id = "password-flag"
