@@ -450,3 +450,16 @@ def test_a_redis_password_and_a_wifi_passphrase_in_their_config_files_are_redact
     result = assert_gone(data, redis_pw, wifi_psk, kind="password")
 
     assert b"# requirepass foobared" in result.data
+
+
+def test_a_token_beside_a_providers_name_the_catalogue_does_not_list_is_redacted() -> None:
+    """PagerDuty, Pipedrive, Upstash… name their keys in their own docs, not in gitleaks' catalogue:
+    the name beside a token vouches for it as a listed provider's does; a package pin stays."""
+    routing, pipedrive = rand(32, "0123456789abcdef"), rand(40, "0123456789abcdef")
+    data = prompt(f"pagerduty: {routing}\nand the pipedrive one we use in prod is {pipedrive}") + bash(
+        "pip install posthog==3.1.0 pinecone-client==3.0.0"
+    )
+
+    result = assert_gone(data, routing, pipedrive, kind="generic_secret")
+
+    assert b"pip install posthog==3.1.0 pinecone-client==3.0.0" in result.data

@@ -178,13 +178,29 @@ _NAME_PIVOTS = ("ke", "cre", "auth", "zure", "p")
 _NOT_ANCHORS = frozenset(("generic", "private", "defined", "readme", "square", "linear", "vault", "harness"))
 
 
+# Providers whose keys their own documentation shows bare (no credential word), which the catalogue
+# does not name; each holds a literal an existing scan finds. Left out: names that are English or
+# code words too (`apollo`, `amplitude`, `split`, `docker`, `snowflake`, `polygon`, `expo`), and
+# providers whose ids or public keys look random beside their name (Spotify's track ids, Replicate's
+# prediction ids, Razorpay's payment ids, PayPal's and Pusher's public client keys).
+DOCUMENTED_PROVIDERS = (
+    "pipedrive", "postmark", "pagerduty", "posthog", "pinecone", "supabase", "upstash", "zapier",
+    "apify", "opsgenie", "sparkpost", "deepgram", "deepseek", "openrouter", "appveyor", "pinterest",
+    "plivo", "pipedream", "porkbun", "prismic", "pexels", "unsplash", "pixabay", "ipinfo", "ipstack",
+    "mapquest", "pushover", "pushbullet", "appsignal", "papertrail", "typesense", "appwrite",
+    "pocketbase", "clickup", "helpscout", "pandadoc", "pingdom", "uptimerobot", "logrocket",
+    "packagecloud", "applitools", "deepl",
+)  # fmt: skip
+
+
 @lru_cache(maxsize=1)
 def anchor_words() -> tuple[str, ...]:
     """The provider names a token after them is searched behind (the provider-near-token rule): the
     catalogue's provider keywords and its rule ids' first words (`hubspot`, `sourcegraph`,
-    `dropbox`) that an existing scan can find, so they cost no pass of their own."""
+    `dropbox`), and `DOCUMENTED_PROVIDERS`, that an existing scan can find, so they cost no pass of
+    their own."""
     ids = {e.ident.split("-")[0] for e in entries()}
-    words = {w for w in ids if w.isalpha() and len(w) >= 4} | set(provider_words())
+    words = {w for w in ids if w.isalpha() and len(w) >= 4} | set(provider_words()) | set(DOCUMENTED_PROVIDERS)
     return tuple(sorted(w for w in words - _NOT_ANCHORS if any(p in w for p in _NAME_PIVOTS)))
 
 
