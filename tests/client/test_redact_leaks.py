@@ -463,3 +463,23 @@ def test_a_token_beside_a_providers_name_the_catalogue_does_not_list_is_redacted
     result = assert_gone(data, routing, pipedrive, kind="generic_secret")
 
     assert b"pip install posthog==3.1.0 pinecone-client==3.0.0" in result.data
+
+
+B64URL = ALNUM + "-_"
+
+
+def test_the_private_members_of_a_json_web_key_are_redacted_and_its_public_ones_kept() -> None:
+    """RSA (`d`, the primes and their exponents), EC and OKP (`d`) JWKs, in the RFC's member order and
+    sorted, pretty-printed and on one line: every private member goes, `n`, `x` and `y` stay."""
+    rsa = {"kty": "RSA", "n": rand(342, B64URL), "e": "AQAB", "d": rand(342, B64URL)}
+    rsa |= {name: rand(171, B64URL) for name in ("p", "q", "dp", "dq", "qi")}
+    ec = {"kty": "EC", "crv": "P-256", "x": rand(43, B64URL), "y": rand(43, B64URL), "d": rand(43, B64URL)}
+    okp = {"kty": "OKP", "crv": "Ed25519", "x": rand(43, B64URL), "d": rand(43, B64URL)}
+    shown = [json.dumps(rsa), json.dumps(rsa, indent=2, sort_keys=True), json.dumps(ec, indent=2)]
+    shown += [json.dumps(ec, sort_keys=True), json.dumps(okp), json.dumps(okp, sort_keys=True)]
+    data = b"".join(bash(f"cat key{i}.jwk", text) for i, text in enumerate(shown))
+    private = [rsa[name] for name in ("d", "p", "q", "dp", "dq", "qi")] + [ec["d"], okp["d"]]
+
+    result = assert_gone(data, *private, kind="private_key")
+
+    assert all(value.encode() in result.data for value in (rsa["n"], ec["x"], ec["y"], okp["x"]))

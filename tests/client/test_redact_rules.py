@@ -217,6 +217,14 @@ ADVERSARIAL = [
     "requirepass " * 16_000,
     "wpa_psk=" * 25_000,
     'psk="' + "a" * 200_000,
+    # JSON Web Keys: a `d` that never ends; curves and key types before a `d` that never comes; a `d`
+    # too plain to be a key before each `p` or `OKP` (every anchor finds a `d` to try)
+    '"p":"a","d":"' + "a" * 200_000,
+    '{"crv": "P-256", ' * 11_000,
+    '{"kty":"OKP",' * 14_000,
+    ('"d":"' + "a" * 60 + '","p":"') * 3_000,
+    ('"d":"' + "a" * 60 + '","kty":"OKP"') * 2_500,
+    '"d":"' + "a" * 60 + '","kty":"OKP"' * 12_000,
 ]
 
 

@@ -416,6 +416,11 @@ FRAGMENTS: dict[str, str] = {
     "KEY_BREAK": _KEY_BREAK,
     # a value in prose ends before a sentence's punctuation, its closing quote and a blank
     "PROSE_END": r"""(?<![.,;:!?)])""" + _QUOTE + r"""(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))""",
+    # JSON inside JSON (a JWK in a transcript line): a quote maybe escaped, whitespace maybe escaped,
+    # and a JWK member's value (base64url of a key part)
+    "JQ": r'\\{0,3}"',
+    "JS": r"(?:[ \t\n]|\\[nrt]){0,16}",
+    "JB64": r"[A-Za-z0-9_-]{40,1400}(?![A-Za-z0-9_-])",
     "CALL_OPEN": _CALL_OPEN,
     "CALL_SEP": _CALL_SEP,
     "CALL_VALUE": _CALL_VALUE,

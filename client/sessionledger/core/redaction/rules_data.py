@@ -131,6 +131,102 @@ regex = '''<<START>>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}<<END>
 tp = ["# created: 2024\n«AGE-SECRET-KEY-1{bech32:58}»"]
 fp = ["the key starts with AGE-SECRET-KEY-1"]
 
+[[rule]]
+id = "jwk-private-d"
+kind = "private_key"
+category = "private_key"
+description = "A JSON Web Key's private exponent or scalar `d` (RSA, EC), found beside the RSA `p`/`dp` member or the EC curve; OKP keys, and the RSA primes and their exponents, have rules of their own below"
+source = "RFC 7517 (JWK), RFC 7518 §6 (RSA and EC private members)"
+# `"p":`/`"dp":` (an RSA key's primes) and an EC curve (`P-256`, `secp256k1`) hold a `p` the scans
+# already find. `d` is the member right before `p` (RFC order) or `dp` (sorted): looked for behind,
+# across one comma only (the lead stops at the one before `d`, so a run of members costs nothing);
+# an EC key's `d` comes after its curve: looked for ahead
+lower_anchors = ['''p(?<=[\\"d]p)\\{0,3}"[ \t]{0,4}:''', '''p-(?:256|384|521)\\{0,3}"''', '''p256k1\\{0,3}"''']
+lead = '''A-Za-z0-9_":\\ \t\n-'''
+lead_gap = '''",\\ \t\nd'''
+lead_max = 2000
+regex = '''(?:<<JS>><<JQ>>(?:[Pp]-(?:256|384|521)|secp256k1)<<JQ>>[^{}]{0,1500}?)?<<JS>><<JQ>>d<<JQ>><<JS>>:<<JS>><<JQ>>(?P<secret><<JB64>>)'''
+validator = "random_token"
+tp = [
+  '''{{"kty":"RSA","n":"{b64url:342}","e":"AQAB","d":"«{b64url:342}»","p":"«{b64url:171}»"}}''',
+  '''{{"d": "«{b64url:342}»", "dp": "«{b64url:171}»"}}''',
+  '''{{\n  "kty": "EC",\n  "crv": "P-256",\n  "x": "{b64url:43}",\n  "y": "{b64url:43}",\n  "d": "«{b64url:43}»"\n}}''',
+  '''{{"crv":"P-384","d":"«{b64url:64}»","kty":"EC","x":"{b64url:64}","y":"{b64url:64}"}}''',
+]
+fp = [
+  '''{{"kty":"RSA","n":"{b64url:342}","e":"AQAB","alg":"RS256","kid":"2024-01","use":"sig"}}''',
+  '''{{"kty":"EC","crv":"P-256","x":"{b64url:43}","y":"{b64url:43}"}}''',
+  '''{{"p": 1, "d": "2026-01-29", "q": "select 1"}}''',
+]
+
+[[rule]]
+id = "jwk-okp-d"
+kind = "private_key"
+category = "private_key"
+description = "An OKP JSON Web Key's private key `d` (Ed25519, X25519, Ed448) after its key type `OKP`, in the RFC's order (kty, crv, x, d)"
+source = "RFC 8037 §2"
+lower_anchors = ['''p(?<=okp)\\{0,3}"''']
+regex = '''P<<JQ>>[^{}]{0,160}?<<JQ>>d<<JQ>><<JS>>:<<JS>><<JQ>>(?P<secret><<JB64>>)'''
+validator = "random_token"
+tp = ['''{{"kty": "OKP", "crv": "X25519", "x": "{b64url:43}", "d": "«{b64url:43}»"}}''']
+fp = ['''{{"kty":"OKP","crv":"Ed25519","x":"{b64url:43}"}}''']
+
+[[rule]]
+id = "jwk-okp-d-sorted"
+kind = "private_key"
+category = "private_key"
+description = "An OKP JSON Web Key's private key `d` a member or two before its key type `OKP`, as sorted members put it (crv, d, kty, x)"
+source = "RFC 8037 §2"
+lower_anchors = ['''p(?<=okp)\\{0,3}"''']
+lead = '''A-Za-z0-9_":,\\ \t\n-'''
+lead_max = 120
+regex = '''<<JQ>>d<<JQ>><<JS>>:<<JS>><<JQ>>(?P<secret><<JB64>>)'''
+validator = "random_token"
+tp = ['''{{"crv":"Ed25519","d":"«{b64url:43}»","kty":"OKP","x":"{b64url:43}"}}''']
+fp = ['''{{"crv":"Ed25519","kty":"OKP","x":"{b64url:43}"}}''']
+
+[[rule]]
+id = "jwk-rsa-prime"
+kind = "private_key"
+category = "private_key"
+description = "An RSA JSON Web Key's prime `p` or its exponent `dp`, at the member the scan found"
+source = "RFC 7518 §6.3.2"
+lower_anchors = ['''p(?<=[\\"d]p)\\{0,3}"[ \t]{0,4}:''']
+lead = '''\\"d'''
+lead_max = 4
+regex = '''<<JQ>>d?p<<JQ>><<JS>>:<<JS>><<JQ>>(?P<secret><<JB64>>)'''
+validator = "random_token"
+tp = ['''"d":"«{b64url:342}»","p":"«{b64url:171}»","q":"«{b64url:171}»"''', '''"dp": "«{b64url:171}»"''']
+fp = ['''{{"p": "the-name-of-a-page-in-the-docs-for-users"}}''']
+
+[[rule]]
+id = "jwk-rsa-next"
+kind = "private_key"
+category = "private_key"
+description = "An RSA JSON Web Key's `q` or `dq`: the member after `p` or `dp`"
+source = "RFC 7518 §6.3.2"
+lower_anchors = ['''p(?<=[\\"d]p)\\{0,3}"[ \t]{0,4}:''']
+lead = '''\\"d'''
+lead_max = 4
+regex = '''<<JQ>>d?p<<JQ>><<JS>>:<<JS>><<JQ>><<JB64>><<JQ>><<JS>>,<<JS>><<JQ>>d?q<<JQ>><<JS>>:<<JS>><<JQ>>(?P<secret><<JB64>>)'''
+validator = "random_token"
+tp = ['''"p":"«{b64url:171}»","q":"«{b64url:171}»"''', "\"dp\": \"«{b64url:171}»\",\n  \"dq\": \"«{b64url:171}»\""]
+fp = ['''{{"p": 1, "q": "{b64url:171}"}}''']
+
+[[rule]]
+id = "jwk-rsa-coefficient"
+kind = "private_key"
+category = "private_key"
+description = "An RSA JSON Web Key's `qi`: two members after `dp` in the RFC's order (p, q, dp, dq, qi), after `p` in sorted order (dp, dq, …, p, q, qi)"
+source = "RFC 7518 §6.3.2"
+lower_anchors = ['''p(?<=[\\"d]p)\\{0,3}"[ \t]{0,4}:''']
+lead = '''\\"d'''
+lead_max = 4
+regex = '''<<JQ>>d?p<<JQ>><<JS>>:<<JS>><<JQ>><<JB64>><<JQ>><<JS>>,<<JS>><<JQ>>d?q<<JQ>><<JS>>:<<JS>><<JQ>><<JB64>><<JQ>><<JS>>,<<JS>><<JQ>>qi<<JQ>><<JS>>:<<JS>><<JQ>>(?P<secret><<JB64>>)'''
+validator = "random_token"
+tp = ['''"dp":"«{b64url:171}»","dq":"«{b64url:171}»","qi":"«{b64url:171}»"''', '''"p": "«{b64url:171}»", "q": "«{b64url:171}»", "qi": "«{b64url:171}»"''']
+fp = ['''{{"dp": "x", "dq": "y", "qi": "{b64url:171}"}}''']
+
 # ============================================================================ cloud
 
 [[rule]]
