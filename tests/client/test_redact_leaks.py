@@ -483,3 +483,17 @@ def test_the_private_members_of_a_json_web_key_are_redacted_and_its_public_ones_
     result = assert_gone(data, *private, kind="private_key")
 
     assert all(value.encode() in result.data for value in (rsa["n"], ec["x"], ec["y"], okp["x"]))
+
+
+def test_a_private_key_as_base64_der_without_pem_lines_is_redacted() -> None:
+    """`openssl … -outform DER | base64` gives one run with no `-----BEGIN`: PKCS#8, PKCS#1 and SEC1
+    keys go; a public key (SubjectPublicKeyInfo) in the same form stays."""
+    pkcs8 = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ" + rand(1500, ALNUM + "+/")
+    pkcs1 = "MIIEpAIBAAKCAQEA" + rand(1500, ALNUM + "+/")
+    sec1 = "MHcCAQEEI" + rand(150, ALNUM + "+/")
+    public = "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA" + rand(300, ALNUM + "+/") + "IDAQAB"
+    data = prompt(f"the signing key is {pkcs8}") + bash(f"echo {pkcs1} | base64 -d > k.der", sec1) + prompt(public)
+
+    result = assert_gone(data, pkcs8, pkcs1, sec1, kind="private_key")
+
+    assert public.encode() in result.data

@@ -225,6 +225,9 @@ ADVERSARIAL = [
     ('"d":"' + "a" * 60 + '","p":"') * 3_000,
     ('"d":"' + "a" * 60 + '","kty":"OKP"') * 2_500,
     '"d":"' + "a" * 60 + '","kty":"OKP"' * 12_000,
+    # a DER key's anchors repeated in one base64 run, and each after a word break
+    "M" + "AgEAAoI" * 28_000,
+    " MAQEEI" * 28_000,
 ]
 
 

@@ -132,6 +132,31 @@ tp = ["# created: 2024\n«AGE-SECRET-KEY-1{bech32:58}»"]
 fp = ["the key starts with AGE-SECRET-KEY-1"]
 
 [[rule]]
+id = "der-private-key-base64"
+kind = "private_key"
+category = "private_key"
+description = "A private key as base64 DER in one run, without PEM lines (PKCS#8 RSA, EC, Ed25519/Ed448/X25519/X448; PKCS#1 RSA of 1024 to 4096 bits): found by the base64 of its version and first member"
+source = "RFC 5208 (PKCS#8), RFC 8017 (PKCS#1), RFC 5915 (SEC1 EC)"
+# the version `INTEGER 0` and the modulus (PKCS#1), the inner RSA key's start (PKCS#8), the EC and
+# Edwards/Montgomery algorithm ids (PKCS#8), the version `INTEGER 1` and the key's octets (SEC1 EC):
+# each starts with `A`, a literal a scan already passes over
+anchors = ['''AKCA[QgY]EA''', '''AKBgQ''', '''AgEAAo[GI]''', '''AgEAMB[AM]GByqGSM49''', '''AQAwBQYDK2V[uvwx]''', '''AQEEI''', '''AgEBB[DE]''']
+lead = "A-Za-z0-9+/"
+lead_max = 80
+regex = '''(?<![A-Za-z0-9+/])(?P<secret>M[A-Za-z0-9+/]{40,8000}={0,2})(?![A-Za-z0-9+/=])'''
+validator = "der_private_key"
+tp = [
+  "the key is «MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ{b64:1500}»",
+  "«MIIEpAIBAAKCAQEA{b64:1500}»",
+  "ed25519 private key: «MC4CAQAwBQYDK2VwBCIEI{b64:22}»",
+  "«MHcCAQEEI{b64:150}»",
+]
+fp = [
+  "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA{b64:300}IDAQAB",
+  "MCowBQYDK2VwAyEA{b64:43}=",
+]
+
+[[rule]]
 id = "jwk-private-d"
 kind = "private_key"
 category = "private_key"

@@ -477,6 +477,19 @@ def b64_private_key(value: str) -> bool:
     return "PRIVATE KEY" in head
 
 
+def der_private_key(value: str) -> bool:
+    """Base64 of a DER private key: a SEQUENCE whose first member is the version, `INTEGER 0` (PKCS#1
+    RSA, PKCS#8) or `INTEGER 1` (SEC1 EC). A certificate or public key starts with another SEQUENCE."""
+    try:
+        der = base64.b64decode(value[:16] + "=" * (-len(value[:16]) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    if len(der) < 5 or der[0] != 0x30:
+        return False
+    header = 2 + (der[1] & 0x7F if der[1] & 0x80 else 0)  # the SEQUENCE's length in 1 to 3 bytes
+    return der[header : header + 3] in (b"\x02\x01\x00", b"\x02\x01\x01")
+
+
 def discord_bot(value: str) -> bool:
     """Three dotted parts of a Discord bot token's lengths. Its first part is the base64 of the bot's
     numeric id (`MTk4…`); a token someone made up or mangled (`AT` before it) keeps only the shape:
@@ -650,6 +663,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "pem_body": pem_body,
     "basic_credentials": basic_credentials,
     "basic_header": basic_header,
+    "der_private_key": der_private_key,
     "url_token_user": url_token_user,
     "cli_password": cli_password,
     "aws_secret": aws_secret,
