@@ -394,6 +394,9 @@ _KEY_BREAK = (
 )
 _LINE_START = r"""(?:^|(?<=\\n)|(?<=\n)|(?<=→)|(?<=\\t)|(?<=\t)|(?<=")|(?<=\\u2192))"""
 
+_JSON_QUOTE = r'\\{0,3}"'
+_JSON_SPACE = r"(?:[ \t\n]|\\[nrt]){0,16}"
+
 FRAGMENTS: dict[str, str] = {
     "START": _START,
     "END": _END,
@@ -417,10 +420,16 @@ FRAGMENTS: dict[str, str] = {
     # a value in prose ends before a sentence's punctuation, its closing quote and a blank
     "PROSE_END": r"""(?<![.,;:!?)])""" + _QUOTE + r"""(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|["'`]))""",
     # JSON inside JSON (a JWK in a transcript line): a quote maybe escaped, whitespace maybe escaped,
+    # what lies between a member's name and its string value, between that value and the next name,
     # and a JWK member's value (base64url of a key part)
-    "JQ": r'\\{0,3}"',
-    "JS": r"(?:[ \t\n]|\\[nrt]){0,16}",
+    "JQ": _JSON_QUOTE,
+    "JS": _JSON_SPACE,
+    "JKV": _JSON_QUOTE + _JSON_SPACE + ":" + _JSON_SPACE + _JSON_QUOTE,
+    "JNEXT": _JSON_QUOTE + _JSON_SPACE + "," + _JSON_SPACE + _JSON_QUOTE,
     "JB64": r"[A-Za-z0-9_-]{40,1400}(?![A-Za-z0-9_-])",
+    # a command's arguments before a flag, on its own line (not past a pipe, `;`, `&` or an escaped
+    # newline in a JSON line)
+    "CMD_ARGS": r"(?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?",
     "CALL_OPEN": _CALL_OPEN,
     "CALL_SEP": _CALL_SEP,
     "CALL_VALUE": _CALL_VALUE,

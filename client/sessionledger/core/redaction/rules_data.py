@@ -170,7 +170,7 @@ lower_anchors = ['''p(?<=[\\"d]p)\\{0,3}"[ \t]{0,4}:''', '''p-(?:256|384|521)\\{
 lead = '''A-Za-z0-9_":\\ \t\n-'''
 lead_gap = '''",\\ \t\nd'''
 lead_max = 2000
-regex = '''(?:<<JS>><<JQ>>(?:[Pp]-(?:256|384|521)|secp256k1)<<JQ>>[^{}]{0,1500}?)?<<JS>><<JQ>>d<<JQ>><<JS>>:<<JS>><<JQ>>(?P<secret><<JB64>>)'''
+regex = '''(?:<<JS>><<JQ>>(?:[Pp]-(?:256|384|521)|secp256k1)<<JQ>>[^{}]{0,1500}?)?<<JS>><<JQ>>d<<JKV>>(?P<secret><<JB64>>)'''
 validator = "random_token"
 tp = [
   '''{{"kty":"RSA","n":"{b64url:342}","e":"AQAB","d":"«{b64url:342}»","p":"«{b64url:171}»"}}''',
@@ -191,7 +191,7 @@ category = "private_key"
 description = "An OKP JSON Web Key's private key `d` (Ed25519, X25519, Ed448) after its key type `OKP`, in the RFC's order (kty, crv, x, d)"
 source = "RFC 8037 §2"
 lower_anchors = ['''p(?<=okp)\\{0,3}"''']
-regex = '''P<<JQ>>[^{}]{0,160}?<<JQ>>d<<JQ>><<JS>>:<<JS>><<JQ>>(?P<secret><<JB64>>)'''
+regex = '''P<<JQ>>[^{}]{0,160}?<<JQ>>d<<JKV>>(?P<secret><<JB64>>)'''
 validator = "random_token"
 tp = ['''{{"kty": "OKP", "crv": "X25519", "x": "{b64url:43}", "d": "«{b64url:43}»"}}''']
 fp = ['''{{"kty":"OKP","crv":"Ed25519","x":"{b64url:43}"}}''']
@@ -205,7 +205,7 @@ source = "RFC 8037 §2"
 lower_anchors = ['''p(?<=okp)\\{0,3}"''']
 lead = '''A-Za-z0-9_":,\\ \t\n-'''
 lead_max = 120
-regex = '''<<JQ>>d<<JQ>><<JS>>:<<JS>><<JQ>>(?P<secret><<JB64>>)'''
+regex = '''<<JQ>>d<<JKV>>(?P<secret><<JB64>>)'''
 validator = "random_token"
 tp = ['''{{"crv":"Ed25519","d":"«{b64url:43}»","kty":"OKP","x":"{b64url:43}"}}''']
 fp = ['''{{"crv":"Ed25519","kty":"OKP","x":"{b64url:43}"}}''']
@@ -219,7 +219,7 @@ source = "RFC 7518 §6.3.2"
 lower_anchors = ['''p(?<=[\\"d]p)\\{0,3}"[ \t]{0,4}:''']
 lead = '''\\"d'''
 lead_max = 4
-regex = '''<<JQ>>d?p<<JQ>><<JS>>:<<JS>><<JQ>>(?P<secret><<JB64>>)'''
+regex = '''<<JQ>>d?p<<JKV>>(?P<secret><<JB64>>)'''
 validator = "random_token"
 tp = ['''"d":"«{b64url:342}»","p":"«{b64url:171}»","q":"«{b64url:171}»"''', '''"dp": "«{b64url:171}»"''']
 fp = ['''{{"p": "the-name-of-a-page-in-the-docs-for-users"}}''']
@@ -233,7 +233,7 @@ source = "RFC 7518 §6.3.2"
 lower_anchors = ['''p(?<=[\\"d]p)\\{0,3}"[ \t]{0,4}:''']
 lead = '''\\"d'''
 lead_max = 4
-regex = '''<<JQ>>d?p<<JQ>><<JS>>:<<JS>><<JQ>><<JB64>><<JQ>><<JS>>,<<JS>><<JQ>>d?q<<JQ>><<JS>>:<<JS>><<JQ>>(?P<secret><<JB64>>)'''
+regex = '''<<JQ>>d?p<<JKV>><<JB64>><<JNEXT>>d?q<<JKV>>(?P<secret><<JB64>>)'''
 validator = "random_token"
 tp = ['''"p":"«{b64url:171}»","q":"«{b64url:171}»"''', "\"dp\": \"«{b64url:171}»\",\n  \"dq\": \"«{b64url:171}»\""]
 fp = ['''{{"p": 1, "q": "{b64url:171}"}}''']
@@ -247,7 +247,7 @@ source = "RFC 7518 §6.3.2"
 lower_anchors = ['''p(?<=[\\"d]p)\\{0,3}"[ \t]{0,4}:''']
 lead = '''\\"d'''
 lead_max = 4
-regex = '''<<JQ>>d?p<<JQ>><<JS>>:<<JS>><<JQ>><<JB64>><<JQ>><<JS>>,<<JS>><<JQ>>d?q<<JQ>><<JS>>:<<JS>><<JQ>><<JB64>><<JQ>><<JS>>,<<JS>><<JQ>>qi<<JQ>><<JS>>:<<JS>><<JQ>>(?P<secret><<JB64>>)'''
+regex = '''<<JQ>>d?p<<JKV>><<JB64>><<JNEXT>>d?q<<JKV>><<JB64>><<JNEXT>>qi<<JKV>>(?P<secret><<JB64>>)'''
 validator = "random_token"
 tp = ['''"dp":"«{b64url:171}»","dq":"«{b64url:171}»","qi":"«{b64url:171}»"''', '''"p": "«{b64url:171}»", "q": "«{b64url:171}»", "qi": "«{b64url:171}»"''']
 fp = ['''{{"dp": "x", "dq": "y", "qi": "{b64url:171}"}}''']
@@ -1605,7 +1605,7 @@ anchors = ['''-(?<=[ \t]-)P[ \t]''', '''-(?<=[ \t]-)p[^\s-]''', '''--passphrase'
 near = ["zip", "7z", "gpg", "ssh-keygen", "openssl", "smbclient"]
 lead = '''A-Za-z0-9_.,:/@%=+~^!#$*?(){}\[\]<>'"\\ \t-'''
 lead_max = 200
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:zip[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?-P[ \t]{1,8}|7za?[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?-p|gpg2?[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?--passphrase(?:[ \t]{1,8}|=)|ssh-keygen[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?-P[ \t]{1,8}|openssl[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?-k[ \t]{1,8}|smbclient[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?-U[ \t]{1,8}<<Q>>[^\s%'"\\]{1,64}%)<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:zip[ \t]<<CMD_ARGS>>-P[ \t]{1,8}|7za?[ \t]<<CMD_ARGS>>-p|gpg2?[ \t]<<CMD_ARGS>>--passphrase(?:[ \t]{1,8}|=)|ssh-keygen[ \t]<<CMD_ARGS>>-P[ \t]{1,8}|openssl[ \t]<<CMD_ARGS>>-k[ \t]{1,8}|smbclient[ \t]<<CMD_ARGS>>-U[ \t]{1,8}<<Q>>[^\s%'"\\]{1,64}%)<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
 validator = "cli_password"
 tp = [
   "zip -r -P «{password}» backup.zip data/",
@@ -1632,7 +1632,7 @@ anchors = ['''-(?<=[ \t]-)N[ \t]''']
 near = ["ssh-keygen"]
 lead = '''A-Za-z0-9_.,:/@%=+~^!#$*?(){}\[\]<>'"\\ \t-'''
 lead_max = 200
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))ssh-keygen[ \t](?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?-N[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))ssh-keygen[ \t]<<CMD_ARGS>>-N[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
 validator = "cli_password"
 tp = ["ssh-keygen -t ed25519 -N «{password}» -f ~/.ssh/deploy", "ssh-keygen -p -f ~/.ssh/id_ed25519 -N '«{password}»'"]
 fp = ["ssh-keygen -t ed25519 -N '' -f ~/.ssh/id", "ssh-keygen -N \"$KEY_PASSPHRASE\" -f id"]
