@@ -429,14 +429,23 @@ def pem_body(value: str) -> bool:
     return len(body) >= 64 and not placeholder(body)
 
 
+def _base64_text(value: str) -> str:
+    """`value` decoded as base64 to UTF-8 text, padding restored; "" when it is neither."""
+    try:
+        return base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return ""
+
+
 def basic_credentials(value: str) -> bool:
     """Base64 of `user:password` (HTTP Basic, Docker `config.json` "auth", npm `_auth`); an empty
     password (`browser:`) still logs the user in, and a password may span lines (a key file:
     Google's registries take user `_json_key` and a service account's JSON key)."""
-    try:
-        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return False
+    return _login(_base64_text(value))
+
+
+def _login(decoded: str) -> bool:
+    """A decoded `user:password`: a printable user, and a password that is no template."""
     user, sep, password = decoded.partition(":")
     if password and placeholder(password):
         return False
@@ -444,15 +453,12 @@ def basic_credentials(value: str) -> bool:
 
 
 def basic_header(value: str) -> bool:
-    """An `Authorization: Basic` value: `user:password` in base64 (`basic_credentials` decides one
+    """An `Authorization: Basic` value: `user:password` in base64 (the login check decides one
     that decodes so), or any other token of credential shape: nothing but a credential follows that
     header, so a value that does not decode (made up, or a server's own scheme) goes too."""
-    try:
-        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        decoded = ""
+    decoded = _base64_text(value)
     if ":" in decoded:
-        return basic_credentials(value)
+        return _login(decoded)
     if "base64" in value.lower() or "encoded" in value.lower():  # a docs' stand-in (`base64string`)
         return False
     return len(value) >= 12 and any(c.isdigit() or c in "+/=" for c in value) and unworded_token(value)
