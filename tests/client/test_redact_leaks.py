@@ -497,3 +497,16 @@ def test_a_private_key_as_base64_der_without_pem_lines_is_redacted() -> None:
     result = assert_gone(data, pkcs8, pkcs1, sec1, kind="private_key")
 
     assert public.encode() in result.data
+
+
+def test_a_twilio_api_key_sid_and_a_gitlab_runner_registration_token_standing_alone_are_redacted() -> None:
+    """Their prefixes name them with no word around (`SK` + 32 hex, `GR1348941` + 20 or more); a body
+    filled in by hand (`XXXX…`, `123123…`) stays."""
+    sid = "SK" + rand(32, "0123456789abcdef")
+    runner = "GR1348941" + rand(20, ALNUM + "_-")
+    filled = ["GR1348941XXXXXXXXXXXXXXXXXXXX", "GR134894112312312312312312312", "SK" + "0" * 32]
+    data = bash("twilio api:core:keys:list", f"{sid}\n") + prompt(runner) + prompt(" ".join(filled))
+
+    result = assert_gone(data, sid, runner)
+
+    assert all(value.encode() in result.data for value in filled)

@@ -1014,7 +1014,7 @@ fp = ["dckr_pat_ prefix"]
 id = "twilio-account-sid"
 kind = "saas_token"
 category = "saas"
-description = "Twilio account SIDs (AC + 32 hex or lower-case characters) standing alone; API key SIDs (SK…) and GitLab runner registration tokens (GR1348941…) would each need a scan of their own, and are found only after a credential word"
+description = "Twilio account SIDs (AC + 32 hex or lower-case characters) standing alone"
 source = "Twilio docs: account SID; detect-secrets TwilioKeyDetector (Apache-2.0)"
 prefixes = ["AC"]
 follow = '''[0-9a-zA-Z]{20}'''
@@ -1025,6 +1025,31 @@ tp = [
   "«ACxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx»",
 ]
 fp = ["ACCOUNT_SETTINGS_{hex:32}", "ACCESSIBILITY"]
+
+[[rule]]
+id = "twilio-api-key-sid"
+kind = "saas_token"
+category = "saas"
+description = "Twilio API key SIDs (SK + 32 hex) standing alone"
+source = "Twilio docs: API keys; detect-secrets TwilioKeyDetector (Apache-2.0)"
+prefixes = ["SK"]
+follow = '''[0-9a-fA-F]{32}'''
+regex = '''<<START>>SK[0-9a-fA-F]{32}<<END>>'''
+validator = "unrepeated_token"
+tp = ["«SK{hex:32}»", "the key sid «SK{hex:32}» is for the staging app"]
+fp = ["SKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "SK00000000000000000000000000000000", "SKIP_{hex:32}", "DESKTOP{hex:32}"]
+
+[[rule]]
+id = "gitlab-runner-registration-token"
+kind = "gitlab"
+category = "vcs"
+description = "A GitLab runner registration token (GR1348941 + 20 or more characters) standing alone"
+source = "GitLab docs: token prefixes; detect-secrets GitLabTokenDetector (Apache-2.0)"
+prefixes = ["GR1348941"]
+regex = '''<<START>>GR1348941[A-Za-z0-9_-]{20,50}<<END>>'''
+validator = "unrepeated_token"
+tp = ["«GR1348941{token:20}»", "gitlab-runner register --registration-token «GR1348941{token:20}»"]
+fp = ["GR1348941XXXXXXXXXXXXXXXXXXXX", "GR134894112312312312312312312"]
 
 [[rule]]
 id = "artifactory-keys"

@@ -407,6 +407,16 @@ def has_digit(value: str) -> bool:
     return token(value) and any(c.isdigit() for c in value)
 
 
+_TAIL = 20  # the shortest body after a fixed prefix these tokens have (`GR1348941` + 20)
+
+
+def unrepeated_token(value: str) -> bool:
+    """A fixed-prefix token (`GR1348941…`, `SK…`) whose body someone filled in by hand repeats a
+    unit of up to four characters to its end (`XXXX…`, `123123…`): its last 20 characters show it."""
+    tail = value[-_TAIL:]
+    return token(value) and not any(tail == (tail[:unit] * _TAIL)[:_TAIL] for unit in range(1, 5))
+
+
 _URL_DUMMIES = frozenset(
     ("pass", "pw", "pwd", "secret", "x", "guest", "admin", "root", "test", "user", "demo", "postgres")
 )
@@ -665,6 +675,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "token": token,
     "unworded_token": unworded_token,
     "has_digit": has_digit,
+    "unrepeated_token": unrepeated_token,
     "url_password": url_password,
     "pem_body": pem_body,
     "basic_credentials": basic_credentials,
