@@ -510,3 +510,13 @@ def test_a_twilio_api_key_sid_and_a_gitlab_runner_registration_token_standing_al
     result = assert_gone(data, sid, runner)
 
     assert all(value.encode() in result.data for value in filled)
+
+
+def test_a_webex_bot_token_whose_org_part_is_not_hex_is_redacted() -> None:
+    """A made-up Webex bot token keeps the real one's shape (64, `_`, four, `_`, 8-4-4-4-12) with any
+    letters and digits in the UUID's place: the shape alone names it."""
+    lower = string.ascii_lowercase + string.digits
+    uuid_shaped = "-".join(rand(n, lower) for n in (8, 4, 4, 4, 12))
+    bot = f"{rand(64, lower)}_qwer_{uuid_shaped}"
+
+    assert_gone(prompt(f'webexbot = "{bot}"'), bot, kind="webex")

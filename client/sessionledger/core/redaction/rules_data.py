@@ -2151,14 +2151,14 @@ fp = ["com.example.service.Configuration.loadDefaults", "import app_settings_mod
 id = "webex-bot-token"
 kind = "webex"
 category = "chat"
-description = "A Webex bot access token: 64 letters and digits, `_`, a four-character region code, `_`, the org UUID"
-source = "Webex developer docs (bots: access token)"
-anchors = ['''_(?=[0-9a-f]{8}-[0-9a-f]{4}-)''']
+description = "A Webex bot access token: 64 letters and digits, `_`, a four-character region code, `_`, the org UUID (or letters and digits in its shape, as in made-up tokens)"
+source = "Webex developer docs (bots: access token); trufflehog webexbot detector's shape (the idea only)"
+anchors = ['''_(?=[A-Za-z0-9]{8}-[A-Za-z0-9]{4}-)''']
 lead = "A-Za-z0-9_"
 lead_max = 70
-regex = '''<<START>>(?P<secret>[A-Za-z0-9]{64}_[A-Za-z0-9]{4}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})<<END>>'''
+regex = '''<<START>>(?P<secret>[A-Za-z0-9]{64}_[A-Za-z0-9]{4}_[A-Za-z0-9]{8}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{12})<<END>>'''
 validator = "token"
-tp = ["WEBEX_BOT_TOKEN=«{alnum:64}_PF84_{uuid}»", "the bot token is «{alnum:64}_P0A1_{uuid}»"]
+tp = ["WEBEX_BOT_TOKEN=«{alnum:64}_PF84_{uuid}»", "the bot token is «{alnum:64}_P0A1_{uuid}»", "webexbot = '«{lowalnum:64}_qwer_{lowalnum:8}-{lowalnum:4}-{lowalnum:4}-{lowalnum:4}-{lowalnum:12}»'"]
 fp = ["snake_case_name_PF84_ab"]
 
 [[rule]]
