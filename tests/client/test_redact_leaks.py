@@ -520,3 +520,16 @@ def test_a_webex_bot_token_whose_org_part_is_not_hex_is_redacted() -> None:
     bot = f"{rand(64, lower)}_qwer_{uuid_shaped}"
 
     assert_gone(prompt(f'webexbot = "{bot}"'), bot, kind="webex")
+
+
+def test_a_made_up_value_with_a_keyboard_run_under_a_credential_name_is_redacted() -> None:
+    """`test_key_1234567890abcdefghij` is made of words and runs typed in by hand: a made-up key someone
+    may have issued, so it goes like any other; so does `secret12345678` as a password. A code name
+    without a run (`user_profile_v2`) and a whole template (`your_api_key_here`) stay."""
+    made_up = ["test_key_1234567890abcdefghij", "fake-api-key-0123456789abcdef", "secret12345678"]
+    kept = ["CACHE_KEY=user_profile_v2", "API_KEY=your_api_key_here"]
+    data = prompt(f"API_KEY={made_up[0]}\nSTRIPE_TOKEN: {made_up[1]}\ndb_password = '{made_up[2]}'\n" + "\n".join(kept))
+
+    result = assert_gone(data, *made_up)
+
+    assert all(text.encode() in result.data for text in kept)

@@ -663,7 +663,7 @@ tp = [
   '''const stripe = Stripe("«rk_live_{alnum:24}»");''',
   "STRIPE_WEBHOOK_SECRET=«whsec_{alnum:32}»",
 ]
-fp = ['''nonMatchingToken := "task_test_abcdefghijklmnopqrstuvwxyz1234"''']
+fp = ['''"task_test_abcdefghijklmnopqrstuvwxyz1234"''']  # `sk_test_` inside a longer word
 
 [[rule]]
 id = "square-token"
@@ -1965,7 +1965,7 @@ lead = "A-Za-z0-9_.-"
 name = '''<<PW_NAME>>'''
 regex = '''<<NAME>><<SEP>><<BVALUE>>'''
 validator = "strict_password"
-tp = ["db_pass := «{password}»", "spring.datasource.password=«{password}»", "Server=db;Database=app;User Id=sa;Password=«{password}»;"]
+tp = ['db_pass := "«secret12345678»"', "db_pass := «{password}»", "spring.datasource.password=«{password}»", "Server=db;Database=app;User Id=sa;Password=«{password}»;"]
 fp = [
   "password = settings.DATABASES['default']['PASSWORD']",
   "password = getpass.getpass()",
@@ -2097,7 +2097,7 @@ relaxed = "provider_token"
 veto_before = '''<<GIT_WORDS>>'''
 regex = '''(?:(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?<!(?i:csrf|xsrf)[_.-])(?i:(?:api|access|auth|secret|private|client|bot|app|master|signing|bearer)?(?:key|token|secret|credential|auth))|(?<=[a-z0-9])(?:<<NOTKEY>>Key|<<NOTTOKEN>>Token|Secret|Credential|Auth|KEY|TOKEN|SECRET|CREDENTIAL|AUTH)|(?<![A-Za-z])PAT)s?(?![A-Za-z])(?![A-Za-z0-9_.-]{0,20}?<<ID_WORD>>)(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?:(?=[A-Za-z+/=_.~-]{0,63}+[0-9])|(?=[A-Za-z]{16,64}+(?![A-Za-z0-9+/=_~-])))(?P<secret>[A-Za-z0-9_](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
 validator = "near_token"
-tp = ["holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "the meraki token they gave us is «{hex:40}», rotate it", "ASANA_SECRET=«{digits:16}»", "the linkedin token they gave us is «{lowalnum:14}», please rotate it", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}».", 'solarwindsKey := "«{alnum:48}»"', "bitfinexSecret = '«{alnum:43}»'", "[DEBUG] Using Key=«{lowalnum:21}:{lowalnum:5}:{lowalnum:18}/{lowalnum:4}»", "my PAT is «{alnum:40}»", "ADO_PAT: «{lowalnum:52}»", "the PAT for the pipeline: «{alnum:40}»"]
+tp = ["API_KEY=«test_key_1234567890abcdefghij»", "holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "the meraki token they gave us is «{hex:40}», rotate it", "ASANA_SECRET=«{digits:16}»", "the linkedin token they gave us is «{lowalnum:14}», please rotate it", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}».", 'solarwindsKey := "«{alnum:48}»"', "bitfinexSecret = '«{alnum:43}»'", "[DEBUG] Using Key=«{lowalnum:21}:{lowalnum:5}:{lowalnum:18}/{lowalnum:4}»", "my PAT is «{alnum:40}»", "ADO_PAT: «{lowalnum:52}»", "the PAT for the pipeline: «{alnum:40}»"]
 fp = ["the build key is 20260129120000", "the key=src/app/main.py:12 is read at start", "cache key 2024-10-25T21:34:56Z expired", "cache key 1706745600123456 expired", "session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "const publicKey = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the monkey at 3f786850e387550fdab836ed7e6dc881de23001bcafe", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", "pat 3f786850e387550fdab836ed7e6dc881de23001b", "PATH=/usr/local/bin:/usr/bin:/bin:/opt/tool2/bin", "PAT expired on 2026-01-29T12:00:00Z", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}']
 
 [[rule]]

@@ -62,9 +62,9 @@ _PLACEHOLDER_WHOLE_RE = re.compile(
 # filler characters count: base64 and base62 keys hold runs of `A` (every OpenSSH key body does).
 _FILLER_RE = re.compile(r"([xX*.#?•_-])\1{5}|0{8}")
 # Keyboard runs: eight letters or digits in sequence (`…abcdefghijklmnop…`, `…0123456789`), which
-# a random key practically never holds (26**-7 per position). They are filler inside a name
-# (`identifier`), never a veto: a value made of runs is made up, and a made-up value under a
-# credential name may be the key someone issued, so it goes like any other.
+# a random key practically never holds (26**-7 per position) and a name in code never does. A value
+# holding one is made up (`test_key_1234567890abcdefghij`, `secret12345678`), neither a name nor a
+# template, and a made-up value under a credential name may be the key someone issued: it goes.
 _RUNS = ("abcdefghijklmnopqrstuvwxyz", "qwertyuiop", "0123456789")
 _SEQUENCES = (
     "0123456789",
@@ -205,7 +205,7 @@ def placeholder(value: str) -> bool:
     # `mySecretPass1` is built of words, yet mixed case and a digit make it a password people pick:
     # only a word-built value in one case or with separators (`your_api_key_here`) is a template
     if _PLACEHOLDER_WHOLE_RE.fullmatch(value) and not _MIXED_WITH_DIGIT_RE.fullmatch(value):
-        return True
+        return _SEQUENCE_RE.search(value) is None
     return _masked(value)
 
 
@@ -291,9 +291,10 @@ def identifier(value: str) -> bool:
     if _CAMEL_RE.fullmatch(value) or _CONSTANT_RE.fullmatch(value):
         return True
     if _SNAKE_RE.fullmatch(value):
-        # (a keyboard run in it is filler: `task_test_abcdefghijklmnopqrstuvwxyz1234` is made of words)
-        words = _SEQUENCE_RE.sub("", value)
-        return _name_like(words) or not any(c.isdigit() for c in value) or len(value) < 20
+        if len(value) < 20 or not any(c.isdigit() for c in value):
+            return True
+        # a keyboard run is typed into a made-up value (`test_key_1234567890abcdefghij`), not a name
+        return _SEQUENCE_RE.search(value) is None and _name_like(value)
     return not value.isalnum() and _name_like(value)
 
 
