@@ -181,16 +181,17 @@ def _free_port() -> int:
 
 
 @contextmanager
-def our_server(root: Path = ROOT) -> Iterator[str]:
+def our_server(root: Path = ROOT, workers: int = 2) -> Iterator[str]:
     """gunicorn serving the checkout at ``root`` (this one) against the bench database (setup() has
-    pointed DATABASE_URL at it)."""
+    pointed DATABASE_URL at it), with production's settings (config/gunicorn.py)."""
     port = _free_port()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "ALLOWED_HOSTS": "127.0.0.1"}
     if root != ROOT:  # its modules before this checkout's, which the venv installs
         env["PYTHONPATH"] = str(root)
-    gunicorn = [sys.executable, "-m", "gunicorn", "config.wsgi", "-b", f"127.0.0.1:{port}"]
+    gunicorn = [sys.executable, "-m", "gunicorn", "config.wsgi", "--config", "python:config.gunicorn"]
+    gunicorn += ["-b", f"127.0.0.1:{port}"]
     process = subprocess.Popen(
-        [*gunicorn, "--workers", "2", "--threads", "4", "--log-level", "warning"],
+        [*gunicorn, "--workers", str(workers), "--threads", "4", "--log-level", "warning"],
         cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,

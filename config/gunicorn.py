@@ -5,6 +5,8 @@
   (``LOG_FORMAT``), the access line carrying the request id the app put on the response;
 - with ``PROMETHEUS_MULTIPROC_DIR`` set, a worker that exits is marked dead for prometheus_client,
   so /metrics (answered by any worker) adds up every worker's counters and drops dead workers' gauges;
+- a worker loads what Django and the pages load on first use before it takes a request
+  (config/warmup.py), so that no reader waits for it;
 - threaded workers (``gthread``): a worker keeps telling the master it is alive while one of its
   threads streams a long download (a project's export), so ``--timeout`` no longer cuts the download
   short, and one slow request does not hold up the worker's others. Each thread has its own database
@@ -38,3 +40,9 @@ def child_exit(server: Any, worker: Any) -> None:
         from prometheus_client import multiprocess
 
         multiprocess.mark_process_dead(worker.pid)
+
+
+def post_worker_init(worker: Any) -> None:
+    from config.warmup import warm_up  # the app is loaded by now: Django is set up
+
+    warm_up()

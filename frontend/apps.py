@@ -7,9 +7,11 @@ class FrontendConfig(AppConfig):
     name = "frontend"
 
     def ready(self) -> None:
+        from config.warmup import worker_starting
         from sessions_app.signals import session_processed
 
         session_processed.connect(_warm_session_page, dispatch_uid="frontend-warm-session-page")
+        worker_starting.connect(_warm_worker, dispatch_uid="frontend-warm-worker")
 
 
 def _warm_session_page(sender: Any, *, session: Any, document: dict[str, Any], **_: Any) -> None:
@@ -20,3 +22,13 @@ def _warm_session_page(sender: Any, *, session: Any, document: dict[str, Any], *
 
     page_cache.warm(session, document)
     conversation_page.warm(session)
+
+
+def _warm_worker(**_: Any) -> None:
+    """A new web worker: compile the Jinja2 templates and build Pygments' lexer lookups now, not in
+    its first reader's request."""
+    from frontend.session_page import markdown
+    from frontend.templating import compile_all
+
+    compile_all()
+    markdown.warm_lexers()

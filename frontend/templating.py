@@ -8,10 +8,12 @@ Django template prints as is. The environment is ``frontend.jinja_environment``'
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol, cast
 
 from django.template import engines
 from django.template.backends.jinja2 import Jinja2
+from django.template.loader import get_template
 from jinja2 import Template
 from jinja2.environment import TemplateModule
 from markupsafe import Markup
@@ -42,3 +44,17 @@ def macros(name: str, helpers: dict[str, Any] | None = None) -> Macros:
     if made is None or made[0] is not template or made[1] is not helpers:
         made = _WITH_HELPERS[name] = (template, helpers, template.make_module(helpers))
     return cast(Macros, made[2])
+
+
+_PAGES = Path(__file__).resolve().parent / "templates"
+
+
+def compile_all() -> None:
+    """Compile every template of the pages and of the markup (a new web worker, config/warmup.py):
+    each engine keeps what it compiled."""
+    engine = engines["jinja2"]
+    assert isinstance(engine, Jinja2)
+    for name in engine.env.list_templates():
+        engine.env.get_template(name)
+    for path in sorted(_PAGES.rglob("*.html")):
+        get_template(path.relative_to(_PAGES).as_posix(), using="django")

@@ -127,6 +127,13 @@ def _lexer_for_filename(filename: str) -> Lexer | None:
         return None
 
 
+def warm_lexers() -> None:
+    """Pygments' first lookup by file name matches every lexer's patterns, compiling each: a new web
+    worker does it before its first request (config/warmup.py)."""
+    _lexer_for_filename("warm.py")
+    _lexer_by_name("python")
+
+
 def _highlighted(code: str, language: str, filename: str) -> str | None:
     """Pygments' spans for ``code``, or None: unknown or unvetted language, too long, page budget spent."""
     lexer = _lexer_by_name(language.lower()[:40]) if language else None
