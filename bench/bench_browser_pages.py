@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import http.client
 import http.server
 import json
 import os
@@ -181,9 +182,10 @@ def _free_port() -> int:
 
 
 @contextmanager
-def our_server(root: Path = ROOT, workers: int = 2) -> Iterator[str]:
+def our_server(root: Path = ROOT, workers: int = 2, *, probed: bool = True) -> Iterator[str]:
     """gunicorn serving the checkout at ``root`` (this one) against the bench database (setup() has
-    pointed DATABASE_URL at it), with production's settings (config/gunicorn.py)."""
+    pointed DATABASE_URL at it), with production's settings (config/gunicorn.py); yielded once a worker
+    answers ``/livez`` or, not ``probed``, as soon as the master listens (no worker has served yet)."""
     port = _free_port()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "ALLOWED_HOSTS": "127.0.0.1"}
     if root != ROOT:  # its modules before this checkout's, which the venv installs
@@ -207,6 +209,8 @@ def our_server(root: Path = ROOT, workers: int = 2) -> Iterator[str]:
                     error = process.stderr.read().decode() if process.stderr else "gunicorn exited"
                     raise RuntimeError(error) from None
                 time.sleep(0.1)
+        if probed:
+            answering(f"http://127.0.0.1:{port}")
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
@@ -215,6 +219,24 @@ def our_server(root: Path = ROOT, workers: int = 2) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def answering(base: str) -> None:
+    """Wait until a worker of the server at ``base`` answers ``/livez`` (the master listens first; a
+    worker loads the pages before it takes a request: config/warmup.py)."""
+    host, port = base.removeprefix("http://").split(":")
+    for _ in range(600):
+        try:
+            connection = http.client.HTTPConnection(host, int(port), timeout=5)
+            connection.request("GET", "/livez")
+            if connection.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        finally:
+            connection.close()
+        time.sleep(0.05)
+    raise RuntimeError(f"{base}/livez did not answer")
 
 
 def view(
