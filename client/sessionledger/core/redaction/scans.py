@@ -306,7 +306,24 @@ def _ahead(rests: list[str]) -> str:
             break
         firsts |= chars
     gate = "(?=[" + "".join(re.escape(c) for c in sorted(firsts)) + "])" if firsts else ""
-    return gate + "(?=" + "|".join(f"(?:{r})" for r in rests) + ")"
+    return gate + "(?=" + _by_first_literal(rests) + ")"
+
+
+def _by_first_literal(rests: list[str]) -> str:
+    """The alternatives of `rests`, those starting with the same literal character behind it once."""
+    buckets: dict[str, list[str]] = {}
+    others: list[str] = []
+    for rest in rests:
+        lit, after = _literal_prefix(rest)
+        if lit:
+            buckets.setdefault(lit[0], []).append(re.escape(lit[1:]) + after)
+        else:
+            others.append(f"(?:{rest})")
+    grouped = [
+        re.escape(first) + (f"(?:{same[0]})" if len(same) == 1 else "(?:" + "|".join(f"(?:{r})" for r in same) + ")")
+        for first, same in buckets.items()
+    ]
+    return "|".join(grouped + others)
 
 
 def _first_chars(regex: str) -> set[str] | None:
@@ -327,10 +344,15 @@ def _first_chars(regex: str) -> set[str] | None:
     literal, _ = _literal_prefix(regex)
     if literal:
         return {literal[0]}
-    if len(regex) >= 2 and regex[1] in "?*" and regex[0] not in "\\.[(":
-        found = _first_chars(regex[2:])
-        return None if found is None else found | {regex[0]}
-    return None
+    # an optional first character (`x?`, `x*`, `\\{0,3}`): it, or what follows it
+    atom = 2 if regex[0] == "\\" and len(regex) > 1 and not regex[1].isalnum() else 1
+    if atom == 1 and regex[0] in ".^$*+?{}[]|()\\":
+        return None
+    optional = re.match(r"[?*]|\{0,\d*\}", regex[atom:])
+    if optional is None:
+        return None
+    found = _first_chars(regex[atom + optional.end() :])
+    return None if found is None else found | {regex[atom - 1]}
 
 
 def _literal_starts(regex: str, width: int = 3) -> set[str] | None:
