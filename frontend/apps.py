@@ -25,8 +25,8 @@ def _warm_session_page(sender: Any, *, session: Any, document: dict[str, Any], *
 
 
 def _warm_worker(**_: Any) -> None:
-    """A new web worker: compile the Jinja2 templates and build Pygments' lexer lookups now, not in
-    its first reader's request."""
+    """A new web worker: compile the pages' and the markup's templates and build Pygments' lexer
+    lookups now, not in its first reader's request."""
     from frontend.session_page import markdown
     from frontend.templating import compile_all
 
