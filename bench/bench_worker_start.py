@@ -4,13 +4,14 @@ views after it; this checkout and, with ``--against DIR``, another commit's, in 
     .venv/bin/python bench/bench_worker_start.py [--repeat 3] [--against DIR] [--settle 8]
 
 One gunicorn worker (config/gunicorn.py's settings, as production starts it) on the bench database
-serves the largest real transcript's session page (``bench_browser_pages.py``'s, stored once).
-``ready_s``: from spawning gunicorn until ``/livez`` answers. In another start, ``--settle`` seconds after
-it (an idle worker that has served nothing, not even a probe, as a pod's other workers after a deploy):
-``first_ms``, the signed-in viewer's first request of the page (fresh connection, ``Accept-Encoding:
-gzip``, the whole body read), and ``next_ms``, the median of the ten after it. Each figure is the
-median over ``--repeat`` rounds, the checkouts taking turns. A worker that loads its views, URL names, templates
-and lexer tables as it starts (config/warmup.py) answers its first reader about as fast as its next.
+serves the largest real transcript's session page (``bench_browser_pages.py``'s, stored once; without
+one, its realistic session's). ``ready_s``: from spawning gunicorn until ``/livez`` answers. In another
+start, ``--settle`` seconds after it (an idle worker that has served nothing, not even a probe, as a
+pod's other workers after a deploy): ``first_ms``, the signed-in viewer's first request of the page
+(fresh connection, ``Accept-Encoding: gzip``, the whole body read), and ``next_ms``, the median of the
+ten after it. Each figure is the median over ``--repeat`` rounds, the checkouts taking turns. A worker
+that loads its views, URL names, templates and lexer tables as it starts (config/warmup.py) answers its
+first reader about as fast as its next.
 
 Prints one JSON object; the project and its blobs are deleted after.
 """
@@ -71,11 +72,15 @@ def main(argv: list[str] | None = None) -> None:
     from django.conf import settings
 
     transcripts = real_transcripts()
-    if not transcripts:
-        raise SystemExit("no real transcript found (SESSIONLEDGER_REAL_TRANSCRIPTS)")
+    if transcripts:
+        raw = largest_of(transcripts).read_bytes()
+    else:  # no real transcript here: the page bench's realistic session
+        from bench_session_page import transcript
+
+        raw = transcript(25, 420)
     roots = {"ours": ROOT, **({"against": args.against.resolve()} if args.against else {})}
     with bench_reader("worker-start") as (project, user, cookie):
-        single, _ = stored(project, user, largest_of(transcripts).read_bytes(), 1)
+        single, _ = stored(project, user, raw, 1)
         path = f"/p/{project.slug}/s/{single.pk}"
         header = f"{settings.SESSION_COOKIE_NAME}={cookie}"
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in roots}
