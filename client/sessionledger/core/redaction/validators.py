@@ -440,11 +440,19 @@ def pem_body(value: str) -> bool:
     return len(body) >= 64 and not placeholder(body)
 
 
-def _base64_text(value: str) -> str:
-    """`value` decoded as base64 to UTF-8 text, padding restored; "" when it is neither."""
+def _unbase64(text: str, altchars: bytes | None = None, *, validate: bool = False) -> bytes | None:
+    """`text` decoded as base64, its missing padding restored; None when it does not decode."""
     try:
-        return base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return base64.b64decode(text + "=" * (-len(text) % 4), altchars=altchars, validate=validate)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _base64_text(value: str) -> str:
+    """`value` decoded as base64 to UTF-8 text; "" when it is neither."""
+    try:
+        return (_unbase64(value, validate=True) or b"").decode("utf-8")
+    except UnicodeDecodeError:
         return ""
 
 
@@ -487,20 +495,14 @@ def aws_secret(value: str) -> bool:
 
 def b64_private_key(value: str) -> bool:
     """Base64 whose decoded text is a PEM *private* key (not a certificate or public key)."""
-    try:
-        head = base64.b64decode(value[:64] + "=" * (-len(value[:64]) % 4)).decode("ascii", "replace")
-    except (binascii.Error, ValueError):
-        return False
-    return "PRIVATE KEY" in head
+    head = _unbase64(value[:64])
+    return head is not None and b"PRIVATE KEY" in head
 
 
 def der_private_key(value: str) -> bool:
     """Base64 of a DER private key: a SEQUENCE whose first member is the version, `INTEGER 0` (PKCS#1
     RSA, PKCS#8) or `INTEGER 1` (SEC1 EC). A certificate or public key starts with another SEQUENCE."""
-    try:
-        der = base64.b64decode(value[:16] + "=" * (-len(value[:16]) % 4))
-    except (binascii.Error, ValueError):
-        return False
+    der = _unbase64(value[:16]) or b""
     if len(der) < 5 or der[0] != 0x30:
         return False
     header = 2 + (der[1] & 0x7F if der[1] & 0x80 else 0)  # the SEQUENCE's length in 1 to 3 bytes
@@ -514,10 +516,7 @@ def discord_bot(value: str) -> bool:
     if not has_digit(value):
         return False
     parts = value.split(".")
-    try:
-        decoded = base64.b64decode(parts[0] + "=" * (-len(parts[0]) % 4), altchars=b"-_")
-    except (binascii.Error, ValueError):
-        decoded = b""
+    decoded = _unbase64(parts[0], altchars=b"-_") or b""
     if decoded.isdigit() and 15 <= len(decoded) <= 21:
         return True
     return not any(_name_like(part) for part in parts)
@@ -651,8 +650,8 @@ def jwt(value: str) -> bool:
     if len(parts) == 3 and parts[1].startswith("eyJ") and len(parts[1]) >= 8:
         return True
     try:
-        header = json.loads(base64.urlsafe_b64decode(parts[0] + "=" * (-len(parts[0]) % 4)))
-    except (ValueError, binascii.Error):
+        header = json.loads(_unbase64(parts[0], altchars=b"-_") or b"")
+    except ValueError:
         return False
     return isinstance(header, dict) and ("alg" in header or "typ" in header)
 
