@@ -19,7 +19,6 @@ Prints one JSON object; the project and its blobs are deleted after.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import statistics
 import time
@@ -27,21 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from bench_browser_pages import ROOT, bench_reader, largest_of, our_server, real_transcripts, stored
+from bench_first_byte import timed
 from djangobench import setup
-
-
-def _get(base: str, path: str, cookie: str) -> float:
-    """Milliseconds of one request on a fresh connection, the whole body read."""
-    host, port = base.removeprefix("http://").split(":")
-    started = time.perf_counter()
-    connection = http.client.HTTPConnection(host, int(port), timeout=60)
-    connection.request("GET", path, headers={"Cookie": cookie, "Accept-Encoding": "gzip"})
-    response = connection.getresponse()
-    response.read()
-    connection.close()
-    if response.status != 200:
-        raise RuntimeError(f"{path}: {response.status}")
-    return (time.perf_counter() - started) * 1000
 
 
 def ready_after(root: Path) -> float:
@@ -57,8 +43,8 @@ def first_views(root: Path, path: str, cookie: str, settle: float) -> dict[str, 
     spawned = time.perf_counter()
     with our_server(root, workers=1, probed=False) as base:
         time.sleep(max(0.0, settle - (time.perf_counter() - spawned)))
-        first = _get(base, path, cookie)
-        after = [_get(base, path, cookie) for _ in range(10)]
+        first = timed(base, path, cookie)[1]
+        after = [timed(base, path, cookie)[1] for _ in range(10)]
     return {"first_ms": round(first, 1), "next_ms": round(statistics.median(after), 1)}
 
 
