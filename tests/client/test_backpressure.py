@@ -9,15 +9,18 @@ import pytest
 import redis
 from django.conf import settings as django_settings
 
+from sessions_app import fairness
 from tests.client.conftest import expected_upload, head
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_segment_refused_for_backpressure_is_kept_and_sent_once_processing_catches_up(
-    ledger, repo, claude, client_env, settings
+    ledger, repo, claude, client_env, settings, monkeypatch
 ) -> None:
     settings.CELERY_TASK_DEFAULT_QUEUE = queue = f"backpressure-{uuid.uuid4().hex[:8]}"  # read by the check only
+    # and a set of waiting projects of its own: another test's parked sessions count toward the bound
+    monkeypatch.setattr(fairness, "WAITING", f"sl:fair:waiting:{queue}")
     settings.SESSIONLEDGER_MAX_QUEUE_DEPTH = 2
     settings.SESSIONLEDGER_BACKPRESSURE_RETRY_AFTER = 20
     broker = redis.Redis.from_url(django_settings.REDIS_URL)
