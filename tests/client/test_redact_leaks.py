@@ -11,6 +11,7 @@ import base64
 import json
 import random
 import string
+import uuid
 from typing import Any
 
 import pytest
@@ -533,3 +534,20 @@ def test_a_made_up_value_with_a_keyboard_run_under_a_credential_name_is_redacted
     result = assert_gone(data, *made_up)
 
     assert all(text.encode() in result.data for text in kept)
+
+
+def test_a_uuid_right_after_a_strong_credential_word_is_redacted_and_a_cache_key_stays() -> None:
+    """Many providers issue UUIDs as keys. Named by `webhook secret`, `apikey` or `master key` with only
+    a space between, a UUID is the credential; after a plain `key` or `token` (a cache, idempotency,
+    partition or page key) it is an id and stays."""
+    secrets = [str(uuid.uuid4()) for _ in range(4)]
+    ids = [str(uuid.uuid4()) for _ in range(4)]
+    data = prompt(
+        f"the webhook secret {secrets[0]} signs them; apikey {secrets[1]}\n"
+        f"Master-Key {secrets[2]} and the signing secrets {secrets[3]}\n"
+        f"idempotency key {ids[0]}, cache key {ids[1]}, next page token {ids[2]}, secret id {ids[3]}"
+    )
+
+    result = assert_gone(data, *secrets, kind="generic_secret")
+
+    assert all(value.encode() in result.data for value in ids)

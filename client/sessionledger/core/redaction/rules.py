@@ -91,6 +91,32 @@ _BARE_VALUE = f"(?P<secret>{_BARE}|{_BARE_WITH_EQUALS})"
 _ANY_VALUE = _QUOTED_VALUE[:-1] + "|" + _BARE + ")"  # one `secret` group, quoted or bare
 _NAME_START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtbf]))"
 _SEGMENTS = r"(?:[A-Za-z0-9]{1,64}[_.-]){0,16}"
+# Credential words strong enough that a bare UUID right after one is the credential ("the webhook
+# secret <uuid>", "apikey <uuid>"), unlike a plain `key`/`token` (a cache, idempotency or page key):
+# lookbehinds of one width each (sre's rule), checked where the word ends
+_STRONG_PREFIXES = (
+    *("api", "access", "auth", "private", "client", "bot", "app", "master", "signing", "bearer"),
+    *("hmac", "webhook", "deploy", "connection", "encryption", "admin"),
+)
+_STRONG_WORDS = sorted(
+    {"secret", "secrets"}
+    | {
+        f"{prefix}{sep}{word}{plural}"
+        for prefix in _STRONG_PREFIXES
+        for sep in ("", " ", "_", "-")
+        for word in ("key", "token", "secret")
+        for plural in ("", "s")
+    }
+)
+
+
+def _behind_one_of(words: list[str]) -> str:
+    by_width: dict[int, list[str]] = {}
+    for word in words:
+        by_width.setdefault(len(word), []).append(re.escape(word))
+    return "(?:" + "|".join(f"(?<=(?i:{'|'.join(group)}))" for _, group in sorted(by_width.items())) + ")"
+
+
 # Words that make a key's name a name of something else: its id, name, URL or path (`key_id`)
 _ID_WORDS = ("id", "Id", "ID", "name", "Name", "NAME", "url", "Url", "URL", "uri", "Uri", "URI", "path", "Path", "PATH")
 # A name may go on after its keyword (`mySecretString`, `password2`, `API_KEY_PROD`), but not into
@@ -407,6 +433,7 @@ FRAGMENTS: dict[str, str] = {
     "NOTTOKEN": _NOT_SECRET_TOKENS,  # before `Token`: pagination, idempotency, CSRF tokens
     # a name's last word that makes its value no secret: a key's id, name, URL or path (`kms_key_id`)
     "ID_WORD": "(?:" + "|".join(_ID_WORDS) + ")(?![A-Za-z0-9])",
+    "STRONG_WORD_BEHIND": _behind_one_of(_STRONG_WORDS),
     "QVALUE": _QUOTED_VALUE,
     "BVALUE": _BARE_VALUE,
     "VALUE": _ANY_VALUE,
