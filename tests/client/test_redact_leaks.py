@@ -551,3 +551,40 @@ def test_a_uuid_right_after_a_strong_credential_word_is_redacted_and_a_cache_key
     result = assert_gone(data, *secrets, kind="generic_secret")
 
     assert all(value.encode() in result.data for value in ids)
+
+
+def test_htpasswd_with_its_flags_apart_loses_the_password_and_keeps_the_file() -> None:
+    """`htpasswd -b -c FILE USER PW`: the flags may come as separate clusters, in any order, `-C 12`
+    with its cost; a user never starts with `-`, so the file name is not taken for the password."""
+    first, second = rand(10, ALNUM) + "#1", rand(12, ALNUM) + "!"
+    data = bash("htpasswd -b -c .htpasswd admin " + first, "Adding password for user admin\n")
+    data += bash("htpasswd -B -C 12 -b /etc/nginx/.htpasswd ops " + second, "Updating password for user ops\n")
+
+    result = assert_gone(data, first, second, kind="password")
+
+    assert b"-c .htpasswd admin" in result.data
+
+
+def test_a_password_given_to_an_openldap_tool_is_redacted() -> None:
+    """`ldapsearch … -w PW` (and ldapmodify, ldapadd, …) takes the bind password on the command line;
+    `-W` asks for it and a variable names it."""
+    password = rand(10, ALNUM) + "!x"
+    kept = 'ldapsearch -x -D cn=admin,dc=corp -W -b dc=corp; ldapwhoami -x -w "$LDAP_PASSWORD"'
+    data = bash(f"ldapsearch -x -H ldap://dc01 -D cn=admin,dc=corp -w {password} -b dc=corp", "# 1 entry\n")
+    data += bash(kept, "")
+
+    result = assert_gone(data, password, kind="password")
+
+    assert json.dumps(kept)[1:-1].encode() in result.data
+
+
+def test_a_password_or_key_given_to_a_setter_is_redacted() -> None:
+    """`ds.setPassword("…")`, `.withPassword("…")`, `client.setApiKey("…")`: a literal handed to a
+    setter is the credential; an environment lookup or a template handed over stays."""
+    password, key = rand(10, ALNUM) + "#9", rand(32, ALNUM)
+    kept = 'ds.setPassword(System.getenv("DB_PASSWORD")); req.setToken("<your-token-here>");'
+    data = prompt(f'ds.setPassword("{password}");\nclient.setApiKey("{key}");\n{kept}')
+
+    result = assert_gone(data, password, key)
+
+    assert json.dumps(kept)[1:-1].encode() in result.data

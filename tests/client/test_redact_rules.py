@@ -205,11 +205,18 @@ ADVERSARIAL = [
     # account commands: each hit with the most word starts before it, a user that never ends
     "echo a:b chpasswd " * 11_000,
     "htpasswd -b a " * 14_000,
+    "passwd -" * 25_000,
+    "htpasswd" + " -c -C 12" * 22_000,
     "rabbitmqctl add_user " * 9_000,
     # a command's flags that never give a passphrase; a user that never reaches its `%`
     "zip a -x b " * 18_000,
     "ssh-keygen -p -N " * 12_000,
     "smbclient -U " + "a" * 200_000,
+    "ldapsearch -w " * 14_000,
+    # setters that never get a closing quote; a strong credential word with no UUID after it
+    'setPassword("' * 15_000,
+    'setApiKey("' + "a" * 200_000,
+    "webhook secret " * 13_000,
     # an XML element named like a password that never closes; a URL user that never reaches a host
     "<db_pass>" * 22_000,
     "https://" + "a" * 200_000 + "@",

@@ -1593,18 +1593,21 @@ category = "password"
 description = "A user's password given to an account command: `htpasswd -b[c] [FILE] USER PASSWORD`, `rabbitmqctl add_user|change_password USER PASSWORD`"
 source = "Apache htpasswd(1); RabbitMQ rabbitmqctl(8)"
 anchors = ['''_user[ \t]''', '''_password[ \t]''']
-lower_anchors = ['''passwd[ \t]{1,4}-[a-z]{0,4}b''']
+lower_anchors = ['''passwd[ \t]{1,4}-''']
 lead = "a-z \t"
 lead_max = 20
-regex = '''(?<![A-Za-z0-9_-])(?:htpasswd[ \t]{1,4}-[A-Za-z]{0,4}b[A-Za-z]{0,4}[ \t]{1,4}(?:[^\s-][^\s]{0,255}[ \t]{1,4})?|rabbitmqctl[ \t]{1,4}(?:add_user|change_password)[ \t]{1,4})<<Q>>[^\s"'`]{1,64}<<Q>>[ \t]{1,4}<<Q>>(?P<secret>[^\s"'\\`]{4,128})'''
+# flags in one cluster or several, `-b` among them (`-bc`, `-b -c`, `-B -C 10 -b`); the user never starts with `-`
+regex = '''(?<![A-Za-z0-9_-])(?:htpasswd(?:[ \t]{1,4}-[A-Za-z]{1,4}(?:[ \t]{1,4}[0-9]{1,3})?){0,4}?[ \t]{1,4}-[A-Za-z]{0,4}b[A-Za-z]{0,4}(?:[ \t]{1,4}-[A-Za-z]{1,4}(?:[ \t]{1,4}[0-9]{1,3})?){0,4}[ \t]{1,4}(?:[^\s-][^\s]{0,255}[ \t]{1,4})?|rabbitmqctl[ \t]{1,4}(?:add_user|change_password)[ \t]{1,4})<<Q>>[^\s"'`-][^\s"'`]{0,63}<<Q>>[ \t]{1,4}<<Q>>(?P<secret>[^\s"'\\`]{4,128})'''
 validator = "cli_password"
 tp = [
   "htpasswd -bc /etc/nginx/.htpasswd admin «{password}»",
   "htpasswd -nb deploy '«{password}»'",
+  "htpasswd -b -c .htpasswd admin «{password}»",
+  "htpasswd -B -C 12 -b /etc/nginx/.htpasswd ops «{password}»",
   "rabbitmqctl add_user bob «{password}»",
   "sudo rabbitmqctl change_password bob '«{password}»'",
 ]
-fp = ["htpasswd -b .htpasswd admin \"$ADMIN_PASSWORD\"", "rabbitmqctl add_user bob $RABBIT_PASS"]
+fp = ["htpasswd -b .htpasswd admin \"$ADMIN_PASSWORD\"", "rabbitmqctl add_user bob $RABBIT_PASS", "passwd -l deploy-user"]
 
 [[rule]]
 id = "chpasswd-input"
@@ -1624,13 +1627,13 @@ fp = ["echo \"$USER:$PASS\" | chpasswd"]
 id = "passphrase-flags"
 kind = "password"
 category = "password"
-description = "A password or passphrase given to an encrypting command: `zip -P PW`, `7z -pPW`, `gpg --passphrase PW`, `ssh-keygen -P OLD`, `openssl enc -k PW`, `smbclient -U USER%PW` (the first such flag of a command: `ssh-keygen -N NEW` has a rule of its own)"
-source = "zip(1), 7z(1), gpg(1), ssh-keygen(1), openssl-enc(1), smbclient(1)"
-anchors = ['''-(?<=[ \t]-)P[ \t]''', '''-(?<=[ \t]-)p[^\s-]''', '''--passphrase''', '''-(?<=[ \t]-)k[ \t]''', '''-(?<=[ \t]-)U[ \t]''']
-near = ["zip", "7z", "gpg", "ssh-keygen", "openssl", "smbclient"]
+description = "A password or passphrase given to an encrypting or directory command: `zip -P PW`, `7z -pPW`, `gpg --passphrase PW`, `ssh-keygen -P OLD`, `openssl enc -k PW`, `smbclient -U USER%PW`, `ldapsearch -w PW` (the first such flag of a command: `ssh-keygen -N NEW` has a rule of its own)"
+source = "zip(1), 7z(1), gpg(1), ssh-keygen(1), openssl-enc(1), smbclient(1), ldapsearch(1) and the other OpenLDAP tools"
+anchors = ['''-(?<=[ \t]-)P[ \t]''', '''-(?<=[ \t]-)p[^\s-]''', '''--passphrase''', '''-(?<=[ \t]-)k[ \t]''', '''-(?<=[ \t]-)U[ \t]''', '''-(?<=[ \t]-)w[ \t]''']
+near = ["zip", "7z", "gpg", "ssh-keygen", "openssl", "smbclient", "ldap"]
 lead = '''A-Za-z0-9_.,:/@%=+~^!#$*?(){}\[\]<>'"\\ \t-'''
 lead_max = 200
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:zip[ \t]<<CMD_ARGS>>-P[ \t]{1,8}|7za?[ \t]<<CMD_ARGS>>-p|gpg2?[ \t]<<CMD_ARGS>>--passphrase(?:[ \t]{1,8}|=)|ssh-keygen[ \t]<<CMD_ARGS>>-P[ \t]{1,8}|openssl[ \t]<<CMD_ARGS>>-k[ \t]{1,8}|smbclient[ \t]<<CMD_ARGS>>-U[ \t]{1,8}<<Q>>[^\s%'"\\]{1,64}%)<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:zip[ \t]<<CMD_ARGS>>-P[ \t]{1,8}|7za?[ \t]<<CMD_ARGS>>-p|gpg2?[ \t]<<CMD_ARGS>>--passphrase(?:[ \t]{1,8}|=)|ssh-keygen[ \t]<<CMD_ARGS>>-P[ \t]{1,8}|openssl[ \t]<<CMD_ARGS>>-k[ \t]{1,8}|smbclient[ \t]<<CMD_ARGS>>-U[ \t]{1,8}<<Q>>[^\s%'"\\]{1,64}%|ldap[a-z]{2,8}[ \t]<<CMD_ARGS>>-w[ \t]{1,8})<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
 validator = "cli_password"
 tp = [
   "zip -r -P «{password}» backup.zip data/",
@@ -1639,12 +1642,17 @@ tp = [
   "ssh-keygen -p -P «{password}» -f ~/.ssh/deploy",
   "openssl enc -aes-256-cbc -salt -k «{password}» -in db.sql -out db.sql.enc",
   "smbclient //fs01/share -U admin%«{password}» -c ls",
+  "ldapsearch -x -H ldap://dc01 -D cn=admin,dc=corp -w «{password}» -b dc=corp",
+  "ldapmodify -D 'cn=admin,dc=corp' -w '«{password}»' -f change.ldif",
 ]
 fp = [
   "ssh-keygen -t ed25519 -N '' -f ~/.ssh/id",
   "gpg --batch --passphrase-fd 0 -d f.gpg",
   "7z x archive.7z -p && zip -P \"$ZIP_PASSWORD\" out.zip f",
   "openssl enc -d -aes-256-cbc -k $KEY -in a",
+  "ldapsearch -x -D cn=admin,dc=corp -W -b dc=corp",
+  "ldapwhoami -x -w \"$LDAP_PASSWORD\"",
+  "grep -w token src/",
 ]
 
 [[rule]]
@@ -1891,6 +1899,34 @@ tp = [
   '''new UsernamePasswordCredentials("u", "«{password}»")''',
 ]
 fp = ['''auth=("bob", os.environ["PW"])''', '''HTTPBasicAuth(user, password)''', '''new NetworkCredential("svc", "")''', '''auth=("bob", "changeme")''']
+
+[[rule]]
+id = "password-setter-call"
+kind = "password"
+category = "password"
+description = "A password given to a setter or a builder: `ds.setPassword(\"…\")`, `.withPassword(\"…\")`, `User.withUsername(\"u\").password(\"…\")`"
+source = "JDBC DataSource, JavaMail, Spring Security's User builder, Testcontainers' withPassword"
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase))\([ \t]{0,4}\\{0,8}["']''']
+lead = "A-Za-z."
+lead_max = 4
+regex = '''(?:(?<=\.)|(?<![A-Za-z0-9_]))(?:set|with)?(?:[Pp]ass(?:w(?:or)?d|phrase))<<CALL_OPEN>><<CALL_VALUE>>'''
+validator = "password"
+tp = ['''ds.setPassword("«{password}»");''', '''new PostgreSQLContainer<>("postgres:16").withPassword('«{password}»')''', '''User.withUsername("admin").password("«{password}»").build()''']
+fp = ['''props.getPassword("db.password")''', '''ds.setPassword(System.getenv("DB_PASSWORD"))''', '''ds.setPassword("${DB_PASSWORD}")''', '''builder.password("changeme")''']
+
+[[rule]]
+id = "secret-setter-call"
+kind = "generic_secret"
+category = "generic"
+description = "A key, token or secret given to a setter or a builder: `client.setApiKey(\"…\")`, `.withAuthToken(\"…\")`, `setClientSecret(\"…\")`"
+source = "SDK configuration setters (Stripe, SendGrid, Twilio, OAuth clients' Java and C# APIs)"
+lower_anchors = ['''key\([ \t]{0,4}\\{0,8}["']''', '''ken\([ \t]{0,4}\\{0,8}["']''', '''cret\([ \t]{0,4}\\{0,8}["']''']
+lead = "A-Za-z"
+lead_max = 18
+regex = '''(?<![A-Za-z0-9_])(?:set|with)(?:Api|API|Secret|Access|Auth|Client|Private|Bearer|Bot|App)?(?:Key|Token|Secret)<<CALL_OPEN>><<CALL_VALUE>>'''
+validator = "secret"
+tp = ['''client.setApiKey("«{alnum:32}»");''', '''Twilio.init(sid).withAuthToken("«{hex:32}»")''', '''oauth.setClientSecret('«{token:40}»')''']
+fp = ['''cache.setKey("user_profile_page_v2")''', '''client.setApiKey(System.getenv("STRIPE_KEY"))''', '''req.setToken("<your-token-here>")''', '''map.setKey("settings.display.theme")''']
 
 [[rule]]
 id = "password-quoted"
