@@ -588,3 +588,16 @@ def test_a_password_or_key_given_to_a_setter_is_redacted() -> None:
     result = assert_gone(data, password, key)
 
     assert json.dumps(kept)[1:-1].encode() in result.data
+
+
+def test_a_database_users_password_in_sql_is_redacted() -> None:
+    """`CREATE USER … IDENTIFIED BY 'PW'` (MySQL, MariaDB, Oracle; upper or lower case, with a plugin
+    named), in a command and in a file the agent wrote; a variable, a bind parameter and prose stay."""
+    first, second = rand(10, ALNUM) + "#1", rand(12, ALNUM) + "!x"
+    kept = "ALTER USER app IDENTIFIED BY :new_password; -- users are identified by their email"
+    data = bash(f"mysql -e \"CREATE USER 'app'@'%' IDENTIFIED BY '{first}'\"", "")
+    data += prompt(f"alter user 'root'@'localhost' identified with caching_sha2_password by '{second}';\n{kept}")
+
+    result = assert_gone(data, first, second, kind="password")
+
+    assert kept.encode() in result.data

@@ -213,6 +213,11 @@ ADVERSARIAL = [
     "ssh-keygen -p -N " * 12_000,
     "smbclient -U " + "a" * 200_000,
     "ldapsearch -w " * 14_000,
+    # SQL's `IDENTIFIED BY` with no value, after words each of which could start the statement; `WITH` a
+    # plugin name that never ends
+    "identified by " * 14_000,
+    "to to to to to to to to identified by " * 6_000,
+    "IDENTIFIED WITH " + "a" * 200_000,
     # setters that never get a closing quote; a strong credential word with no UUID after it
     'setPassword("' * 15_000,
     'setApiKey("' + "a" * 200_000,

@@ -1656,6 +1656,39 @@ fp = [
 ]
 
 [[rule]]
+id = "sql-identified-by"
+kind = "password"
+category = "password"
+description = "A database user's password in SQL: `CREATE USER 'app'@'%' IDENTIFIED BY 'PW'`, `ALTER USER app IDENTIFIED BY \"PW\"` (MySQL, MariaDB, Oracle), `IDENTIFIED WITH caching_sha2_password BY 'PW'`, old MySQL's `GRANT … TO u IDENTIFIED BY 'PW'`"
+source = "MySQL reference manual: CREATE USER, ALTER USER; Oracle SQL reference: CREATE USER"
+# a scan of its own, no other scan's literal being in the words; on `fied`, as a literal starting
+# with `i` would share a scan with every other `i` anchor (a scan stopping at every `i`)
+lower_anchors = ['''fied(?<=identified)[ \t]{1,4}(?:with[ \t]{1,4}[a-z0-9_]{1,64}[ \t]{1,4})?by[ \t]''']
+# the statement before it, `USER name`, `ROLE name` or `TO name`, so that prose ("a process
+# identified by `pid`") stays
+lead = '''A-Za-z0-9_.@%'"`\\ \t-'''
+lead_max = 160
+regex = '''(?<![A-Za-z])(?i:(?:user|role|to)[ \t]{1,4}[^\s;]{1,128}[ \t]{1,4}identified[ \t]{1,4}(?:with[ \t]{1,4}[A-Za-z0-9_]{1,64}[ \t]{1,4})?by)[ \t]{1,4}(?!(?i:password|random)[ \t])<<Q>>(?P<secret>[^\s"'\\`;:?@][^\s"'\\`;]{2,127})'''
+validator = "password"
+tp = [
+  "CREATE USER 'app'@'%' IDENTIFIED BY '«{password}»';",
+  "ALTER USER app IDENTIFIED BY «{password}»;",
+  "create user reporting identified by \"«{password}»\" default tablespace users;",
+  "ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY '«{password}»';",
+  "GRANT ALL ON app.* TO 'app'@'localhost' IDENTIFIED BY '«{password}»';",
+]
+fp = [
+  "CREATE USER 'app'@'%' IDENTIFIED BY '${DB_PASSWORD}';",
+  "ALTER USER app IDENTIFIED BY :new_password;",
+  "CREATE USER ops IDENTIFIED EXTERNALLY;",
+  "CREATE USER 'u'@'%' IDENTIFIED BY RANDOM PASSWORD;",
+  "the users identified by their email",
+  "Steal a handle from process identified by `source_pid`",
+  "reports this record to the user identified by `nodeUid2024` when assigned",
+  "API operation identified by `operationId`",
+]
+
+[[rule]]
 id = "ssh-keygen-new-passphrase"
 kind = "password"
 category = "password"
