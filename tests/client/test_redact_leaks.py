@@ -601,3 +601,16 @@ def test_a_database_users_password_in_sql_is_redacted() -> None:
     result = assert_gone(data, first, second, kind="password")
 
     assert kept.encode() in result.data
+
+
+def test_a_google_app_password_with_its_spaces_is_redacted_whole() -> None:
+    """Google shows an app password as four groups of four letters, and people paste it so: its
+    spaces ended every password rule's value, so all of it stayed. Words and a typed run stay."""
+    # (fixed: one random draw in 15 reads as words, `wordy`, and would stay)
+    first, second = "qwhz kdpa mxvt rnbe", "tbzk wrqm hfpx dnvc"
+    kept = "password: just some text here; EMAIL_HOST_PASSWORD = 'abcd efgh ijkl mnop'"
+    data = prompt(f"EMAIL_HOST_PASSWORD = '{first}'\nmy gmail app password is {second}, use it\n{kept}")
+
+    result = assert_gone(data, first, second, kind="password")
+
+    assert kept.encode() in result.data

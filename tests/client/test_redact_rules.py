@@ -199,6 +199,8 @@ ADVERSARIAL = [
     # a connector, then a code block that never holds a value; a password word before `to`
     "the key is:\n\n```\n" * 12_000,
     "password to " * 16_000,
+    # a password's name before three groups of four letters, never the fourth
+    "pass abcd abcd abcd " * 10_000,
     # a key block of string literals and quote marks that never ends; an SSH2 header repeated
     "-----BEGIN PRIVATE KEY-----\n" + '"\\n"\n "' * 40_000,
     "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----" * 5_000,

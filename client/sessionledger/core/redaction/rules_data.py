@@ -1656,6 +1656,32 @@ fp = [
 ]
 
 [[rule]]
+id = "spaced-app-password"
+kind = "password"
+category = "password"
+description = "A Google app password as shown, four groups of four letters, after a password's name or in prose: `EMAIL_HOST_PASSWORD = 'qwhz kdpa mxvt rnbe'`, 'the gmail app password is …' (its spaces end every other password rule's value)"
+source = "Google Account Help: Sign in with app passwords; Django's EMAIL_HOST_PASSWORD"
+# the shape within 40 bytes of the word, checked in the scan (no Python at a `password` without it)
+lower_anchors = ['''p(?:ass(?:w(?:or)?d)?|wd)(?=(?:[^\\\n]|\\[^nr]){0,40}?(?<![a-z0-9])[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}(?![a-z0-9]))''']
+lead = "A-Za-z_"
+lead_max = 24
+regex = '''(?<![A-Za-z])(?i:p(?:ass(?:w(?:or)?d)?|wd))(?:[A-Za-z0-9_.-]{0,24}+(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,4}[ \t](?:is|was)(?:[ \t]{0,4}:)?)[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z]{4} [A-Za-z]{4} [A-Za-z]{4} [A-Za-z]{4})(?![A-Za-z0-9])'''
+validator = "spaced_app_password"
+tp = [
+  "EMAIL_HOST_PASSWORD = '«qwhz kdpa mxvt rnbe»'",
+  "smtp:\n  password: \"«hzqk vbnm tdxr plwq»\"",
+  "my gmail app password is «xkcd wqpz rbnm tvgh», use it for the mailer",
+  "SMTP_PASS=«bzvq mtrx kjdh qwpn»",
+]
+fp = [
+  "password: just some text here",
+  "EMAIL_HOST_PASSWORD = 'abcd efgh ijkl mnop'",
+  "EMAIL_HOST_PASSWORD = 'xxxx xxxx xxxx xxxx'",
+  "the password is your app password from google",
+  "password reset: send mail then wait",
+]
+
+[[rule]]
 id = "sql-identified-by"
 kind = "password"
 category = "password"

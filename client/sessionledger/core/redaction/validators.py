@@ -418,6 +418,13 @@ def unrepeated_token(value: str) -> bool:
     return token(value) and not any(tail == (tail[:unit] * _TAIL)[:_TAIL] for unit in range(1, 5))
 
 
+def spaced_app_password(value: str) -> bool:
+    """Google's app password as it is shown, four groups of four letters (`qwhz kdpa mxvt rnbe`): random
+    letters, not words (`just some text here`) nor a typed run (`abcd efgh ijkl mnop`)."""
+    letters = value.replace(" ", "")
+    return not wordy(letters) and _SEQUENCE_RE.search(letters.lower()) is None and not _masked(letters)
+
+
 _URL_DUMMIES = frozenset(
     ("pass", "pw", "pwd", "secret", "x", "guest", "admin", "root", "test", "user", "demo", "postgres")
 )
@@ -676,6 +683,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "unworded_token": unworded_token,
     "has_digit": has_digit,
     "unrepeated_token": unrepeated_token,
+    "spaced_app_password": spaced_app_password,
     "url_password": url_password,
     "pem_body": pem_body,
     "basic_credentials": basic_credentials,
