@@ -614,3 +614,14 @@ def test_a_google_app_password_with_its_spaces_is_redacted_whole() -> None:
     result = assert_gone(data, first, second, kind="password")
 
     assert kept.encode() in result.data
+
+
+def test_an_entra_id_client_secret_standing_alone_is_redacted() -> None:
+    """A Microsoft Entra ID (Azure AD) client secret has its own shape (three characters, a digit,
+    `Q~`, 31 to 34 more): it goes pasted in prose or printed by `az ad app credential reset`, with
+    no name before it."""
+    secret = rand(3) + "8Q~" + rand(34, ALNUM + "_~.-")
+    output = f'{{\n  "appId": "{uuid.uuid4()}",\n  "password": "{secret}"\n}}\n'
+    data = bash("az ad app credential reset --id $APP_ID", output) + prompt(f"the new one is {secret}")
+
+    assert_gone(data, secret, kind="azure")

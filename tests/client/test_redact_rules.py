@@ -217,6 +217,8 @@ ADVERSARIAL = [
     "ldapsearch -w " * 14_000,
     # SQL's `IDENTIFIED BY` with no value, after words each of which could start the statement; `WITH` a
     # plugin name that never ends
+    # an Entra ID client secret's `<digit>Q~` where each could start one
+    "1Q~" * 60_000,
     "identified by " * 14_000,
     "to to to to to to to to identified by " * 6_000,
     "IDENTIFIED WITH " + "a" * 200_000,
