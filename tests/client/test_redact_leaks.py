@@ -625,3 +625,16 @@ def test_an_entra_id_client_secret_standing_alone_is_redacted() -> None:
     data = bash("az ad app credential reset --id $APP_ID", output) + prompt(f"the new one is {secret}")
 
     assert_gone(data, secret, kind="azure")
+
+
+def test_an_artifactory_reference_token_and_an_openshift_token_standing_alone_are_redacted() -> None:
+    """Their prefixes name them (`cmVmdGtu`, base64 of `reftkn`; `sha256~`), so they go with no word
+    around: printed by `oc whoami -t`, pasted in prose. A layer digest `sha256:…` stays."""
+    reference = "cmVmdGtu" + rand(56)
+    openshift = "sha256~" + rand(43, ALNUM + "_-")
+    digest = "sha256:" + rand(64, "0123456789abcdef")
+    data = bash("oc whoami -t", openshift + "\n") + prompt(f"the reference token is {reference}; image {digest}")
+
+    result = assert_gone(data, reference, openshift)
+
+    assert digest.encode() in result.data

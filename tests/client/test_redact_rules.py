@@ -219,6 +219,8 @@ ADVERSARIAL = [
     # plugin name that never ends
     # an Entra ID client secret's `<digit>Q~` where each could start one
     "1Q~" * 60_000,
+    "sha256~" * 30_000,
+    "cmVmdGtu" * 25_000,
     "identified by " * 14_000,
     "to to to to to to to to identified by " * 6_000,
     "IDENTIFIED WITH " + "a" * 200_000,

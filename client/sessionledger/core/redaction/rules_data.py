@@ -404,6 +404,32 @@ tp = ["AZURE_CLIENT_SECRET=«{alnum:3}8Q~{token:34}»", "the app's secret is «{
 fp = ["client_secret=bP88Q~xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "see section 8Q~ of the manual", "abc8Q~short", "a{alnum:3}8Q~{alnum:40}"]
 
 [[rule]]
+id = "artifactory-reference-token"
+kind = "registry"
+category = "registry"
+description = "A JFrog Artifactory reference token: `cmVmdGtu` (base64 of `reftkn`) and 56 letters and digits, in any context"
+source = "JFrog docs: access tokens and reference tokens; gitleaks artifactory-reference-token (MIT)"
+# a literal of the `c` scan (a prefix's boundary check there would run at every `c`)
+lower_anchors = ['''cmvmdgtu[a-z0-9]{56}''']
+regex = '''<<START>>cmVmdGtu[A-Za-z0-9]{56}(?![A-Za-z0-9+/=_-])'''
+validator = "unrepeated_token"
+tp = ["JFROG_TOKEN=«cmVmdGtu{alnum:56}»", "curl -H 'Authorization: Bearer «cmVmdGtu{alnum:56}»' https://acme.jfrog.io/artifactory/api/repositories", "the reference token is «cmVmdGtu{alnum:56}»"]
+fp = ["cmVmdGtu prefix", "cmVmdGtu{alnum:40}", "a{alnum:10}cmVmdGtu{alnum:56}"]
+
+[[rule]]
+id = "openshift-user-token"
+kind = "saas_token"
+category = "saas"
+description = "An OpenShift user's OAuth access token: `sha256~` and 43 base64url characters, in any context (`oc whoami -t`)"
+source = "OpenShift docs: oc login --token, oc whoami -t; gitleaks openshift-user-token (MIT)"
+prefixes = ["sha256~"]
+follow = '''[A-Za-z0-9_-]{43}'''
+regex = '''<<START>>sha256~[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])'''
+validator = "unrepeated_token"
+tp = ["oc login --token=«sha256~{token:43}» --server=https://api.crc.testing:6443", "$ oc whoami -t\n«sha256~{token:43}»"]
+fp = ["sha256~ prefix", "sha256~{token:20}", "sha256:{hex:64}", '--set kube.token="sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXXXXXX"']
+
+[[rule]]
 id = "azure-sas-signature"
 kind = "azure"
 category = "cloud"

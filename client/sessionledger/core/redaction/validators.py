@@ -413,8 +413,12 @@ _TAIL = 20  # the shortest body after a fixed prefix these tokens have (`GR13489
 
 def unrepeated_token(value: str) -> bool:
     """A fixed-prefix token (`GR1348941…`, `SK…`) whose body someone filled in by hand repeats a
-    unit of up to four characters to its end (`XXXX…`, `123123…`): its last 20 characters show it."""
+    unit of up to four characters to its end (`XXXX…`, `123123…`: its last 20 characters show it)
+    or holds a run of six filler characters (`sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE…`), which a
+    random body practically never does."""
     tail = value[-_TAIL:]
+    if _FILLER_RE.search(value):
+        return False
     return token(value) and not any(tail == (tail[:unit] * _TAIL)[:_TAIL] for unit in range(1, 5))
 
 
