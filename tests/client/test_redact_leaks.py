@@ -638,3 +638,18 @@ def test_an_artifactory_reference_token_and_an_openshift_token_standing_alone_ar
     result = assert_gone(data, reference, openshift)
 
     assert digest.encode() in result.data
+
+
+def test_a_wallet_recovery_phrase_is_redacted_and_a_published_test_phrase_stays() -> None:
+    """A BIP-39 phrase (12 to 24 words) after `MNEMONIC=`, `seed phrase:` or 'my recovery phrase is'
+    derives every key of its wallet. Hardhat's published `test test … junk` and prose stay."""
+    phrase = "ocean brisk cradle vivid lumber orbit famous twelve glide mercy bacon velvet"
+    longer = phrase + " tiger exact garden focus river pulse mango cliff hazard siren dove wheat"
+    kept = 'MNEMONIC="test test test test test test test test test test test junk"'
+    prose = "the seed phrase is the list of words you wrote down when you made the wallet"
+    data = prompt(f'MNEMONIC="{phrase}"\n{kept}\n{prose}')
+    data += bash("cat wallet.txt", f"Secret Recovery Phrase: {longer}\n")
+
+    result = assert_gone(data, phrase, longer, kind="private_key")
+
+    assert json.dumps(kept)[1:-1].encode() in result.data and prose.encode() in result.data

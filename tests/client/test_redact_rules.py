@@ -220,6 +220,9 @@ ADVERSARIAL = [
     # an Entra ID client secret's `<digit>Q~` where each could start one
     "1Q~" * 60_000,
     "sha256~" * 30_000,
+    # a recovery phrase's name repeated, and one word short of the shortest phrase each time
+    "mnemonic " * 25_000,
+    ("seed phrase: " + "abc " * 11 + "1 ") * 3_000,
     "cmVmdGtu" * 25_000,
     "identified by " * 14_000,
     "to to to to to to to to identified by " * 6_000,

@@ -430,6 +430,33 @@ tp = ["oc login --token=«sha256~{token:43}» --server=https://api.crc.testing:6
 fp = ["sha256~ prefix", "sha256~{token:20}", "sha256:{hex:64}", '--set kube.token="sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXXXXXX"']
 
 [[rule]]
+id = "wallet-mnemonic"
+kind = "private_key"
+category = "private_key"
+description = "A wallet's BIP-39 recovery phrase, 12 to 24 lowercase words after its name: `MNEMONIC=\"…\"`, `seed phrase: …`, 'my recovery phrase is …' (it derives every key of the wallet)"
+source = "BIP-39; Hardhat and Foundry configs (MNEMONIC), MetaMask's Secret Recovery Phrase"
+# `mnemonic` and `recovery phrase` pivot on the `c` scan, `seed phrase` on `p` (each spelling a
+# literal of its own: a literal holding neither, `seed`, would keep a scan at every `s`)
+lower_anchors = ['''mnemonic''', '''recovery[ _-]?phrase''', '''seed phrase''', '''seed_phrase''', '''seed-phrase''', '''seedphrase''']
+lead = "A-Za-z_ -"
+lead_max = 16
+regex = '''(?<![A-Za-z])(?i:mnemonic|(?:secret[ _-])?recovery[ _-]?phrase|seed[ _-]?phrase)(?:[A-Za-z0-9_]{0,16}+(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,3}[ \t](?:is|was)(?:[ \t]{0,4}:)?)[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[a-z]{3,8}(?: [a-z]{3,8}){11,23})(?![a-z])'''
+validator = "mnemonic"
+tp = [
+  'MNEMONIC="«ocean brisk cradle vivid lumber orbit famous twelve glide mercy bacon velvet»"',
+  "my seed phrase is «ocean brisk cradle vivid lumber orbit famous twelve glide mercy bacon velvet», keep it safe",
+  "Secret Recovery Phrase: «ocean brisk cradle vivid lumber orbit famous twelve glide mercy bacon velvet tiger exact garden focus river pulse mango cliff hazard siren dove wheat»",
+  "  mnemonic: «ocean brisk cradle vivid lumber orbit famous twelve glide mercy bacon velvet»",
+]
+fp = [
+  'MNEMONIC="test test test test test test test test test test test junk"',
+  "mnemonic: candy maple cake sugar pudding cream honey rich smooth crumble sweet treat",
+  "the seed phrase is the list of words you wrote down when you made the wallet",
+  "mnemonic = process.env.MNEMONIC",
+  "seed phrase: abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about",
+]
+
+[[rule]]
 id = "azure-sas-signature"
 kind = "azure"
 category = "cloud"

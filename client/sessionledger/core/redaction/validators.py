@@ -429,6 +429,37 @@ def spaced_app_password(value: str) -> bool:
     return not wordy(letters) and _SEQUENCE_RE.search(letters.lower()) is None and not _masked(letters)
 
 
+# Recovery phrases published as tools' defaults (Hardhat, Ganache) or BIP-39's test vectors: known to
+# everyone, so no wallet's secret
+_PUBLIC_MNEMONICS = frozenset(
+    (
+        "test test test test test test test test test test test junk",
+        "candy maple cake sugar pudding cream honey rich smooth crumble sweet treat",
+        "myth like bonus scare over problem client lizard pioneer submit female collect",
+    )
+)
+
+
+# English function words that are no BIP-39 word: two of them make a phrase prose ("the list of
+# words you wrote down")
+_PROSE_WORDS = frozenset(
+    (
+        *("the", "and", "you", "your", "with", "that", "this", "have", "from", "they", "them", "then", "their"),
+        *("there", "were", "been", "into", "which", "what", "when", "would", "could", "should", "not", "but", "for"),
+        *("are", "was", "its", "our", "his", "her", "she", "does", "did", "who", "why", "how"),
+    )
+)
+
+
+def mnemonic(value: str) -> bool:
+    """A BIP-39 recovery phrase: 12, 15, 18, 21 or 24 words, most of them different (the list
+    repeats a word rarely; prose does often), not a tool's published default or a test vector."""
+    words = value.split()
+    if len(words) not in (12, 15, 18, 21, 24) or value in _PUBLIC_MNEMONICS:
+        return False
+    return len(set(words)) >= len(words) - 2 and len(set(words) & _PROSE_WORDS) <= 1
+
+
 _URL_DUMMIES = frozenset(
     ("pass", "pw", "pwd", "secret", "x", "guest", "admin", "root", "test", "user", "demo", "postgres")
 )
@@ -688,6 +719,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "has_digit": has_digit,
     "unrepeated_token": unrepeated_token,
     "spaced_app_password": spaced_app_password,
+    "mnemonic": mnemonic,
     "url_password": url_password,
     "pem_body": pem_body,
     "basic_credentials": basic_credentials,
