@@ -393,7 +393,7 @@ kind = "azure"
 category = "cloud"
 description = "A Microsoft Entra ID (Azure AD) app's client secret: three characters, a digit and `Q~`, then 31 to 34 more, in any context (the catalogue's rule has no literal any scan passes over)"
 source = "Microsoft Entra docs: app client secrets; gitleaks azure-ad-client-secret (MIT)"
-# a scan of its own on `Q~` (about 1.5 % of the transcripts' time)
+# a scan of its own on `~` with `Q` as its head (about 6 ms per 20 MB of transcripts, under 2 %)
 prefixes = ["Q~"]
 follow = '''[A-Za-z0-9_~.-]{31}'''
 lead = "A-Za-z0-9_~."
