@@ -659,3 +659,24 @@ def test_a_wallet_recovery_phrase_is_redacted_and_a_published_test_phrase_stays(
     result = assert_gone(data, phrase, longer, kind="private_key")
 
     assert_kept(result, kept, prose)
+
+
+def test_secrets_starting_a_later_line_or_a_coloured_one_are_redacted() -> None:
+    """In a JSON string a later line's first letter follows the `n` of `\\n`, and coloured output puts
+    the `m` of `\\u001b[32m` before it. Rules that wanted no letter before their first word read both
+    as one: a Discord token, a private key as base64 DER, `htpasswd`, `echo user:pw | chpasswd` and a
+    recovery phrase stayed when they started a later line of a prompt or a written file, and
+    `requirepass` or a token before 'is the api key' after a colour code."""
+    discord = "MTk4NjIyNDgzNDcxOTI1MjQ4." + rand(6) + "." + rand(27, ALNUM + "_-")
+    der = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ" + rand(1500, ALNUM + "+/")
+    first, second, third, fourth = password(), password(), password(), rand(32)
+    phrase = "ocean brisk cradle vivid lumber orbit famous twelve glide mercy bacon velvet"
+    script = f"#!/bin/sh\nhtpasswd -bc /etc/nginx/.htpasswd admin {first}\necho deploy:{second} | chpasswd\n"
+    data = prompt(f"use this bot token:\n{discord}\nand this key:\n{der}\nseed:\nmnemonic: {phrase}\nthanks")
+    data += TranscriptBuilder().tool_call("Write", {"file_path": "/home/dev/app/setup.sh", "content": script}).build()
+    coloured = f"\x1b[1;33mrequirepass {third}\x1b[0m\n\x1b[32m{fourth} is the api key for staging\x1b[0m\n"
+    data += bash("cat notes.txt", coloured)
+
+    result = assert_gone(data, discord, der, first, second, phrase, third, fourth)
+
+    assert_kept(result, "use this bot token:\n", "\nthanks", "#!/bin/sh\nhtpasswd -bc", "\x1b[1;33mrequirepass ")

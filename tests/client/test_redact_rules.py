@@ -75,6 +75,20 @@ def test_true_positive_is_redacted_in_a_transcript_line(name: str, i: int) -> No
     assert result.changed_lines == [0]
 
 
+@pytest.mark.parametrize(("name", "i"), TPS, ids=[f"{n}-tp{i}" for n, i in TPS])
+def test_true_positive_is_redacted_on_a_later_line_and_after_a_colour_code(name: str, i: int) -> None:
+    """In a JSON string a line's first letter follows the `n` of `\\n`, and coloured output puts the
+    `m` of `\\u001b[32m` before it: neither is a letter of the text a rule's word boundary may see."""
+    spec = SPECS[name]
+    text, secrets = _example(spec, spec.tp[i], i)
+    for shown in (f"look at this:\n{text}\nthanks", f"\x1b[32m{text}\x1b[0m", f"\x1b[1;33m{text}"):
+        line = TranscriptBuilder().tool_result("toolu_01AbCdEf", shown).build()
+
+        record = json.loads(REDACTOR.redact_bytes(line).data)
+
+        assert record["toolUseResult"]["stdout"] == _expected(shown, secrets, spec.rule.kind), repr(shown[:16])
+
+
 @pytest.mark.parametrize(("name", "i"), FPS, ids=[f"{n}-fp{i}" for n, i in FPS])
 def test_false_positive_is_left_alone(name: str, i: int) -> None:
     spec = SPECS[name]
@@ -249,6 +263,10 @@ ADVERSARIAL = [
     # a DER key's anchors repeated in one base64 run, and each after a word break
     "M" + "AgEAAoI" * 28_000,
     " MAQEEI" * 28_000,
+    # a PuTTY key whose MAC line never holds a MAC; a word after a colour code, again and again
+    "PuTTY-User-Key-File-3: " + "Private-MAC: x\n" * 14_000,
+    "\x1b[1;33mhtpasswd -b " * 14_000,
+    "\x1b[32mx is the api key " * 10_000,
 ]
 
 

@@ -114,7 +114,8 @@ description = "PuTTY private key file (.ppk)"
 source = "PuTTY documentation, appendix C (PPK file format)"
 prefixes = ["PuTTY-User-Key-File-"]
 follow = '''[23]:'''
-regex = '''PuTTY-User-Key-File-[23]:(?:[A-Za-z0-9+/=:,. \t@_-]|<<BREAK>>){0,65536}'''
+# the file ends with its MAC: the lines after it stay (possessive: one pass, no backtracking)
+regex = '''PuTTY-User-Key-File-[23]:(?:(?!Private-MAC:)(?:[A-Za-z0-9+/=:,. \t@_-]|<<BREAK>>)){0,65536}+(?:Private-MAC:[ \t]{0,4}[0-9a-fA-F]{40,64}(?![0-9a-fA-F]))?'''
 multiline = true
 validator = "pem_body"
 tp = ["«PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: dev@laptop\nPublic-Lines: 2\n{b64:64}\n{b64:20}\nPrivate-Lines: 1\n{b64:64}\nPrivate-MAC: {hex:64}»"]
@@ -143,7 +144,7 @@ source = "RFC 5208 (PKCS#8), RFC 8017 (PKCS#1), RFC 5915 (SEC1 EC)"
 anchors = ['''AKCA[QgY]EA''', '''AKBgQ''', '''AgEAAo[GI]''', '''AgEAMB[AM]GByqGSM49''', '''AQAwBQYDK2V[uvwx]''', '''AQEEI''', '''AgEBB[DE]''']
 lead = "A-Za-z0-9+/"
 lead_max = 80
-regex = '''(?<![A-Za-z0-9+/])(?P<secret>M[A-Za-z0-9+/]{40,8000}={0,2})(?![A-Za-z0-9+/=])'''
+regex = '''(?:(?<![A-Za-z0-9+/])|<<AFTER_ESCAPE>>)(?P<secret>M[A-Za-z0-9+/]{40,8000}={0,2})(?![A-Za-z0-9+/=])'''
 validator = "der_private_key"
 tp = [
   "the key is «MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ{b64:1500}»",
@@ -382,7 +383,7 @@ source = "Microsoft security-utilities (MIT): identifiable key formats"
 prefixes = ["+ACR", "+ASt", "+ASb", "+AEh", "+ARm", "ACDb", "AIoT", "AzFu", "AzSe", "APIM"]
 lead = "A-Za-z0-9+/_-"
 lead_max = 76
-regex = '''(?:(?<![A-Za-z0-9+/=_-])|(?<=\\[nrtbf]))(?:[A-Za-z0-9+/]{42}\+ACR[A-D][A-Za-z0-9+/]{5}|[A-Za-z0-9+/]{76}(?:\+ASt|ACDb)[A-D][A-Za-z0-9+/]{5}==|[A-Za-z0-9+/]{33}(?:\+A(?:Sb|Eh|Rm)|AIoT)[A-D][A-Za-z0-9+/]{5}=|[A-Za-z0-9_-]{44}AzFu[A-Za-z0-9_-]{5}[AQgw]==|[A-Za-z0-9]{42}AzSe[A-D][A-Za-z0-9]{5}|[A-Za-z0-9]{76}APIM[A-D][A-Za-z0-9]{5}==)(?![A-Za-z0-9+/=_-])'''
+regex = '''(?:(?<![A-Za-z0-9+/=_-])|<<AFTER_ESCAPE>>)(?:[A-Za-z0-9+/]{42}\+ACR[A-D][A-Za-z0-9+/]{5}|[A-Za-z0-9+/]{76}(?:\+ASt|ACDb)[A-D][A-Za-z0-9+/]{5}==|[A-Za-z0-9+/]{33}(?:\+A(?:Sb|Eh|Rm)|AIoT)[A-D][A-Za-z0-9+/]{5}=|[A-Za-z0-9_-]{44}AzFu[A-Za-z0-9_-]{5}[AQgw]==|[A-Za-z0-9]{42}AzSe[A-D][A-Za-z0-9]{5}|[A-Za-z0-9]{76}APIM[A-D][A-Za-z0-9]{5}==)(?![A-Za-z0-9+/=_-])'''
 validator = "token"
 tp = ["password: «{b64:42}+ACRB{alnum:5}»", "## Save pass:\n\n«{alnum:42}+ACRC{alnum:5}»\n", "az storage: «{b64:76}+AStA{b64:5}==» (primary)", "the cosmos key is «{b64:76}ACDbD{b64:5}==», rotate it", "«{b64:33}+ASbB{b64:5}=»", "x-functions-key: «{token:44}AzFu{token:5}Q==»", "api-key: «{alnum:42}AzSeC{alnum:5}»"]
 fp = ["AzureSearchAzSe is the service", "+ACR prefix of a registry key", "a base64 blob {b64:60}+ACRB{b64:60}"]
@@ -398,7 +399,7 @@ prefixes = ["Q~"]
 follow = '''[A-Za-z0-9_~.-]{31}'''
 lead = "A-Za-z0-9_~."
 lead_max = 4
-regex = '''(?:(?<![A-Za-z0-9_~.-])|(?<=\\[nrtbf]))[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])'''
+regex = '''(?:(?<![A-Za-z0-9_~.-])|<<AFTER_ESCAPE>>)[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])'''
 validator = "unrepeated_token"  # a body filled in by hand (`…8Q~xxxx…`) stays, as gitleaks' own negative
 tp = ["AZURE_CLIENT_SECRET=«{alnum:3}8Q~{token:34}»", "the app's secret is «{alnum:3}7Q~{alnum:31}», it expires in June", '"ClientSecret": "«{alnum:3}1Q~{token:32}»"']
 fp = ["client_secret=bP88Q~xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "see section 8Q~ of the manual", "abc8Q~short", "a{alnum:3}8Q~{alnum:40}"]
@@ -440,7 +441,7 @@ source = "BIP-39; Hardhat and Foundry configs (MNEMONIC), MetaMask's Secret Reco
 lower_anchors = ['''mnemonic''', '''recovery[ _-]?phrase''', '''seed phrase''', '''seed_phrase''', '''seed-phrase''', '''seedphrase''']
 lead = "A-Za-z_ -"
 lead_max = 16
-regex = '''(?<![A-Za-z])(?i:mnemonic|(?:secret[ _-])?recovery[ _-]?phrase|seed[ _-]?phrase)(?:[A-Za-z0-9_]{0,16}+(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,3}[ \t](?:is|was)(?:[ \t]{0,4}:)?)[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[a-z]{3,8}(?: [a-z]{3,8}){11,23})(?![a-z])'''
+regex = '''(?:(?<![A-Za-z])|<<AFTER_ESCAPE>>)(?i:mnemonic|(?:secret[ _-])?recovery[ _-]?phrase|seed[ _-]?phrase)(?:[A-Za-z0-9_]{0,16}+(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,3}[ \t](?:is|was)(?:[ \t]{0,4}:)?)[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[a-z]{3,8}(?: [a-z]{3,8}){11,23})(?![a-z])'''
 validator = "mnemonic"
 tp = [
   'MNEMONIC="«ocean brisk cradle vivid lumber orbit famous twelve glide mercy bacon velvet»"',
@@ -1358,7 +1359,7 @@ lead = "A-Za-z0-9"
 lead_max = 76
 context = ["zure_devops", "zure-devops", "zure devops", "zure.com"]
 window = 2
-regex = '''(?:(?<![A-Za-z0-9_+-])|(?<=\\[nrtbf]))(?P<secret>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}|[a-z2-7]{52})(?![A-Za-z0-9_+/-])'''
+regex = '''(?:(?<![A-Za-z0-9_+-])|<<AFTER_ESCAPE>>)(?P<secret>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}|[a-z2-7]{52})(?![A-Za-z0-9_+/-])'''
 validator = "azure_devops_pat"
 tp = ["AZURE_DEVOPS_EXT_PAT=«{lower:20}7{lower:15}3{lower:13}52»", "git clone https://«{lower:20}4{lower:15}6{lower:13}27»@dev.azure.com/acme/app/_git/app"]
 fp = ["az devops configure --defaults organization=https://dev.azure.com/acme project=abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"]
@@ -1400,7 +1401,7 @@ source = "WordPress docs: wp-config.php, security keys (the api.wordpress.org se
 anchors = ['''_(?:KEY|SALT)['"][ \t]{0,16},''']
 lead = "A-Z_"
 lead_max = 12
-regex = '''(?<![A-Za-z0-9_])(?:SECURE_AUTH|LOGGED_IN|NONCE|AUTH)_(?:KEY|SALT)['"][ \t]{0,16},[ \t]{0,16}['"](?P<secret>[^'"\\\n]{16,128})['"]'''
+regex = '''(?:(?<![A-Za-z0-9_])|<<AFTER_ESCAPE>>)(?:SECURE_AUTH|LOGGED_IN|NONCE|AUTH)_(?:KEY|SALT)['"][ \t]{0,16},[ \t]{0,16}['"](?P<secret>[^'"\\\n]{16,128})['"]'''
 validator = "random_token"
 tp = [
   "define( 'AUTH_SALT',        '«{alnum:20}!@# {alnum:20}[]{{}}<>~+={alnum:16}»' );",
@@ -1429,7 +1430,7 @@ category = "password"
 description = "A password hash in the modular crypt format (/etc/shadow, htpasswd, a users table): bcrypt `$2b$`, md5-crypt `$1$`/`$apr1$`, sha-crypt `$5$`/`$6$`, yescrypt `$y$`, argon2 and scrypt (PHC strings), Kerberos AS-REP and TGS hashes as crackers print them; each at its format's length"
 source = "crypt(5) (libxcrypt: hashing methods); the PHC string format (P-H-C/phc-string-format); Apache htpasswd docs; hashcat example hashes (modes 18200, 13100)"
 anchors = ['''\$(?:2[abxy]?\$[0-9]{2}\$|[156y]\$|apr1\$|argon2(?:id|i|d)\$|scrypt\$|krb5(?:asrep|tgs)\$)''']
-regex = '''(?:(?<![A-Za-z0-9$./+-])|(?<=\\[nrt]))(?P<secret>\$(?:2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}|(?:1|apr1)\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|5\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43}|6\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{86}|y\$[./A-Za-z0-9]{1,32}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43}|(?:argon2(?:id|i|d)\$v=[0-9]{1,3}\$m=[0-9]{1,10},t=[0-9]{1,10},p=[0-9]{1,3}|scrypt\$ln=[0-9]{1,2},r=[0-9]{1,3},p=[0-9]{1,3})\$[A-Za-z0-9+/]{8,88}\$[A-Za-z0-9+/]{16,128}|krb5(?:asrep|tgs)\$[0-9]{1,2}\$[^\s"'\\`]{32,8192}+))(?![./A-Za-z0-9+])'''
+regex = '''(?:(?<![A-Za-z0-9$./+-])|<<AFTER_ESCAPE>>)(?P<secret>\$(?:2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}|(?:1|apr1)\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|5\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43}|6\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{86}|y\$[./A-Za-z0-9]{1,32}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43}|(?:argon2(?:id|i|d)\$v=[0-9]{1,3}\$m=[0-9]{1,10},t=[0-9]{1,10},p=[0-9]{1,3}|scrypt\$ln=[0-9]{1,2},r=[0-9]{1,3},p=[0-9]{1,3})\$[A-Za-z0-9+/]{8,88}\$[A-Za-z0-9+/]{16,128}|krb5(?:asrep|tgs)\$[0-9]{1,2}\$[^\s"'\\`]{32,8192}+))(?![./A-Za-z0-9+])'''
 validator = "token"
 tp = [
   "admin:«$apr1${crypt:8}${crypt:22}»",
@@ -1450,7 +1451,7 @@ source = "Django docs: password management (how Django stores passwords); Werkze
 anchors = ['''\$(?=[0-9]{4,8}\$[A-Za-z0-9]{1,64}\$[A-Za-z0-9+/]{27}|[A-Za-z0-9]{1,64}\$[0-9a-f]{40})''']
 lead = "A-Za-z0-9_:"
 lead_max = 40
-regex = '''(?:(?<![A-Za-z0-9_$./+:-])|(?<=\\[nrt]))(?P<secret>(?:pbkdf2_sha(?:1|256)\$[0-9]{4,8}\$[A-Za-z0-9]{1,64}\$[A-Za-z0-9+/]{27,86}={0,2}|(?:pbkdf2:sha(?:1|256|512)(?::[0-9]{1,8})?|scrypt:[0-9]{1,8}:[0-9]{1,3}:[0-9]{1,3})\$[A-Za-z0-9]{1,64}\$[0-9a-f]{40,128}))(?![A-Za-z0-9+/=])'''
+regex = '''(?:(?<![A-Za-z0-9_$./+:-])|<<AFTER_ESCAPE>>)(?P<secret>(?:pbkdf2_sha(?:1|256)\$[0-9]{4,8}\$[A-Za-z0-9]{1,64}\$[A-Za-z0-9+/]{27,86}={0,2}|(?:pbkdf2:sha(?:1|256|512)(?::[0-9]{1,8})?|scrypt:[0-9]{1,8}:[0-9]{1,3}:[0-9]{1,3})\$[A-Za-z0-9]{1,64}\$[0-9a-f]{40,128}))(?![A-Za-z0-9+/=])'''
 validator = "token"
 tp = [
   "«pbkdf2_sha256$870000${alnum:22}${b64:43}=»",
@@ -1499,7 +1500,7 @@ source = "RFC 3986 §3.2.1; detect-secrets basic_auth (Apache-2.0)"
 anchors = ['''://[^\s/"\\]{0,256}@''']
 lead = "A-Za-z0-9+.-"
 lead_max = 24
-regex = '''(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/?#"'\\<>\[\]@]{0,128}(?:@[^\s:/?#"'\\<>\[\]@]{1,64})?:(?P<secret>[^\s"'\\<>/]{1,256})@(?=[A-Za-z0-9\[][A-Za-z0-9.\[\]:%_-]{0,255}(?:[/?#"'\\\s,;)]|$))'''
+regex = '''(?:(?<![A-Za-z0-9+.-])|<<AFTER_ESCAPE>>)[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/?#"'\\<>\[\]@]{0,128}(?:@[^\s:/?#"'\\<>\[\]@]{1,64})?:(?P<secret>[^\s"'\\<>/]{1,256})@(?=[A-Za-z0-9\[][A-Za-z0-9.\[\]:%_-]{0,255}(?:[/?#"'\\\s,;)]|$))'''
 validator = "url_password"
 tp = [
   "DATABASE_URL=postgres://app:«{alnum:20}»@db.internal:5432/app",
@@ -1525,7 +1526,7 @@ source = "GitHub and Azure DevOps docs (cloning with a personal access token); R
 anchors = ['''://[^\s/"\\]{0,256}@''']
 lead = "A-Za-z0-9+.-"
 lead_max = 24
-regex = '''(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,20}://(?P<secret>[A-Za-z0-9_-]{20,256})@(?=[A-Za-z0-9\[][A-Za-z0-9.\[\]:%_-]{0,255}(?:[/?#"'\\\s,;)]|$))'''
+regex = '''(?:(?<![A-Za-z0-9+.-])|<<AFTER_ESCAPE>>)[A-Za-z][A-Za-z0-9+.-]{0,20}://(?P<secret>[A-Za-z0-9_-]{20,256})@(?=[A-Za-z0-9\[][A-Za-z0-9.\[\]:%_-]{0,255}(?:[/?#"'\\\s,;)]|$))'''
 validator = "url_token_user"
 tp = [
   "git clone https://«{alnum:40}»@github.com/acme/app.git",
@@ -1590,7 +1591,7 @@ category = "registry"
 description = "Docker config.json `auth` and npm `_auth`: base64 of user:password"
 source = "Docker docs: config.json credentials store; npm docs: _auth"
 lower_anchors = ['''auth(?:\\{0,8}["'])?[ \t]{0,8}[:=]''']
-regex = '''(?:(?<![A-Za-z0-9-])|(?<=\\[nrt]))_?auth(?:<<SEP>>)(?P<secret>[A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])'''
+regex = '''(?:(?<![A-Za-z0-9-])|<<AFTER_ESCAPE>>)_?auth(?:<<SEP>>)(?P<secret>[A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])'''
 validator = "basic_credentials"
 tp = ['''{{"auths": {{"https://index.docker.io/v1/": {{"auth": "«{basic:acme}»"}}}}}}''', "_auth=«{basic:ci}»"]
 fp = ['''{{"auth": "required"}}''', "auth: oauth2"]
@@ -1603,7 +1604,7 @@ description = "curl -u / --user user:password, or :password alone (an API key as
 source = "curl manual: -u, --user; gitleaks curl-auth-user (MIT)"
 anchors = ['''-(?<=[ \t]-)u[ \t=]{0,8}[^\s:'"\\`$-]{0,128}:''', '''-(?<=[ \t]-)-user[ \t=]''']
 near = ["curl"]
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{0,128}:<<Q>>(?P<secret>[^\s'"\\`]{3,256})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{0,128}:<<Q>>(?P<secret>[^\s'"\\`]{3,256})'''
 validator = "cli_password"
 tp = [
   "curl -u admin:«{password}» https://jenkins.internal/api/json",
@@ -1622,7 +1623,7 @@ description = "mysql/mariadb/mysqldump -pPASSWORD (no space)"
 source = "MySQL manual: --password[=password], -p[password]"
 anchors = ['''-(?<=[ \t]-)p[^\s-]''']
 near = ["mysql", "mariadb"]
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-p<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,127})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)-p<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,127})'''
 validator = "cli_password"
 tp = ["mysql -u root -p«{password}» -h db.internal app", "mysqldump -uroot -p'«{password}»' app > dump.sql"]
 fp = ["mysql -u root -p app", "mkdir -p build && mysql -e 'select 1'"]
@@ -1635,7 +1636,7 @@ description = "sshpass -p / docker|az|oc|cf login -p PASSWORD / mongo, mongosh, 
 source = "sshpass(1); docker login, az login, oc login docs"
 anchors = ['''-(?<=[ \t]-)p[ \t]''']
 near = ["sshpass", "login", "mongo", "rabbitmqadmin"]
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-p[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)-p[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
 tp = ["sshpass -p '«{password}»' ssh deploy@10.0.0.5", "docker login -u acme -p «{password}» registry.acme.io", "mongosh -u admin -p '«{password}»' --authenticationDatabase admin"]
 fp = ["sshpass -p \"$SSHPASS\" ssh host", "docker login -u acme -p $(cat pw) r"]
@@ -1651,7 +1652,7 @@ lower_anchors = ['''password-stdin''']
 near = ["echo", "printf"]
 lead = '''A-Za-z0-9_.,:/@%$!#*+=~^?'"\\ \t|-'''
 lead_max = 200
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:echo(?:[ \t]{1,4}-[ne]{1,2})?|printf)[ \t]{1,4}<<Q>>(?P<secret>[^\s"'`\\|;&$]{4,128}+)<<Q>>[ \t]{0,4}\|[ \t]{0,4}(?:sudo[ \t]{1,4}(?:-[A-Za-z]{1,8}[ \t]{1,4}){0,4}-S[ \t]|[^|\n"]{0,160}?--password-stdin)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?:echo(?:[ \t]{1,4}-[ne]{1,2})?|printf)[ \t]{1,4}<<Q>>(?P<secret>[^\s"'`\\|;&$]{4,128}+)<<Q>>[ \t]{0,4}\|[ \t]{0,4}(?:sudo[ \t]{1,4}(?:-[A-Za-z]{1,8}[ \t]{1,4}){0,4}-S[ \t]|[^|\n"]{0,160}?--password-stdin)'''
 validator = "password"
 tp = ["echo '«Xk9#{alnum:8}»' | sudo -S apt-get update", "echo «{alnum:10}7» | docker login -u acme --password-stdin registry.acme.io"]
 fp = ["echo \"$REGISTRY_PASSWORD\" | docker login -u acme --password-stdin", "echo hunter2 | sudo -S true", "ls -S | head"]
@@ -1667,7 +1668,7 @@ lower_anchors = ['''passwd[ \t]{1,4}-''']
 lead = "a-z \t"
 lead_max = 20
 # flags in one cluster or several, `-b` among them (`-bc`, `-b -c`, `-B -C 10 -b`); the user never starts with `-`
-regex = '''(?<![A-Za-z0-9_-])(?:htpasswd(?:[ \t]{1,4}-[A-Za-z]{1,4}(?:[ \t]{1,4}[0-9]{1,3})?){0,4}?[ \t]{1,4}-[A-Za-z]{0,4}b[A-Za-z]{0,4}(?:[ \t]{1,4}-[A-Za-z]{1,4}(?:[ \t]{1,4}[0-9]{1,3})?){0,4}[ \t]{1,4}(?:[^\s-][^\s]{0,255}[ \t]{1,4})?|rabbitmqctl[ \t]{1,4}(?:add_user|change_password)[ \t]{1,4})<<Q>>[^\s"'`-][^\s"'`]{0,63}<<Q>>[ \t]{1,4}<<Q>>(?P<secret>[^\s"'\\`]{4,128})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?:htpasswd(?:[ \t]{1,4}-[A-Za-z]{1,4}(?:[ \t]{1,4}[0-9]{1,3})?){0,4}?[ \t]{1,4}-[A-Za-z]{0,4}b[A-Za-z]{0,4}(?:[ \t]{1,4}-[A-Za-z]{1,4}(?:[ \t]{1,4}[0-9]{1,3})?){0,4}[ \t]{1,4}(?:[^\s-][^\s]{0,255}[ \t]{1,4})?|rabbitmqctl[ \t]{1,4}(?:add_user|change_password)[ \t]{1,4})<<Q>>[^\s"'`-][^\s"'`]{0,63}<<Q>>[ \t]{1,4}<<Q>>(?P<secret>[^\s"'\\`]{4,128})'''
 validator = "cli_password"
 tp = [
   "htpasswd -bc /etc/nginx/.htpasswd admin «{password}»",
@@ -1688,7 +1689,7 @@ source = "chpasswd(8)"
 lower_anchors = ['''chpasswd''']
 lead = "!-~ \t"
 lead_max = 200
-regex = '''(?<![A-Za-z0-9_-])echo[ \t]{1,4}(?:-e[ \t]{1,4})?<<Q>>[A-Za-z0-9_.-]{1,32}:(?P<secret>[^\s"'\\`:]{4,128})<<Q>>[ \t]{0,4}\|[ \t]{0,4}(?:sudo[ \t]{1,4})?chpasswd'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)echo[ \t]{1,4}(?:-e[ \t]{1,4})?<<Q>>[A-Za-z0-9_.-]{1,32}:(?P<secret>[^\s"'\\`:]{4,128})<<Q>>[ \t]{0,4}\|[ \t]{0,4}(?:sudo[ \t]{1,4})?chpasswd'''
 validator = "cli_password"
 tp = ["echo 'deploy:«{password}»' | sudo chpasswd", "echo bob:«Xk9#{alnum:8}» | chpasswd"]
 fp = ["echo \"$USER:$PASS\" | chpasswd"]
@@ -1703,7 +1704,7 @@ anchors = ['''-(?<=[ \t]-)P[ \t]''', '''-(?<=[ \t]-)p[^\s-]''', '''--passphrase'
 near = ["zip", "7z", "gpg", "ssh-keygen", "openssl", "smbclient", "ldap"]
 lead = '''A-Za-z0-9_.,:/@%=+~^!#$*?(){}\[\]<>'"\\ \t-'''
 lead_max = 200
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:zip[ \t]<<CMD_ARGS>>-P[ \t]{1,8}|7za?[ \t]<<CMD_ARGS>>-p|gpg2?[ \t]<<CMD_ARGS>>--passphrase(?:[ \t]{1,8}|=)|ssh-keygen[ \t]<<CMD_ARGS>>-P[ \t]{1,8}|openssl[ \t]<<CMD_ARGS>>-k[ \t]{1,8}|smbclient[ \t]<<CMD_ARGS>>-U[ \t]{1,8}<<Q>>[^\s%'"\\]{1,64}%|ldap[a-z]{2,8}[ \t]<<CMD_ARGS>>-w[ \t]{1,8})<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?:zip[ \t]<<CMD_ARGS>>-P[ \t]{1,8}|7za?[ \t]<<CMD_ARGS>>-p|gpg2?[ \t]<<CMD_ARGS>>--passphrase(?:[ \t]{1,8}|=)|ssh-keygen[ \t]<<CMD_ARGS>>-P[ \t]{1,8}|openssl[ \t]<<CMD_ARGS>>-k[ \t]{1,8}|smbclient[ \t]<<CMD_ARGS>>-U[ \t]{1,8}<<Q>>[^\s%'"\\]{1,64}%|ldap[a-z]{2,8}[ \t]<<CMD_ARGS>>-w[ \t]{1,8})<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
 validator = "cli_password"
 tp = [
   "zip -r -P «{password}» backup.zip data/",
@@ -1735,7 +1736,7 @@ source = "Google Account Help: Sign in with app passwords; Django's EMAIL_HOST_P
 lower_anchors = ['''p(?:ass(?:w(?:or)?d)?|wd)(?=(?:[^\\\n]|\\[^nr]){0,40}?(?<![a-z0-9])[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}(?![a-z0-9]))''']
 lead = "A-Za-z_"
 lead_max = 24
-regex = '''(?<![A-Za-z])(?i:p(?:ass(?:w(?:or)?d)?|wd))(?:[A-Za-z0-9_.-]{0,24}+(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,4}[ \t](?:is|was)(?:[ \t]{0,4}:)?)[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z]{4} [A-Za-z]{4} [A-Za-z]{4} [A-Za-z]{4})(?![A-Za-z0-9])'''
+regex = '''(?:(?<![A-Za-z])|<<AFTER_ESCAPE>>)(?i:p(?:ass(?:w(?:or)?d)?|wd))(?:[A-Za-z0-9_.-]{0,24}+(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,4}[ \t](?:is|was)(?:[ \t]{0,4}:)?)[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z]{4} [A-Za-z]{4} [A-Za-z]{4} [A-Za-z]{4})(?![A-Za-z0-9])'''
 validator = "spaced_app_password"
 tp = [
   "EMAIL_HOST_PASSWORD = '«qwhz kdpa mxvt rnbe»'",
@@ -1764,7 +1765,7 @@ lower_anchors = ['''fied(?<=identified)[ \t]{1,4}(?:with[ \t]{1,4}[a-z0-9_]{1,64
 # identified by `pid`") stays
 lead = '''A-Za-z0-9_.@%'"`\\ \t-'''
 lead_max = 160
-regex = '''(?<![A-Za-z])(?i:(?:user|role|to)[ \t]{1,4}[^\s;]{1,128}[ \t]{1,4}identified[ \t]{1,4}(?:with[ \t]{1,4}[A-Za-z0-9_]{1,64}[ \t]{1,4})?by)[ \t]{1,4}(?!(?i:password|random)[ \t])<<Q>>(?P<secret>[^\s"'\\`;:?@][^\s"'\\`;]{2,127})'''
+regex = '''(?:(?<![A-Za-z])|<<AFTER_ESCAPE>>)(?i:(?:user|role|to)[ \t]{1,4}[^\s;]{1,128}[ \t]{1,4}identified[ \t]{1,4}(?:with[ \t]{1,4}[A-Za-z0-9_]{1,64}[ \t]{1,4})?by)[ \t]{1,4}(?!(?i:password|random)[ \t])<<Q>>(?P<secret>[^\s"'\\`;:?@][^\s"'\\`;]{2,127})'''
 validator = "password"
 tp = [
   "CREATE USER 'app'@'%' IDENTIFIED BY '«{password}»';",
@@ -1794,7 +1795,7 @@ anchors = ['''-(?<=[ \t]-)N[ \t]''']
 near = ["ssh-keygen"]
 lead = '''A-Za-z0-9_.,:/@%=+~^!#$*?(){}\[\]<>'"\\ \t-'''
 lead_max = 200
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))ssh-keygen[ \t]<<CMD_ARGS>>-N[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)ssh-keygen[ \t]<<CMD_ARGS>>-N[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{2,255})'''
 validator = "cli_password"
 tp = ["ssh-keygen -t ed25519 -N «{password}» -f ~/.ssh/deploy", "ssh-keygen -p -f ~/.ssh/id_ed25519 -N '«{password}»'"]
 fp = ["ssh-keygen -t ed25519 -N '' -f ~/.ssh/id", "ssh-keygen -N \"$KEY_PASSPHRASE\" -f id"]
@@ -1808,7 +1809,7 @@ source = "Redis docs: redis.conf (security), CONFIG SET"
 lower_anchors = ['''pass(?<=requirepass)[ \t]''', '''auth(?<=masterauth)[ \t]''']
 lead = "a-z"
 lead_max = 8
-regex = '''(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))(?i:requirepass|masterauth)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{3,256})'''
+regex = '''(?:(?<![A-Za-z0-9_])|<<AFTER_ESCAPE>>)(?i:requirepass|masterauth)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{3,256})'''
 validator = "password"  # not redis.conf's own example, `foobared`
 tp = ["requirepass «{password}»", "redis-cli CONFIG SET requirepass '«{password}»'", "redis-server --requirepass «{password}» --port 6380", "masterauth «{password}»"]
 fp = ["# requirepass foobared", "requirepass ${REDIS_PASSWORD}", "the requirepass option sets a password"]
@@ -1822,7 +1823,7 @@ source = "wpa_supplicant.conf(5); hostapd.conf; NetworkManager settings (802-11-
 lower_anchors = ['''psk(?:\\{0,8}["'])?[ \t]{0,4}[:=]''']
 lead = "A-Za-z_-"
 lead_max = 8
-regex = '''(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))(?:(?i:wpa)[_-]?)?(?i:psk)(?:\\{0,8}["'])?[ \t]{0,4}[:=][ \t]{0,4}<<Q>>(?P<secret>[0-9a-fA-F]{64}(?![^\s"'\\`])|[^\s"'\\`]{8,63}(?![^\s"'\\`]))'''
+regex = '''(?:(?<![A-Za-z0-9])|<<AFTER_ESCAPE>>)(?:(?i:wpa)[_-]?)?(?i:psk)(?:\\{0,8}["'])?[ \t]{0,4}[:=][ \t]{0,4}<<Q>>(?P<secret>[0-9a-fA-F]{64}(?![^\s"'\\`])|[^\s"'\\`]{8,63}(?![^\s"'\\`]))'''
 validator = "password"
 tp = ['network={{\n  ssid="home"\n  psk="«{password}»"\n}}', "wpa_psk=«{hex:64}»", "psk=«{password}»"]
 fp = ['psk=hunter2', "psk = derive_psk(passphrase, ssid)", "psk: ${WIFI_PSK}", 'psk="correcthorsebatterystaple"']
@@ -1849,7 +1850,7 @@ description = "sqlcmd/bcp/osql -P PASSWORD"
 source = "sqlcmd utility docs: -P password"
 anchors = ['''-(?<=[ \t]-)P[ \t]''']
 near = ["sqlcmd", "bcp", "osql"]
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-P[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)-P[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
 tp = ["sqlcmd -S db.internal -U sa -P «{password}» -Q 'select 1'"]
 fp = ["sqlcmd -S db -U sa -P $SA_PASSWORD -Q 'select 1'"]
@@ -1862,7 +1863,7 @@ description = "redis-cli / valkey-cli -a PASSWORD"
 source = "redis-cli docs: -a password"
 anchors = ['''-(?<=[ \t]-)a[ \t]''']
 near = ["redis-cli", "valkey-cli", "redis-benchmark", "keydb-cli"]
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))-a[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)-a[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "cli_password"
 tp = ["redis-cli -h cache.internal -a «{password}» ping"]
 fp = ["redis-cli -h cache -a \"$REDIS_PASSWORD\" ping"]
@@ -1913,7 +1914,7 @@ description = "PostgreSQL password file line host:port:database:user:password"
 source = "PostgreSQL docs: The Password File (.pgpass)"
 context = ["pgpass"]
 window = 4
-regex = '''<<LINE_START>>[A-Za-z0-9*._\[\]-]{1,128}:(?:[0-9]{1,5}|\*):[A-Za-z0-9*._$-]{1,64}:[A-Za-z0-9*._@$-]{1,64}:(?P<secret>[^\s:"\\]{3,256})(?=\\[nr]|\n|\r|"|$)'''
+regex = '''<<LINE_START>>[A-Za-z0-9*._\[\]-]{1,128}:(?:[0-9]{1,5}|\*):[A-Za-z0-9*._$-]{1,64}:[A-Za-z0-9*._@$-]{1,64}:(?P<secret>[^\s:"\\]{3,256})(?=\\[nr]|\n|\r|"|\\u001b|$)'''
 validator = "cli_password"
 tp = ["$ cat ~/.pgpass\ndb.internal:5432:app:app_user:«{password}»\n*:*:*:postgres:«{password}»"]
 fp = ["12:30:00:00:ok is not in a pgpass file"]
@@ -1927,7 +1928,7 @@ source = "NuGet docs: packageSourceCredentials ClearTextPassword; gitleaks nuget
 lower_anchors = ['''password\\{0,8}"[ \t]{1,8}value=''', '''passwd\\{0,8}"[ \t]{1,8}value=''']
 lead = "A-Za-z0-9_.-"
 lead_max = 64
-regex = '''(?:(?<![A-Za-z0-9_.-])|(?<=\\[nrt]))(?i:[A-Za-z0-9_.-]{0,64}pass(?:word|wd))\\{0,8}"[ \t]{1,8}value=\\{0,8}"(?P<secret>[^"\\]{4,256})\\{0,8}"'''
+regex = '''(?:(?<![A-Za-z0-9_.-])|<<AFTER_ESCAPE>>)(?i:[A-Za-z0-9_.-]{0,64}pass(?:word|wd))\\{0,8}"[ \t]{1,8}value=\\{0,8}"(?P<secret>[^"\\]{4,256})\\{0,8}"'''
 validator = "cli_password"
 tp = ['''<add key="ClearTextPassword" value="«{password}»" />''']
 fp = ['''<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />''']
@@ -2052,7 +2053,7 @@ source = "SDK configuration setters (Stripe, SendGrid, Twilio, OAuth clients' Ja
 lower_anchors = ['''key\([ \t]{0,4}\\{0,8}["']''', '''ken\([ \t]{0,4}\\{0,8}["']''', '''cret\([ \t]{0,4}\\{0,8}["']''']
 lead = "A-Za-z"
 lead_max = 18
-regex = '''(?<![A-Za-z0-9_])(?:set|with)(?:Api|API|Secret|Access|Auth|Client|Private|Bearer|Bot|App)?(?:Key|Token|Secret)<<CALL_OPEN>><<CALL_VALUE>>'''
+regex = '''(?:(?<![A-Za-z0-9_])|<<AFTER_ESCAPE>>)(?:set|with)(?:Api|API|Secret|Access|Auth|Client|Private|Bearer|Bot|App)?(?:Key|Token|Secret)<<CALL_OPEN>><<CALL_VALUE>>'''
 validator = "secret"
 tp = ['''client.setApiKey("«{alnum:32}»");''', '''Twilio.init(sid).withAuthToken("«{hex:32}»")''', '''oauth.setClientSecret('«{token:40}»')''']
 fp = ['''cache.setKey("user_profile_page_v2")''', '''client.setApiKey(System.getenv("STRIPE_KEY"))''', '''req.setToken("<your-token-here>")''', '''map.setKey("settings.display.theme")''']
@@ -2145,7 +2146,7 @@ category = "password"
 description = "A password named in prose, a config line without `=` or a table's row: 'the staging password is …', .netrc `password …`, `| password | … |`"
 source = ".netrc (GNU inetutils ftp manual); detect-secrets KeywordDetector tests (Apache-2.0)"
 lower_anchors = ['''p(?:assw(?:or)?d|ass(?:phrase|code)|wd)s?[ \t]''', '''pass[ \t]{1,4}(?:is|was)[ \t]''']
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:password|passwd|passphrase|passcode|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now|to|should be|will be|must be|has been (?:set|changed|reset) to):?|[ \t]{1,16}\|)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)<<PROSE_END>>'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:password|passwd|passphrase|passcode|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now|to|should be|will be|must be|has been (?:set|changed|reset) to):?|[ \t]{1,16}\|)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)<<PROSE_END>>'''
 validator = "strict_password"
 tp = [
   "the staging password is «El2h{alnum:8}»",
@@ -2178,7 +2179,7 @@ category = "password"
 description = "A user and password named together in prose: 'the staging creds are admin / <password>', 'credentials: deploy:<password>', 'basic auth is bob:<password>' (the password goes, the user stays, as in a URL)"
 source = "prose in chat transcripts (a login pasted as user / password)"
 lower_anchors = ['''cred(?:ential)?s[ \t]{0,4}(?:[:=]|are[ \t]|were[ \t])''', '''basic[ \t]auth[ \t]{0,4}(?:[:=]|is[ \t]|was[ \t])''']
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:cred(?:ential)?s|basic[ \t]auth)[ \t]{0,4}(?:[:=]|(?i:are|were|is|was))[ \t]{1,8}<<Q>>[A-Za-z0-9_.@+-]{1,64}<<Q>>(?:[ \t]{1,4}/[ \t]{1,4}|:)<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)<<PROSE_END>>'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:cred(?:ential)?s|basic[ \t]auth)[ \t]{0,4}(?:[:=]|(?i:are|were|is|was))[ \t]{1,8}<<Q>>[A-Za-z0-9_.@+-]{1,64}<<Q>>(?:[ \t]{1,4}/[ \t]{1,4}|:)<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)<<PROSE_END>>'''
 validator = "strict_password"
 tp = [
   "the staging creds are admin / «Xk9#{alnum:10}»",
@@ -2198,7 +2199,7 @@ source = "prose in chat transcripts (a password pasted first, then named)"
 lower_anchors = ['''password(?:(?<=\ [ia]s\ my\ password)|(?<=\ [ia]s\ (?:the|our)\ password)|(?<=\ [ia]s\ your\ password))''']
 lead = "!-~ \t"
 lead_max = 160  # a password of up to ~128 characters, a quote and ` is the `
-regex = '''(?:(?<![^\s"'`(])|(?<=\\[nrt]))(?P<secret>[^\s"'\\`]{8,128}+)[`'"]?[ \t]{1,4}(?i:is|as)[ \t]{1,4}(?i:the|my|our|your)[ \t]{1,4}(?i:password)(?![A-Za-z])'''
+regex = '''(?:(?<![^\s"'`(])|<<AFTER_ESCAPE>>)(?P<secret>[^\s"'\\`]{8,128}+)[`'"]?[ \t]{1,4}(?i:is|as)[ \t]{1,4}(?i:the|my|our|your)[ \t]{1,4}(?i:password)(?![A-Za-z])'''
 validator = "strict_password"
 tp = ["«Xk9#{alnum:10}» is the password for the staging box", "try `«{password}»` as your password"]
 fp = ["something is the password field", "the password is the password", "hunter is the password"]
@@ -2260,7 +2261,7 @@ yields = 64
 relax_before = '''(?i){providers}'''
 relaxed = "provider_token"
 veto_before = '''<<GIT_WORDS>>'''
-regex = '''(?:(?<![A-Za-z])(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?<!(?i:csrf|xsrf)[_.-])(?i:(?:api|access|auth|secret|private|client|bot|app|master|signing|bearer)?(?:key|token|secret|credential|auth))|(?<=[a-z0-9])(?:<<NOTKEY>>Key|<<NOTTOKEN>>Token|Secret|Credential|Auth|KEY|TOKEN|SECRET|CREDENTIAL|AUTH)|(?<![A-Za-z])PAT)s?(?![A-Za-z])(?![A-Za-z0-9_.-]{0,20}?<<ID_WORD>>)(?:(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?|<<STRONG_WORD_BEHIND>>[ \t]{1,4})(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?:(?=[A-Za-z+/=_.~-]{0,63}+[0-9])|(?=[A-Za-z]{16,64}+(?![A-Za-z0-9+/=_~-])))(?P<secret>[A-Za-z0-9_](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
+regex = '''(?:(?:(?<![A-Za-z])|<<AFTER_ESCAPE>>)(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?<!(?i:csrf|xsrf)[_.-])(?i:(?:api|access|auth|secret|private|client|bot|app|master|signing|bearer)?(?:key|token|secret|credential|auth))|(?<=[a-z0-9])(?:<<NOTKEY>>Key|<<NOTTOKEN>>Token|Secret|Credential|Auth|KEY|TOKEN|SECRET|CREDENTIAL|AUTH)|(?:(?<![A-Za-z])|<<AFTER_ESCAPE>>)PAT)s?(?![A-Za-z])(?![A-Za-z0-9_.-]{0,20}?<<ID_WORD>>)(?:(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t])[ \t]{0,4}(?:\\{0,8}["'`])?|<<STRONG_WORD_BEHIND>>[ \t]{1,4})(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?:(?=[A-Za-z+/=_.~-]{0,63}+[0-9])|(?=[A-Za-z]{16,64}+(?![A-Za-z0-9+/=_~-])))(?P<secret>[A-Za-z0-9_](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
 validator = "near_token"
 tp = ["API_KEY=«test_key_1234567890abcdefghij»", "holidayapi_key: «{uuid}»", "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "the meraki token they gave us is «{hex:40}», rotate it", "ASANA_SECRET=«{digits:16}»", "the linkedin token they gave us is «{lowalnum:14}», please rotate it", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}».", 'solarwindsKey := "«{alnum:48}»"', "bitfinexSecret = '«{alnum:43}»'", "[DEBUG] Using Key=«{lowalnum:21}:{lowalnum:5}:{lowalnum:18}/{lowalnum:4}»", "my PAT is «{alnum:40}»", "ADO_PAT: «{lowalnum:52}»", "the PAT for the pipeline: «{alnum:40}»", "the webhook secret «{uuid}» signs the payloads", "apikey «{uuid}»", "the HMAC key «{uuid}» is in 1Password", "Master-Key «{uuid}»"]
 fp = ["the build key is 20260129120000", "the key=src/app/main.py:12 is read at start", "cache key 2024-10-25T21:34:56Z expired", "cache key 1706745600123456 expired", "session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "const publicKey = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the monkey at 3f786850e387550fdab836ed7e6dc881de23001bcafe", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", "pat 3f786850e387550fdab836ed7e6dc881de23001b", "PATH=/usr/local/bin:/usr/bin:/bin:/opt/tool2/bin", "PAT expired on 2026-01-29T12:00:00Z", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}', "idempotency key 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 was reused", "cache key 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "next page token 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "secret id 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "the partition key 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 of the row"]
@@ -2279,7 +2280,8 @@ lower_anchors = [
 ]
 lead = "A-Za-z0-9+/=_~.:`'\" \t-"
 lead_max = 120  # a token of up to ~100 characters, a quote and ` is the api `
-regex = '''(?:(?<![A-Za-z0-9+/=_~.-])|(?<=\\[nrt]))(?!<<UUID>>)(?P<secret>[A-Za-z0-9_](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)[`'"]?[ \t]{1,4}(?i:is|as)[ \t]{1,4}(?i:the|my|our|your)[ \t]{1,4}(?i:api[ \t]{1,4})?(?i:key|token|secret)(?![A-Za-z])'''
+# (not inside a colour code: `\u001b[1;33m` then the token)
+regex = '''(?:(?<![A-Za-z0-9+/=_~.-])|<<AFTER_ESCAPE>>)(?!<<UUID>>|[0-9;]{1,8}m)(?P<secret>[A-Za-z0-9_](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)[`'"]?[ \t]{1,4}(?i:is|as)[ \t]{1,4}(?i:the|my|our|your)[ \t]{1,4}(?i:api[ \t]{1,4})?(?i:key|token|secret)(?![A-Za-z])'''
 validator = "near_token"
 tp = ["«{alnum:32}» is the api key for staging", "please use «{token:40}» as the token from now on", "`«{alnum:28}»` is my secret, rotate it"]
 fp = ["this is the key point", "sleep is the key to success", "3f786850e387550fdab836ed7e6dc881de23001b is the commit the token came from", "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the key of the row", "see src/auth/middleware_v2.py as the token check"]
@@ -2307,7 +2309,8 @@ source = "Discord developer docs (reference: authentication)"
 anchors = ['''\.(?=[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})''']
 lead = "A-Za-z0-9_="
 lead_max = 27
-regex = '''<<START>>(?P<secret>[A-Za-z0-9_-]{0,2}[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})<<END>>'''
+# a JSON escape's letter is no mangled character (`\\nNzk5…`: the token starts at `N`)
+regex = '''<<START>>(?P<secret>(?:(?<!\\)[A-Za-z0-9_-]{1,2})?[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})<<END>>'''
 validator = "discord_bot"
 tp = ["DISCORD_BOT_TOKEN=«MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs»", "the bot token is «Nzk5MjgxNDk0NDc2NDU1OTg3.YABS5g.2lmzECVlZv3vv6miVnUaKPQi2wI»", "token: «ATMy{alnum:22}.{alnum:5}x.{alnum:30}1»"]
 fp = ["com.example.service.Configuration.loadDefaults", "import app_settings_module.config.pool_size_for_workers_total2", "Q{alnum:23}.{alnum:6}.{alnum:27}"]
@@ -2335,7 +2338,7 @@ source = "GNU long options; gh, heroku, vercel, npm and cloud CLIs (--token, --a
 lower_anchors = ['''ke[yn][ \t]{1,8}<<VALA>>''', '''cret[ \t]{1,8}<<VALA>>''']
 lead = "a-zA-Z-"
 lead_max = 32
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))--?(?:[A-Za-z0-9]{1,24}-){0,3}(?i:token|key|secret)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{7,511}+)'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)--?(?:[A-Za-z0-9]{1,24}-){0,3}(?i:token|key|secret)[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`-][^\s"'\\`]{7,511}+)'''
 validator = "secret"
 tp = ["vercel deploy --token «{alnum:24}» --prod", "my-cli --api-key «{alnum:32}» sync", "az ad sp create --client-secret «{token:40}»"]
 fp = ["git log --pretty=format --key value", "ssh-keygen -t ed25519 --key-type rsa", "gh auth login --with-token < token.txt", "To decipher the auto-key ciphertext, use the key", "commandline --current-token --cut-at-cursor)"]
@@ -2364,7 +2367,7 @@ source = "detect-secrets KeywordDetector (Apache-2.0)"
 lead = "a-zA-Z"
 lead_max = 4
 lower_anchors = ['''ke[yn]s?[ \t]{1,4}(?:is|was|->|→):?(?:[ \t]|\\n|\n)''', '''crets?[ \t]{1,4}(?:is|was|->|→):?(?:[ \t]|\\n|\n)''']
-regex = '''(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→):?(?:[ \t]{1,8}|[ \t]{0,4}(?:\\n|\n){1,2}(?:```[A-Za-z]{0,12}(?:\\n|\n))?)<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)<<PROSE_END>>'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→):?(?:[ \t]{1,8}|[ \t]{0,4}(?:\\n|\n){1,2}(?:```[A-Za-z]{0,12}(?:\\n|\n))?)<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)<<PROSE_END>>'''
 validator = "secret"
 tp = ["my API key is «{alnum:32}», keep it safe", "The token was «{token:40}».", "The new API token is:\n\n```\n«{alnum:32}»\n```", "Your secret is:\n«{token:40}»"]
 fp = ["the key is in the vault", "the token is expired and must be refreshed"]
@@ -2381,7 +2384,7 @@ lead_gap = ''' \t:"'\\'''
 lead_max = 80
 yields = 16  # the value starts within 16 bytes of its `=`: a span another rule found there is it
 name = '''(?i)(?!(?:id|class|content|src|href|style|data)$)(?![a-z0-9_]{0,64}?(?:pub|cache|page|cursor|hash|sha|sum|digest|integrity|nonce|salt|etag|uuid|guid|commit|rev|ref|version|signature))[a-z0-9_]{1,64}'''
-regex = '''(?:(?<![A-Za-z0-9_$?&/%-])|(?<=\\[nrt]))(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63}+)(?:\\{0,8}["'])?[ \t]{0,4}:?=[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z0-9+/_~-]{20,128}+={0,2})(?![A-Za-z0-9+/=_~.:@%(\[-])'''
+regex = '''(?:(?<![A-Za-z0-9_$?&/%-])|<<AFTER_ESCAPE>>)(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63}+)(?:\\{0,8}["'])?[ \t]{0,4}:?=[ \t]{0,4}(?:\\{0,8}["'`])?(?P<secret>[A-Za-z0-9+/_~-]{20,128}+={0,2})(?![A-Za-z0-9+/=_~.:@%(\[-])'''
 validator = "assigned_random"
 tp = ['apiMetrics := "«{alnum:32}»"', "X_API = '«{alnum:40}»'", "export DEPLOY_HOOK=«{alnum:36}»"]
 fp = ['EXPECTED_SHA = "3f786850e387550fdab836ed7e6dc881de23001b"', 'integrity="sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4"', "RAILWAY_ENV = 'production-environment-v2'", "https://example.com/?ref=AbCdEf0123456789GhIjKl", "url = src/components/UserProfile2/index.tsx", "request_id = '5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17'", "stream=9b0ac37f-d19e-4254-9079-f47e9a389eEX", "var n = _sliceInstanceProperty2(_context9)"]

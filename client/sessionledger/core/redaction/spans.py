@@ -117,15 +117,16 @@ def match_at(compiled: Compiled, data: bytes, pos: int, floor: int, end: int) ->
 
 
 # where a token or name can start inside a run: after a JSON escape (`\n`, `\u0007`), an ANSI
-# colour code (`…[32m`), any other non-alphanumeric byte (which may itself start a match: `<`, `(`),
-# or at a camelCase word (`bannerBearToken`: the credential word is its last word)
-_WORD_BREAK = re.compile(rb"\\[nrtbf]|\\u[0-9a-fA-F]{4}|(?<=\[)[0-9;]{1,8}m|[^A-Za-z0-9]|(?<=[a-z0-9])(?=[A-Z])")
+# colour code's last number (`…[32m`, `…[1;33m`), any other non-alphanumeric byte (which may itself
+# start a match: `<`, `(`), or at a camelCase word (`bannerBearToken`: the credential word is its last word)
+_WORD_BREAK = re.compile(rb"\\[nrtbf]|\\u[0-9a-fA-F]{4}|(?<=[\[;])[0-9]{1,3}m|[^A-Za-z0-9]|(?<=[a-z0-9])(?=[A-Z])")
 
 
 def _word_starts(data: bytes, lo: int, pos: int) -> Iterator[int]:
     """`lo`, every word break in [lo, pos) and the byte after it, then `pos` itself."""
     yield lo
-    for m in _WORD_BREAK.finditer(data, max(0, lo - 1), pos):
+    # from a few bytes back: the run may start inside a break (`\n`'s `n`, a colour code's `32m`)
+    for m in _WORD_BREAK.finditer(data, max(0, lo - 4), pos):
         if m.start() > lo:
             yield m.start()
         if lo < m.end() < pos and m.end() > m.start():
