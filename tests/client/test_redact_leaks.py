@@ -48,9 +48,10 @@ def numbered(text: str, start: int = 1) -> str:
 def read_result(text: str, *, file_copy: bool = True) -> bytes:
     """A Read tool call: the numbered tool_result text plus (normally) toolUseResult.file.content."""
     n = text.count("\n") + 1
-    file = {"filePath": PATH, "numLines": n, "startLine": 1, "totalLines": n}
+    file: dict[str, Any] = {"filePath": PATH}
     if file_copy:
-        file["content"] = text
+        file["content"] = text  # Claude Code's key order: the engine scans the numbered copy only
+    file |= {"numLines": n, "startLine": 1, "totalLines": n}
     return (
         TranscriptBuilder()
         .prompt("check the config")
@@ -680,3 +681,19 @@ def test_secrets_starting_a_later_line_or_a_coloured_one_are_redacted() -> None:
     result = assert_gone(data, discord, der, first, second, phrase, third, fourth)
 
     assert_kept(result, "use this bot token:\n", "\nthanks", "#!/bin/sh\nhtpasswd -bc", "\x1b[1;33mrequirepass ")
+
+
+def test_secrets_a_line_after_their_name_in_a_read_file_are_redacted() -> None:
+    """Claude Code numbers every line of a file it shows (`     5→`), and the numbered copy is the one
+    scanned: a token on the line after 'token is:' (in a code fence or not), an XML element's value
+    on its own line, a JWK's second member and a password first on its line stayed in both copies."""
+    token, element, pw = rand(32), rand(32), password()
+    dp, dq = rand(86, ALNUM + "_-"), rand(86, ALNUM + "_-")
+    text = (
+        f"The new API token is:\n\n```\n{token}\n```\n<apiToken>\n    {element}\n</apiToken>\n"
+        f'{{"dp": "{dp}",\n  "dq": "{dq}"}}\n{pw} is the password for the staging box\n'
+    )
+
+    result = assert_gone(read_result(text), token, element, dp, dq, pw)
+
+    assert_kept(result, "The new API token is:", "<apiToken>", "is the password for the staging box")

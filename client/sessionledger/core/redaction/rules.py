@@ -420,12 +420,15 @@ _BREAK = f"(?:{_LINE_BREAKS})"
 _KEY_BREAK = (
     f"(?:{_LINE_BREAKS}"
     + r"""|\\{0,8}"[ \t]{0,4}[+,]?(?=[ \t]{0,4}(?:\\[nr]|[\r\n]))|(?<=[ \t])\\{0,8}"(?=[A-Za-z0-9+/-])"""
-    + r"""|(?:(?<=\n)|(?<=\\n))>)"""
+    + r"""|(?:(?<=\n)|(?<=\\n)|(?<=→)|(?<=\\u2192))>)"""
 )
 _LINE_START = r"""(?:^|(?<=\\n)|(?<=\n)|(?<=→)|(?<=\\t)|(?<=\t)|(?<=")|(?<=\\u2192))"""
 
+# A Read result's line number (`     5→`) after its padding: Claude Code numbers every line of a file it
+# shows, so what a rule reads on the next line sits behind one (padded to six columns: a space before it)
+_READ_NUMBER = r"(?<=[ \t\n])[0-9]{1,9}(?:→|\\u2192)"
 _JSON_QUOTE = r'\\{0,3}"'
-_JSON_SPACE = r"(?:[ \t\n]|\\[nrt]){0,16}"
+_JSON_SPACE = r"(?:[ \t\n]|\\[nrt]|" + _READ_NUMBER + "){0,16}"
 
 FRAGMENTS: dict[str, str] = {
     "START": _START,
@@ -467,6 +470,9 @@ FRAGMENTS: dict[str, str] = {
     "CALL_SEP": _CALL_SEP,
     "CALL_VALUE": _CALL_VALUE,
     "LINE_START": _LINE_START,
+    "READ_NUMBER": _READ_NUMBER,
+    # a line break in a text, and the next line's number when it is a Read result
+    "NL": r"(?:(?:\\n|\n)(?:[ \t]{0,8}" + _READ_NUMBER + ")?)",
     # what follows a provider prefix, for the scans' pre-filter (the rule's regex decides):
     # a mixed-case random run (P(no upper or no lower in 25 random base62 chars) < 1e-5), so
     # kebab-case, CONSTANT_CASE, UUIDs and hex hashes after `-`, `_`, `.` are skipped cheaply

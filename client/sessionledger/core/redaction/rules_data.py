@@ -1942,7 +1942,7 @@ source = "Maven docs: settings.xml servers"
 lower_anchors = ['''password>''', '''passwd>''']
 lead = "A-Za-z0-9_.:<-"
 lead_max = 64
-regex = '''<[A-Za-z0-9_.:-]{0,64}(?i:pass(?:word|wd))>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>[^<\s"\\]{4,256})(?:[ \t]|\\[nrt]|\n){0,32}</'''
+regex = '''<[A-Za-z0-9_.:-]{0,64}(?i:pass(?:word|wd))>(?:[ \t]|\\[nrt]|\n|<<READ_NUMBER>>){0,32}(?P<secret>[^<\s"\\]{4,256})(?:[ \t]|\\[nrt]|\n|<<READ_NUMBER>>){0,32}</'''
 validator = "cli_password"
 tp = ["<server><id>nexus</id><username>ci</username><password>«{password}»</password></server>", "<ClearTextPassword>«{password}»</ClearTextPassword>"]
 fp = ["<password>${env.PASSWORD}</password>"]
@@ -1956,7 +1956,7 @@ source = "Maven docs: settings.xml servers (the element form); application confi
 lower_anchors = ['''pass>''', '''passphrase>''', '''pwd>''']
 lead = "A-Za-z0-9_.:<-"
 lead_max = 64
-regex = '''<(?:(?:[A-Za-z0-9_.:-]{0,63}[_.:-])?(?i:pass(?:phrase)?|pwd)|[A-Za-z0-9_.:-]{0,63}[a-z0-9](?:Passphrase|Pwd))>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>[^<\s"\\]{4,256})(?:[ \t]|\\[nrt]|\n){0,32}</'''
+regex = '''<(?:(?:[A-Za-z0-9_.:-]{0,63}[_.:-])?(?i:pass(?:phrase)?|pwd)|[A-Za-z0-9_.:-]{0,63}[a-z0-9](?:Passphrase|Pwd))>(?:[ \t]|\\[nrt]|\n|<<READ_NUMBER>>){0,32}(?P<secret>[^<\s"\\]{4,256})(?:[ \t]|\\[nrt]|\n|<<READ_NUMBER>>){0,32}</'''
 validator = "password"
 tp = ["<db_pass>«{password}»</db_pass>", "<passphrase>«{password}»</passphrase>", "<adminPwd>«{password}»</adminPwd>", "<keystore_pass>\n  «{password}»\n</keystore_pass>"]
 fp = ["<db_pass>${DB_PASS}</db_pass>", "<bypass>localhost</bypass><compass>north</compass><first_pass>true</first_pass>", "<render_pass>shadow</render_pass><firstPass>enabled</firstPass>"]
@@ -1972,7 +1972,7 @@ lead = "A-Za-z0-9_.:<-"
 lead_max = 64
 yields = 16  # the element's text starts right after its `key>`: a span another rule found there is it
 name = '''<<SECRET_NAME>>'''
-regex = '''<(?P<name>[A-Za-z0-9_.:-]{1,64}+)>(?:[ \t]|\\[nrt]|\n){0,32}(?P<secret>\{(?=[^{}<>\n\\]{0,512}[A-Za-z0-9+/=_-]{16})[^{}<>\n\\]{8,1024}\}|[^<\s"\\]{8,4096})(?:[ \t]|\\[nrt]|\n){0,32}</'''
+regex = '''<(?P<name>[A-Za-z0-9_.:-]{1,64}+)>(?:[ \t]|\\[nrt]|\n|<<READ_NUMBER>>){0,32}(?P<secret>\{(?=[^{}<>\n\\]{0,512}[A-Za-z0-9+/=_-]{16})[^{}<>\n\\]{8,1024}\}|[^<\s"\\]{8,4096})(?:[ \t]|\\[nrt]|\n|<<READ_NUMBER>>){0,32}</'''
 validator = "secret"
 tp = [
   "<apiToken>\n    «{alnum:32}»\n</apiToken>",
@@ -2199,7 +2199,7 @@ source = "prose in chat transcripts (a password pasted first, then named)"
 lower_anchors = ['''password(?:(?<=\ [ia]s\ my\ password)|(?<=\ [ia]s\ (?:the|our)\ password)|(?<=\ [ia]s\ your\ password))''']
 lead = "!-~ \t"
 lead_max = 160  # a password of up to ~128 characters, a quote and ` is the `
-regex = '''(?:(?<![^\s"'`(])|<<AFTER_ESCAPE>>)(?P<secret>[^\s"'\\`]{8,128}+)[`'"]?[ \t]{1,4}(?i:is|as)[ \t]{1,4}(?i:the|my|our|your)[ \t]{1,4}(?i:password)(?![A-Za-z])'''
+regex = '''(?:(?<![^\s"'`(])|<<AFTER_ESCAPE>>|(?<=→))(?P<secret>[^\s"'\\`]{8,128}+)[`'"]?[ \t]{1,4}(?i:is|as)[ \t]{1,4}(?i:the|my|our|your)[ \t]{1,4}(?i:password)(?![A-Za-z])'''
 validator = "strict_password"
 tp = ["«Xk9#{alnum:10}» is the password for the staging box", "try `«{password}»` as your password"]
 fp = ["something is the password field", "the password is the password", "hunter is the password"]
@@ -2367,7 +2367,7 @@ source = "detect-secrets KeywordDetector (Apache-2.0)"
 lead = "a-zA-Z"
 lead_max = 4
 lower_anchors = ['''ke[yn]s?[ \t]{1,4}(?:is|was|->|→):?(?:[ \t]|\\n|\n)''', '''crets?[ \t]{1,4}(?:is|was|->|→):?(?:[ \t]|\\n|\n)''']
-regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→):?(?:[ \t]{1,8}|[ \t]{0,4}(?:\\n|\n){1,2}(?:```[A-Za-z]{0,12}(?:\\n|\n))?)<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)<<PROSE_END>>'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→):?(?:[ \t]{1,8}|[ \t]{0,4}<<NL>>{1,2}(?:```[A-Za-z]{0,12}<<NL>>)?)<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)<<PROSE_END>>'''
 validator = "secret"
 tp = ["my API key is «{alnum:32}», keep it safe", "The token was «{token:40}».", "The new API token is:\n\n```\n«{alnum:32}»\n```", "Your secret is:\n«{token:40}»"]
 fp = ["the key is in the vault", "the token is expired and must be refreshed"]
