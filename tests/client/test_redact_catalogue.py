@@ -12,7 +12,7 @@ import string
 import pytest
 
 from sessionledger.core.redaction import Redactor, catalogue
-from sessionledger.core.redaction.re2 import CAP, NESTING_MAX, TranslationError, nesting, translate
+from sessionledger.core.redaction.re2 import CAP, JSON_BOUNDARY, NESTING_MAX, TranslationError, nesting, translate
 from tests.client.test_redact_rules import unbounded_quantifiers
 
 REDACTOR = Redactor()
@@ -39,12 +39,21 @@ def _token(n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
         (r"[a-z]{2,5}?", r"[a-z]{2,5}?"),
         (r"""(?:[\x60'"\s;]|\\[nr]|$)""", r"""(?:[\x60'"\s;\\]|\\[nr]|$)"""),  # stops at `\"` too
         (r"(?P<key>[a-z]{4})", r"(?P<key>[a-z]{4})"),
-        (r"\bAKIA", r"(?:\b|(?<=\\[nrt]))AKIA"),  # a token right after a JSON escape (`\nAKIA…`)
+        (r"\bAKIA", JSON_BOUNDARY + "AKIA"),  # a token right after a JSON escape (`\nAKIA…`)
     ],
 )
 def test_re2_constructs_translate_to_python(re2: str, python: str) -> None:
     assert translate(re2) == python
     re.compile(python.encode())
+
+
+@pytest.mark.parametrize("before", [b" ", b"\\n", b"\\t", b"\\u2192", b"\\u001b[32m", b"\\u001b[1;33m"])
+def test_translated_word_boundary_starts_a_token_after_an_escape(before: bytes) -> None:
+    """In a JSONL line a token follows the `n` of `\\n`, the last digit of a Read line's `\\u2192`
+    or the `m` of a colour code: no word character of the text."""
+    pattern = re.compile(translate(r"\bAKIA[A-Z0-9]{16}").encode())
+    assert pattern.search(b'"' + before + b"AKIA" + b"Q" * 16)
+    assert not pattern.search(b'"x' + b"AKIA" + b"Q" * 16)
 
 
 @pytest.mark.parametrize("re2", [r"\p{Greek}", r"(?U)a+", r"\x{20ac}", r"(?<!a)b"])

@@ -697,3 +697,19 @@ def test_secrets_a_line_after_their_name_in_a_read_file_are_redacted() -> None:
     result = assert_gone(read_result(text), token, element, dp, dq, pw)
 
     assert_kept(result, "The new API token is:", "<apiToken>", "is the password for the staging box")
+
+
+def test_tokens_first_on_a_read_line_of_an_ascii_escaped_transcript_are_redacted() -> None:
+    """A transcript written with non-ASCII escaped holds a Read line's arrow as `\\u2192`, whose last
+    digit sits right before the line's first token: a Telegram bot token, a Sourcegraph token
+    (through the gitleaks catalogue's translated `\\b`) and a Webex bot token stayed there."""
+    telegram = f"{RNG.randrange(10**9, 10**10)}:AA{rand(33, ALNUM + '_-')}"
+    sourcegraph = "sgp_local_" + rand(40, "0123456789abcdef")
+    webex = rand(64, "abcdefghijklmnopqrstuvwxyz0123456789") + "_PF84_" + str(uuid.UUID(int=RNG.getrandbits(128)))
+    lines = read_result(f"{telegram}\n{sourcegraph}\n{webex}\n").splitlines()
+    data = b"".join(json.dumps(json.loads(line), separators=(",", ":")).encode() + b"\n" for line in lines)
+    assert b"\\u2192" in data
+
+    result = assert_gone(data, telegram, sourcegraph, webex)
+
+    assert_kept(result, "     1\u2192[REDACTED:")

@@ -22,6 +22,8 @@ import re
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
+from .rules import AFTER_ESCAPE
+
 CAP = 1024  # upper bound given to an unbounded repetition (a match never spans more than a window)
 NESTING_MAX = 1 << 16
 
@@ -42,8 +44,9 @@ _POSIX = {
     "xdigit": "0-9A-Fa-f",
 }
 _FLAGS = re.compile(r"\(\?([imsU-]+)\)")
-# `\nghp_…` in JSON: the `n` of an escape is no word character before the token
-JSON_BOUNDARY = r"(?:\b|(?<=\\[nrt]))"
+# `\nghp_…` in JSON: the `n` of an escape is no word character before the token, nor the last digit
+# of `\u2192` (a Read line's arrow) or the `m` of a colour code
+JSON_BOUNDARY = r"(?:\b|" + AFTER_ESCAPE + ")"
 _BOUNDED = re.compile(r"\{(\d+)(,(\d*))?\}")
 
 

@@ -92,8 +92,8 @@ _ANY_VALUE = _QUOTED_VALUE[:-1] + "|" + _BARE + ")"  # one `secret` group, quote
 # What may stand right before a word that is no letter of it: a JSON escape (`\n`: its `n`), `\u0007`,
 # or an ANSI colour code (`\u001b[32m`, `[0m`, `[1;33m`: its `m`; the code's own `[` is none), as a word
 # boundary's alternative
-_AFTER_ESCAPE = r"(?:(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4})(?<!\\u001b)|(?<=[\[;0-9][0-9]m))"
-_NAME_START = r"(?:(?<![A-Za-z0-9])|" + _AFTER_ESCAPE + ")"
+AFTER_ESCAPE = r"(?:(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4})(?<!\\u001b)|(?<=[\[;][0-9]m)|(?<=[\[;][0-9]{2}m))"
+_NAME_START = r"(?:(?<![A-Za-z0-9])|" + AFTER_ESCAPE + ")"
 _SEGMENTS = r"(?:[A-Za-z0-9]{1,64}[_.-]){0,16}"
 # Credential words strong enough that a bare UUID right after one is the credential ("the webhook
 # secret <uuid>", "apikey <uuid>"), unlike a plain `key`/`token` (a cache, idempotency or page key):
@@ -408,7 +408,7 @@ _SECRET_NAME = (
 _UPPER_NAME = r"[A-Z0-9_]{0,64}(?:PASSWORD|PASSWD|PASSPHRASE|PASSCODE|_PASS|PWD|PW)" + _SHORT_SUFFIX + _DENIED_SUFFIX
 # A variable/key name, captured whole (possessive: no backtracking into it); the rule's `name`
 # pattern then decides whether it names a secret (fullmatch on this group).
-_NAME = r"(?:(?<![A-Za-z0-9_.-])|" + _AFTER_ESCAPE + r")(?P<name>[A-Za-z0-9_.-]{1,128}+)"
+_NAME = r"(?:(?<![A-Za-z0-9_.-])|" + AFTER_ESCAPE + r")(?P<name>[A-Za-z0-9_.-]{1,128}+)"
 # What may sit between lines of a multi-line secret in a transcript: JSON escapes, real newlines,
 # Claude Code's Read line numbers (`     5→`), and a structuredPatch hunk's next line (`","+`: a
 # string starting with a diff marker; `","is_error":` is JSON structure, not a hunk).
@@ -444,7 +444,7 @@ FRAGMENTS: dict[str, str] = {
     "QVALUE": _QUOTED_VALUE,
     "BVALUE": _BARE_VALUE,
     "VALUE": _ANY_VALUE,
-    "AFTER_ESCAPE": _AFTER_ESCAPE,
+    "AFTER_ESCAPE": AFTER_ESCAPE,
     "NAME_START": _NAME_START,
     "NAME": _NAME,
     "PW_NAME": _PW_NAME,

@@ -710,10 +710,12 @@ category = "vcs"
 description = "Sourcegraph access token"
 source = "Sourcegraph docs: access tokens; gitleaks sourcegraph-access-token (MIT)"
 prefixes = ["sgp_"]
-follow = '''[a-f0-9]{16}'''
-regex = '''<<START>>sgp_(?:[a-fA-F0-9]{16}_)?[a-fA-F0-9]{40}<<END>>'''
+# an instance's 16 hex or `local_` first (lower-case hex as issued; gitleaks' rule in the catalogue
+# takes any case above its entropy floor, so its hand-made negative `sgp_5555555dAAAAA…` stays)
+follow = '''(?:[a-f0-9]{16}|local_)'''
+regex = '''<<START>>sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}<<END>>'''
 validator = "token"
-tp = ["SRC_ACCESS_TOKEN=«sgp_{hex:16}_{hex:40}»"]
+tp = ["SRC_ACCESS_TOKEN=«sgp_{hex:16}_{hex:40}»", "the token is «sgp_local_{hex:40}»"]
 fp = ["sgp_ prefix"]
 
 # ============================================================================ payment
@@ -980,7 +982,7 @@ source = "Telegram Bot API docs; gitleaks telegram-bot-api-token (MIT)"
 anchors = ['''A(?<=:A)A[A-Za-z0-9_-]{33}''']
 lead = "0-9:"
 lead_max = 12
-regex = '''(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_+-])'''
+regex = '''(?:(?<![0-9])|<<AFTER_ESCAPE>>)[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_+-])'''
 validator = "token"
 tp = ["TELEGRAM_BOT_TOKEN=«{digits:10}:AA{token:33}»", "curl https://api.telegram.org/bot«{digits:10}:AA{token:33}»/getMe"]
 fp = ["time 12345678:AA", "12345678:AA<your-bot-token>"]

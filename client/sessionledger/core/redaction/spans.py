@@ -125,8 +125,9 @@ _WORD_BREAK = re.compile(rb"\\[nrtbf]|\\u[0-9a-fA-F]{4}|(?<=[\[;])[0-9]{1,3}m|[^
 def _word_starts(data: bytes, lo: int, pos: int) -> Iterator[int]:
     """`lo`, every word break in [lo, pos) and the byte after it, then `pos` itself."""
     yield lo
-    # from a few bytes back: the run may start inside a break (`\n`'s `n`, a colour code's `32m`)
-    for m in _WORD_BREAK.finditer(data, max(0, lo - 4), pos):
+    # from a few bytes back: the run may start inside a break (`\n`'s `n`, the digits of `\u2192`, a
+    # colour code's `32m`)
+    for m in _WORD_BREAK.finditer(data, max(0, lo - 5), pos):
         if m.start() > lo:
             yield m.start()
         if lo < m.end() < pos and m.end() > m.start():
