@@ -713,3 +713,14 @@ def test_tokens_first_on_a_read_line_of_an_ascii_escaped_transcript_are_redacted
     result = assert_gone(data, telegram, sourcegraph, webex)
 
     assert_kept(result, "     1\u2192[REDACTED:")
+
+
+def test_a_password_in_prose_inside_html_is_redacted_and_its_tags_kept() -> None:
+    """A wiki page or a mail pasted as HTML: the prose rules' value ran on into `</td>`, so 'set the
+    password to X and log in again</td>' read `again</td>` as the password (refused) and kept X."""
+    first, second = password(), password()
+    html = f"<tr><td>set the password to {first} and log in again</td></tr>\n<p>The staging password is {second}</p>"
+
+    result = assert_gone(prompt(html), first, second, kind="password")
+
+    assert_kept(result, "and log in again</td></tr>", "[REDACTED:password]</p>")

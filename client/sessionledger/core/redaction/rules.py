@@ -453,8 +453,9 @@ FRAGMENTS: dict[str, str] = {
     "BREAK": _BREAK,
     "KEY_BREAK": _KEY_BREAK,
     # a value in prose ends before a sentence's punctuation, its closing quote and a blank
-    # (or an ANSI code: `\u001b[0m` resets the colour after it)
-    "PROSE_END": r"""(?<![.,;:!?)])""" + _QUOTE + r"""(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|\\u001b|["'`]))""",
+    # (or an ANSI code: `\u001b[0m` resets the colour after it; or HTML's closing tag or line break:
+    # `<td>the password is …</td>`)
+    "PROSE_END": r"""(?<![.,;:!?)])""" + _QUOTE + r"""(?=[.,;:!?)]{0,3}(?:\s|$|\\[nrt"]|\\u001b|</|<br|["'`]))""",
     # JSON inside JSON (a JWK in a transcript line): a quote maybe escaped, whitespace maybe escaped,
     # what lies between a member's name and its string value, between that value and the next name,
     # and a JWK member's value (base64url of a key part)

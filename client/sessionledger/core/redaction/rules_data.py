@@ -2148,7 +2148,9 @@ category = "password"
 description = "A password named in prose, a config line without `=` or a table's row: 'the staging password is …', .netrc `password …`, `| password | … |`"
 source = ".netrc (GNU inetutils ftp manual); detect-secrets KeywordDetector tests (Apache-2.0)"
 lower_anchors = ['''p(?:assw(?:or)?d|ass(?:phrase|code)|wd)s?[ \t]''', '''pass[ \t]{1,4}(?:is|was)[ \t]''']
-regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:password|passwd|passphrase|passcode|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)?(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now|to|should be|will be|must be|has been (?:set|changed|reset) to):?|[ \t]{1,16}\|)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)<<PROSE_END>>'''
+# ('for the admin account' is tried after the shorter reading: 'password to X and log in again</td>'
+# would take `again</td>` as the value, which the validator refuses, and lose X)
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:password|passwd|passphrase|passcode|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)??(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now|to|should be|will be|must be|has been (?:set|changed|reset) to):?|[ \t]{1,16}\|)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)<<PROSE_END>>'''
 validator = "strict_password"
 tp = [
   "the staging password is «El2h{alnum:8}»",
