@@ -37,7 +37,9 @@ def _token(n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
         (r"\x{41}b", r"\x41b"),
         (r"a+b*c{2,}", f"a{{1,{CAP}}}b{{0,{CAP}}}c{{2,{CAP}}}"),  # unbounded repetitions get a bound
         (r"[a-z]{2,5}?", r"[a-z]{2,5}?"),
-        (r"""(?:[\x60'"\s;]|\\[nr]|$)""", r"""(?:[\x60'"\s;\\]|\\[nr]|$)"""),  # stops at `\"` too
+        # gitleaks' token end stops at `\"` and at Markdown's and HTML's punctuation too
+        (r"""(?:[\x60'"\s;]|\\[nr]|$)""", r"""(?:[\x60'"\s;)\]}<>*,|&\\]|\\[nr]|$)"""),
+        (r"""[^\x60'"\s;]""", r"""[^\x60'"\s;\\]"""),  # … not a value's own class
         (r"(?P<key>[a-z]{4})", r"(?P<key>[a-z]{4})"),
         (r"\bAKIA", JSON_BOUNDARY + "AKIA"),  # a token right after a JSON escape (`\nAKIA…`)
     ],
@@ -54,6 +56,20 @@ def test_translated_word_boundary_starts_a_token_after_an_escape(before: bytes) 
     pattern = re.compile(translate(r"\bAKIA[A-Z0-9]{16}").encode())
     assert pattern.search(b'"' + before + b"AKIA" + b"Q" * 16)
     assert not pattern.search(b'"x' + b"AKIA" + b"Q" * 16)
+
+
+@pytest.mark.parametrize("shown", ["**{}**", "({})", "<td>{}</td>", "[{}]", "{}, then", "`{}`"])
+def test_catalogue_token_ends_at_markdown_and_html_punctuation(shown: str) -> None:
+    """A provider token in chat text sits in bold, brackets or a table cell; gitleaks' own end (a quote,
+    white space or `;`) left it there."""
+    rng = random.Random(3)
+    token = "s-s4t2ud-" + "".join(rng.choice("0123456789abcdef") for _ in range(64))  # a 42 School secret
+    text = shown.format(token)
+    line = json.dumps({"type": "user", "message": {"role": "user", "content": text}}).encode() + b"\n"
+
+    redacted = json.loads(Redactor().redact_bytes(line).data)["message"]["content"]
+
+    assert redacted == shown.format("[REDACTED:intra42_client_secret]")
 
 
 @pytest.mark.parametrize("re2", [r"\p{Greek}", r"(?U)a+", r"\x{20ac}", r"(?<!a)b"])

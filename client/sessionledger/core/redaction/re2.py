@@ -47,6 +47,10 @@ _FLAGS = re.compile(r"\(\?([imsU-]+)\)")
 # `\nghp_…` in JSON: the `n` of an escape is no word character before the token, nor the last digit
 # of `\u2192` (a Read line's arrow) or the `m` of a colour code
 JSON_BOUNDARY = r"(?:\b|" + AFTER_ESCAPE + ")"
+# gitleaks' end of a provider token (a quote, white space or `;`): in chat text and documents a token
+# also ends at Markdown's and HTML's punctuation (`**tok**`, `(tok)`, `<td>tok</td>`, `[tok]`)
+_TOKEN_END = "\\x60'\"\\s;"
+_TOKEN_END_IN_TEXT = ")\\]}<>*,|&"
 _BOUNDED = re.compile(r"\{(\d+)(,(\d*))?\}")
 
 
@@ -162,9 +166,17 @@ def _class(pattern: str, i: int, json_text: bool) -> tuple[str, int]:
     if j >= len(pattern):
         raise TranslationError("unterminated class")
     text = "".join(body)
-    if json_text and ('"' in text or "\\s" in text) and "\\\\" not in text:
-        text += "\\\\"
-    return "[" + text + "]", j + 1
+    return "[" + (_in_transcripts(text) if json_text else text) + "]", j + 1
+
+
+def _in_transcripts(members: str) -> str:
+    """A class's members as transcripts need them: gitleaks' token end also at Markdown's and HTML's
+    punctuation; a class that stops at a quote or white space also at a backslash (`\\"`, `\\n`)."""
+    if members == _TOKEN_END:
+        members += _TOKEN_END_IN_TEXT
+    if ('"' in members or "\\s" in members) and "\\\\" not in members:
+        members += "\\\\"
+    return members
 
 
 def nesting(pattern: str) -> int:
