@@ -724,3 +724,15 @@ def test_a_password_in_prose_inside_html_is_redacted_and_its_tags_kept() -> None
     result = assert_gone(prompt(html), first, second, kind="password")
 
     assert_kept(result, "and log in again</td></tr>", "[REDACTED:password]</p>")
+
+
+def test_a_token_named_after_it_with_a_provider_word_between_is_redacted() -> None:
+    """'use <token> as the sentry api key', '<token> is the new access token': a word between the
+    article and the credential word (a provider, 'new', 'prod') hid the name from the rule."""
+    first, second = rand(32, "0123456789abcdef"), rand(24, string.ascii_lowercase + string.digits)
+    kept = "STRIPE_SECRET_KEY is the stripe secret key"
+    data = prompt(f"use {first} as the sentry api key\n{second} is the new access token\n{kept}")
+
+    result = assert_gone(data, first, second, kind="generic_secret")
+
+    assert_kept(result, kept, "as the sentry api key")

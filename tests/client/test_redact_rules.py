@@ -267,6 +267,7 @@ ADVERSARIAL = [
     "PuTTY-User-Key-File-3: " + "Private-MAC: x\n" * 14_000,
     "\x1b[1;33mhtpasswd -b " * 14_000,
     "\x1b[32mx is the api key " * 10_000,
+    ("a1" * 60 + " as the sentry api key ") * 1_400,
     # Read line numbers between a credential word or a JSON member and what follows
     "token is:\n     1→\n     2→```\n" * 8_000,
     ('"dp": "' + "a" * 60 + '",\n     2→  ') * 2_500,
