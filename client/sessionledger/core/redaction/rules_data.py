@@ -2316,7 +2316,7 @@ source = "Discord developer docs (reference: authentication)"
 anchors = ['''\.(?=[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27})''']
 lead = "A-Za-z0-9_="
 lead_max = 27
-# a JSON escape's letter is no mangled character (`\\nNzk5…`: the token starts at `N`)
+# a JSON escape's letter is no mangled character (`\nNzk5…`: the token starts at `N`)
 regex = '''<<START>>(?P<secret>(?:(?<!\\)[A-Za-z0-9_-]{1,2})?[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})<<END>>'''
 validator = "discord_bot"
 tp = ["DISCORD_BOT_TOKEN=«MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs»", "the bot token is «Nzk5MjgxNDk0NDc2NDU1OTg3.YABS5g.2lmzECVlZv3vv6miVnUaKPQi2wI»", "token: «ATMy{alnum:22}.{alnum:5}x.{alnum:30}1»"]
