@@ -736,3 +736,17 @@ def test_a_token_named_after_it_with_a_provider_word_between_is_redacted() -> No
     result = assert_gone(data, first, second, kind="generic_secret")
 
     assert_kept(result, kept, "as the sentry api key")
+
+
+def test_a_token_named_after_it_by_what_it_signs_or_a_value_on_the_line_below_is_redacted() -> None:
+    """'add <token> as the stripe webhook secret', '<token> is our bot token' and 'the plaid secret
+    below' then the value on its own line: the word saying which credential it is (webhook, bot,
+    signing, license) hid the name, and 'below' was no way to introduce a value."""
+    webhook, bot, below = rand(32), rand(40, ALNUM + "_-"), rand(30)
+    kept = "sha256:" + rand(64, "0123456789abcdef") + " is the signing key"
+    data = prompt(f"add {webhook} as the stripe webhook secret\n{bot} is our bot token\n{kept}\n")
+    data += prompt(f"I pasted the plaid secret below\n{below}\nthe key here is to cache it")
+
+    result = assert_gone(data, webhook, bot, below, kind="generic_secret")
+
+    assert_kept(result, kept, "as the stripe webhook secret", "the key here is to cache it")

@@ -268,6 +268,9 @@ ADVERSARIAL = [
     "\x1b[1;33mhtpasswd -b " * 14_000,
     "\x1b[32mx is the api key " * 10_000,
     ("a1" * 60 + " as the sentry api key ") * 1_400,
+    ("a1" * 60 + " as the stripe webhook secret ") * 1_300,
+    ("sha256:" + "a1" * 60 + " is the signing key ") * 1_200,
+    "the secret below\n\n```" * 12_000,
     # Read line numbers between a credential word or a JSON member and what follows
     "token is:\n     1→\n     2→```\n" * 8_000,
     ('"dp": "' + "a" * 60 + '",\n     2→  ') * 2_500,

@@ -2281,17 +2281,20 @@ lower_anchors = [
   '''key(?:(?<=\ [ia]s\ my\ key)|(?<=\ [ia]s\ (?:the|our)\ key)|(?<=\ [ia]s\ your\ key)|(?<=\ [ia]s\ my\ api\ key)|(?<=\ [ia]s\ (?:the|our)\ api\ key)|(?<=\ [ia]s\ your\ api\ key))''',
   '''ken(?:(?<=\ [ia]s\ my\ token)|(?<=\ [ia]s\ (?:the|our)\ token)|(?<=\ [ia]s\ your\ token)|(?<=\ [ia]s\ my\ api\ token)|(?<=\ [ia]s\ (?:the|our)\ api\ token)|(?<=\ [ia]s\ your\ api\ token))''',
   '''cret(?:(?<=\ [ia]s\ my\ secret)|(?<=\ [ia]s\ (?:the|our)\ secret)|(?<=\ [ia]s\ your\ secret)|(?<=\ [ia]s\ my\ api\ secret)|(?<=\ [ia]s\ (?:the|our)\ api\ secret)|(?<=\ [ia]s\ your\ api\ secret))''',
-  # … or a provider's name or another word first: ` as the sentry api key`, ` is the new access token`
-  '''key(?:(?<=\ api\ key)|(?<=\ access\ key)|(?<=\ secret\ key))''',
-  '''ken(?:(?<=\ api\ token)|(?<=\ access\ token)|(?<=\ auth\ token))''',
+  # … or a provider's name or another word first: ` as the sentry api key`, ` is the new access token`,
+  # ` as the stripe webhook secret`: the word that says which credential it is
+  '''key(?:(?<=\ api\ key)|(?<=\ access\ key)|(?<=\ secret\ key)|(?<=\ license\ key)|(?<=\ signing\ key)|(?<=\ master\ key)|(?<=\ admin\ key))''',
+  '''ken(?:(?<=\ api\ token)|(?<=\ access\ token)|(?<=\ auth\ token)|(?<=\ bot\ token)|(?<=\ bearer\ token)|(?<=\ refresh\ token)|(?<=\ deploy\ token))''',
+  '''cret(?:(?<=\ client\ secret)|(?<=\ signing\ secret)|(?<=\ webhook\ secret)|(?<=\ shared\ secret)|(?<=\ app\ secret))''',
 ]
 lead = "A-Za-z0-9+/=_~.:`'\" \t-"
 lead_max = 120  # a token of up to ~100 characters, a quote and ` is the api `
-# (not inside a colour code: `\u001b[1;33m` then the token)
-regex = '''(?:(?<![A-Za-z0-9+/=_~.-])|<<AFTER_ESCAPE>>)(?!<<UUID>>|[0-9;]{1,8}m)(?P<secret>[A-Za-z0-9_](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)[`'"]?[ \t]{1,4}(?i:is|as)[ \t]{1,4}(?i:the|my|our|your)[ \t]{1,4}(?:[A-Za-z0-9_.-]{2,24}[ \t]{1,4})?(?i:(?:api|access|secret|auth)[ \t]{1,4})?(?i:key|token|secret)(?![A-Za-z])'''
+# (not inside a colour code: `\u001b[1;33m` then the token; not after a colon: `sha256:<hex>` is one
+# token, a digest)
+regex = '''(?:(?<![A-Za-z0-9+/=_~.:-])|<<AFTER_ESCAPE>>)(?!<<UUID>>|[0-9;]{1,8}m)(?P<secret>[A-Za-z0-9_](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)[`'"]?[ \t]{1,4}(?i:is|as)[ \t]{1,4}(?i:the|my|our|your)[ \t]{1,4}(?:[A-Za-z0-9_.-]{2,24}[ \t]{1,4}){0,2}(?i:key|token|secret)(?![A-Za-z])'''
 validator = "near_token"
-tp = ["«{alnum:32}» is the api key for staging", "please use «{token:40}» as the token from now on", "`«{alnum:28}»` is my secret, rotate it", "use «{hex:32}» as the sentry api key", "«{lowalnum:24}» is the new access token"]
-fp = ["this is the key point", "sleep is the key to success", "3f786850e387550fdab836ed7e6dc881de23001b is the commit the token came from", "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the key of the row", "see src/auth/middleware_v2.py as the token check", "STRIPE_SECRET_KEY is the stripe secret key", "process.env.SENTRY_DSN_KEY is the sentry api key", "this is the main api key", "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 is the signing key"]
+tp = ["«{alnum:32}» is the api key for staging", "please use «{token:40}» as the token from now on", "`«{alnum:28}»` is my secret, rotate it", "use «{hex:32}» as the sentry api key", "«{lowalnum:24}» is the new access token", "add «{alnum:32}» as the stripe webhook secret", "«{token:40}» is our bot token", "use «{alnum:24}-{alnum:8}» as the license key"]
+fp = ["this is the key point", "sleep is the key to success", "3f786850e387550fdab836ed7e6dc881de23001b is the commit the token came from", "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the key of the row", "see src/auth/middleware_v2.py as the token check", "STRIPE_SECRET_KEY is the stripe secret key", "process.env.SENTRY_DSN_KEY is the sentry api key", "this is the main api key", "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 is the signing key", "SLACK_SIGNING_SECRET is the slack signing secret", "the refresh token is the long-lived one, the access token is the short one", "3f786850e387550fdab836ed7e6dc881de23001b is the commit that added the deploy token"]
 
 [[rule]]
 id = "provider-near-token"
@@ -2373,11 +2376,12 @@ description = "A key, token or secret named in prose: 'my API key is …', 'the 
 source = "detect-secrets KeywordDetector (Apache-2.0)"
 lead = "a-zA-Z"
 lead_max = 4
-lower_anchors = ['''ke[yn]s?[ \t]{1,4}(?:is|was|->|→):?(?:[ \t]|\\n|\n)''', '''crets?[ \t]{1,4}(?:is|was|->|→):?(?:[ \t]|\\n|\n)''']
-regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:key|token|secret)s?[ \t]{1,4}(?i:is|was|->|→):?(?:[ \t]{1,8}|[ \t]{0,4}<<NL>>{1,2}(?:```[A-Za-z]{0,12}<<NL>>)?)<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)<<PROSE_END>>'''
+lower_anchors = ['''ke[yn]s?[ \t]{1,4}(?:is|was|->|→):?(?:[ \t]|\\n|\n)''', '''crets?[ \t]{1,4}(?:is|was|->|→):?(?:[ \t]|\\n|\n)''', '''ke[yn]s?[ \t]{1,4}(?:below|here):?(?:\\n|\n)''', '''crets?[ \t]{1,4}(?:below|here):?(?:\\n|\n)''']
+# ('below'/'here' only with the value on its own line: 'the key here is to cache it' stays)
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:key|token|secret)s?[ \t]{1,4}(?:(?i:is|was|->|→):?(?:[ \t]{1,8}|[ \t]{0,4}<<NL>>{1,2}(?:```[A-Za-z]{0,12}<<NL>>)?)|(?i:below|here):?[ \t]{0,4}<<NL>>{1,2}(?:```[A-Za-z]{0,12}<<NL>>)?)<<Q>>(?P<secret>[^\s"'\\`]{12,512}?)<<PROSE_END>>'''
 validator = "secret"
-tp = ["my API key is «{alnum:32}», keep it safe", "The token was «{token:40}».", "The new API token is:\n\n```\n«{alnum:32}»\n```", "Your secret is:\n«{token:40}»"]
-fp = ["the key is in the vault", "the token is expired and must be refreshed"]
+tp = ["my API key is «{alnum:32}», keep it safe", "The token was «{token:40}».", "The new API token is:\n\n```\n«{alnum:32}»\n```", "Your secret is:\n«{token:40}»", "I pasted the plaid secret below\n«{alnum:30}»", "the new token here:\n\n```\n«{token:40}»\n```"]
+fp = ["the key is in the vault", "the token is expired and must be refreshed", "the key here is to cache the token", "see the secret below\nsecrets.yaml holds the rest"]
 
 [[rule]]
 id = "assigned-random-value"

@@ -604,7 +604,7 @@ def k8s_data_value(value: str) -> bool:
 
 # (a UUID reaches the rule only in key/value form, `holidayapi_key: <uuid>`: its regex sees to that)
 # (a 40-hex git SHA is benign only in a git context: the rule's `veto_before` looks for that)
-_BENIGN_NEAR_RE = re.compile(r"sha[0-9]{1,3}-.{1,200}", re.S)
+_BENIGN_NEAR_RE = re.compile(r"sha[0-9]{1,3}[-:].{1,200}", re.S)
 
 
 _UUID_RE = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
