@@ -750,3 +750,16 @@ def test_a_token_named_after_it_by_what_it_signs_or_a_value_on_the_line_below_is
     result = assert_gone(data, webhook, bot, below, kind="generic_secret")
 
     assert_kept(result, kept, "as the stripe webhook secret", "the key here is to cache it")
+
+
+def test_sandbox_gpu_and_feature_flag_keys_are_redacted_by_their_prefix_alone() -> None:
+    """E2B, RunPod, Modal and Statsig keys pasted bare into a shell session: their prefixes are in
+    no catalogue and no credential word stands near them."""
+    e2b, runpod = "e2b_" + rand(40, "0123456789abcdef"), "rpa_" + rand(40, string.ascii_uppercase + string.digits)
+    modal, statsig = "as-" + rand(22), "secret-" + rand(43)
+    output = f"{e2b}\n{runpod}\n--token-id ak-{rand(22)} --token-secret {modal}\n{statsig}\n"
+    kept = "kubectl get secret-store-csi-driver-provider-aws-installation-guide"
+
+    result = assert_gone(bash("cat ~/.config/keys.txt", output + kept), e2b, runpod, modal, statsig, kind="saas_token")
+
+    assert_kept(result, kept, "--token-secret [REDACTED:")

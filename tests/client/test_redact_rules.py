@@ -271,6 +271,9 @@ ADVERSARIAL = [
     ("a1" * 60 + " as the stripe webhook secret ") * 1_300,
     ("sha256:" + "a1" * 60 + " is the signing key ") * 1_200,
     "the secret below\n\n```" * 12_000,
+    # short provider prefixes run together, each followed by a body one character too long
+    ("as-" + "a1" * 11) * 7_000,
+    ("ser." + "a1" * 11 + "b") * 6_000,
     # Read line numbers between a credential word or a JSON member and what follows
     "token is:\n     1→\n     2→```\n" * 8_000,
     ('"dp": "' + "a" * 60 + '",\n     2→  ') * 2_500,

@@ -1242,6 +1242,31 @@ tp = [
 fp = ["compare_results_and_store_them_in_a_table", "from re_parser import re_compile_all_of_the_patterns", "tvly-YOUR_API_KEY", "napi_env_setup_for_the_node_addon_guide", "pa-ge-break"]
 
 [[rule]]
+id = "sandbox-and-flag-platform-keys"
+kind = "saas_token"
+category = "saas"
+description = "Prefixed keys of sandbox, GPU, payment and feature-flag platforms the catalogue does not list, at the provider's length: E2B (e2b_), RunPod API and S3 secret keys (rpa_, rps_), Browserbase (bb_live_), Daytona (dtn_), Modal token secrets (as-), Polar access tokens (polar_oat_, polar_pat_), Statsig server secrets (secret-), Flagsmith server keys (ser.), Mercado Pago access tokens (APP_USR-)"
+source = "provider docs: E2B, RunPod, Browserbase, Daytona, Modal, Polar, Statsig, Flagsmith and Mercado Pago API keys"
+prefixes = ["e2b_", "rpa_", "rps_", "bb_live_", "dtn_", "as-", "polar_oat_", "polar_pat_", "secret-", "ser.", "APP_USR-"]
+follow = '''[A-Za-z0-9_-]{20}'''
+regex = '''<<START>>(?:e2b_[A-Za-z0-9]{32,48}|rp[as]_[A-Za-z0-9]{32,64}|bb_live_[A-Za-z0-9_-]{24,40}|dtn_[A-Za-z0-9]{32,64}|as-[A-Za-z0-9]{22}|polar_[op]at_[A-Za-z0-9]{32,64}|secret-[A-Za-z0-9]{43}|ser\.[A-Za-z0-9]{22}|APP_USR-[0-9]{16}-[0-9]{6}-[a-f0-9]{32}-[0-9]{6,12})<<END>>'''
+# (`as-`, `ser.` and `secret-` also start words: a value built of words is no key)
+validator = "unworded_token"
+tp = [
+  "E2B_API_KEY=«e2b_{hex:40}»",
+  "runpod.api_key = \"«rpa_{alnum:40}»\"",
+  "the S3 secret is «rps_{lowalnum:40}»",
+  "«bb_live_{token:27}»",
+  "DAYTONA_API_KEY=«dtn_{hex:64}»",
+  "modal token set --token-id ak-{alnum:22} --token-secret «as-{alnum:22}»",
+  "POLAR_ACCESS_TOKEN=«polar_oat_{alnum:43}»",
+  "statsig server key: «secret-{alnum:43}»",
+  "Flagsmith(environment_key=\"«ser.{alnum:22}»\")",
+  "MP_ACCESS_TOKEN=«APP_USR-{digits:16}-{digits:6}-{hex:32}-{digits:9}»",
+]
+fp = ["the e2b_sandbox_template_for_the_python_runtime", "kubectl get secret-store-csi-driver-provider-aws-installation-guide", "user.ServiceAccountTokenVolumeProjection", "as-needed-for-the-incremental-build-step", "ser.SerializeToStringDeterministic"]
+
+[[rule]]
 id = "infra-service-tokens"
 kind = "saas_token"
 category = "saas"
