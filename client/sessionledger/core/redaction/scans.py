@@ -314,16 +314,43 @@ def _by_first_literal(rests: list[str]) -> str:
     buckets: dict[str, list[str]] = {}
     others: list[str] = []
     for rest in rests:
-        lit, after = _literal_prefix(rest)
-        if lit:
-            buckets.setdefault(lit[0], []).append(re.escape(lit[1:]) + after)
-        else:
-            others.append(f"(?:{rest})")
+        for alternative in _literal_alternatives(rest) or [rest]:
+            lit, after = _literal_prefix(alternative)
+            if lit:
+                buckets.setdefault(lit[0], []).append(re.escape(lit[1:]) + after)
+            else:
+                others.append(f"(?:{alternative})")
     grouped = [
         re.escape(first) + (f"(?:{same[0]})" if len(same) == 1 else "(?:" + "|".join(f"(?:{r})" for r in same) + ")")
         for first, same in buckets.items()
     ]
     return "|".join(grouped + others)
+
+
+def _literal_alternatives(regex: str) -> list[str] | None:
+    """`regex` as alternatives that each start with a literal, or None: `(?:ass|wd)s?[ \\t]` gives
+    `ass…` and `wd…`, `[yn]…` gives `y…` and `n…`. In a scan's alternation an alternative that starts
+    with a group or a class is tried at every hit of the key; one that starts with a literal only
+    where that byte follows, in its bucket."""
+    if _literal_prefix(regex)[0]:
+        return [regex]
+    if len(_split_alternatives(regex)) != 1:
+        return None
+    if regex.startswith("["):  # a class of a few characters, once
+        chars, end = _class_chars(regex), regex.find("]", 2) + 1
+        if chars is None or len(chars) > 4 or regex[end : end + 1] in ("?", "*", "+", "{"):
+            return None
+        return [re.escape(c) + regex[end:] for c in sorted(chars)]
+    close = _closing_paren(regex, 0) if regex.startswith("(?:") else None
+    if close is None or regex[close + 1 : close + 2] in ("?", "*", "+", "{"):
+        return None
+    out: list[str] = []
+    for alternative in _split_alternatives(regex[3:close]):
+        found = _literal_alternatives(alternative + regex[close + 1 :])
+        if found is None:
+            return None
+        out.extend(found)
+    return out
 
 
 def _first_chars(regex: str) -> set[str] | None:
