@@ -763,3 +763,24 @@ def test_sandbox_gpu_and_feature_flag_keys_are_redacted_by_their_prefix_alone() 
     result = assert_gone(bash("cat ~/.config/keys.txt", output + kept), e2b, runpod, modal, statsig, kind="saas_token")
 
     assert_kept(result, kept, "--token-secret [REDACTED:")
+
+
+def test_a_password_in_a_kubernetes_or_ecs_env_entry_is_redacted_and_a_secret_reference_kept() -> None:
+    """A Deployment read from disk names the variable in `name:` and gives its value on the next line
+    (behind a Read line number); an ECS task definition does the same in JSON. Neither value stood
+    after its name, so no assignment rule saw it."""
+    k8s, ecs = f"Xk9#{rand(12)}", rand(32)
+    manifest = (
+        "env:\n"
+        "  - name: DB_PASSWORD\n"
+        f'    value: "{k8s}"\n'
+        "  - name: SESSION_SECRET\n"
+        "    valueFrom:\n"
+        "      secretKeyRef:\n"
+        "        name: app\n"
+    )
+    task = json.dumps({"environment": [{"name": "JWT_SECRET", "value": ecs}, {"name": "PORT", "value": "8080"}]})
+
+    result = assert_gone(read_result(manifest) + bash("cat task.json", task), k8s, ecs, kind="generic_secret")
+
+    assert_kept(result, "- name: SESSION_SECRET", "valueFrom:", '{"name": "PORT", "value": "8080"}')

@@ -274,6 +274,10 @@ ADVERSARIAL = [
     # short provider prefixes run together, each followed by a body one character too long
     ("as-" + "a1" * 11) * 7_000,
     ("ser." + "a1" * 11 + "b") * 6_000,
+    # a secret's name then its sibling `value` field, again and again, the value never long enough
+    '- name: DB_PASSWORD\n  value: "x"\n' * 6_000,
+    ('"name": "' + "a_" * 50 + 'secret", "value": ') * 1_500,
+    "password ,\n" + " " * 20 + "--" * 40_000,
     # Read line numbers between a credential word or a JSON member and what follows
     "token is:\n     1→\n     2→```\n" * 8_000,
     ('"dp": "' + "a" * 60 + '",\n     2→  ') * 2_500,

@@ -427,8 +427,20 @@ _LINE_START = r"""(?:^|(?<=\\n)|(?<=\n)|(?<=→)|(?<=\\t)|(?<=\t)|(?<=")|(?<=\\u
 # A Read result's line number (`     5→`) after its padding: Claude Code numbers every line of a file it
 # shows, so what a rule reads on the next line sits behind one (padded to six columns: a space before it)
 _READ_NUMBER = r"(?<=[ \t\n])[0-9]{1,9}(?:→|\\u2192)"
+_NL = r"(?:(?:\\n|\n)(?:[ \t]{0,8}" + _READ_NUMBER + ")?)"
 _JSON_QUOTE = r'\\{0,3}"'
 _JSON_SPACE = r"(?:[ \t\n]|\\[nrt]|" + _READ_NUMBER + "){0,16}"
+
+# Between a secret's name and its sibling value field: `", "value": "` (ECS, a `{"Key", "Value"}` pair),
+# `\n    value: ` (Kubernetes env, maybe after a Read line number), `,ParameterValue=` (CloudFormation),
+# ` --value ` (a CLI's `--name … --value …`), .NET's `" serializeAs="String"><value>`
+_NV_GAP = (
+    # (a class first: most names are followed by `=`, `:` or a word, and stop at it)
+    r"""(?=[\\"',\n \t])(?:\\{0,8}["'])?(?:[ \t]{0,4},[ \t]{0,4}(?:(?:\\r)?""" + _NL + r"""[ \t]{0,24})?"""
+    r"""|[ \t]{0,4}(?:\\r)?""" + _NL + r"""[ \t]{0,24}(?:-[ \t]{1,4})?|[ \t]{1,4}--"""
+    r"""|(?<=["'])[ \t]{1,4}(?:(?i:serializeas)=\\{0,8}["'](?i:string)\\{0,8}["']><)?)"""
+    r"""(?:\\{0,8}["'])?(?i:parameter)?(?i:value)(?:\\{0,8}["'])?(?:[ \t]{0,4}[:=][ \t]{0,4}|(?<=-value)[ \t]{1,4}|>)"""
+)
 
 FRAGMENTS: dict[str, str] = {
     "START": _START,
@@ -473,7 +485,8 @@ FRAGMENTS: dict[str, str] = {
     "LINE_START": _LINE_START,
     "READ_NUMBER": _READ_NUMBER,
     # a line break in a text, and the next line's number when it is a Read result
-    "NL": r"(?:(?:\\n|\n)(?:[ \t]{0,8}" + _READ_NUMBER + ")?)",
+    "NL": _NL,
+    "NV_GAP": _NV_GAP,
     # what follows a provider prefix, for the scans' pre-filter (the rule's regex decides):
     # a mixed-case random run (P(no upper or no lower in 25 random base62 chars) < 1e-5), so
     # kebab-case, CONSTANT_CASE, UUIDs and hex hashes after `-`, `_`, `.` are skipped cheaply

@@ -2234,6 +2234,45 @@ tp = ["«Xk9#{alnum:10}» is the password for the staging box", "try `«{passwor
 fp = ["something is the password field", "the password is the password", "hunter is the password"]
 
 [[rule]]
+id = "secret-name-value-pair"
+kind = "generic_secret"
+category = "generic"
+description = "A password or secret named in one field and its value in the sibling one: Kubernetes and ECS env (`- name: DB_PASSWORD` then `value: …`), `{\"Key\": \"ApiSecret\", \"Value\": …}`, CloudFormation `ParameterKey=DBPassword,ParameterValue=…`, `--name /app/db/password --value …`, .NET `<setting name=\"Password\" …><value>…`"
+source = "Kubernetes EnvVar and Amazon ECS container definitions; AWS CLI (ssm put-parameter, cloudformation parameters); Azure CLI (keyvault secret set); .NET application settings"
+# the gate: the name's last word, then the gap to its sibling `value` (most `key` and `token` are
+# followed by a separator or a word, never by `", "value"` or a line break and `value:`)
+# (each starts with its whole literal: a scan's hit tries an anchor only when the next byte fits; not
+# after `key` or `token`: nearly every one of those in a secret-dense text would cost a regex call)
+lower_anchors = ['''crets?<<NV_GAP>>''', '''credentials?<<NV_GAP>>''', '''pass(?:word|wd|phrase)?<<NV_GAP>>''', '''pwd<<NV_GAP>>''']
+lead = '''A-Za-z0-9_./:="' \t\\-'''
+lead_max = 120  # `ParameterKey="`, a path and a name of up to ~64 characters
+yields = 16
+name = '''<<SECRET_NAME>>|<<PW_NAME>>'''
+regex = '''(?:(?<![A-Za-z0-9_])|<<AFTER_ESCAPE>>)(?i:name|key|parameterkey)(?:\\{0,8}["'])?(?:[ \t]{0,4}[:=][ \t]{0,4}|(?<=-name)[ \t]{1,4}|(?<=-name)=)(?:\\{0,8}["'])?(?:[A-Za-z0-9_.-]{0,64}/){0,8}(?P<name>[A-Za-z0-9_.-]{1,128}+)<<NV_GAP>><<Q>><<VALUE>>'''
+validator = "secret"
+tp = [
+  "env:\n  - name: DB_PASSWORD\n    value: \"«Xk9#{alnum:10}»\"",
+  "        - name: STRIPE_API_SECRET\n          value: «{alnum:32}»",
+  '''{{"environment": [{{"name": "JWT_SECRET", "value": "«{token:40}»"}}]}}''',
+  "\"environment\": [\n  {{\n    \"name\": \"API_SECRET\",\n    \"value\": \"«{alnum:32}»\"\n  }}\n]",
+  '''{{"Key": "ApiSecret", "Value": "«{alnum:28}»"}}''',
+  "aws cloudformation deploy --parameter-overrides ParameterKey=DBPassword,ParameterValue=«Xk9#{alnum:10}»",
+  "aws ssm put-parameter --name /app/prod/db/password --value \"«{password}»\" --type SecureString",
+  "az keyvault secret set --vault-name kv --name DbPassword --value \"«Xk9#{alnum:10}»\"",
+  '''<setting name="Password" serializeAs="String"><value>«{password}»</value></setting>''',
+  "- Name: DbPassword\n  Value: «{alnum:24}»",
+]
+fp = [
+  "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: db\n        key: password",
+  '''{{"name": "API_KEY", "value": "${{API_KEY}}"}}''',
+  "- name: DB_PASSWORD\n  value: changeme",
+  '''{{"name": "password", "value": "", "type": "string"}}''',
+  '''<input type="password" name="password" value="{{{{ form.password.value }}}}">''',
+  "aws ssm put-parameter --name /app/prod/db/password --value file://password.txt",
+  '''{{"name": "api_key_id", "value": "a1b2c3d4e5f6g7h8"}}''',
+]
+
+[[rule]]
 id = "generic-secret"
 kind = "generic_secret"
 category = "generic"
