@@ -784,3 +784,16 @@ def test_a_password_in_a_kubernetes_or_ecs_env_entry_is_redacted_and_a_secret_re
     result = assert_gone(read_result(manifest) + bash("cat task.json", task), k8s, ecs, kind="generic_secret")
 
     assert_kept(result, "- name: SESSION_SECRET", "valueFrom:", '{"name": "PORT", "value": "8080"}')
+
+
+def test_a_value_piped_into_a_secret_store_command_is_redacted() -> None:
+    """An agent that sets a repository or Worker secret pipes the value into the command, which reads
+    it from stdin: nothing names the value where it stands."""
+    github, wrangler = rand(40), f"Xk9#{rand(12)}"
+    command = f'echo "{github}" | gh secret set NPM_TOKEN && '
+    command += f'printf "%s" "{wrangler}" | npx wrangler secret put DB_PASSWORD'
+    kept = 'echo "$NPM_TOKEN" | gh secret set NPM_TOKEN'
+
+    result = assert_gone(bash(command) + bash(kept), github, wrangler, kind="generic_secret")
+
+    assert_kept(result, kept, "| gh secret set NPM_TOKEN &&")

@@ -278,6 +278,8 @@ ADVERSARIAL = [
     '- name: DB_PASSWORD\n  value: "x"\n' * 6_000,
     ('"name": "' + "a_" * 50 + 'secret", "value": ') * 1_500,
     "password ,\n" + " " * 20 + "--" * 40_000,
+    "echo " + "secret set " * 20_000,
+    ("echo '" + "a1" * 200 + "' | gh secret set ") * 500,
     # Read line numbers between a credential word or a JSON member and what follows
     "token is:\n     1→\n     2→```\n" * 8_000,
     ('"dp": "' + "a" * 60 + '",\n     2→  ') * 2_500,

@@ -1685,6 +1685,21 @@ tp = ["echo '«Xk9#{alnum:8}»' | sudo -S apt-get update", "echo «{alnum:10}7»
 fp = ["echo \"$REGISTRY_PASSWORD\" | docker login -u acme --password-stdin", "echo hunter2 | sudo -S true", "ls -S | head"]
 
 [[rule]]
+id = "secret-piped-to-a-secret-store"
+kind = "generic_secret"
+category = "generic"
+description = "A literal echoed into a command that stores it as a secret: echo 'v' | gh secret set NAME, | docker secret create, | wrangler secret put, | gcloud secrets create / versions add"
+source = "GitHub CLI (gh secret set reads the value from stdin), Docker (docker secret create NAME -), Cloudflare Wrangler (secret put), Google Cloud CLI (--data-file=-)"
+lower_anchors = ['''cret[ \t]{1,4}(?:set|create|put)[ \t]''', '''crets[ \t]{1,4}(?:create|versions[ \t]{1,4}add)[ \t]''']
+near = ["echo", "printf"]
+lead = '''A-Za-z0-9_.,:/@%$!#*+=~^?'"\\ \t|-'''
+lead_max = 480  # the value, up to 400 characters, and the command's words (`near` looks 512 back)
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?:echo(?:[ \t]{1,4}-[ne]{1,2})?|printf(?:[ \t]{1,4}<<Q>>%s<<Q>>)?)[ \t]{1,4}<<Q>>(?P<secret>[^\s"'`\\|;&$]{8,400}+)<<Q>>[ \t]{0,4}\|[ \t]{0,4}(?:(?:npx[ \t]{1,4})?wrangler[ \t]{1,4}(?:pages[ \t]{1,4})?secret[ \t]{1,4}put|gh[ \t]{1,4}secret[ \t]{1,4}set|docker[ \t]{1,4}secret[ \t]{1,4}create|gcloud[ \t]{1,4}secrets[ \t]{1,4}(?:create|versions[ \t]{1,4}add))[ \t]'''
+validator = "secret"
+tp = ["echo \"«{alnum:32}»\" | gh secret set API_TOKEN", "echo -n '«Xk9#{alnum:10}»' | docker secret create db_password -", "printf \"%s\" \"«{token:40}»\" | npx wrangler secret put STRIPE_KEY", "echo -n «{alnum:24}» | gcloud secrets versions add db-password --data-file=-"]
+fp = ["echo \"$API_TOKEN\" | gh secret set API_TOKEN", "echo done | gh secret set --help", "echo \"${{{{ secrets.TOKEN }}}}\" | gh secret set TOKEN"]
+
+[[rule]]
 id = "user-password-commands"
 kind = "password"
 category = "password"
