@@ -442,6 +442,9 @@ _NV_GAP = (
     r"""(?:\\{0,8}["'])?(?i:parameter)?(?i:value)(?:\\{0,8}["'])?(?:[ \t]{0,4}[:=][ \t]{0,4}|(?<=-value)[ \t]{1,4}|>)"""
 )
 
+# how that gap starts: the scans' cheap gate for it (the rule's regex reads the rest)
+_NV_NEXT = r"""(?:\\{0,8}["'])?(?:[ \t]{0,4},|[ \t]{0,4}(?:\\r)?(?:\\n|\n)|[ \t]{1,4}(?:--|(?i:serializeas|value)))"""
+
 FRAGMENTS: dict[str, str] = {
     "START": _START,
     "END": _END,
@@ -487,6 +490,7 @@ FRAGMENTS: dict[str, str] = {
     # a line break in a text, and the next line's number when it is a Read result
     "NL": _NL,
     "NV_GAP": _NV_GAP,
+    "NV_NEXT": _NV_NEXT,
     # what follows a provider prefix, for the scans' pre-filter (the rule's regex decides):
     # a mixed-case random run (P(no upper or no lower in 25 random base62 chars) < 1e-5), so
     # kebab-case, CONSTANT_CASE, UUIDs and hex hashes after `-`, `_`, `.` are skipped cheaply

@@ -2254,11 +2254,12 @@ kind = "generic_secret"
 category = "generic"
 description = "A password or secret named in one field and its value in the sibling one: Kubernetes and ECS env (`- name: DB_PASSWORD` then `value: …`), `{\"Key\": \"ApiSecret\", \"Value\": …}`, CloudFormation `ParameterKey=DBPassword,ParameterValue=…`, `--name /app/db/password --value …`, .NET `<setting name=\"Password\" …><value>…`"
 source = "Kubernetes EnvVar and Amazon ECS container definitions; AWS CLI (ssm put-parameter, cloudformation parameters); Azure CLI (keyvault secret set); .NET application settings"
-# the gate: the name's last word, then the gap to its sibling `value` (most `key` and `token` are
-# followed by a separator or a word, never by `", "value"` or a line break and `value:`)
+# the gate: the name's last word, then how the gap to its sibling `value` starts (most names are
+# followed by a separator or a word, never by `",`, a line break, ` --` or ` value`)
 # (each starts with its whole literal: a scan's hit tries an anchor only when the next byte fits; not
 # after `key` or `token`: nearly every one of those in a secret-dense text would cost a regex call)
-lower_anchors = ['''crets?<<NV_GAP>>''', '''credentials?<<NV_GAP>>''', '''pass(?:word|wd|phrase)?<<NV_GAP>>''', '''pwd<<NV_GAP>>''']
+# (a short `pass` or `pwd` only at a name's end, `DB_PASS`: Python's `pass` and the shell's `pwd` stand alone)
+lower_anchors = ['''crets?<<NV_NEXT>>''', '''credentials?<<NV_NEXT>>''', '''pass(?:word|wd|phrase)<<NV_NEXT>>''', '''pass(?<=[a-z0-9_.-]pass)<<NV_NEXT>>''', '''pwd(?<=[a-z0-9_.-]pwd)<<NV_NEXT>>''']
 lead = '''A-Za-z0-9_./:="' \t\\-'''
 lead_max = 120  # `ParameterKey="`, a path and a name of up to ~64 characters
 yields = 16
