@@ -431,7 +431,7 @@ _NL = r"(?:(?:\\n|\n)(?:[ \t]{0,8}" + _READ_NUMBER + ")?)"
 _JSON_QUOTE = r'\\{0,3}"'
 _JSON_SPACE = r"(?:[ \t\n]|\\[nrt]|" + _READ_NUMBER + "){0,16}"
 
-# Between a secret's name and its sibling value field: `", "value": "` (ECS, a `{"Key", "Value"}` pair),
+# Between a secret's name and its sibling value field: `", "value": "` (ECS, a `{"Key": …, "Value": …}` pair),
 # `\n    value: ` (Kubernetes env, maybe after a Read line number), `,ParameterValue=` (CloudFormation),
 # ` --value ` (a CLI's `--name … --value …`), .NET's `" serializeAs="String"><value>`
 _NV_GAP = (
