@@ -2264,7 +2264,7 @@ lead = '''A-Za-z0-9_./:="' \t\\-'''
 lead_max = 120  # `ParameterKey="`, a path and a name of up to ~64 characters
 yields = 16
 name = '''<<SECRET_NAME>>|<<PW_NAME>>'''
-regex = '''(?:(?<![A-Za-z0-9_])|<<AFTER_ESCAPE>>)(?i:name|key|parameterkey)(?:\\{0,8}["'])?(?:[ \t]{0,4}[:=][ \t]{0,4}|(?<=-name)[ \t]{1,4}|(?<=-name)=)(?:\\{0,8}["'])?(?:[A-Za-z0-9_.-]{0,64}/){0,8}(?P<name>[A-Za-z0-9_.-]{1,128}+)<<NV_GAP>><<Q>><<VALUE>>'''
+regex = '''(?:(?<![A-Za-z0-9_])|<<AFTER_ESCAPE>>)(?i:name|key|parameterkey)(?:\\{0,8}["'])?(?:[ \t]{0,4}[:=][ \t]{0,4}|(?<=-name)[ \t]{1,4})(?:\\{0,8}["'])?(?:[A-Za-z0-9_.-]{0,64}/){0,8}(?P<name>[A-Za-z0-9_.-]{1,128}+)<<NV_GAP>><<Q>><<VALUE>>'''
 validator = "secret"
 tp = [
   "env:\n  - name: DB_PASSWORD\n    value: \"«Xk9#{alnum:10}»\"",
