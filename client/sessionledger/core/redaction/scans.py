@@ -14,7 +14,6 @@ from .rules import FRAGMENTS, Rule
 
 _TOKEN_START = FRAGMENTS["START"]
 _NEAR_BACK = 512  # how far before an anchor a `near` word may be
-_SHORT_HEAD = 2  # a head this short is checked behind its rest's literal (_compile_group)
 
 
 @dataclass(frozen=True)
@@ -167,9 +166,10 @@ def _compile_group(group: _Group) -> None:
         assert proto is not None
         full = re.escape(literal[len(key) :]) + rest
         lit, after = _literal_prefix(full)
-        if group.lowered and proto.head and len(proto.head) <= _SHORT_HEAD and len(lit) >= 3:
-            # a head found in every other word (`o` + `p` in `open`, `ty` + `p` in `type`): its
-            # rest's literal (`enai`) turns the key away sooner, and the head is checked behind it
+        if group.lowered and proto.head and len(lit) >= 2:
+            # a word pivoted on a common key (`anthro` + `p` + `ic`): its rest's literal turns
+            # most of the key's hits away in its bucket, and the head is checked behind it only
+            # there, where a head branch would test every hit's bytes before the key
             behind = re.escape(proto.head.decode() + key + lit)
             full = f"{re.escape(lit)}(?<={behind}){after}"
             group.free.append(_Anchor(proto.rule, proto.head, re.compile(full.encode()), proto.near, proto.context))
