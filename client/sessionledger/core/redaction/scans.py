@@ -170,7 +170,7 @@ def _compile_group(group: _Group) -> None:
         assert proto is not None
         full = re.escape(literal[len(key) :]) + rest
         lit, after = _literal_prefix(full)
-        if group.lowered and proto.head and len(lit) >= 2:
+        if group.lowered and proto.head and lit:
             # a word pivoted on a common key (`anthro` + `p` + `ic`): its rest's literal turns
             # most of the key's hits away in its bucket, and the head is checked behind it only
             # there, where a head branch would test every hit's bytes before the key
