@@ -16,6 +16,8 @@ import binascii
 import re
 from bisect import bisect_right
 
+from .search import matches
+
 _WINDOW = 512  # bytes decoded on each side of an escape (a token and the name before it)
 # \u00XX (JSON; one or two backslashes: a JSON text inside a JSON string), \/ (JSON's escaped
 # solidus), HTML character references, %XX (URL percent-encoding); and a line folded by a backslash before its
@@ -82,17 +84,15 @@ def _decode(match: re.Match[bytes]) -> bytes | None:
     return bytes((code,)) if 0x20 <= code < 0x7F and code not in _UNSAFE else None
 
 
-# One pass per leading literal (sre finds a literal at memory speed; a single alternation starting
-# with `\\`, `&` or `%` would test every byte with a class): `\\u00XX` and `\\/` share one.
-_TRIGGERS = tuple(
-    re.compile(pattern)
-    for pattern in (
-        # a fold only inside a token (`…n1yho\` + newline), not after code's `x = a + \`
-        # (behind a class gate: a JSONL line holds a `\\n` or `\\"` every few dozen bytes)
-        rb'\\(?=[u/\\])(?:u00[2-7][0-9a-fA-F]|/|(?<=[A-Za-z0-9_+=-]\\)(?:\\\\n|\\","\+))',
-        rb"&(?:amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});",
-        rb"%[2-7][0-9a-fA-F]",
-    )
+# One pass per leading byte (a single alternation starting with `\\`, `&` or `%` would test every
+# byte with a class), each regex with the byte its matches start with: `\\u00XX` and `\\/` share one.
+_Trigger = tuple[bytes, re.Pattern[bytes]]
+_TRIGGERS: tuple[_Trigger, ...] = (
+    # a fold only inside a token (`…n1yho\` + newline), not after code's `x = a + \`
+    # (behind a class gate: a JSONL line holds a `\\n` or `\\"` every few dozen bytes)
+    (b"\\", re.compile(rb'\\(?=[u/\\])(?:u00[2-7][0-9a-fA-F]|/|(?<=[A-Za-z0-9_+=-]\\)(?:\\\\n|\\","\+))')),
+    (b"&", re.compile(rb"&(?:amp|lt|gt|apos|#[0-9]{2,3}|#[xX][0-9a-fA-F]{2});")),
+    (b"%", re.compile(rb"%[2-7][0-9a-fA-F]")),
 )
 
 
@@ -102,15 +102,15 @@ _ESCAPED_QUOTE = re.compile(rb'(?<=[^\s\\])\\"')
 
 def escaped_quote_windows(data: bytes) -> list[tuple[int, int]]:
     """Like encoded_windows, around each escaped quote of plain text (to be JSON-escaped)."""
-    return encoded_windows(data, (_ESCAPED_QUOTE,))
+    return encoded_windows(data, ((b"\\", _ESCAPED_QUOTE),))
 
 
-def encoded_windows(data: bytes, triggers: tuple[re.Pattern[bytes], ...] = _TRIGGERS) -> list[tuple[int, int]]:
+def encoded_windows(data: bytes, triggers: tuple[_Trigger, ...] = _TRIGGERS) -> list[tuple[int, int]]:
     """Byte ranges around every escape worth decoding, merged, each inside one line: a secret
     holding an escape lies within _WINDOW bytes of it (longer lines cost no more than short ones)."""
     windows: list[tuple[int, int]] = []
-    for trigger in triggers:
-        for match in trigger.finditer(data):
+    for first, trigger in triggers:
+        for match in matches(trigger, first, data):
             line_start = data.rfind(b"\n", max(0, match.start() - _WINDOW), match.start()) + 1
             line_end = data.find(b"\n", match.end(), match.end() + _WINDOW)
             start = max(line_start, match.start() - _WINDOW)

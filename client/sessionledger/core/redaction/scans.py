@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from .compiled import Compiled
 from .rules import FRAGMENTS, Rule
+from .search import matches
 
 _TOKEN_START = FRAGMENTS["START"]
 _NEAR_BACK = 512  # how far before an anchor a `near` word may be
@@ -557,7 +558,7 @@ def scan(groups: tuple[_Group, ...], hay: Haystack) -> tuple[dict[int, list[int]
         by_byte = group.free_by_byte
         end = len(buf)
         lead = group.lead
-        for match in group.scan.finditer(buf):
+        for match in matches(group.scan, group.key[lead : lead + 1], buf):
             pos = match.start() - lead
             after = pos + width
             anchors = by_byte[buf[after] if after < end else 256]
