@@ -47,6 +47,8 @@ class _Group:
     # the free anchors by the byte after the literal (key 256: the buffer's end): at a hit only
     # the anchors whose rest can start with that byte are tried, not every one of the group
     free_by_byte: dict[int, list[_Anchor]] = field(default_factory=dict)
+    # where that byte leaves several anchors, they by the byte after it, and those any byte may follow
+    free_by_two: dict[int, tuple[dict[int, list[_Anchor]], list[_Anchor]]] = field(default_factory=dict)
 
 
 class Haystack:
@@ -189,6 +191,7 @@ def _compile_group(group: _Group) -> None:
             (bounded if proto.boundary and full else free).append(full)
     group.free = _merge_by_rule(group.free)
     group.free_by_byte = _by_first_byte(group.free)
+    group.free_by_two = _by_second_byte(group.free_by_byte)
     for width_heads in group.by_head.values():
         for head_bytes, anchors in width_heads.items():
             group.by_suffix.setdefault(head_bytes[-2:], []).append((head_bytes, anchors))
@@ -253,6 +256,52 @@ def _by_first_byte(anchors: list[_Anchor]) -> dict[int, list[_Anchor]]:
         byte: [a for a, first in zip(anchors, firsts, strict=True) if first is None or byte in first]
         for byte in range(257)
     }
+
+
+def _by_second_byte(
+    by_byte: dict[int, list[_Anchor]],
+) -> dict[int, tuple[dict[int, list[_Anchor]], list[_Anchor]]]:
+    """For each first byte that leaves two anchors or more: the anchors by the byte after it (in
+    their order), and those whose second byte is not simple to tell. A secret-dense buffer holds a
+    `token` or `key` in every other line; most of their anchors are turned away here, not each by a
+    regex call."""
+    out: dict[int, tuple[dict[int, list[_Anchor]], list[_Anchor]]] = {}
+    follows: dict[int, dict[int, set[int]] | None] = {}
+    for first, anchors in by_byte.items():
+        if first == 256 or len(anchors) < 2:
+            continue
+        for anchor in anchors:
+            if id(anchor) not in follows:
+                follows[id(anchor)] = _second_bytes(anchor)
+        seconds = [(follows[id(anchor)] or {}).get(first) for anchor in anchors]
+        known = {byte for found in seconds if found is not None for byte in found}
+        if not known:
+            continue
+        table = {
+            byte: [a for a, found in zip(anchors, seconds, strict=True) if found is None or byte in found]
+            for byte in known
+        }
+        out[first] = (table, [a for a, found in zip(anchors, seconds, strict=True) if found is None])
+    return out
+
+
+def _second_bytes(anchor: _Anchor) -> dict[int, set[int]] | None:
+    """By the byte the anchor's rest can start with, the bytes that can follow it; None when that
+    is not simple to tell."""
+    if anchor.rest is None:
+        return None
+    found: dict[int, set[int]] = {}
+    for alternative in _split_alternatives(anchor.rest.pattern.decode("latin-1")):
+        options = _literal_alternatives(alternative)
+        if options is None:
+            return None
+        for option in options:
+            literal, after = _literal_prefix(option)
+            chars = {literal[1]} if len(literal) > 1 else _first_chars(after)
+            if chars is None:
+                return None
+            found.setdefault(ord(literal[0]), set()).update(ord(c) for c in chars)
+    return found
 
 
 def _merge_by_rule(anchors: list[_Anchor]) -> list[_Anchor]:
@@ -556,12 +605,18 @@ def scan(groups: tuple[_Group, ...], hay: Haystack) -> tuple[dict[int, list[int]
         width = len(group.key)
         suffixes = group.by_suffix
         by_byte = group.free_by_byte
+        by_two = group.free_by_two
         end = len(buf)
         lead = group.lead
         for match in matches(group.scan, group.key[lead : lead + 1], buf):
             pos = match.start() - lead
             after = pos + width
-            anchors = by_byte[buf[after] if after < end else 256]
+            byte = buf[after] if after < end else 256
+            split = by_two.get(byte)
+            if split is None:
+                anchors = by_byte[byte]
+            else:
+                anchors = split[0].get(buf[after + 1] if after + 1 < end else 256, split[1])
             if suffixes:
                 two, one = suffixes.get(buf[pos - 2 : pos], ()), suffixes.get(buf[pos - 1 : pos], ())
                 if two or one:
