@@ -14,6 +14,7 @@ import contextlib
 import gzip
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -36,6 +37,15 @@ from tests.factories import make_token
 
 REMOTE = "git@github.com:acme/acme-api.git"  # the world fixture's project repo: github.com/acme/acme-api
 CLIENT_KEYS = ("SERVER", "TOKEN", "PROJECT", "REPOS", "MAX_RAW_BYTES", "UPLOAD_INLINE", "REDACTION")
+
+
+@pytest.fixture(autouse=True)
+def _module_rng_per_test(request: pytest.FixtureRequest) -> None:
+    """A test module's `RNG` gives each test the same values whichever tests ran before it in this
+    worker (pytest-xdist hands tests to workers in a different order each run)."""
+    rng = getattr(request.module, "RNG", None)
+    if isinstance(rng, random.Random):
+        rng.seed(request.node.nodeid)
 
 
 def expected_upload(new_bytes: bytes) -> bytes:
