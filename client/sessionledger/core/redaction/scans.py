@@ -134,9 +134,12 @@ def _add_prefix(
         if char in "_-.~":
             return _add_pivot(groups, compiled, prefix, i, char, False, follow)
     lower = prefix.lower()
-    for (_first, lowered), key in keys.items():
-        if lowered and key in lower:
-            return _add_pivot(groups, compiled, prefix, lower.index(key), key, True, follow)
+    found = [(key, lower.index(key)) for (_first, lowered), key in keys.items() if lowered and key in lower]
+    # rather a key the word goes on after (`c` + `lickup`, not `clicku` + `p`): the bytes after it
+    # turn the key's hits away first, where a head is tested at every hit (_compile_group)
+    found.sort(key=lambda pivot: pivot[1] + len(pivot[0]) == len(lower))
+    if found:
+        return _add_pivot(groups, compiled, prefix, found[0][1], found[0][0], True, follow)
     return _add_pivot(groups, compiled, prefix, 0, prefix, False, follow)
 
 
