@@ -280,6 +280,10 @@ ADVERSARIAL = [
     "password ,\n" + " " * 20 + "--" * 40_000,
     "echo " + "secret set " * 20_000,
     ("echo '" + "a1" * 200 + "' | gh secret set ") * 500,
+    # a secret store's command with flags and no body, and a body one character short
+    ("gh secret set " + "A_" * 60 + " --repo " + "a" * 200 + " --env x ") * 300,
+    ("gh secret set X -b " + "a1b" * 2 + "c ") * 4_000,
+    "doppler secrets set " * 20_000,
     # Read line numbers between a credential word or a JSON member and what follows
     "token is:\n     1→\n     2→```\n" * 8_000,
     ('"dp": "' + "a" * 60 + '",\n     2→  ') * 2_500,
