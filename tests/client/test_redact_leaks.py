@@ -802,7 +802,7 @@ def test_a_value_piped_into_a_secret_store_command_is_redacted() -> None:
 def test_a_value_given_to_a_secret_store_command_is_redacted() -> None:
     """The same commands take the value as an argument too (`gh secret set NAME --body …`, after any
     other flag; `doppler secrets set NAME …`), a password's symbols and all."""
-    github, doppler = f"Xk9#{rand(14)}!", rand(32)
+    github, doppler = f"Xk9&{rand(14)}!", rand(32)
     command = f"gh secret set DB_PASSWORD --repo acme/api --body '{github}' && "
     command += f"doppler secrets set STRIPE_SECRET {doppler}"
     kept = 'gh secret set NPM_TOKEN --body "$NPM_TOKEN" && gh secret set ENV_FILE --body-file .env.production'

@@ -1708,9 +1708,9 @@ source = "GitHub CLI (gh secret set: --body/-b), Doppler CLI (secrets set NAME V
 lower_anchors = ['''cret[ \t]{1,4}set[ \t]''', '''crets[ \t]{1,4}set[ \t]''']
 lead = '''A-Za-z \t'''
 lead_max = 24
-regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?:gh[ \t]{1,4}secret[ \t]{1,4}set[ \t]{1,4}[A-Za-z_][A-Za-z0-9_]{0,127}+(?:[ \t]{1,4}--?(?!b(?:ody)?\b)[a-z][a-z-]{0,19}+(?:[ \t]{1,4}|=)[^\s"'`\\-][^\s"'`\\]{0,200}+){0,3}+[ \t]{1,4}(?:--body|-b)(?:[ \t]{1,4}|=)?|doppler[ \t]{1,4}secrets[ \t]{1,4}set[ \t]{1,4}[A-Za-z_][A-Za-z0-9_]{0,127}+[ \t]{1,4})<<Q>>(?P<secret>[^\s"'`\\|;&$<>-][^\s"'`\\|;&$<>]{7,399}+)<<Q>>'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?:gh[ \t]{1,4}secret[ \t]{1,4}set[ \t]{1,4}[A-Za-z_][A-Za-z0-9_]{0,127}+(?:[ \t]{1,4}--?(?!b(?:ody)?\b)[a-z][a-z-]{0,19}+(?:[ \t]{1,4}|=)[^\s"'`\\-][^\s"'`\\]{0,200}+){0,3}+[ \t]{1,4}(?:--body|-b)(?:[ \t]{1,4}|=)?|doppler[ \t]{1,4}secrets[ \t]{1,4}set[ \t]{1,4}[A-Za-z_][A-Za-z0-9_]{0,127}+[ \t]{1,4})<<Q>>(?P<secret>[^\s"'`\\|;&$<>-][^\s"'`\\$]{7,399}+)<<Q>>'''
 validator = "secret"
-tp = ["gh secret set NPM_TOKEN --body \"«{alnum:36}»\"", "gh secret set DB_PASSWORD --repo acme/api -b '«Xk9#{alnum:10}»'", "gh secret set STRIPE_KEY --env prod --body=«{token:40}»", "doppler secrets set STRIPE_SECRET «{alnum:32}»"]
+tp = ["gh secret set NPM_TOKEN --body \"«{alnum:36}»\"", "gh secret set DB_PASSWORD --repo acme/api -b '«Xk9&{alnum:10}»'", "gh secret set STRIPE_KEY --env prod --body=«{token:40}»", "doppler secrets set STRIPE_SECRET «{alnum:32}»"]
 fp = ["gh secret set NPM_TOKEN --body \"$NPM_TOKEN\"", "gh secret set NPM_TOKEN --body-file .env.production", "gh secret set --help", "gh secret set NPM_TOKEN < token.txt", "doppler secrets set API_KEY"]
 
 [[rule]]
