@@ -269,14 +269,14 @@ def _by_second_byte(
     `token` or `key` in every other line; most of their anchors are turned away here, not each by a
     regex call."""
     out: dict[int, tuple[dict[int, list[_Anchor]], list[_Anchor]]] = {}
-    follows: dict[int, dict[int, set[int]] | None] = {}
+    follows: dict[_Anchor, dict[int, set[int]] | None] = {}
     for first, anchors in by_byte.items():
         if first == 256 or len(anchors) < 2:
             continue
         for anchor in anchors:
-            if id(anchor) not in follows:
-                follows[id(anchor)] = _second_bytes(anchor)
-        seconds = [(follows[id(anchor)] or {}).get(first) for anchor in anchors]
+            if anchor not in follows:
+                follows[anchor] = _second_bytes(anchor)
+        seconds = [(follows[anchor] or {}).get(first) for anchor in anchors]
         known = {byte for found in seconds if found is not None for byte in found}
         if not known:
             continue
