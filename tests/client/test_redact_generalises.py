@@ -586,8 +586,13 @@ def test_a_name_or_placeholder_under_a_credential_name_is_left(text: str) -> Non
         "[DEBUG] shopify {token}",
         'hs = HubSpotAPI("{uuid}")',
         "STRIPE = '{uuid}'",
+        # names found at a `c`, with no `p`, `ke`, `auth` or `zure` in them
+        "the slack one: {token}",
+        "the launchdarkly one we use in prod is {token}",
+        "databricks {token}",
+        "cloudflare = '{uuid}'",
     ],
-    ids=["yaml", "call", "prose", "log", "call-uuid", "assigned-uuid"],
+    ids=["yaml", "call", "prose", "log", "call-uuid", "assigned-uuid", "c-yaml", "c-prose", "c-log", "c-uuid"],
 )
 def test_a_token_after_a_provider_name_is_redacted(template: str) -> None:
     token = rand(30, string.ascii_lowercase + string.digits) + "7"
@@ -605,8 +610,10 @@ def test_a_token_after_a_provider_name_is_redacted(template: str) -> None:
         "the stripe webhook for session 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id",
         "the openai client lives in src/integrations/openai/client_v2.py",
         "pip install dropbox==12.0.2 shopify_python_api==12.7.0",
+        "slack thread https://example.slack.com/archives/C04ABCD1234/p1706745600123456",
+        "npm i discord.js@14.14.1 then node_modules/discord.js/src/client/Client.js",
     ],
-    ids=["timestamp", "git-sha", "version-path", "uuid-in-prose", "path", "pins"],
+    ids=["timestamp", "git-sha", "version-path", "uuid-in-prose", "path", "pins", "c-link", "c-package"],
 )
 def test_a_provider_name_before_no_credential_is_left_alone(text: str) -> None:
     data = prompt(text)

@@ -173,7 +173,7 @@ def provider_words() -> tuple[str, ...]:
 
 # the lowercase scans a provider's name can pivot on (scans.py): a name holding none of them
 # would cost a pass of its own over every buffer
-_NAME_PIVOTS = ("ke", "cre", "auth", "zure", "p")
+_NAME_PIVOTS = ("ke", "c", "auth", "zure", "p")
 # rule-id words that name no provider, or are English or code words too common to anchor on
 _NOT_ANCHORS = frozenset(("generic", "private", "defined", "readme", "square", "linear", "vault", "harness"))
 
