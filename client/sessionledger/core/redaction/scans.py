@@ -18,6 +18,7 @@ _NEAR_BACK = 512  # how far before an anchor a `near` word may be
 # bytes by how common they are in transcripts (JSON, code, English prose), most common first: a scan
 # of a longer key searches from its rarest byte (_lead)
 _COMMON = b' etaoinsrhl"dc:u/mpfgywb.,_-'
+_CLASS_ESCAPES = {"n": "\n", "r": "\r", "t": "\t"}  # the escapes a class of ours spells
 
 
 @dataclass(frozen=True)
@@ -546,21 +547,34 @@ def _split_alternatives(inner: str) -> list[str]:
 
 
 def _class_chars(regex: str) -> set[str] | None:
-    """The members of a leading positive class like `[A-Za-z0-9_-]`, or None."""
+    """The members of a leading positive class like `[A-Za-z0-9_-]` or `[\\"',\n \t]`, or None."""
     end = regex.find("]", 2)
-    body = regex[1:end]
-    if end < 0 or body.startswith("^") or "\\" in body.replace("\\\\", "").replace("\\-", "").replace("\\.", ""):
+    if end < 0 or regex[1] == "^":
         return None
-    body = body.replace("\\-", "-").replace("\\.", ".").replace("\\\\", "\\")
-    chars: set[str] = set()
-    i = 0
-    while i < len(body):
-        if i + 2 < len(body) and body[i + 1] == "-":
-            chars.update(chr(c) for c in range(ord(body[i]), ord(body[i + 2]) + 1))
-            i += 3
-        else:
-            chars.add(body[i])
+    members: list[tuple[str, bool]] = []  # (character, escaped: never a range's `-`)
+    i = 1
+    while i < end:
+        char, escaped = regex[i], False
+        if char == "\\":
+            if i + 1 == end:  # `\]`: the class goes on past this `]`
+                return None
+            char, escaped = regex[i + 1], True
+            if char.isalnum():
+                if char not in _CLASS_ESCAPES:  # `\d`, `\w`, `\x41`: not simple to tell
+                    return None
+                char = _CLASS_ESCAPES[char]
             i += 1
+        members.append((char, escaped))
+        i += 1
+    chars: set[str] = set()
+    j = 0
+    while j < len(members):
+        if j + 2 < len(members) and members[j + 1] == ("-", False):
+            chars.update(chr(c) for c in range(ord(members[j][0]), ord(members[j + 2][0]) + 1))
+            j += 3
+        else:
+            chars.add(members[j][0])
+            j += 1
     return chars
 
 
