@@ -277,6 +277,9 @@ ADVERSARIAL = [
     # a secret's name then its sibling `value` field, again and again, the value never long enough
     '- name: DB_PASSWORD\n  value: "x"\n' * 6_000,
     ('"name": "' + "a_" * 50 + 'secret", "value": ') * 1_500,
+    '- name: API_TOKEN\n  value: "x"\n' * 6_000,
+    ('"name": "' + "a_" * 50 + 'key", "value": ') * 1_500,
+    ("a_key" + "\\n" * 30 + " --value") * 2_000,
     "password ,\n" + " " * 20 + "--" * 40_000,
     "echo " + "secret set " * 20_000,
     ("echo '" + "a1" * 200 + "' | gh secret set ") * 500,

@@ -445,6 +445,15 @@ _NV_GAP = (
 # how that gap starts: the scans' cheap gate for it (the rule's regex reads the rest)
 _NV_NEXT = r"""(?:\\{0,8}["'])?(?:[ \t]{0,4},|[ \t]{0,4}(?:\\r)?(?:\\n|\n)|[ \t]{1,4}(?:--|(?i:serializeas|value)))"""
 
+# The gate after a key's or a token's name, names code writes everywhere (`cache_key,`, `key = …`):
+# only a gap that a sibling field's `value` follows starts so (`\",` then `\"value\"`, a line break
+# then `value:`, ` --value`, `,ParameterValue=`); the class first, so a scan's table of the bytes
+# after the name can tell which hits to try it at
+_NV_VALUE_NEAR = (
+    r"""(?=[\\"',\n \t])"""
+    r"""(?=\\{0,8}["'](?:[ \t]{0,4},|[ \t]{1,4}serializeas)|(?:\\r)?\\n|\r?\n|[ \t]{1,4}--value|,parametervalue)"""
+)
+
 FRAGMENTS: dict[str, str] = {
     "START": _START,
     "END": _END,
@@ -491,6 +500,7 @@ FRAGMENTS: dict[str, str] = {
     "NL": _NL,
     "NV_GAP": _NV_GAP,
     "NV_NEXT": _NV_NEXT,
+    "NV_VALUE_NEAR": _NV_VALUE_NEAR,
     # what follows a provider prefix, for the scans' pre-filter (the rule's regex decides):
     # a mixed-case random run (P(no upper or no lower in 25 random base62 chars) < 1e-5), so
     # kebab-case, CONSTANT_CASE, UUIDs and hex hashes after `-`, `_`, `.` are skipped cheaply

@@ -2266,14 +2266,15 @@ fp = ["something is the password field", "the password is the password", "hunter
 id = "secret-name-value-pair"
 kind = "generic_secret"
 category = "generic"
-description = "A password or secret named in one field and its value in the sibling one: Kubernetes and ECS env (`- name: DB_PASSWORD` then `value: …`), `{\"Key\": \"ApiSecret\", \"Value\": …}`, CloudFormation `ParameterKey=DBPassword,ParameterValue=…`, `--name /app/db/password --value …`, .NET `<setting name=\"Password\" …><value>…`"
+description = "A password, secret, key or token named in one field and its value in the sibling one: Kubernetes and ECS env (`- name: DB_PASSWORD` then `value: …`), `{\"Key\": \"ApiSecret\", \"Value\": …}`, CloudFormation `ParameterKey=DBPassword,ParameterValue=…`, `--name /app/db/password --value …`, .NET `<setting name=\"Password\" …><value>…`"
 source = "Kubernetes EnvVar and Amazon ECS container definitions; AWS CLI (ssm put-parameter, cloudformation parameters); Azure CLI (keyvault secret set); .NET application settings"
 # the gate: the name's last word, then how the gap to its sibling `value` starts (most names are
 # followed by a separator or a word, never by `",`, a line break, ` --` or ` value`)
-# (each starts with its whole literal: a scan's hit tries an anchor only when the next byte fits; not
-# after `key` or `token`: nearly every one of those in a secret-dense text would cost a regex call)
-# (a short `pass` or `pwd` only at a name's end, `DB_PASS`: Python's `pass` and the shell's `pwd` stand alone)
-lower_anchors = ['''crets?<<NV_NEXT>>''', '''credentials?<<NV_NEXT>>''', '''pass(?:word|wd|phrase)<<NV_NEXT>>''', '''pass(?<=[a-z0-9_.-]pass)<<NV_NEXT>>''', '''pwd(?<=[a-z0-9_.-]pwd)<<NV_NEXT>>''']
+# (each starts with its whole literal: a scan's hit tries an anchor only when the next byte fits)
+# (a short `pass` or `pwd` only at a name's end, `DB_PASS`: Python's `pass` and the shell's `pwd` stand alone;
+# `key` and `token` only at the end of a longer name and before a gap only a sibling `value` follows,
+# NV_VALUE_NEAR: code writes `cache_key,` everywhere, and a secret-dense text a `key` in every line)
+lower_anchors = ['''crets?<<NV_NEXT>>''', '''credentials?<<NV_NEXT>>''', '''pass(?:word|wd|phrase)<<NV_NEXT>>''', '''pass(?<=[a-z0-9_.-]pass)<<NV_NEXT>>''', '''pwd(?<=[a-z0-9_.-]pwd)<<NV_NEXT>>''', '''key(?<=[a-z0-9_.-]key)s?<<NV_VALUE_NEAR>>''', '''ken(?<=[a-z0-9_.-]token)s?<<NV_VALUE_NEAR>>''']
 lead = '''A-Za-z0-9_./:="' \t\\-'''
 lead_max = 120  # `ParameterKey="`, a path and a name of up to ~64 characters
 yields = 16
@@ -2291,6 +2292,10 @@ tp = [
   "az keyvault secret set --vault-name kv --name DbPassword --value \"«Xk9#{alnum:10}»\"",
   '''<setting name="Password" serializeAs="String"><value>«{password}»</value></setting>''',
   "- Name: DbPassword\n  Value: «{alnum:24}»",
+  "        - name: STRIPE_API_KEY\n          value: «{alnum:32}»",
+  '''{{"name": "GITHUB_TOKEN", "value": "«{token:40}»"}}''',
+  "\"environment\": [\n  {{\n    \"name\": \"DD_API_KEY\",\n    \"value\": \"«{hex:32}»\"\n  }}\n]",
+  "aws ssm put-parameter --name /app/prod/api-token --value «{alnum:40}» --type SecureString",
 ]
 fp = [
   "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: db\n        key: password",
@@ -2298,6 +2303,10 @@ fp = [
   "- name: DB_PASSWORD\n  value: changeme",
   '''{{"name": "password", "value": "", "type": "string"}}''',
   '''<input type="password" name="password" value="{{{{ form.password.value }}}}">''',
+  "- name: CACHE_KEY\n  value: user_profile_settings_v2",
+  "for cache_key, value in items.items():",
+  "- name: GITHUB_TOKEN\n  value: ${{{{ secrets.GITHUB_TOKEN }}}}",
+  '''{{"name": "NEXT_PAGE_TOKEN", "value": "CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA"}}''',
   "aws ssm put-parameter --name /app/prod/db/password --value file://password.txt",
   '''{{"name": "api_key_id", "value": "a1b2c3d4e5f6g7h8"}}''',
 ]
