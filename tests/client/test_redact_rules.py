@@ -280,6 +280,10 @@ ADVERSARIAL = [
     '- name: API_TOKEN\n  value: "x"\n' * 6_000,
     ('"name": "' + "a_" * 50 + 'key", "value": ') * 1_500,
     ("a_key" + "\\n" * 30 + " --value") * 2_000,
+    # an element's secret name, then blanks and no value element, again and again
+    ("<key>api_key</key>" + "\\n" * 40) * 1_500,
+    '<entry key="password">' * 9_000,
+    ("<key>" + "a" * 64 + "key</key><string>" + "x" * 7) * 1_500,
     "password ,\n" + " " * 20 + "--" * 40_000,
     "echo " + "secret set " * 20_000,
     ("echo '" + "a1" * 200 + "' | gh secret set ") * 500,

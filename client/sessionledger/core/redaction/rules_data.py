@@ -2318,6 +2318,32 @@ fp = [
 ]
 
 [[rule]]
+id = "keyed-element-value"
+kind = "generic_secret"
+category = "generic"
+description = "A password's, secret's, key's or token's name in an XML element and its value in the next: a property list's `<key>APIKey</key>` then `<string>…</string>` (Info.plist, launchd, configuration profiles), Java's XML properties `<entry key=\"db.password\">…</entry>`"
+source = "Apple property list format (a key, then its value); java.util.Properties XML format"
+# (gated on the whole element start before the name: `key>` and `key=` alone are in every page of HTML)
+lower_anchors = ['''key>(?<=<key>)''', '''key=(?<=<entry key=)''']
+name = '''<<SECRET_NAME>>|<<PW_NAME>>'''
+regex = '''(?:(?<=<)key>|(?<=<entry )key=\\{0,8}")(?P<name>[A-Za-z0-9_.-]{1,64}+)(?:</key>(?:[ \t\r\n]|\\[nrt]|<<READ_NUMBER>>){0,40}+<string>|\\{0,8}">)(?P<secret>[^<\s"'\\]{8,400}+)</(?:string|entry)>'''
+validator = "secret"
+tp = [
+  "<key>APIKey</key>\n\t<string>«{alnum:32}»</string>",
+  "<key>password</key>\n<string>«Xk9#{alnum:10}»</string>",
+  "<key>StripeSecretKey</key>\n    <string>«{alnum:32}»</string>",
+  '''<entry key="db.password">«Xk9#{alnum:10}»</entry>''',
+  '''<entry key="api.token">«{token:40}»</entry>''',
+]
+fp = [
+  "<key>CFBundleIdentifier</key>\n<string>com.example.app.release</string>",
+  "<key>NSCameraUsageDescription</key><string>Scan_receipts_for_expenses</string>",
+  "<key>APIKey</key>\n<string>$(API_KEY)</string>",
+  '''<entry key="cache.key">user_profile_settings_v2</entry>''',
+  "<key>PasswordField</key>\n<string>passwordTextField</string>",
+]
+
+[[rule]]
 id = "generic-secret"
 kind = "generic_secret"
 category = "generic"
