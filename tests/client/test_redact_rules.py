@@ -284,6 +284,12 @@ ADVERSARIAL = [
     ("<key>api_key</key>" + "\\n" * 40) * 1_500,
     '<entry key="password">' * 9_000,
     ("<key>" + "a" * 64 + "key</key><string>" + "x" * 7) * 1_500,
+    # a command's credential flag or connect string, the value never ending as it must
+    "curl --oauth2-bearer " * 9_000,
+    ("http -a " + "a" * 120 + ":") * 1_500,
+    ("sqlplus -s -l " + "a" * 30 + "/" + "b" * 128) * 1_200,
+    ("\nCONNECT a/" + "b" * 127 + " ") * 1_400,
+    ('x.login("' + "a" * 127 + '", "' + "b" * 5) * 1_200,
     "password ,\n" + " " * 20 + "--" * 40_000,
     "echo " + "secret set " * 20_000,
     ("echo '" + "a1" * 200 + "' | gh secret set ") * 500,

@@ -1649,6 +1649,58 @@ tp = [
 fp = ["curl -u $USER:$PASS https://x", "docker run -u 1000:1000 image", "git push -u origin:main", "curl --negotiate -u : https://intranet.example.com"]
 
 [[rule]]
+id = "curl-oauth2-bearer"
+kind = "bearer"
+category = "auth"
+description = "curl --oauth2-bearer TOKEN: the token curl sends as `Authorization: Bearer`"
+source = "curl manual: --oauth2-bearer"
+anchors = ['''-(?<=[ \t]-)-oauth2-bearer[ \t=]''']
+near = ["curl"]
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)--oauth2-bearer(?:[ \t]{1,8}|=)<<Q>>(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
+validator = "header_token"
+tp = ["curl --oauth2-bearer «{token:40}» https://api.example.com/v1/me", "curl -s --oauth2-bearer '«{alnum:32}»' -X POST https://x"]
+fp = ["curl --oauth2-bearer $TOKEN https://x", "curl --oauth2-bearer \"$(gcloud auth print-access-token)\" https://x"]
+
+[[rule]]
+id = "httpie-auth"
+kind = "password"
+category = "password"
+description = "HTTPie's -a / --auth user:password (or :token), after `http` or `https` as the command"
+source = "HTTPie docs: authentication (-a, --auth)"
+anchors = ['''-(?<=[ \t]-)a[ \t=]{1,8}[^\s:'"\\`$-]{0,128}:''', '''-(?<=[ \t]-)-auth[ \t=]''']
+near = ["http ", "https "]
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?:-a|--auth)(?:[ \t]{1,8}|=)<<Q>>[^\s:'"\\`$]{0,128}:<<Q>>(?P<secret>[^\s'"\\`]{3,256})'''
+validator = "cli_password"
+tp = ["http -a admin:«{password}» https://api.example.com/v1/me", "https --auth 'deploy:«{password}»' POST api.example.com/items"]
+fp = ["http -a $USER:$PASS https://x", "http -a admin: https://x", "cp -a src/ dst/ && http GET https://x"]
+
+[[rule]]
+id = "sqlplus-connect"
+kind = "password"
+category = "password"
+description = "An Oracle connect string with its password: sqlplus user/password@db, CONNECT user/password"
+source = "Oracle SQL*Plus: sqlplus logon syntax and CONNECT"
+# (`sqlplus` on the `p` scan; SQL*Plus's `CONNECT` on the `c` scan, only starting a line and with
+# the `@` of a connect identifier: "the connect timeout/retry logic" is prose)
+lower_anchors = ['''sqlplus[ \t]''', '''connect[ \t]{1,4}[a-z0-9_$#]{1,30}/[^\s@/]{3,128}+@''']
+regex = '''(?:(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:sqlplus)(?:[ \t]{1,4}-[A-Za-z]{1,8}){0,4}+|(?:<<LINE_START>>|(?<=[0-9]m))(?:SQL>[ \t]{1,4})?(?i:connect))[ \t]{1,4}<<Q>>[A-Za-z0-9_$#]{1,30}/(?P<secret>[^\s@/"'\\`]{3,128}+)(?=@|<<Q>>(?:[ \t]|\\[nrt]|[\r\n]|$))'''
+validator = "cli_password"
+tp = ["sqlplus scott/«{password}»@orcl", "sqlplus -s app/«{alnum:12}»@db.internal:1521/ORCLPDB1 @report.sql", "CONNECT system/«{password}»@//db:1521/XE"]
+fp = ["sqlplus / as sysdba", "sqlplus scott/$PASSWORD@orcl", "sqlplus app/@orcl", "the connect timeout/retry logic"]
+
+[[rule]]
+id = "login-call-password"
+kind = "password"
+category = "password"
+description = "A literal password given to a login call after the user: smtplib, imaplib, ftplib and poplib's `server.login(\"me@example.com\", \"…\")`"
+source = "Python standard library: smtplib.SMTP.login, imaplib.IMAP4.login, ftplib.FTP.login"
+anchors = ['''\.login\(''']
+regex = '''\.login\([ \t]{0,4}(?:[A-Za-z_][A-Za-z0-9_.]{0,64}|\\{0,8}["'][^"'\\\n]{1,128}\\{0,8}["'])[ \t]{0,4},[ \t]{0,4}\\{0,8}["'](?P<secret>[^"'\\\s]{6,128}+)\\{0,8}["'][ \t]{0,4}\)'''
+validator = "password"
+tp = ['''server.login("me@example.com", "«Xk9#{alnum:10}»")''', "smtp.login(user, '«{alnum:16}»')", '''imap.login("bob", "«{password}»")''']
+fp = ['''server.login(user, password)''', '''ftp.login("anonymous", "anonymous")''', '''server.login("me@example.com", os.environ["SMTP_PASSWORD"])''']
+
+[[rule]]
 id = "mysql-password-flag"
 kind = "password"
 category = "password"
