@@ -290,6 +290,8 @@ ADVERSARIAL = [
     ("sqlplus -s -l " + "a" * 30 + "/" + "b" * 128) * 1_200,
     ("\nCONNECT a/" + "b" * 127 + " ") * 1_400,
     ('x.login("' + "a" * 127 + '", "' + "b" * 5) * 1_200,
+    "@tcp(" * 40_000,
+    ("a:" + "b!" * 100 + "@tcp(") * 900,
     "password ,\n" + " " * 20 + "--" * 40_000,
     "echo " + "secret set " * 20_000,
     ("echo '" + "a1" * 200 + "' | gh secret set ") * 500,

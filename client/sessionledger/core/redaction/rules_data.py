@@ -1630,6 +1630,22 @@ tp = ['''{{"auths": {{"https://index.docker.io/v1/": {{"auth": "«{basic:acme}»
 fp = ['''{{"auth": "required"}}''', "auth: oauth2"]
 
 [[rule]]
+id = "go-mysql-dsn"
+kind = "url_password"
+category = "url"
+description = "A Go MySQL driver DSN's password: `user:password@tcp(host:3306)/db`: no scheme, so no URL rule reads it"
+source = "go-sql-driver/mysql: DSN (data source name) format"
+# (on the `c` scan at `cp(` of `@tcp(`, the user and password read back from it by `lead`; not
+# `@unix(`: it holds no scan's key, so it would cost a pass of its own)
+lower_anchors = ['''@tcp\(''']
+lead = '''A-Za-z0-9_.!#%&*+,;=?^~|:$-'''
+lead_max = 200
+regex = '''(?:(?<![A-Za-z0-9_.-])|<<AFTER_ESCAPE>>)[A-Za-z0-9_.-]{1,64}:(?P<secret>[^@\s"'`\\/]{3,128}+)@tcp\('''
+validator = "url_password"
+tp = ['''dsn := "app:«{password}»@tcp(db.internal:3306)/app?parseTime=true"''', '''db, err := sql.Open("mysql", "root:«{alnum:16}»@tcp(127.0.0.1:3306)/shop")''', "MYSQL_DSN=svc:«{password}»@tcp(mysql:3306)/app"]
+fp = ['''dsn := fmt.Sprintf("%s:%s@tcp(%s)/%s", user, pass, host, db)''', '''dsn := "root:password@tcp(localhost:3306)/test"''', '''"user:${DB_PASSWORD}@tcp(db:3306)/app"''', '''dsn := "root@tcp(127.0.0.1:3306)/app"''']
+
+[[rule]]
 id = "curl-user"
 kind = "password"
 category = "password"
