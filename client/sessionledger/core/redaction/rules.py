@@ -44,11 +44,12 @@ _START = (
 _END = r"(?![A-Za-z0-9_+/-])"
 # an optional quote, backslash-escaped once or more inside JSON; `$'…'` is bash's ANSI-C quoting
 _QUOTE = r"""(?:\$?\\{0,8}["'`])?"""
-# `name = v`, `name := v`, `name ?= v`, `name: str = v`, `"name": "v"`, `'name' => v`, YAML
+# `name = v`, `name := v`, `name ?= v`, `name: str = v`, `"name": "v"`, `'name' => v`, a subscript
+# assigned (`config['name'] = v`, `os.environ["NAME"] = v`), YAML
 # `name: v`, comparisons with a quoted value (`key == "v"`). A bare `name:v`
 # without quote or space is an ARN or URL part: `arn:aws:secretsmanager:…:secret:db-*`.
 _SEP = (
-    r"""(?:\\{0,8}["'`][ \t]{0,8}(?:=>|:{1,3}=|\?=|=(?!=)|:(?!:))"""
+    r"""(?:\\{0,8}["'`]\]?[ \t]{0,8}(?:=>|:{1,3}=|\?=|=(?!=)|:(?!:))"""
     r"|[ \t]{0,8}(?::[ \t]{0,8}(?:str|string|String)[ \t]{0,8}|(?<=[ \t])(?:str|string|String)[ \t]{0,8})?"
     r"(?:=>|:{1,3}=|\?=|\.=|=(?!=))"
     r"|[ \t]{0,8}:(?!:)(?=[ \t])"
@@ -516,7 +517,7 @@ FRAGMENTS: dict[str, str] = {
     "VALA": r"""[ \t]{0,8}(?:\$?\\{0,8}["'`](?![%{<*])(?:[^\s"'`\\]|\\\\(?:\\")?){8}"""
     r"""|(?![%{<*])(?:[^\s"'`\\<>{}()\[\],;|&]|&(?![&\s])){8})""",
     # anchor tails: an optional quote, then `:`, `=` or `!` (`key=`, `"token":`, `secret !=`)
-    "SEPA": r"""(?:\\{0,8}["'`])?(?:[ \t]{1,4}str(?:ing)?)?[ \t]{0,8}(?:[:=!?.]{1,3}>?|,)""",
+    "SEPA": r"""(?:\\{0,8}["'`]\]?)?(?:[ \t]{1,4}str(?:ing)?)?[ \t]{0,8}(?:[:=!?.]{1,3}>?|,)""",
     # a git object's words: a hex run after (or, looking back, before) one is a git SHA, not a key
     "GIT_WORDS": r"(?i)(?<![a-z])(?:commit|sha1?|git|rev|revision|hash|head|merge|checkout|tree|blob|ref|rebase"
     r"|cherry-pick|parent)(?![a-z])",

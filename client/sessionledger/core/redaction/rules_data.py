@@ -2203,6 +2203,9 @@ tp = [
   '''{{"username": "admin", "password": "«{password}»"}}''',
   "const dbPassword = '«BmCqPzWx»';",
   '''password: "«hunterxyzq»"''',
+  "$config['db_pass'] = '«{password}»';",
+  '''os.environ["DB_PASSWORD"] = "«{password}»"''',
+  "DATABASES['default']['PASSWORD'] = '«{password}»'",
 ]
 fp = [
   '''password: "********"''',
@@ -2210,6 +2213,8 @@ fp = [
   '''"password": "{{{{ .Values.password }}}}"''',
   '''if password == "":''',
   '''password = "required"''',
+  "config['password'] = get_password()",
+  '''os.environ["DB_PASSWORD"] = "${DB_PASSWORD}"''',
 ]
 
 [[rule]]
