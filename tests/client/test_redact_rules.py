@@ -291,6 +291,9 @@ ADVERSARIAL = [
     ("\nCONNECT a/" + "b" * 127 + " ") * 1_400,
     ('x.login("' + "a" * 127 + '", "' + "b" * 5) * 1_200,
     "@tcp(" * 40_000,
+    # a secret variable's expansion with a default that never closes
+    "${DB_PASSWORD:-" * 14_000,
+    ("${A_TOKEN:-" + "b" * 250 + " ") * 750,
     ("a:" + "b!" * 100 + "@tcp(") * 900,
     "password ,\n" + " " * 20 + "--" * 40_000,
     "echo " + "secret set " * 20_000,

@@ -2189,6 +2189,20 @@ tp = ['''client.setApiKey("«{alnum:32}»");''', '''Twilio.init(sid).withAuthTok
 fp = ['''cache.setKey("user_profile_page_v2")''', '''client.setApiKey(System.getenv("STRIPE_KEY"))''', '''req.setToken("<your-token-here>")''', '''map.setKey("settings.display.theme")''']
 
 [[rule]]
+id = "shell-default-value"
+kind = "password"
+category = "password"
+description = "A literal default inside a shell or Compose expansion of a secret's variable: `${DB_PASSWORD:-…}`, `${API_TOKEN-…}`, `${SECRET_KEY:=…}` (the expansion is a template, its default is not)"
+source = "POSIX shell parameter expansion; Docker Compose interpolation"
+anchors = ['''\$\{[A-Za-z_][A-Za-z0-9_]{0,64}+:?[-=]''']
+name = '''<<SECRET_NAME>>|<<PW_NAME>>'''
+regex = '''\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]{0,64}+):?[-=](?P<secret>[^}\s"'`$\\]{6,256}+)\}'''
+# (a default is often a word a local run gets by with: `postgres`, `admin`)
+validator = "strict_password"
+tp = ['''API_KEY="${{API_KEY:-«{alnum:32}»}}"''', "export DB_PASSWORD=${{DB_PASSWORD:-«Xk9#{alnum:10}»}}", "      POSTGRES_PASSWORD: ${{POSTGRES_PASSWORD:-«{password}»}}", ": ${{SECRET_KEY:=«{token:40}»}}"]
+fp = ["POSTGRES_PASSWORD: ${{POSTGRES_PASSWORD:-postgres}}", "${{DB_PASSWORD:-}}", "${{API_KEY:-$DEFAULT_KEY}}", "${{CACHE_KEY:-user_profile_settings_v2}}", "${{LOG_LEVEL:-debug_verbose_1}}", "${{DB_PASSWORD:-changeme}}"]
+
+[[rule]]
 id = "password-quoted"
 kind = "password"
 category = "password"
