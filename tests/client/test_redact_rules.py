@@ -292,6 +292,9 @@ ADVERSARIAL = [
     ('x.login("' + "a" * 127 + '", "' + "b" * 5) * 1_200,
     "@tcp(" * 40_000,
     # a secret variable's expansion with a default that never closes
+    # a declared secret's block, its default never quoted
+    ('variable "db_password" {' + " " * 290 + 'default = "x') * 600,
+    ('"DBPassword": {"Default": ' * 6_000),
     "${DB_PASSWORD:-" * 14_000,
     ("${A_TOKEN:-" + "b" * 250 + " ") * 750,
     ("a:" + "b!" * 100 + "@tcp(") * 900,

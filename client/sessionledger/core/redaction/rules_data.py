@@ -2189,6 +2189,32 @@ tp = ['''client.setApiKey("«{alnum:32}»");''', '''Twilio.init(sid).withAuthTok
 fp = ['''cache.setKey("user_profile_page_v2")''', '''client.setApiKey(System.getenv("STRIPE_KEY"))''', '''req.setToken("<your-token-here>")''', '''map.setKey("settings.display.theme")''']
 
 [[rule]]
+id = "declared-default-secret"
+kind = "generic_secret"
+category = "generic"
+description = "A literal default of a declared password or secret: Terraform's `variable \"db_password\" { default = \"…\" }`, CloudFormation's `\"DBPassword\": {\"Type\": \"String\", \"Default\": \"…\"}`"
+source = "Terraform input variables; AWS CloudFormation template parameters"
+# (the name's quote then the block's brace; not after `key` or `token`: a secret-dense text has a
+# `key"` in every line, each a regex call)
+lower_anchors = ['''pass(?:word|wd|phrase)?\\{0,8}"[ \t]{0,4}:?[ \t]{0,4}\{''', '''pwd\\{0,8}"[ \t]{0,4}:?[ \t]{0,4}\{''', '''crets?\\{0,8}"[ \t]{0,4}:?[ \t]{0,4}\{''']
+lead = "A-Za-z0-9_-"
+lead_max = 64
+name = '''<<SECRET_NAME>>|<<PW_NAME>>'''
+regex = '''(?<=")(?P<name>[A-Za-z0-9_-]{1,64}+)\\{0,8}"[ \t]{0,4}:?[ \t]{0,4}\{(?:[^{}\\]|\\.){0,300}?(?<![A-Za-z0-9_])\\{0,8}"?(?i:default)\\{0,8}"?[ \t]{0,4}[:=][ \t]{0,4}\\{0,8}"(?P<secret>[^"\\\s]{6,256}+)\\{0,8}"'''
+validator = "secret"
+tp = [
+  "variable \"db_password\" {{\n  type      = string\n  sensitive = true\n  default   = \"«Xk9#{alnum:10}»\"\n}}",
+  '''"DBPassword": {{"Type": "String", "NoEcho": true, "Default": "«{password}»"}}''',
+  "variable \"client_secret\" {{ default = \"«{alnum:32}»\" }}",
+]
+fp = [
+  "variable \"db_password\" {{\n  type      = string\n  sensitive = true\n}}",
+  '''"DBPassword": {{"Type": "String", "Default": "{{{{resolve:secretsmanager:db}}}}"}}''',
+  "variable \"db_password\" {{ default = \"\" }}",
+  "variable \"password_length\" {{ default = \"32\" }}",
+]
+
+[[rule]]
 id = "shell-default-value"
 kind = "password"
 category = "password"
