@@ -124,6 +124,14 @@ def _behind_one_of(words: list[str]) -> str:
 
 # Words that make a key's name a name of something else: its id, name, URL or path (`key_id`)
 _ID_WORDS = ("id", "Id", "ID", "name", "Name", "NAME", "url", "Url", "URL", "uri", "Uri", "URI", "path", "Path", "PATH")
+_ID_BEFORE = ("id", "ids", "account", "zone", "workspace", "tenant", "org")
+# Words that name the token right after them an id (`zone id <hex>`, `account <hex>`): one
+# lookbehind per word and separator, as a lookbehind has a fixed width
+_NOT_AFTER_ID_WORD = "".join(
+    f"(?<!(?i:{word}){re.escape(sep)})"
+    for word in ("id", "ids", "account", "zone", "workspace", "tenant", "org")
+    for sep in (" ", ": ", "=", ":", " = ")
+)
 # A name may go on after its keyword (`mySecretString`, `password2`, `API_KEY_PROD`), but not into
 # a word that makes it a non-secret (`token_url`, `password_hash`, `secret_length`, `key_id`).
 _DENIED_SUFFIX = "".join(
@@ -465,6 +473,7 @@ FRAGMENTS: dict[str, str] = {
     "NOTTOKEN": _NOT_SECRET_TOKENS,  # before `Token`: pagination, idempotency, CSRF tokens
     # a name's last word that makes its value no secret: a key's id, name, URL or path (`kms_key_id`)
     "ID_WORD": "(?:" + "|".join(_ID_WORDS) + ")(?![A-Za-z0-9])",
+    "NOT_AFTER_ID_WORD": _NOT_AFTER_ID_WORD,
     "STRONG_WORD_BEHIND": _behind_one_of(_STRONG_WORDS),
     "QVALUE": _QUOTED_VALUE,
     "BVALUE": _BARE_VALUE,

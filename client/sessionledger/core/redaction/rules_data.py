@@ -2553,10 +2553,12 @@ source = "trufflehog's keyword-gated detectors (the gating idea only, no data); 
 prefixes = ["{providers}"]
 yields = 64
 veto_before = '''<<GIT_WORDS>>'''
-regex = '''[A-Za-z]{4,16}(?:[A-Za-z0-9_.-]{0,24}+(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>|\()[ \t]{0,4}(?:\\{0,8}["'`])?(?=<<UUID>>)|(?:[^\\\n,]|\\[^nr\\]){0,40}?(?<![A-Za-z0-9+/=_.~-])(?!<<UUID>>))(?=[A-Za-z+/=_.~-]{0,63}+[0-9])(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
+# (not a query's value, `?o=…`, and not an id a word names right before it, `cloudflare zone id
+# <32 hex>`: a provider's ids are no secret; those lookbehinds only where a token with a digit starts)
+regex = '''[A-Za-z]{4,16}(?:[A-Za-z0-9_.-]{0,24}+(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>|\()[ \t]{0,4}(?:\\{0,8}["'`])?(?=<<UUID>>)|(?:[^\\\n,]|\\[^nr\\]){0,40}?(?<![A-Za-z0-9+/=_.~?&-])(?!<<UUID>>))(?=[A-Za-z+/=_.~-]{0,63}+[0-9])<<NOT_AFTER_ID_WORD>>(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
 validator = "provider_near_token"
 tp = ["sourcegraph: «{alnum:40}»", 'const hs = new HubSpotAPI("«{uuid}»");', "the mapbox one we use in prod is «{lowalnum:32}»", "dropbox «{alnum:20}{digits:4}»", "the looker one: «{alnum:40}»", "pagerduty «{hex:32}» is the routing one", "deepl: «{uuid}:fx»"]
-fp = ["the dropbox sync of 2024-10-25T21:34:56Z failed", "hubspot commit 3f786850e387550fdab836ed7e6dc881de23001b", "mapbox-gl@3.972.10/node_modules/mapbox-gl/dist/x.js", "dropbox session 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", "the hubspot integration lives in src/integrations/hubspot/client.py", "looker build 20260129120000 ran", "pip install dropbox==12.0.2", "pip install posthog==3.1.0 pinecone-client==3.0.0", "the supabase project ref is abcdefghijklmnopqrst"]
+fp = ["the dropbox sync of 2024-10-25T21:34:56Z failed", "hubspot commit 3f786850e387550fdab836ed7e6dc881de23001b", "mapbox-gl@3.972.10/node_modules/mapbox-gl/dist/x.js", "dropbox session 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", "the hubspot integration lives in src/integrations/hubspot/client.py", "looker build 20260129120000 ran", "pip install dropbox==12.0.2", "pip install posthog==3.1.0 pinecone-client==3.0.0", "cloudflare zone id 023e105f4ecef8ad9ca31a8372d0c353", "cloudflare account 9a7806061c88ada191ed06f989cc3dac", "databricks workspace https://adb-1234567890123456.7.azuredatabricks.net/?o=1234567890123456", "the supabase project ref is abcdefghijklmnopqrst"]
 
 [[rule]]
 id = "discord-bot-token"
