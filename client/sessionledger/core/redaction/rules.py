@@ -124,7 +124,6 @@ def _behind_one_of(words: list[str]) -> str:
 
 # Words that make a key's name a name of something else: its id, name, URL or path (`key_id`)
 _ID_WORDS = ("id", "Id", "ID", "name", "Name", "NAME", "url", "Url", "URL", "uri", "Uri", "URI", "path", "Path", "PATH")
-_ID_BEFORE = ("id", "ids", "account", "zone", "workspace", "tenant", "org")
 # Words that name the token right after them an id (`zone id <hex>`, `account <hex>`): one
 # lookbehind per word and separator, as a lookbehind has a fixed width
 _NOT_AFTER_ID_WORD = "".join(

@@ -547,7 +547,7 @@ def _split_alternatives(inner: str) -> list[str]:
 
 
 def _class_chars(regex: str) -> set[str] | None:
-    """The members of a leading positive class like `[A-Za-z0-9_-]` or `[\\"',\n \t]`, or None."""
+    r"""The members of a leading positive class like `[A-Za-z0-9_-]` or `[\\"',\n \t]`, or None."""
     end = regex.find("]", 2)
     if end < 0 or regex[1] == "^":
         return None
