@@ -1573,10 +1573,10 @@ category = "auth"
 description = "Authorization header with a Bearer/Token/JWT credential, or a bare token as its whole value"
 source = "RFC 6750; gitleaks curl-auth-header (MIT)"
 lower_anchors = ['''authorization''']
-# (besides `:`/`=`: a call's next argument, `("Authorization", "Bearer …")`; a subscript assigned,
-# `headers["Authorization"] = "…"`; and a scheme quoted after a blank, nginx's
+# (besides a separator, a subscript's `"] =` among them: a call's next argument,
+# `("Authorization", "Bearer …")`, and a scheme quoted after a blank, nginx's
 # `proxy_set_header Authorization "Bearer …";`)
-regex = '''(?i:authorization)(?:<<SEP>>|\\{0,8}["'](?:[ \t]{0,4},|\][ \t]{0,8}=)[ \t]{0,4}\\{0,8}["']|[ \t]{1,8}\\{0,8}["'](?=(?i:bearer|token)[ \t]))(?:(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}|(?=[A-Za-z0-9._~+/-]{12,4096}+={0,3}(?:\\{0,8}["'`]|\\[nrt]|[\r\n]|$)))(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
+regex = '''(?i:authorization)(?:<<SEP>>|\\{0,8}["'][ \t]{0,4},[ \t]{0,4}\\{0,8}["']|[ \t]{1,8}\\{0,8}["'](?=(?i:bearer|token)[ \t]))(?:(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}|(?=[A-Za-z0-9._~+/-]{12,4096}+={0,3}(?:\\{0,8}["'`]|\\[nrt]|[\r\n]|$)))(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
 validator = "header_token"
 tp = [
   '''curl -H "Authorization: Bearer «{token:40}»" https://api.example.com/v1/me''',
