@@ -309,6 +309,12 @@ ADVERSARIAL = [
     "token is:\n     1→\n     2→```\n" * 8_000,
     ('"dp": "' + "a" * 60 + '",\n     2→  ') * 2_500,
     "<apiToken>\n     1→ \n     2→ " * 7_000,
+    # a provider's key word before a UUID's head again and again; base64's `+` and `/` after a
+    # credential word, with no padding to end them
+    ("heroku key " + "7d26dc47-bbcf-") * 10_000,
+    "the secret to (" * 14_000,
+    "api key " + "+" * 200_000,
+    "secret " + "/A" * 100_000,
 ]
 
 

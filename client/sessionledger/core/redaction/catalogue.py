@@ -204,9 +204,24 @@ def anchor_words() -> tuple[str, ...]:
     return tuple(sorted(w for w in words - _NOT_ANCHORS if any(p in w for p in _NAME_PIVOTS)))
 
 
+# Providers whose keys are, or were, UUIDs (Heroku's API keys, npm's legacy tokens, Railway's,
+# HubSpot's legacy API keys) or that people name before a key, which no catalogue keyword names
+_MORE_PROVIDERS = ("github", "gitlab", "npm", "twilio", "sendgrid", "newrelic", "railway", "vercel", "smartsheet")
+
+
+@lru_cache(maxsize=1)
+def provider_names() -> tuple[str, ...]:
+    """Every provider name the rules know: `provider_words`, `anchor_words` and `_MORE_PROVIDERS`."""
+    return tuple(sorted({*provider_words(), *anchor_words(), *_MORE_PROVIDERS}))
+
+
 def with_provider_words(rule: Rule) -> Rule:
     """`rule` with `{providers}` in its `relax_before` spelled out as the catalogue's provider
-    names, and in its `prefixes` as the names an existing scan finds (`anchor_words`)."""
+    names, in its `prefixes` as the names an existing scan finds (`anchor_words`), and
+    `{provider_names}` in its pattern as `provider_names` (a regex run only where its anchor hit)."""
+    if "{provider_names}" in rule.pattern:
+        names = "|".join(re.escape(w) for w in provider_names())
+        rule = replace(rule, pattern=rule.pattern.replace("{provider_names}", f"(?:{names})"))
     if "{providers}" in rule.prefixes:
         rule = replace(rule, prefixes=tuple(p for p in rule.prefixes if p != "{providers}") + anchor_words())
     if "{providers}" not in rule.relax_before:

@@ -102,6 +102,8 @@ _EXPRESSION_RE = re.compile(r"\[-?\d{0,3}\]|\(\)|[,;]$")
 # `password1`, `new_password2`, `mypass`: names, never values
 _PASSWORD_WORD_RE = re.compile(r"(?i)(?:new|old|my|the|your|confirm)?[_-]?pass(?:word|wd)?[_-]?\d{0,3}")
 _PATH_PREFIXES = ("/", "./", "../", "~/", "C:\\", "c:\\", "file:")
+# base64 may start with `/` (one key in 64); a path never ends in its padding
+_PADDED_BASE64_RE = re.compile(r"/[A-Za-z0-9+/]{14,4094}={1,2}")
 _WORDLIKE_RE = re.compile(r"[A-Za-z_][A-Za-z_./:-]*")  # identifier, dotted name, path: no digit
 _SEGMENTED_RE = re.compile(r"[A-Za-z0-9]+(?:[._:/-]+[A-Za-z0-9]+)*")
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
@@ -224,7 +226,7 @@ def _literal(value: str, minimum: int = MIN_SECRET_LENGTH) -> bool:
     """Long enough, no template, placeholder, path, URL or expression (`tokens[0]`, `get()`)."""
     if len(value) < minimum or placeholder(value) or "://" in value or _EXPRESSION_RE.search(value):
         return False
-    return not value.startswith(_PATH_PREFIXES)
+    return not value.startswith(_PATH_PREFIXES) or _PADDED_BASE64_RE.fullmatch(value) is not None
 
 
 # A name holds short numbers (`s3`, `v2`, `2024`), not a run of six digits or more; and an
@@ -313,7 +315,8 @@ def looks_secret(value: str, threshold: float = ENTROPY_THRESHOLD) -> bool:
     always has a digit and high per-character entropy. Letters-only keys (Hugging Face's) pass
     when they are long, random-looking and no word or identifier.
     """
-    if not _literal(value) or _name_like(value) or value.isdigit() or identifier(value):
+    # (a `+` first is base64's, or a separator's before a name: `…]+/oauth2credentialprovider/`)
+    if not _literal(value) or _name_like(value.lstrip("+/")) or value.isdigit() or identifier(value):
         return False
     if len(value) < _MIN_HEX_LENGTH and _HEX_RE.fullmatch(value):
         return False
