@@ -515,8 +515,10 @@ FRAGMENTS: dict[str, str] = {
     # kebab-case, CONSTANT_CASE, UUIDs and hex hashes after `-`, `_`, `.` are skipped cheaply
     # (possessive `{0,24}+`: a failed test costs one pass over at most 24 characters, no backtracking)
     # … or lower case with a digit (a provider's prefix at its length is a token whatever its body:
-    # `ghs_` + 36 lower-case characters), which kebab-case and snake_case names have not
-    "B62": r"(?:(?=[a-z0-9_-]{0,24}+[A-Z])(?=[A-Z0-9_-]{0,24}+[a-z])|(?=[a-z_-]{0,24}+[0-9]))[A-Za-z0-9_-]{16}",
+    # `ghs_` + 36 lower-case characters), which kebab-case and snake_case names have not; or 16
+    # lower-case letters, no separator (a made-up body, `ghp_exampleexample…`; not `ghp_xxxx…`)
+    "B62": r"(?:(?=[a-z0-9_-]{0,24}+[A-Z])(?=[A-Z0-9_-]{0,24}+[a-z])|(?=[a-z_-]{0,24}+[0-9])"
+    r"|(?!x{8})(?=[a-z]{16}))[A-Za-z0-9_-]{16}",
     "B64M": r"(?:(?=[a-z0-9+/_=-]{0,24}+[A-Z])(?=[A-Z0-9+/_=-]{0,24}+[a-z])|(?=[a-z+/_=-]{0,24}+[0-9]))"
     r"[A-Za-z0-9+/_=-]{16}",
     # after an anchor's separator: at least 8 characters of a value, no template (`$X`, `${X}`, `<x>`)

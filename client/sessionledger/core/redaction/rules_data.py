@@ -674,6 +674,7 @@ tp = [
   "origin\thttps://x-access-token:«ghs_{alnum:36}»@github.com/acme/app.git (fetch)",
   "gh auth token\n«github_pat_{alnum:22}_{alnum:59}»\n",
   "machine github.com login octocat password «gho_{alnum:36}»",
+  "GITHUB_TOKEN=«ghp_exampleexampleexamplexampleexampleex»",
 ]
 fp = ["ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "- (id)ghs_requiredCharacteristicTypes;"]
 
