@@ -315,6 +315,9 @@ ADVERSARIAL = [
     "the secret to (" * 14_000,
     "api key " + "+" * 200_000,
     "secret " + "/A" * 100_000,
+    # a credential word inside a token's prefix, again and again, and after a run of short segments
+    "acme_live_" * 20_000,
+    "a-" * 100_000 + "token-" + "A1b2" * 10,
 ]
 
 

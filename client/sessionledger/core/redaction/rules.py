@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .validators import VALIDATORS
+from .validators import CREDENTIAL_PREFIX, VALIDATORS
 
 # --- shared regex fragments ---------------------------------------------------------------------
 # Before a token: not inside a longer word or base64 run, except right after a JSON escape
@@ -474,6 +474,7 @@ FRAGMENTS: dict[str, str] = {
     "ID_WORD": "(?:" + "|".join(_ID_WORDS) + ")(?![A-Za-z0-9])",
     "NOT_AFTER_ID_WORD": _NOT_AFTER_ID_WORD,
     "STRONG_WORD_BEHIND": _behind_one_of(_STRONG_WORDS),
+    "CREDENTIAL_PREFIX": CREDENTIAL_PREFIX,
     "QVALUE": _QUOTED_VALUE,
     "BVALUE": _BARE_VALUE,
     "VALUE": _ANY_VALUE,

@@ -2547,6 +2547,21 @@ tp = ["«{alnum:32}» is the api key for staging", "please use «{token:40}» as
 fp = ["this is the key point", "sleep is the key to success", "3f786850e387550fdab836ed7e6dc881de23001b is the commit the token came from", "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the key of the row", "see src/auth/middleware_v2.py as the token check", "STRIPE_SECRET_KEY is the stripe secret key", "process.env.SENTRY_DSN_KEY is the sentry api key", "this is the main api key", "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 is the signing key", "SLACK_SIGNING_SECRET is the slack signing secret", "the refresh token is the long-lived one, the access token is the short one", "3f786850e387550fdab836ed7e6dc881de23001b is the commit that added the deploy token"]
 
 [[rule]]
+id = "credential-word-prefixed-token"
+kind = "generic_secret"
+category = "generic"
+description = "A random token whose own prefix holds a credential word, for providers nobody listed: `acme_live_<token>`, `foo_pat_<token>`, `key_<token>`, `svc-token-<token>` (a prefix names what the token is, as `sk_live_` and `glpat-` do; not a publishable `pk_live_`, nor an id's `msg_`, `req_`, `cus_`)"
+source = "the prefixed-token convention of provider keys (Stripe, GitLab, Supabase, Clerk docs); trufflehog's keyword gating (the idea only)"
+prefixes = ["key_", "key-", "keys_", "secret_", "secret-", "sk_", "sk-", "pat_", "pat-", "token_", "token-", "apikey_", "apikey-", "live_", "live-", "auth_", "auth-", "access_", "access-", "cred_", "creds_", "bearer_", "refresh_", "signing_", "private_", "priv_", "pass_", "pwd_"]
+follow = '''(?=[A-Za-z0-9_-]{20})<<B62>>'''
+lead = "a-z0-9_-"
+lead_max = 40
+regex = '''(?:(?<![A-Za-z0-9_.-])|<<AFTER_ESCAPE>>)(?!(?:pk|pub|public|publishable|rk|tok)[_-])(?P<secret><<CREDENTIAL_PREFIX>>(?=[A-Za-z_-]{0,24}+[0-9])[A-Za-z0-9]{16}[A-Za-z0-9_-]{4,255}+)(?![A-Za-z0-9_.-])'''
+validator = "prefixed_random"
+tp = ["I used «acme_live_{alnum:32}» for the charge", "export FOO=«foo_pat_{alnum:40}»", "«key_{alnum:32}»", "svc «svc-token-{lowalnum:40}»"]
+fp = ["pk_live_51H8x2kLmQ9vTz4wR8sT1yU6bN3cE5fG7hJ9kL1mN3p", "msg_01XFDUDYJgAACzvnptvVoYEL and toolu_01A09q90qw90lq917835lq9", "cache_key_user_profile_settings_v2_2024", "secret_sauce_config_loader_v2_final", "test_access_token_is_rejected_when_expired_2", "auth_backend_django_contrib_sessions_v5", "key_5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "tok_visa_4242424242424242424242", "secret_manager_client_for_project_v2_2024", "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29x", "to-delete-imported-key-material-1478561674507"]
+
+[[rule]]
 id = "provider-near-token"
 kind = "generic_secret"
 category = "generic"

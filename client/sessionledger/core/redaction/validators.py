@@ -674,10 +674,34 @@ def assigned_random(value: str) -> bool:
         return False
     if not (any(c.isdigit() for c in body) and any(c.islower() for c in body) and any(c.isupper() for c in body)):
         return False
-    # an alphabet spelled out (`ABC…xyz0123456789`) is a constant of code, not a key
-    if sum(ord(b) - ord(a) == 1 for a, b in pairwise(body)) * 2 >= len(body):
+    if _spelled_alphabet(body):
         return False
     return looks_secret(body, ASSIGNED_ENTROPY) and not _base64_of_words(value)
+
+
+def _spelled_alphabet(value: str) -> bool:
+    """An alphabet spelled out (`ABC…xyz0123456789`): a constant of code or a made-up name, not a key."""
+    return sum(ord(b) - ord(a) == 1 for a, b in pairwise(value)) * 2 >= len(value)
+
+
+# A token's own prefix that names a credential (`acme_live_`, `foo_pat_`, `svc-token-`): up to three
+# short segments, then the word (rules.py's CREDENTIAL_PREFIX fragment is this pattern)
+CREDENTIAL_PREFIX = (
+    r"(?:[a-z0-9]{1,12}[_-]){0,3}?"
+    r"(?:keys?|secret|sk|pat|token|apikey|live|auth|access|creds?|bearer|refresh|signing|private|priv|pass|pwd)[_-]"
+)
+_CREDENTIAL_PREFIX_RE = re.compile(CREDENTIAL_PREFIX)
+
+
+def prefixed_random(value: str) -> bool:
+    """A token whose prefix holds a credential word: its body after that word random (`near_token`),
+    no UUID (`key_<uuid>` is a row's id), no alphabet spelled out (`task-sk-abcdefghij…`) and no
+    base64 of text (`bedrock-api-key-YmVkcm9jay5…`, a name encoded: random bytes never decode to it)."""
+    prefix = _CREDENTIAL_PREFIX_RE.match(value)
+    body = value[prefix.end() :] if prefix else value
+    if _UUID_HEAD_RE.match(body) or _spelled_alphabet(body) or base64_text(body.encode()) is not None:
+        return False
+    return near_token(body)
 
 
 def _base64_of_words(value: str) -> bool:
@@ -703,6 +727,7 @@ def jwt(value: str) -> bool:
 
 VALIDATORS: dict[str, Callable[[str], bool]] = {
     "jwt": jwt,
+    "prefixed_random": prefixed_random,
     "provider_token": provider_token,
     "near_token": near_token,
     "provider_near_token": provider_near_token,
