@@ -2165,14 +2165,14 @@ fp = ['''auth=("bob", os.environ["PW"])''', '''HTTPBasicAuth(user, password)''',
 id = "password-setter-call"
 kind = "password"
 category = "password"
-description = "A password given to a setter or a builder: `ds.setPassword(\"…\")`, `.withPassword(\"…\")`, `User.withUsername(\"u\").password(\"…\")`"
+description = "A password given to a setter or a builder: `ds.setPassword(\"…\")`, `.withPassword(\"…\")`, Go's and C#'s `SetPassword(\"…\")`, `User.withUsername(\"u\").password(\"…\")`"
 source = "JDBC DataSource, JavaMail, Spring Security's User builder, Testcontainers' withPassword"
 lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase))\([ \t]{0,4}\\{0,8}["']''']
 lead = "A-Za-z."
 lead_max = 4
-regex = '''(?:(?<=\.)|(?<![A-Za-z0-9_]))(?:set|with)?(?:[Pp]ass(?:w(?:or)?d|phrase))<<CALL_OPEN>><<CALL_VALUE>>'''
+regex = '''(?:(?<=\.)|(?<![A-Za-z0-9_]))(?:[Ss]et|[Ww]ith)?(?:[Pp]ass(?:w(?:or)?d|phrase))<<CALL_OPEN>><<CALL_VALUE>>'''
 validator = "password"
-tp = ['''ds.setPassword("«{password}»");''', '''new PostgreSQLContainer<>("postgres:16").withPassword('«{password}»')''', '''User.withUsername("admin").password("«{password}»").build()''']
+tp = ['''ds.setPassword("«{password}»");''', '''opts.SetPassword("«{password}»")''', '''redis.WithPassword("«{password}»")''', '''new PostgreSQLContainer<>("postgres:16").withPassword('«{password}»')''', '''User.withUsername("admin").password("«{password}»").build()''']
 fp = ['''props.getPassword("db.password")''', '''ds.setPassword(System.getenv("DB_PASSWORD"))''', '''ds.setPassword("${DB_PASSWORD}")''', '''builder.password("changeme")''']
 
 [[rule]]
