@@ -318,6 +318,9 @@ ADVERSARIAL = [
     # a credential word inside a token's prefix, again and again, and after a run of short segments
     "acme_live_" * 20_000,
     "a-" * 100_000 + "token-" + "A1b2" * 10,
+    # a URL's path of short segments, and one of webhook segments, each a token too short
+    "https://h" + "/a" * 100_000 + "/webhook/" + "A1b2" * 10,
+    ("https://h" + "/webhook/" + "A1" * 9 + "!") * 8_000,
 ]
 
 

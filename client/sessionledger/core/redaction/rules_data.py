@@ -975,6 +975,18 @@ tp = ["https://acme.webhook.office.com/webhookb2/«{uuid}@{uuid}/IncomingWebhook
 fp = ["https://acme.webhook.office.com/webhookb2/"]
 
 [[rule]]
+id = "url-path-token"
+kind = "generic_secret"
+category = "generic"
+description = "A random token as the path segment right after `/webhook/`, `/webhooks/`, `/hooks/` or `/key/` in a URL: a webhook's secret path, IFTTT's `/with/key/<key>` (the URL is the credential; a UUID or a number there is a resource's id)"
+source = "webhook URLs of CI and chat services (the secret is the path); IFTTT Maker webhooks docs"
+anchors = ['''://[^\s"'\\<>/]{1,253}(?:/[^\s"'\\<>/?#]{1,64}){0,6}?/(?:[Ww]ebhooks?|[Hh]ooks?|key)/(?=[A-Za-z0-9_-]{20})''']
+regex = '''://[^\s"'\\<>/]{1,253}(?:/[^\s"'\\<>/?#]{1,64}){0,6}?/(?:[Ww]ebhooks?|[Hh]ooks?|key)/(?P<secret>[A-Za-z0-9_-]{20,128}+)(?![A-Za-z0-9_.~%-])'''
+validator = "random_body"
+tp = ["post to https://ci.example.com/webhook/«{alnum:32}» when done", "WEBHOOK_URL=https://example.com/api/webhooks/«{alnum:40}»", "https://maker.ifttt.com/trigger/deploy/with/key/«{alnum:22}»"]
+fp = ["https://api.github.com/repos/acme/app/hooks/123456789012345678901/deliveries", "https://api.example.com/v1/key/5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "https://docs.example.com/guides/webhooks/configuring-webhook-endpoints-for-production", "https://example.com/webhooks/abcdefghijklmnopqrstuvwxyz0123"]
+
+[[rule]]
 id = "telegram-bot-token"
 kind = "telegram"
 category = "messaging"

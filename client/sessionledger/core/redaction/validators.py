@@ -693,15 +693,20 @@ CREDENTIAL_PREFIX = (
 _CREDENTIAL_PREFIX_RE = re.compile(CREDENTIAL_PREFIX)
 
 
-def prefixed_random(value: str) -> bool:
-    """A token whose prefix holds a credential word: its body after that word random (`near_token`),
-    no UUID (`key_<uuid>` is a row's id), no alphabet spelled out (`task-sk-abcdefghij…`) and no
-    base64 of text (`bedrock-api-key-YmVkcm9jay5…`, a name encoded: random bytes never decode to it)."""
-    prefix = _CREDENTIAL_PREFIX_RE.match(value)
-    body = value[prefix.end() :] if prefix else value
-    if _UUID_HEAD_RE.match(body) or _spelled_alphabet(body) or base64_text(body.encode()) is not None:
+def random_body(value: str) -> bool:
+    """A random token in a place that names a credential (after `acme_live_`, `/webhooks/`): no
+    UUID (`key_<uuid>`, `/keys/<uuid>` name a resource), no alphabet spelled out (`task-sk-abcdefghij…`),
+    no base64 of text (`bedrock-api-key-YmVkcm9jay5…`, a name encoded: random bytes never decode to
+    it), and `near_token`'s shape."""
+    if _UUID_HEAD_RE.match(value) or _spelled_alphabet(value) or base64_text(value.encode()) is not None:
         return False
-    return near_token(body)
+    return near_token(value)
+
+
+def prefixed_random(value: str) -> bool:
+    """A token whose prefix holds a credential word: its body after that word a `random_body`."""
+    prefix = _CREDENTIAL_PREFIX_RE.match(value)
+    return random_body(value[prefix.end() :] if prefix else value)
 
 
 def _base64_of_words(value: str) -> bool:
@@ -728,6 +733,7 @@ def jwt(value: str) -> bool:
 VALIDATORS: dict[str, Callable[[str], bool]] = {
     "jwt": jwt,
     "prefixed_random": prefixed_random,
+    "random_body": random_body,
     "provider_token": provider_token,
     "near_token": near_token,
     "provider_near_token": provider_near_token,
