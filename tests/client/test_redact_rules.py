@@ -321,6 +321,9 @@ ADVERSARIAL = [
     # a URL's path of short segments, and one of webhook segments, each a token too short
     "https://h" + "/a" * 100_000 + "/webhook/" + "A1b2" * 10,
     ("https://h" + "/webhook/" + "A1" * 9 + "!") * 8_000,
+    # tokens, each put somewhere, before one phrase that names a credential
+    "x7Kp2mQ9vLz4wR8s to the " * 8_000 + "as the api key",
+    "0123456789abcdef into " * 9_000 + "as the api key",
 ]
 
 

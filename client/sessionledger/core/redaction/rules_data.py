@@ -2536,7 +2536,7 @@ fp = ["the build key is 20260129120000", "the key=src/app/main.py:12 is read at 
 id = "token-before-credential-word"
 kind = "generic_secret"
 category = "generic"
-description = "A credential-shaped token named right after it in prose: '<token> is the api key', 'use <token> as the token', '<token> is my secret'"
+description = "A credential-shaped token named right after it in prose: '<token> is the api key', 'use <token> as the token', '<token> is my secret', 'I added <token> to the .env as the API key' (one place between: `to`/`in`/`into` and a word)"
 source = "prose in chat transcripts (a token pasted first, then named)"
 # the gate: ` is `/` as `, an article, maybe `api`, right before the word (a lookbehind per width)
 lower_anchors = [
@@ -2553,10 +2553,10 @@ lead = "A-Za-z0-9+/=_~.:`'\" \t-"
 lead_max = 120  # a token of up to ~100 characters, a quote and ` is the api `
 # (not inside a colour code: `\u001b[1;33m` then the token; not after a colon: `sha256:<hex>` is one
 # token, a digest)
-regex = '''(?:(?<![A-Za-z0-9+/=_~.:-])|<<AFTER_ESCAPE>>)(?!<<UUID>>|[0-9;]{1,8}m)(?P<secret>[A-Za-z0-9_](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)[`'"]?[ \t]{1,4}(?i:is|as)[ \t]{1,4}(?i:the|my|our|your)[ \t]{1,4}(?:[A-Za-z0-9_.-]{2,24}[ \t]{1,4}){0,2}(?i:key|token|secret)(?![A-Za-z])'''
+regex = '''(?:(?<![A-Za-z0-9+/=_~.:-])|<<AFTER_ESCAPE>>)(?!<<UUID>>|[0-9;]{1,8}m)(?![0-9a-fA-F]{7,64}+[`'"]?[ \t]{1,4}(?i:to|in|into)[ \t])(?P<secret>[A-Za-z0-9_](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)[`'"]?(?:[ \t]{1,4}(?i:to|in|into)[ \t]{1,4}(?:(?i:the|our|my|your)[ \t]{1,4})?[A-Za-z0-9_./-]{1,24})?[ \t]{1,4}(?i:is|as)[ \t]{1,4}(?i:the|my|our|your)[ \t]{1,4}(?:[A-Za-z0-9_.-]{2,24}[ \t]{1,4}){0,2}(?i:key|token|secret)(?![A-Za-z])'''
 validator = "near_token"
-tp = ["«{alnum:32}» is the api key for staging", "please use «{token:40}» as the token from now on", "`«{alnum:28}»` is my secret, rotate it", "use «{hex:32}» as the sentry api key", "«{lowalnum:24}» is the new access token", "add «{alnum:32}» as the stripe webhook secret", "«{token:40}» is our bot token", "use «{alnum:24}-{alnum:8}» as the license key"]
-fp = ["this is the key point", "sleep is the key to success", "3f786850e387550fdab836ed7e6dc881de23001b is the commit the token came from", "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the key of the row", "see src/auth/middleware_v2.py as the token check", "STRIPE_SECRET_KEY is the stripe secret key", "process.env.SENTRY_DSN_KEY is the sentry api key", "this is the main api key", "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 is the signing key", "SLACK_SIGNING_SECRET is the slack signing secret", "the refresh token is the long-lived one, the access token is the short one", "3f786850e387550fdab836ed7e6dc881de23001b is the commit that added the deploy token"]
+tp = ["«{alnum:32}» is the api key for staging", "please use «{token:40}» as the token from now on", "`«{alnum:28}»` is my secret, rotate it", "use «{hex:32}» as the sentry api key", "«{lowalnum:24}» is the new access token", "add «{alnum:32}» as the stripe webhook secret", "«{token:40}» is our bot token", "use «{alnum:24}-{alnum:8}» as the license key", "I've added «{alnum:32}» to the .env as the API key", "put «{token:40}» in vault as our deploy token"]
+fp = ["this is the key point", "sleep is the key to success", "3f786850e387550fdab836ed7e6dc881de23001b is the commit the token came from", "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the key of the row", "see src/auth/middleware_v2.py as the token check", "STRIPE_SECRET_KEY is the stripe secret key", "process.env.SENTRY_DSN_KEY is the sentry api key", "this is the main api key", "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 is the signing key", "SLACK_SIGNING_SECRET is the slack signing secret", "the refresh token is the long-lived one, the access token is the short one", "3f786850e387550fdab836ed7e6dc881de23001b is the commit that added the deploy token", "3f786850e387550fdab836ed7e6dc881de23001b to main as the deploy key", "see src/auth/middleware_v2.py to the end as the token check"]
 
 [[rule]]
 id = "credential-word-prefixed-token"
