@@ -2568,10 +2568,10 @@ prefixes = ["key_", "key-", "keys_", "secret_", "secret-", "sk_", "sk-", "pat_",
 follow = '''(?=[A-Za-z0-9_-]{20})<<B62>>'''
 lead = "a-z0-9_-"
 lead_max = 40
-regex = '''(?:(?<![A-Za-z0-9_.-])|<<AFTER_ESCAPE>>)(?!(?:pk|pub|public|publishable|rk|tok)[_-])(?P<secret><<CREDENTIAL_PREFIX>>(?=[A-Za-z_-]{0,24}+[0-9])[A-Za-z0-9]{16}[A-Za-z0-9_-]{4,255}+)(?![A-Za-z0-9_.-])'''
+regex = '''(?:(?<![A-Za-z0-9_.-])|<<AFTER_ESCAPE>>)(?<!sha1=)(?<!sha256=)(?<!sha384=)(?<!sha512=)(?<!md5=)(?!(?:pk|pub|public|publishable|tok)[_-])(?P<secret><<CREDENTIAL_PREFIX>>(?=[A-Za-z_-]{0,24}+[0-9])[A-Za-z0-9]{16}[A-Za-z0-9_-]{4,255}+)(?![A-Za-z0-9_.-])'''
 validator = "prefixed_random"
 tp = ["I used «acme_live_{alnum:32}» for the charge", "export FOO=«foo_pat_{alnum:40}»", "«key_{alnum:32}»", "svc «svc-token-{lowalnum:40}»"]
-fp = ["pk_live_51H8x2kLmQ9vTz4wR8sT1yU6bN3cE5fG7hJ9kL1mN3p", "msg_01XFDUDYJgAACzvnptvVoYEL and toolu_01A09q90qw90lq917835lq9", "cache_key_user_profile_settings_v2_2024", "secret_sauce_config_loader_v2_final", "test_access_token_is_rejected_when_expired_2", "auth_backend_django_contrib_sessions_v5", "key_5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "tok_visa_4242424242424242424242", "secret_manager_client_for_project_v2_2024", "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29x", "to-delete-imported-key-material-1478561674507"]
+fp = ["pk_live_51H8x2kLmQ9vTz4wR8sT1yU6bN3cE5fG7hJ9kL1mN3p", "msg_01XFDUDYJgAACzvnptvVoYEL and toolu_01A09q90qw90lq917835lq9", "cache_key_user_profile_settings_v2_2024", "secret_sauce_config_loader_v2_final", "test_access_token_is_rejected_when_expired_2", "auth_backend_django_contrib_sessions_v5", "key_5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "tok_visa_4242424242424242424242", "secret_manager_client_for_project_v2_2024", "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29x", "to-delete-imported-key-material-1478561674507", "numpy/typing/tests/data/reveal/ufunclike.pyi,sha256=sk_HDVLeOoNeF4VOGHDI0iUT8YHeeOJjxyZTO4q0ddE,1346"]
 
 [[rule]]
 id = "provider-near-token"
