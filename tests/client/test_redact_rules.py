@@ -324,6 +324,8 @@ ADVERSARIAL = [
     # tokens, each put somewhere, before one phrase that names a credential
     "x7Kp2mQ9vLz4wR8s to the " * 8_000 + "as the api key",
     "0123456789abcdef into " * 9_000 + "as the api key",
+    # a header's colon right before a scheme word never followed by its blank
+    ("Authorization:" + "\\" * 8 + '"Bearer') * 8_000,
 ]
 
 

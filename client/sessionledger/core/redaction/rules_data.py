@@ -1588,8 +1588,9 @@ source = "RFC 6750; gitleaks curl-auth-header (MIT)"
 lower_anchors = ['''authorization''']
 # (besides a separator, a subscript's `"] =` among them: a call's next argument,
 # `("Authorization", "Bearer …")`, and a scheme quoted after a blank, nginx's
-# `proxy_set_header Authorization "Bearer …";`)
-regex = '''(?i:authorization)(?:<<SEP>>|\\{0,8}["'][ \t]{0,4},[ \t]{0,4}\\{0,8}["']|[ \t]{1,8}\\{0,8}["'](?=(?i:bearer|token)[ \t]))(?:(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}|(?=[A-Za-z0-9._~+/-]{12,4096}+={0,3}(?:\\{0,8}["'`]|\\[nrt]|[\r\n]|$)))(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
+# `proxy_set_header Authorization "Bearer …";`) and a colon right before the scheme: HTTPie's
+# `Authorization:Bearer …` (a bare `name:v` is an ARN's part elsewhere; a scheme word is not)
+regex = '''(?i:authorization)(?:<<SEP>>|\\{0,8}["'][ \t]{0,4},[ \t]{0,4}\\{0,8}["']|[ \t]{1,8}\\{0,8}["'](?=(?i:bearer|token)[ \t])|:\\{0,8}["']?(?=(?i:bearer|token|jwt)[ \t]))(?:(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}|(?=[A-Za-z0-9._~+/-]{12,4096}+={0,3}(?:\\{0,8}["'`]|\\[nrt]|[\r\n]|$)))(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
 validator = "header_token"
 tp = [
   '''curl -H "Authorization: Bearer «{token:40}»" https://api.example.com/v1/me''',
@@ -1601,8 +1602,10 @@ tp = [
   '''headers["Authorization"] = "Bearer «{alnum:32}»"''',
   "$opts['Authorization'] = 'Token «{hex:40}»';",
   '''proxy_set_header Authorization "Bearer «{token:40}»";''',
+  "http GET api.example.com 'Authorization:Bearer «{alnum:32}»'",
+  '''http POST api.example.com/v1/jobs Authorization:"Bearer «{token:40}»"''',
 ]
-fp = ["Authorization: Bearer $TOKEN\nAuthorization: Bearer ${GITHUB_TOKEN}", '''headers["Authorization"] = "Bearer " + token''', '''proxy_set_header Authorization "Bearer $http_x_token";''', 'the Authorization "Bearer scheme" section of RFC 6750', '''headers={{"Authorization": f"Bearer {{token}}"}}''', '''{{"authorization": "authorization_code"}}''', "Authorization: Digest username=admin-service-account"]
+fp = ["Authorization: Bearer $TOKEN\nAuthorization: Bearer ${GITHUB_TOKEN}", '"Authorization:Bearer scheme" in RFC 6750', '''headers["Authorization"] = "Bearer " + token''', '''proxy_set_header Authorization "Bearer $http_x_token";''', 'the Authorization "Bearer scheme" section of RFC 6750', '''headers={{"Authorization": f"Bearer {{token}}"}}''', '''{{"authorization": "authorization_code"}}''', "Authorization: Digest username=admin-service-account"]
 
 [[rule]]
 id = "token-header"
@@ -1625,9 +1628,9 @@ category = "auth"
 description = "Authorization header with Basic credentials"
 source = "RFC 7617"
 lower_anchors = ['''authorization''']
-regex = '''(?i:authorization)<<SEP>>(?i:basic)[ \t]{1,8}(?P<secret>[A-Za-z0-9+/]{8,4096}={0,3})(?![A-Za-z0-9+/=])'''
+regex = '''(?i:authorization)(?:<<SEP>>|:\\{0,8}["']?(?=(?i:basic)[ \t]))(?i:basic)[ \t]{1,8}(?P<secret>[A-Za-z0-9+/]{8,4096}={0,3})(?![A-Za-z0-9+/=])'''
 validator = "basic_header"
-tp = ["Authorization: Basic «{basic:admin}»", "curl -H 'Authorization: Basic «YnJvd3Nlcjo=»' https://x", '"Authorization": "Basic «{alnum:40}=»"']
+tp = ["Authorization: Basic «{basic:admin}»", "http GET localhost:8000/api 'Authorization:Basic «{basic:admin}»'", "curl -H 'Authorization: Basic «YnJvd3Nlcjo=»' https://x", '"Authorization": "Basic «{alnum:40}=»"']
 fp = ["Authorization: Basic realm", "Authorization: Basic dXNlcm5hbWU6cGFzc3dvcmQ=", "the Authorization: Basic authentication scheme", "Authorization: Basic base64string"]
 
 [[rule]]
