@@ -326,6 +326,8 @@ ADVERSARIAL = [
     "0123456789abcdef into " * 9_000 + "as the api key",
     # a header's colon right before a scheme word never followed by its blank
     ("Authorization:" + "\\" * 8 + '"Bearer') * 8_000,
+    # a password's verb phrase again and again, each value a character short
+    "my pw is the password was changed to pass2wd " * 4_000,
 ]
 
 

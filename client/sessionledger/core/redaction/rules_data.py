@@ -1194,7 +1194,7 @@ description = "Linear, Notion, Figma, Postman, Prefect, ReadMe, Typeform, Frame.
 source = "provider docs; gitleaks linear-api-key, notion-api-token, postman-api-token, prefect-api-token, readme-api-token, typeform-api-token, frameio-api-token, infracost-api-token, scalingo-api-token, planetscale-*, sentry-*, grafana-*, dynatrace-api-token, 1password-*, octopus-deploy-api-key (MIT)"
 prefixes = ["lin_api_", "lin_oauth_", "ntn_", "figd_", "PMAK-", "pnu_", "rdme_", "tfp_", "fio-u-", "ico-", "tk-us-", "pscale_tkn_", "pscale_pw_", "pscale_oauth_", "sntrys_", "sntryu_", "glsa_", "glc_", "dt0c01.", "CFPAT-", "tskey-", "ops_eyJ", "A3-", "API-"]
 follow = '''(?:<<B64M>>|[a-f0-9]{24}|[0-9]{11}|[a-z0-9]{40}|eyJ|(?:api|auth|client|oauth|scim|webhook)-|[A-Z0-9]{24}|[A-Z0-9]{6}-)'''
-regex = '''<<START>>(?:lin_(?:api|oauth)_[A-Za-z0-9]{40}|ntn_[0-9]{11}[A-Za-z0-9]{35}|figd_[A-Za-z0-9_-]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|pnu_[A-Za-z0-9]{36}|rdme_[a-z0-9]{70}|tfp_[A-Za-z0-9_=.-]{59}|fio-u-[A-Za-z0-9_=-]{64}|(?<!\.)ico-[A-Za-z0-9]{32}|tk-us-[A-Za-z0-9_-]{48}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64}|sntrys_eyJ[A-Za-z0-9+/=_]{50,1000}|sntryu_[a-f0-9]{64}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,3}|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|CFPAT-[A-Za-z0-9_-]{43}|tskey-(?:api|auth|client|oauth|scim|webhook)-[A-Za-z0-9]{6,20}-[A-Za-z0-9]{16,40}|ops_eyJ[A-Za-z0-9+/]{250,4096}={0,3}|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}|API-[A-Z0-9]{26})<<END>>'''
+regex = '''<<START>>(?:lin_(?:api|oauth)_[A-Za-z0-9]{40}|ntn_[0-9]{11}[A-Za-z0-9]{35}|figd_[A-Za-z0-9_-]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|pnu_[A-Za-z0-9]{36}|rdme_[a-z0-9]{70}|tfp_[A-Za-z0-9_=.-]{59}|fio-u-[A-Za-z0-9_=-]{64}|(?<!\.)ico-[A-Za-z0-9]{32}|tk-us-[A-Za-z0-9_-]{48}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64}|sntrys_eyJ[A-Za-z0-9+/=_]{50,1000}|sntryu_[a-f0-9]{64}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,3}|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|CFPAT-[A-Za-z0-9_-]{43}|tskey-(?:api|auth|client|oauth|scim|webhook)-[A-Za-z0-9]{6,20}-[A-Za-z0-9]{16,40}|ops_eyJ[A-Za-z0-9+/]{250,4096}={0,3}|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}|API-[A-Z0-9]{26,34})<<END>>'''
 validator = "has_digit"
 tp = [
   "LINEAR_API_KEY=«lin_api_{alnum:40}»",
@@ -2336,10 +2336,10 @@ kind = "password"
 category = "password"
 description = "A password named in prose, a config line without `=` or a table's row: 'the staging password is …', .netrc `password …`, `| password | … |`"
 source = ".netrc (GNU inetutils ftp manual); detect-secrets KeywordDetector tests (Apache-2.0)"
-lower_anchors = ['''p(?:assw(?:or)?d|ass(?:phrase|code)|wd)s?[ \t]''', '''pass[ \t]{1,4}(?:is|was)[ \t]''']
+lower_anchors = ['''p(?:assw(?:or)?d|ass(?:phrase|code)|wd)s?[ \t]''', '''p(?:ass|w)[ \t]{1,4}(?:is|was)[ \t]''']
 # ('for the admin account' is tried after the shorter reading: 'password to X and log in again</td>'
 # would take `again</td>` as the value, which the validator refuses, and lose X)
-regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:password|passwd|passphrase|passcode|pwd|pass(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)??(?:[ \t]{1,4}(?i:is|was|are|->|→|becomes|set to|changed to|reset to|now is|is now|to|should be|will be|must be|has been (?:set|changed|reset) to):?|[ \t]{1,16}\|)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)<<PROSE_END>>'''
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:password|passwd|passphrase|passcode|pwd|(?:pass|pw)(?=[ \t]{1,4}(?:is|was)[ \t]))s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)??(?:[ \t]{1,4}(?i:(?:is|was|has been|got) (?:set|changed|reset|updated) to|is|was|are|->|→|-|–|—|becomes|(?:set|changed|reset|updated) to|now is|is now|to|should be|will be|must be):?|[ \t]{1,16}\|)?[ \t]{1,8}<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)<<PROSE_END>>'''
 validator = "strict_password"
 tp = [
   "the staging password is «El2h{alnum:8}»",
@@ -2352,6 +2352,10 @@ tp = [
   "| user | admin |\n| password | «{password}» |",
   "set the password to «Xk9#{alnum:8}» and log in again",
   "the password should be «{password}»",
+  "my pw is «Xk9#{alnum:8}»",
+  "the admin password was changed to «{password}» yesterday",
+  "the root password is set to «Xk9#{alnum:8}» on the new box",
+  "- staging password - «{password}»",
 ]
 fp = [
   "the password is stored in Vault",
@@ -2363,6 +2367,9 @@ fp = [
   "echo $password | base64 --decode",
   "reset the password to default and log in",
   "the password should be at least twelve characters",
+  "the pw is in the usual place",
+  "password - required, at least twelve characters",
+  "the password was changed to something stronger",
 ]
 
 [[rule]]
