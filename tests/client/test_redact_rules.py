@@ -328,6 +328,8 @@ ADVERSARIAL = [
     ("Authorization:" + "\\" * 8 + '"Bearer') * 8_000,
     # a password's verb phrase again and again, each value a character short
     "my pw is the password was changed to pass2wd " * 4_000,
+    # a catch hook's account number one digit too long, again and again
+    ("://hooks.zapier.com/hooks/catch/" + "9" * 13) * 4_000,
 ]
 
 

@@ -949,6 +949,18 @@ tp = ["curl -X POST https://hooks.slack.com/services/«T{upalnum:10}/B{alnum:10}
 fp = ["see https://hooks.slack.com/services/ for the format"]
 
 [[rule]]
+id = "zapier-webhook"
+kind = "zapier_webhook"
+category = "saas"
+description = "Zapier catch hook URL: whoever holds it can start the Zap"
+source = "Zapier docs: Webhooks by Zapier (catch hook); trufflehog zapierwebhook detector read for the format"
+anchors = ['''://hooks\.zapier\.com/hooks/catch/''']
+regex = '''://hooks\.zapier\.com/hooks/catch/(?P<secret>[0-9]{3,12}/[A-Za-z0-9]{4,32})(?![A-Za-z0-9])'''
+validator = "token"
+tp = ["curl -X POST https://hooks.zapier.com/hooks/catch/«{digits:7}/{lower:6}»/ -d @lead.json", "ZAPIER_HOOK=https://hooks.zapier.com/hooks/catch/«{digits:8}/{alnum:7}»/silent/"]
+fp = ["see https://hooks.zapier.com/hooks/catch/ for the format", "https://hooks.zapier.com/hooks/catch/{{ZAP_ACCOUNT}}/{{HOOK_ID}}/"]
+
+[[rule]]
 id = "discord-webhook"
 kind = "discord_webhook"
 category = "messaging"
