@@ -330,6 +330,8 @@ ADVERSARIAL = [
     "my pw is the password was changed to pass2wd " * 4_000,
     # a catch hook's account number one digit too long, again and again
     ("://hooks.zapier.com/hooks/catch/" + "9" * 13) * 4_000,
+    # a passphrase flag whose value is always a flag
+    ("--encryption-passphrase " + "-" * 3) * 8_000,
 ]
 
 

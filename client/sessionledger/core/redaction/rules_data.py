@@ -1994,15 +1994,15 @@ fp = ['psk=hunter2', "psk = derive_psk(passphrase, ssid)", "psk: ${WIFI_PSK}", '
 id = "password-flag"
 kind = "password"
 category = "password"
-description = "--password PW / --password=PW / --db-password PW / -password PW"
-source = "GNU option syntax; many CLIs (mysql, psql wrappers, keytool, openssl)"
-lower_anchors = ['''p(?:ass(?:w(?:or)?d)?|wd)(?:[ \t]{1,8}|=)(?:\\{0,8}["'])?[^\s"'\\`-]''']
+description = "--password PW / --password=PW / --db-password PW / -password PW / --encryption-passphrase PW"
+source = "GNU option syntax; many CLIs (mysql, psql wrappers, keytool, openssl, restic, duplicity)"
+lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd)(?:[ \t]{1,8}|=)(?:\\{0,8}["'])?[^\s"'\\`-]''']
 lead = "a-zA-Z"
 lead_max = 12
-regex = '''(?<=-)[A-Za-z]{0,12}(?i:pass(?:word|wd)?|pwd)(?:[ \t]{1,8}|=)<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
+regex = '''(?<=-)[A-Za-z]{0,12}(?i:pass(?:word|wd|phrase)?|pwd)(?:[ \t]{1,8}|=)<<Q>>(?P<secret>[^\s"'\\`-](?:[^\s"'\\`]|\\\\(?!\\n)){2,255}+)'''
 validator = "password"
-tp = ["--password «{password}»", "./manage.py createsuperuser --username admin --password=«{password}»", "keytool -storepass «{password}» -keystore k.jks"]
-fp = ["docker login --password-stdin", "--password $DB_PASSWORD", "--password '<your password>'"]
+tp = ["--password «{password}»", "./manage.py createsuperuser --username admin --password=«{password}»", "keytool -storepass «{password}» -keystore k.jks", "restic backup --encryption-passphrase «{password}» /data", "age-keygen | tool --passphrase=«{password}» seal"]
+fp = ["docker login --password-stdin", "--password $DB_PASSWORD", "--password '<your password>'", "gpg --passphrase-file ~/.config/pw -d vault.gpg", 'restic backup --encryption-passphrase "$RESTIC_PASSPHRASE" /data']
 
 [[rule]]
 id = "sqlcmd-password-flag"
