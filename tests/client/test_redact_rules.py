@@ -332,6 +332,8 @@ ADVERSARIAL = [
     ("://hooks.zapier.com/hooks/catch/" + "9" * 13) * 4_000,
     # a passphrase flag whose value is always a flag
     ("--encryption-passphrase " + "-" * 3) * 8_000,
+    # a digest's label after a credential word, each digest too short
+    ("passkey.html,sha256=" + "A1b2" * 3) * 6_000,
 ]
 
 
