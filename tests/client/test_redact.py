@@ -231,6 +231,20 @@ def test_secret_after_an_ansi_colour_code() -> None:
     assert result.counts == {"github": 2}
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "prompt_toolkit/widgets/menus.py,sha256=SeX-llaTpF1pVak2lw37mAP0SFDONIRZT5oq23mARg8,13419",
+        "awscli/examples/lambda/create-function.rst,sha256=AP58970HW1gZt4SahyQLhc2gwwD6VyfRMkInfCbtfts,1410",
+        "celery/security/key.py,sha256=NbocdV_aJjQMZs9DJZrStpTnkFZw_K8SICEMwalsPqI,1189",
+    ],
+)
+def test_a_wheel_record_digest_is_no_token(line: str) -> None:
+    """A RECORD line's digest holds a prefix after a digit and `m` (no colour code without its `[`
+    or `;`), after `sha256=`, or follows a file named for a credential."""
+    assert Redactor().redact_bytes(tool_output_line(line)).counts == {}
+
+
 def test_url_password_keeps_user_and_host() -> None:
     line = tool_output_line(f"DATABASE_URL=postgres://app:{_DB_PASSWORD}@db.internal:5432/app")
     out = json.loads(Redactor().redact_bytes(line).data)["toolUseResult"]["stdout"]

@@ -36,9 +36,12 @@ from .validators import CREDENTIAL_PREFIX, VALIDATORS
 # (`\n`, `\t`, `\u0007`: that `n` is no letter of the text) or an ANSI colour code (`\u001b[32m`).
 # a token starts after a non-token byte, a JSON escape or an ANSI colour code; after a URL path's
 # `/` too when its prefix ends in `_` (`/keys/pri_…`): standard base64 has no `_`, base64url no `/`,
-# so that is no piece of a base64 blob (a `-` prefix after `/` is more often a file: `/srv/api-<uuid>`)
+# so that is no piece of a base64 blob (a `-` prefix after `/` is more often a file: `/srv/api-<uuid>`).
+# A colour code's `m` only after its `[` or `;` and digits: a digest's `…37mAP0SF…` starts no token;
+# nor does a digest after its algorithm's label (a wheel's RECORD: `…,sha256=AP58970HW1…,1410`)
+_NOT_DIGEST = r"(?<!sha1=)(?<!sha256=)(?<!sha384=)(?<!sha512=)(?<!md5=)"
 _START = (
-    r"(?:(?<![A-Za-z0-9_+/-])|(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4})|(?<=[0-9]m)"
+    _NOT_DIGEST + r"(?:(?<![A-Za-z0-9_+/-])|(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4})|(?<=[\[;][0-9]m)|(?<=[\[;][0-9]{2}m)"
     r"|(?<=[A-Za-z0-9_.~-]/)(?=[A-Za-z0-9]{1,16}_))"
 )
 _END = r"(?![A-Za-z0-9_+/-])"
@@ -464,6 +467,7 @@ _NV_VALUE_NEAR = (
 
 FRAGMENTS: dict[str, str] = {
     "START": _START,
+    "NOT_DIGEST": _NOT_DIGEST,
     "END": _END,
     "Q": _QUOTE,
     "SEP": _SEP,

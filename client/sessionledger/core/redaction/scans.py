@@ -204,7 +204,10 @@ def _compile_group(group: _Group) -> None:
         branches.append(_headed_branch(headed, key))
     if bounded:
         k = re.escape(key)
-        start = rf"(?:(?<![A-Za-z0-9_+/-]{k})|(?<=\\[nrtbf]{k})|(?<=\\u[0-9a-fA-F]{{4}}{k})|(?<=[0-9]m{k}))"
+        start = (
+            rf"(?:(?<![A-Za-z0-9_+/-]{k})|(?<=\\[nrtbf]{k})|(?<=\\u[0-9a-fA-F]{{4}}{k})"
+            rf"|(?<=[\[;][0-9]m{k})|(?<=[\[;][0-9]{{2}}m{k}))"
+        )
         branches.append(start + _ahead(_flatten(bounded)))
     if free:
         branches.append(_ahead(_flatten(free)))
