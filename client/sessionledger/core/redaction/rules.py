@@ -39,7 +39,8 @@ from .validators import CREDENTIAL_PREFIX, VALIDATORS
 # so that is no piece of a base64 blob (a `-` prefix after `/` is more often a file: `/srv/api-<uuid>`).
 # A colour code's `m` only after its `[` or `;` and digits: a digest's `…37mAP0SF…` starts no token;
 # nor does a digest after its algorithm's label (a wheel's RECORD: `…,sha256=AP58970HW1…,1410`)
-_NOT_DIGEST = r"(?<!sha1=)(?<!sha256=)(?<!sha384=)(?<!sha512=)(?<!md5=)"
+_DIGEST_LABELS = ("sha1", "sha224", "sha256", "sha384", "sha512", "md5")
+_NOT_DIGEST = "".join(f"(?<!{label}=)" for label in _DIGEST_LABELS)  # one width per lookbehind
 _START = (
     _NOT_DIGEST + r"(?:(?<![A-Za-z0-9_+/-])|(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4})|(?<=[\[;][0-9]m)|(?<=[\[;][0-9]{2}m)"
     r"|(?<=[A-Za-z0-9_.~-]/)(?=[A-Za-z0-9]{1,16}_))"
@@ -468,6 +469,7 @@ _NV_VALUE_NEAR = (
 FRAGMENTS: dict[str, str] = {
     "START": _START,
     "NOT_DIGEST": _NOT_DIGEST,
+    "DIGEST_LABEL": "(?i:" + "|".join(_DIGEST_LABELS) + ")=",
     "END": _END,
     "Q": _QUOTE,
     "SEP": _SEP,
