@@ -334,6 +334,8 @@ ADVERSARIAL = [
     ("--encryption-passphrase " + "-" * 3) * 8_000,
     # a digest's label after a credential word, each digest too short
     ("passkey.html,sha256=" + "A1b2" * 3) * 6_000,
+    # crates.io's prefix before 32 lower-case letters, none a digit
+    ("cio" + "ab" * 16) * 5_000,
 ]
 
 

@@ -1224,11 +1224,11 @@ fp = ["API-VERSIONING-IS-HARD-TO-GET-RIGHT", "lin_api_ prefix", "http://assets.e
 id = "developer-platform-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Prefixed tokens of developer platforms the catalogue does not list, at the provider's length: PostHog personal API keys (phx_), SonarQube user, project and global analysis tokens (squ_, sqp_, sqa_), Adafruit IO keys (aio_), dbt Cloud service tokens (dbtc_), Firecrawl keys (fc-), ElevenLabs keys (sk_ + 48 hex), Apify API tokens (apify_api_), Xendit secret keys (xnd_development_, xnd_production_), DataStax Astra application tokens (AstraCS:)"
-source = "provider docs: PostHog personal API keys, SonarQube token types, Adafruit IO keys, dbt Cloud service tokens, Firecrawl and ElevenLabs API keys, Apify API tokens, Xendit API keys, DataStax Astra application tokens; trufflehog posthog, adafruitio and apify detectors read for the formats"
-prefixes = ["phx_", "squ_", "sqp_", "sqa_", "aio_", "dbtc_", "fc-", "sk_", "apify_api_", "xnd_development_", "xnd_production_", "AstraCS:"]
+description = "Prefixed tokens of developer platforms the catalogue does not list, at the provider's length: PostHog personal API keys (phx_), SonarQube user, project and global analysis tokens (squ_, sqp_, sqa_), Adafruit IO keys (aio_), dbt Cloud service tokens (dbtc_), Firecrawl keys (fc-), ElevenLabs keys (sk_ + 48 hex), Apify API tokens (apify_api_), Xendit secret keys (xnd_development_, xnd_production_), DataStax Astra application tokens (AstraCS:), crates.io API tokens (cio + 32 letters and digits), Segment public API tokens (sgp_ + 64)"
+source = "provider docs: PostHog personal API keys, SonarQube token types, Adafruit IO keys, dbt Cloud service tokens, Firecrawl and ElevenLabs API keys, Apify API tokens, Xendit API keys, DataStax Astra application tokens, crates.io API tokens, Segment public API tokens; trufflehog posthog, adafruitio and apify detectors read for the formats"
+prefixes = ["phx_", "squ_", "sqp_", "sqa_", "aio_", "dbtc_", "fc-", "sk_", "apify_api_", "xnd_development_", "xnd_production_", "AstraCS:", "cio", "sgp_"]
 follow = '''(?:<<B64M>>|[a-f0-9]{32})'''
-regex = '''<<START>>(?:phx_[A-Za-z0-9_]{43,48}|sq[upa]_[a-f0-9]{40}|aio_[A-Za-z0-9]{28}|dbtc_[A-Za-z0-9_-]{40,64}|fc-[a-f0-9]{32}|sk_[a-f0-9]{48}|apify_api_[A-Za-z0-9]{36}|xnd_(?:development|production)_[A-Za-z0-9+/=]{40,100}|AstraCS:[A-Za-z0-9]{24}:[a-f0-9]{64})<<END>>'''
+regex = '''<<START>>(?:phx_[A-Za-z0-9_]{43,48}|sq[upa]_[a-f0-9]{40}|aio_[A-Za-z0-9]{28}|dbtc_[A-Za-z0-9_-]{40,64}|fc-[a-f0-9]{32}|sk_[a-f0-9]{48}|apify_api_[A-Za-z0-9]{36}|xnd_(?:development|production)_[A-Za-z0-9+/=]{40,100}|AstraCS:[A-Za-z0-9]{24}:[a-f0-9]{64}|cio(?=[A-Za-z]{0,31}[0-9])(?=[a-z0-9]{0,31}[A-Z])(?=[A-Z0-9]{0,31}[a-z])[A-Za-z0-9]{32}|sgp_[A-Za-z0-9]{64})<<END>>'''
 validator = "token"
 tp = [
   "the posthog key is «phx_{alnum:43}»",
@@ -1241,8 +1241,10 @@ tp = [
   "«apify_api_{alnum:36}»",
   "Xendit.init(«xnd_production_{alnum:58}==»)",
   "ASTRA_DB_APPLICATION_TOKEN=«AstraCS:{alpha:24}:{hex:64}»",
+  "cargo login «cioAb3{alnum:29}»",
+  "SEGMENT_TOKEN=«sgp_{alnum:64}»",
 ]
-fp = ["phx_ and squ_ prefixes", "sk_{hex:12}", "fc-{hex:8} is a short id", "aio_http_client_session_factory"]
+fp = ["phx_ and squ_ prefixes", "sk_{hex:12}", "fc-{hex:8} is a short id", "aio_http_client_session_factory", "cioServiceAccountConfigurationBeanX", "ciomanagementconsole20240101abcdefg"]
 
 [[rule]]
 id = "ai-platform-keys"
