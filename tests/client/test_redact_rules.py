@@ -336,6 +336,8 @@ ADVERSARIAL = [
     ("passkey.html,sha256=" + "A1b2" * 3) * 6_000,
     # crates.io's prefix before 32 lower-case letters, none a digit
     ("cio" + "ab" * 16) * 5_000,
+    # Together's prefix before a body one character too short
+    ("tgp_v1_" + "-" * 39 + " ") * 4_000,
 ]
 
 

@@ -1250,16 +1250,17 @@ fp = ["phx_ and squ_ prefixes", "sk_{hex:12}", "fc-{hex:8} is a short id", "aio_
 id = "ai-platform-keys"
 kind = "saas_token"
 category = "saas"
-description = "Prefixed API keys of AI and developer platforms the catalogue does not list, at the provider's length: Tavily (tvly-, tvly-dev-, tvly-prod-), Neon (napi_), Fireworks AI (fw_), Cerebras (csk-), Voyage AI (pa-), Jina AI (jina_), Anyscale (esecret_), Resend (re_ id _ secret), Deno Deploy (ddp_, ddo_), Zuplo (zpka_ hex _ hex)"
-source = "provider docs: Tavily, Neon, Fireworks AI, Cerebras, Voyage AI, Jina AI, Anyscale, Resend, Deno Deploy and Zuplo API keys"
-prefixes = ["tvly-", "napi_", "fw_", "csk-", "pa-", "jina_", "esecret_", "re_", "ddp_", "ddo_", "zpka_"]
+description = "Prefixed API keys of AI and developer platforms the catalogue does not list, at the provider's length: Tavily (tvly-, tvly-dev-, tvly-prod-), Neon (napi_), Fireworks AI (fw_), Cerebras (csk-), Voyage AI (pa-), Jina AI (jina_), Anyscale (esecret_), Resend (re_ id _ secret), Deno Deploy (ddp_, ddo_), Zuplo (zpka_ hex _ hex), Together AI (tgp_v1_)"
+source = "provider docs: Tavily, Neon, Fireworks AI, Cerebras, Voyage AI, Jina AI, Anyscale, Resend, Deno Deploy, Zuplo and Together AI API keys"
+prefixes = ["tvly-", "napi_", "fw_", "csk-", "pa-", "jina_", "esecret_", "re_", "ddp_", "ddo_", "zpka_", "tgp_v1_"]
 # Resend's id and its `_`, or twenty characters of a key
 follow = '''(?:[A-Za-z0-9]{8,10}_|[A-Za-z0-9_-]{20})'''
-regex = '''<<START>>(?:tvly-(?:(?:dev|prod)-)?[A-Za-z0-9]{32}|napi_[a-z0-9]{64}|fw_[A-Za-z0-9]{24}|csk-[a-z0-9]{48}|pa-[A-Za-z0-9_-]{43}|jina_[A-Za-z0-9_-]{40,80}|esecret_[a-z0-9]{20,40}|re_[A-Za-z0-9]{8,10}_[A-Za-z0-9]{20,32}|dd[po]_[A-Za-z0-9]{36}|zpka_[a-f0-9]{32}_[a-f0-9]{8})<<END>>'''
+regex = '''<<START>>(?:tvly-(?:(?:dev|prod)-)?[A-Za-z0-9]{32}|napi_[a-z0-9]{64}|fw_[A-Za-z0-9]{24}|csk-[a-z0-9]{48}|pa-[A-Za-z0-9_-]{43}|jina_[A-Za-z0-9_-]{40,80}|esecret_[a-z0-9]{20,40}|re_[A-Za-z0-9]{8,10}_[A-Za-z0-9]{20,32}|dd[po]_[A-Za-z0-9]{36}|zpka_[a-f0-9]{32}_[a-f0-9]{8}|tgp_v1_[A-Za-z0-9_-]{40,64})<<END>>'''
 validator = "token"
 tp = [
   "TAVILY_API_KEY=«tvly-{alnum:32}»",
   "the search key is «tvly-dev-{alnum:32}»",
+  "client = Together(api_key=\"«tgp_v1_{token:43}»\")",
   "I set it to «napi_{lowalnum:64}» in the console",
   "«fw_{alnum:24}»",
   "client = Cerebras(api_key=\"«csk-{lowalnum:48}»\")",
