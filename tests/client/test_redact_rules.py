@@ -338,6 +338,8 @@ ADVERSARIAL = [
     ("cio" + "ab" * 16) * 5_000,
     # Together's prefix before a body one character too short
     ("tgp_v1_" + "-" * 39 + " ") * 4_000,
+    # a Facebook token's body one character too long
+    ("EAAB" + "a1" * 200 + "b") * 500,
 ]
 
 

@@ -1347,14 +1347,14 @@ fp = ["NRAL"]
 id = "twitter-facebook-mapbox"
 kind = "social"
 category = "saas"
-description = "Twitter/X app bearer token, Facebook page access token, Mapbox secret token, Dropbox token"
+description = "Twitter/X app bearer token, Facebook access token (`EAA` and a capital: page `EAAM`/`EAAC`, app `EAAB`, Graph API Explorer `EAAG`, …; not Square's `EAAA`), Mapbox secret token, Dropbox token"
 source = "provider docs; gitleaks twitter-bearer-token, facebook-page-access-token, mapbox-api-token, dropbox-short-lived-api-token (MIT)"
-prefixes = ["AAAAAAAAAAAAAAAAAAAAA", "EAAM", "EAAC", "sk.eyJ", "sl."]
+prefixes = ["AAAAAAAAAAAAAAAAAAAAA", "EAA", "sk.eyJ", "sl."]
 follow = '''(?:u\.)?<<B62>>'''
-regex = '''<<START>>(?:A{21}[A-Za-z0-9%]{40,120}|EAA[MC][A-Za-z0-9]{100,400}|sk\.eyJ[A-Za-z0-9_-]{50,400}\.[A-Za-z0-9_-]{20,40}|sl\.(?:u\.)?[A-Za-z0-9_=-]{130,1200})<<END>>'''
+regex = '''<<START>>(?:A{21}[A-Za-z0-9%]{40,120}|EAA[B-Z][A-Za-z0-9]{100,400}|sk\.eyJ[A-Za-z0-9_-]{50,400}\.[A-Za-z0-9_-]{20,40}|sl\.(?:u\.)?[A-Za-z0-9_=-]{130,1200})<<END>>'''
 validator = "social_token"
-tp = ["TWITTER_BEARER_TOKEN=«AAAAAAAAAAAAAAAAAAAAA{alnum:80}»", "MAPBOX_SECRET=«sk.eyJ1{b64url:60}.{b64url:22}»"]
-fp = ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"]
+tp = ["TWITTER_BEARER_TOKEN=«AAAAAAAAAAAAAAAAAAAAA{alnum:80}»", "MAPBOX_SECRET=«sk.eyJ1{b64url:60}.{b64url:22}»", "the explorer gave me «EAAG{alnum:180}» for the page", '{{"access_token": "«EAAB{alnum:150}»"}}']
+fp = ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "blob: EAAB{alnum:120}/{alnum:40}+w"]
 
 [[rule]]
 id = "airtable-token"
