@@ -340,6 +340,9 @@ ADVERSARIAL = [
     ("tgp_v1_" + "-" * 39 + " ") * 4_000,
     # a Facebook token's body one character too long
     ("EAAB" + "a1" * 200 + "b") * 500,
+    # an XML key's member that never closes, and one key of more members than RSA has
+    ("<RSAKeyValue>\\n<Modulus>" + "A" * 1_400) * 140,
+    "<RSAKeyValue>" + "<P>AQAB</P>" * 18_000,
 ]
 
 

@@ -253,6 +253,23 @@ validator = "random_token"
 tp = ['''"dp":"«{b64url:171}»","dq":"«{b64url:171}»","qi":"«{b64url:171}»"''', '''"p": "«{b64url:171}»", "q": "«{b64url:171}»", "qi": "«{b64url:171}»"''']
 fp = ['''{{"dp": "x", "dq": "y", "qi": "{b64url:171}"}}''']
 
+[[rule]]
+id = "xml-rsa-private-key"
+kind = "private_key"
+category = "private_key"
+description = "An RSA private key in .NET's XML (`RSA.ToXmlString(true)`, `.xml` key files): an `<RSAKeyValue>` with more members than the public modulus and exponent, every member taken"
+source = ".NET RSA.ToXmlString and the XML-Signature RSAKeyValue it extends with P, Q, DP, DQ, InverseQ and D"
+# on the `A` scan, `<RS` behind it (a `ke` anchor would be tried at every `key`); a public key's
+# two members stay
+prefixes = ["<RSAKeyValue>"]
+regex = '''<RSAKeyValue>(?P<secret>(?:(?:[ \t\r\n]|\\{1,8}[nrt]){0,16}<(?:Modulus|Exponent|P|Q|DP|DQ|InverseQ|D)>[A-Za-z0-9+/]{1,1400}={0,2}</[A-Za-z]{1,8}>){3,8}+)'''
+tp = [
+  "<RSAKeyValue>«<Modulus>{b64:172}</Modulus><Exponent>AQAB</Exponent><P>{b64:86}</P><Q>{b64:86}</Q><DP>{b64:86}</DP><DQ>{b64:86}</DQ><InverseQ>{b64:86}</InverseQ><D>{b64:172}</D>»</RSAKeyValue>",
+  "<RSAKeyValue>«\n  <Modulus>{b64:172}</Modulus>\n  <Exponent>AQAB</Exponent>\n  <D>{b64:172}</D>»\n</RSAKeyValue>",
+  "xml = \"<RSAKeyValue>«\\n<Modulus>{b64:172}</Modulus>\\n<Exponent>AQAB</Exponent>\\n<P>{b64:86}</P>»\\n</RSAKeyValue>\"",
+]
+fp = ["<RSAKeyValue><Modulus>{b64:172}</Modulus><Exponent>AQAB</Exponent></RSAKeyValue>", "var xml = rsa.ToXmlString(true); // <RSAKeyValue> with P and Q"]
+
 # ============================================================================ cloud
 
 [[rule]]
