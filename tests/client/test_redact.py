@@ -7,6 +7,7 @@ this file holds nothing a secret scanner would flag, yet each value has the real
 from __future__ import annotations
 
 import base64
+import datetime
 import importlib.util
 import json
 import random
@@ -15,6 +16,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import pkcs12
+from cryptography.x509.oid import NameOID
 
 from sessionledger.core.redaction import DEFAULT_RULES, Redactor, Rule, looks_secret, shannon_entropy
 from sessionledger.core.redaction.spans import Ranked, Span, accept_all
@@ -264,6 +270,32 @@ def test_truncated_private_key_without_end_marker() -> None:
     result = Redactor().redact_bytes(tool_output_line(head))
     assert result.counts == {"private_key": 2}
     assert "PRIVATE KEY" not in json.loads(result.data)["toolUseResult"]["stdout"]
+
+
+def _key_and_certificate() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "build.internal")])
+    issued = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    builder = x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+    builder = builder.serial_number(1).not_valid_before(issued).not_valid_after(issued + datetime.timedelta(days=90))
+    return key, builder.sign(key, hashes.SHA256())
+
+
+@pytest.mark.parametrize("password", [None, b"chosen"], ids=["in-the-clear", "under-a-password"])
+def test_a_pkcs12_file_in_base64_is_a_private_key(password: bytes | None) -> None:
+    """`base64 -w0 cert.pfx`: a key and its certificate as Azure and Kubernetes keep them, one value."""
+    key, certificate = _key_and_certificate()
+    protection = serialization.BestAvailableEncryption(password) if password else serialization.NoEncryption()
+    pfx = pkcs12.serialize_key_and_certificates(b"build", key, certificate, None, protection)
+    result = Redactor().redact_bytes(tool_output_line(base64.b64encode(pfx).decode()))
+    assert json.loads(result.data)["toolUseResult"]["stdout"] == "[REDACTED:private_key]"
+
+
+def test_a_certificate_in_base64_is_no_private_key() -> None:
+    _, certificate = _key_and_certificate()
+    der = base64.b64encode(certificate.public_bytes(serialization.Encoding.DER)).decode()
+    line = tool_output_line(der)
+    assert Redactor().redact_bytes(line).data == line
 
 
 def test_secret_in_thinking_line_is_reported_as_changed() -> None:

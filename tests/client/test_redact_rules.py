@@ -343,6 +343,9 @@ ADVERSARIAL = [
     # an XML key's member that never closes, and one key of more members than RSA has
     ("<RSAKeyValue>\\n<Modulus>" + "A" * 1_400) * 140,
     "<RSAKeyValue>" + "<P>AQAB</P>" * 18_000,
+    # a PKCS#12 file's start again and again in one base64 run, and each after a word break
+    "MIIJogIBAzCCCVgGCSqGSIb3DQEHAaCC" * 6_000,
+    ("x MIIJogIBAzCCCVgGCSqGSIb3DQEHAaCC" + "A1" * 20 + "!") * 2_500,
 ]
 
 

@@ -158,6 +158,29 @@ fp = [
 ]
 
 [[rule]]
+id = "pkcs12-base64"
+kind = "private_key"
+category = "private_key"
+description = "A PKCS#12 file (`.pfx`, `.p12`: a private key and its certificates, in the clear or under a password) as base64 in one run, as Azure, Kubernetes and CI variables keep certificates"
+source = "RFC 7292 (PKCS #12 v1.1): a PFX of version 3 whose authSafe is pkcs7-data"
+# the version `INTEGER 3`, the authSafe's SEQUENCE and its pkcs7-data OID in a file of 256 bytes to
+# 64 KB: starts with `A`, a literal a scan already passes over
+anchors = ['''AzCC[A-Za-z0-9+/]{4}CSqGSIb3DQEHA''']
+lead = "A-Za-z0-9+/"
+lead_max = 8
+regex = '''(?:(?<![A-Za-z0-9+/])|<<AFTER_ESCAPE>>)(?P<secret>MII[A-Za-z0-9+/]{5}AzCC[A-Za-z0-9+/]{40,60000}={0,2})(?![A-Za-z0-9+/=])'''
+validator = "pkcs12"
+tp = [
+  "AZURE_CLIENT_CERTIFICATE=«MIIJogIBAzCCCVgGCSqGSIb3DQEHAaCCCUkEgglF{b64:3000}»",
+  '''{{"apiVersion": "v1", "kind": "Secret", "data": {{"tls.pfx": "«MIIKYQIBAzCCCicGCSqGSIb3DQEHAaCCChgEggoU{b64:4000}==»"}}}}''',
+]
+fp = [
+  "MIIDdzCCAl+gAwIBAgIUJ{b64:900}",
+  "not a file: QUJDAzCCAAAACSqGSIb3DQEHAaCC{b64:100}",
+  "MIIJogIBAzCCCVgGCSqGSIb3DQEHAaCC is how a PFX starts",
+]
+
+[[rule]]
 id = "jwk-private-d"
 kind = "private_key"
 category = "private_key"

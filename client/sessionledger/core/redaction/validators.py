@@ -544,14 +544,35 @@ def b64_private_key(value: str) -> bool:
     return head is not None and b"PRIVATE KEY" in head
 
 
+def _content_start(der: bytes, at: int) -> int:
+    """Where the content of the DER element at `at` starts: after its tag and its length (1 to 5 bytes)."""
+    return at + 2 + (der[at + 1] & 0x7F if der[at + 1] & 0x80 else 0)
+
+
 def der_private_key(value: str) -> bool:
     """Base64 of a DER private key: a SEQUENCE whose first member is the version, `INTEGER 0` (PKCS#1
     RSA, PKCS#8) or `INTEGER 1` (SEC1 EC). A certificate or public key starts with another SEQUENCE."""
     der = _unbase64(value[:16]) or b""
     if len(der) < 5 or der[0] != 0x30:
         return False
-    header = 2 + (der[1] & 0x7F if der[1] & 0x80 else 0)  # the SEQUENCE's length in 1 to 3 bytes
+    header = _content_start(der, 0)
     return der[header : header + 3] in (b"\x02\x01\x00", b"\x02\x01\x01")
+
+
+_PKCS7_DATA = bytes.fromhex("06092a864886f70d010701")  # the OID 1.2.840.113549.1.7.1
+
+
+def pkcs12(value: str) -> bool:
+    """Base64 of a PKCS#12 file (`.pfx`, `.p12`): a SEQUENCE of version `INTEGER 3` whose authSafe
+    is pkcs7-data. It holds a private key, in the clear or under a password someone chose."""
+    der = _unbase64(value[:32]) or b""
+    if len(der) < 22 or der[0] != 0x30:
+        return False
+    at = _content_start(der, 0)
+    if der[at : at + 4] != b"\x02\x01\x03\x30":
+        return False
+    at = _content_start(der, at + 3)
+    return der[at : at + len(_PKCS7_DATA)] == _PKCS7_DATA
 
 
 def discord_bot(value: str) -> bool:
@@ -759,6 +780,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "basic_credentials": basic_credentials,
     "basic_header": basic_header,
     "der_private_key": der_private_key,
+    "pkcs12": pkcs12,
     "url_token_user": url_token_user,
     "cli_password": cli_password,
     "aws_secret": aws_secret,
