@@ -346,6 +346,9 @@ ADVERSARIAL = [
     # a PKCS#12 file's start again and again in one base64 run, and each after a word break
     "MIIJogIBAzCCCVgGCSqGSIb3DQEHAaCC" * 6_000,
     ("x MIIJogIBAzCCCVgGCSqGSIb3DQEHAaCC" + "A1" * 20 + "!") * 2_500,
+    # a German password's 'für' clause that never reaches its verb, and a value one character short
+    ("das Passwort für " + "den " * 5) * 8_000,
+    ("Passwort lautet Xk9#abc ") * 8_000,
 ]
 
 

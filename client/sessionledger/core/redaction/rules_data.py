@@ -2432,6 +2432,39 @@ fp = [
 ]
 
 [[rule]]
+id = "password-other-languages"
+kind = "password"
+category = "password"
+description = "A password named in German, Spanish, French or Dutch, in prose or as `word: value`: 'das Passwort ist …', 'Kennwort: …', 'la contraseña es …', 'le mot de passe est …', 'het wachtwoord is …'"
+source = "the word for password in those languages (a team's chat with its assistant is in its own language)"
+# each word holds a scan's key (`p`, `c`, `ke`), so no pass over the text is added; words without
+# one (Portuguese `senha`, Polish `hasło`, Cyrillic and CJK words) would each cost a pass
+lower_anchors = ['''passwort''', '''kennwort''', '''mot de passe''', '''contrase''', '''wachtwoord''']
+# `ñ` raw or as JSON's `\u00f1`; 'für den Server', 'para el servidor', 'pour le serveur', 'voor de server'
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:passwort|kennwort|mot de passe|contrase(?:ñ|Ñ|\\u00f1|\\u00d1|n)a|wachtwoord)(?:[ \t]{1,4}(?i:für|f\\u00fcr|fuer|von|des|del|de|para|pour|du|voor|van)(?:[ \t]{1,4}[^\s"\\]{1,40}?){1,4}?)??(?:[ \t]{0,4}[:=][ \t]{0,8}|[ \t]{1,4}(?i:ist|lautet|war|es|era|est|était|\\u00e9tait|is|was|wordt)(?:[ \t]{0,4}:)?[ \t]{1,8})<<Q>>(?P<secret>[^\s"'\\`]{8,128}?)<<PROSE_END>>'''
+validator = "strict_password"
+tp = [
+  "Passwort: «{password}»",
+  "das Passwort für den Server ist «Xk9#{alnum:8}»",
+  "Das neue Kennwort lautet «{password}».",
+  "la contraseña es «{password}»",
+  "CONTRASEÑA: «Xk9#{alnum:8}»",
+  "la contraseña para el servidor es «{password}»",
+  "le mot de passe est «{password}»",
+  "Mot de passe : «Xk9#{alnum:8}»",
+  "het wachtwoord is «{password}»",
+  "wachtwoord voor de server: «{password}»",
+]
+fp = [
+  "das Passwort ist geheim",
+  "Passwort vergessen? Dann hier klicken",
+  "la contraseña es obligatoria",
+  "le mot de passe est trop court",
+  "wachtwoord: ${{DB_WACHTWOORD}}",
+  "Passwort: <dein-passwort>",
+]
+
+[[rule]]
 id = "credential-pair-prose"
 kind = "password"
 category = "password"
