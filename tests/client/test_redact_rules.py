@@ -338,6 +338,8 @@ ADVERSARIAL = [
     ("cio" + "ab" * 16) * 5_000,
     # Together's prefix before a body one character too short
     ("tgp_v1_" + "-" * 39 + " ") * 4_000,
+    # a bearer token's `!` (a Salesforce session id) before a tail one character too short, and none
+    ("Authorization: Bearer " + "a1" * 8 + "!" + "b2c" * 2 + "!" * 3_000 + "\n") * 20,
     # a Facebook token's body one character too long
     ("EAAB" + "a1" * 200 + "b") * 500,
     # an XML key's member that never closes, and one key of more members than RSA has

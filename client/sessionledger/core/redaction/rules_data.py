@@ -1649,7 +1649,7 @@ lower_anchors = ['''authorization''']
 # `("Authorization", "Bearer …")`, and a scheme quoted after a blank, nginx's
 # `proxy_set_header Authorization "Bearer …";`) and a colon right before the scheme: HTTPie's
 # `Authorization:Bearer …` (a bare `name:v` is an ARN's part elsewhere; a scheme word is not)
-regex = '''(?i:authorization)(?:<<SEP>>|\\{0,8}["'][ \t]{0,4},[ \t]{0,4}\\{0,8}["']|[ \t]{1,8}\\{0,8}["'](?=(?i:bearer|token)[ \t])|:\\{0,8}["']?(?=(?i:bearer|token|jwt)[ \t]))(?:(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}|(?=[A-Za-z0-9._~+/-]{12,4096}+={0,3}(?:\\{0,8}["'`]|\\[nrt]|[\r\n]|$)))(?P<secret>[A-Za-z0-9._~+/-]{12,4096}={0,3})(?![A-Za-z0-9._~+/=-])'''
+regex = '''(?i:authorization)(?:<<SEP>>|\\{0,8}["'][ \t]{0,4},[ \t]{0,4}\\{0,8}["']|[ \t]{1,8}\\{0,8}["'](?=(?i:bearer|token)[ \t])|:\\{0,8}["']?(?=(?i:bearer|token|jwt)[ \t]))(?:(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}|(?=[A-Za-z0-9._~+/-]{12,4096}+(?:![A-Za-z0-9._~+/-]{8,4096}+)?={0,3}(?:\\{0,8}["'`]|\\[nrt]|[\r\n]|$)))(?P<secret>[A-Za-z0-9._~+/-]{12,4096}(?:![A-Za-z0-9._~+/-]{8,4096})?={0,3})(?![A-Za-z0-9._~+/=-])'''
 validator = "header_token"
 tp = [
   '''curl -H "Authorization: Bearer «{token:40}»" https://api.example.com/v1/me''',
@@ -1663,6 +1663,9 @@ tp = [
   '''proxy_set_header Authorization "Bearer «{token:40}»";''',
   "http GET api.example.com 'Authorization:Bearer «{alnum:32}»'",
   '''http POST api.example.com/v1/jobs Authorization:"Bearer «{token:40}»"''',
+  # a Salesforce session id: the org id, `!`, then the session's own secret
+  "curl -H 'Authorization: Bearer «00D{alnum:12}!A{alnum:95}»' https://acme.my.salesforce.com/services/data",
+  "headers = {{'Authorization': '«00D{alnum:12}!A{alnum:95}»'}}",
 ]
 fp = ["Authorization: Bearer $TOKEN\nAuthorization: Bearer ${GITHUB_TOKEN}", '"Authorization:Bearer scheme" in RFC 6750', '''headers["Authorization"] = "Bearer " + token''', '''proxy_set_header Authorization "Bearer $http_x_token";''', 'the Authorization "Bearer scheme" section of RFC 6750', '''headers={{"Authorization": f"Bearer {{token}}"}}''', '''{{"authorization": "authorization_code"}}''', "Authorization: Digest username=admin-service-account"]
 
