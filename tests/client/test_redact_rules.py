@@ -340,6 +340,10 @@ ADVERSARIAL = [
     ("tgp_v1_" + "-" * 39 + " ") * 4_000,
     # a bearer token's `!` (a Salesforce session id) before a tail one character too short, and none
     ("Authorization: Bearer " + "a1" * 8 + "!" + "b2c" * 2 + "!" * 3_000 + "\n") * 20,
+    # Yandex's prefix before a body of underscores and dashes that never ends
+    " y0_" + "_-a1" * 50_000,
+    # Klaviyo's prefix, six characters and `_`, before hex one character too short
+    ("pk_abc123_" + "ab12" * 8 + "a ") * 4_000,
     # a Facebook token's body one character too long
     ("EAAB" + "a1" * 200 + "b") * 500,
     # an XML key's member that never closes, and one key of more members than RSA has

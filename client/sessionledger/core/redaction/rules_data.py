@@ -687,14 +687,14 @@ fp = ["pul-request"]
 id = "yandex-cloud"
 kind = "yandex"
 category = "cloud"
-description = "Yandex Cloud API key and IAM token"
-source = "Yandex Cloud docs; gitleaks yandex-api-key/yandex-access-token (MIT)"
-prefixes = ["AQVN", "t1."]
+description = "Yandex Cloud API key and IAM token, Yandex ID (Passport) OAuth token"
+source = "Yandex Cloud docs; Yandex ID docs: OAuth tokens (y0_ to y3_); gitleaks yandex-api-key/yandex-access-token (MIT)"
+prefixes = ["AQVN", "t1.", "y0_", "y1_", "y2_", "y3_"]
 follow = '''<<B62>>'''
-regex = '''<<START>>(?:AQVN[A-Za-z0-9_-]{35,38}|t1\.[A-Za-z0-9_-]{8,64}={0,2}\.[A-Za-z0-9_-]{86}={0,2})<<END>>'''
+regex = '''<<START>>(?:AQVN[A-Za-z0-9_-]{35,38}|t1\.[A-Za-z0-9_-]{8,64}={0,2}\.[A-Za-z0-9_-]{86}={0,2}|y[0-3]_[A-Za-z0-9_-]{55,199})<<END>>'''
 validator = "token"
-tp = ["YC_API_KEY=«AQVN{token:36}»"]
-fp = ["AQVN prefix"]
+tp = ["YC_API_KEY=«AQVN{token:36}»", "I pasted «y0_{token:55}» into the dashboard", "«y3_{alnum:58}»"]
+fp = ["AQVN prefix", "y0_offset_of_the_first_row_in_the_grid_for_the_second_pass_of_the_solver"]
 
 # ============================================================================ version control
 
@@ -1210,11 +1210,11 @@ fp = ["see APDeveloperGuide and APEXCharts", "AP1 and AKC", "APAC2024 results"]
 id = "provider-prefixed-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…, 1.A…, dotted), Langfuse sk-lf- + UUID, pganalyze pgar_, Spectral spu-, Rootly rootly_, HubSpot private app tokens pat-na1- + UUID, Hugging Face hf_ + 34 letters or digits, Sentry organization tokens sntrys_eyJ…"
-source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account and user API tokens, Vercel access tokens, Microsoft identity platform refresh tokens, Langfuse, pganalyze, Spectral and Rootly API keys, HubSpot private apps, Hugging Face user access tokens, Sentry organization auth tokens"
-prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A", "sk-lf-", "pgar_", "spu-", "rootly_", "pat-", "hf_", "sntrys_"]
+description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…, 1.A…, dotted), Langfuse sk-lf- + UUID, pganalyze pgar_, Spectral spu-, Rootly rootly_, HubSpot private app tokens pat-na1- + UUID, Hugging Face hf_ + 34 letters or digits, Sentry organization tokens sntrys_eyJ…, Klaviyo private keys (pk_ + 34 hex, or pk_ + six characters + _ + 34 hex)"
+source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account and user API tokens, Vercel access tokens, Microsoft identity platform refresh tokens, Langfuse, pganalyze, Spectral and Rootly API keys, HubSpot private apps, Hugging Face user access tokens, Sentry organization auth tokens, Klaviyo private API keys"
+prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A", "sk-lf-", "pgar_", "spu-", "rootly_", "pat-", "hf_", "sntrys_", "pk_"]
 follow = '''(?:[0-9a-z]{8}-[0-9a-z]{4}-|[a-f0-9]{32}|sq0|<<B64M>>|[A-Za-z0-9]{27})'''
-regex = '''<<START>>(?:pat-(?:na|eu|ap)[0-9]-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|hf_[A-Za-z0-9]{34}|sntrys_eyJ[A-Za-z0-9+/=_-]{40,1000}|(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096}|[01]\.A[A-Za-z0-9_-]{40,2048}(?:\.[A-Za-z0-9_-]{1,4096}){1,8}|sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pgar_[A-Za-z0-9]{27}|spu-[a-z0-9]{32}|rootly_[a-f0-9]{64})<<END>>'''
+regex = '''<<START>>(?:pat-(?:na|eu|ap)[0-9]-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|hf_[A-Za-z0-9]{34}|sntrys_eyJ[A-Za-z0-9+/=_-]{40,1000}|(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096}|[01]\.A[A-Za-z0-9_-]{40,2048}(?:\.[A-Za-z0-9_-]{1,4096}){1,8}|sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pgar_[A-Za-z0-9]{27}|spu-[a-z0-9]{32}|rootly_[a-f0-9]{64}|pk_(?:[A-Za-z0-9]{6}_)?[a-f0-9]{34})<<END>>'''
 validator = "token"
 tp = [
   "the LaunchDarkly SDK key is «sdk-{uuid}»",
@@ -1228,6 +1228,8 @@ tp = [
   "LD_SDK_KEY=«sdk-{lowalnum:8}-{lowalnum:4}-{lowalnum:4}-{lowalnum:4}-{lowalnum:12}»",
   "LD_API_KEY=«api-{uuid}»",
   "use «pri_{hex:32}» for the BestTime call",
+  "export X=«pk_{hex:34}»",
+  "I pasted «pk_{alnum:6}_{hex:34}» into the dashboard",
   'url := "https://besttime.app/api/v1/keys/«pri_{hex:32}»"',
   "SQUARE_APP_SECRET=«sandbox-sq0csb-{token:43}»",
   "here is the cloudflare token «cfat_{alnum:40}», scoped to DNS",
@@ -1236,7 +1238,7 @@ tp = [
   '''{{"refresh_token": "«0.A{token:300}»"}}''',
   "body: client_id=x&grant_type=refresh_token&refresh_token=«1.A{token:52}.1.AgAB{token:300}»",
 ]
-fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4", "see /srv/api-{uuid}.log", "pgar_ prefix, spu-test-runner, rootly_incident_id = 4"]
+fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "version 0.Alpha of the tool", "pri_key_id = 4", "pk_live_51H8x2kLmQ9vTz4wR8sT1yU6bN3cE5fG7hJ9kL1mN3p", "pk_{hex:32}", "see /srv/api-{uuid}.log", "pgar_ prefix, spu-test-runner, rootly_incident_id = 4"]
 
 [[rule]]
 id = "saas-prefixed-tokens"
