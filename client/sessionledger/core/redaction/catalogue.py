@@ -189,7 +189,9 @@ DOCUMENTED_PROVIDERS = (
     "plivo", "pipedream", "porkbun", "prismic", "pexels", "unsplash", "pixabay", "ipinfo", "ipstack",
     "mapquest", "pushover", "pushbullet", "appsignal", "papertrail", "typesense", "appwrite",
     "pocketbase", "clickup", "helpscout", "pandadoc", "pingdom", "uptimerobot", "logrocket",
-    "packagecloud", "applitools", "deepl",
+    "packagecloud", "applitools", "deepl", "openweather", "weatherstack", "accuweather", "serpapi",
+    "newsapi", "alphavantage", "coinmarketcap", "opencage", "positionstack", "ipgeolocation",
+    "abstractapi",
 )  # fmt: skip
 
 
