@@ -468,6 +468,18 @@ def test_entropy_threshold_separates_placeholders_from_keys() -> None:
     assert looks_secret(rand(32, "0123456789abcdef"))
 
 
+def test_a_random_hex_key_that_repeats_a_few_digits_is_still_a_secret() -> None:
+    """Twenty random hex characters often repeat some: this key scores 2.9 bits a character, under
+    the bar made for base62 keys; a repeated pattern scores less and stays."""
+    key = "524e440066559a6656c9"
+    assert shannon_entropy(key) < 3.0 and looks_secret(key)
+    for text in (f"API_KEY={key}", f"the api key they gave us is {key}, rotate it"):
+        redacted, _ = Redactor().redact_text(text)
+        assert key not in redacted and "[REDACTED:generic_secret]" in redacted, text
+    assert not looks_secret("deadbeef" * 3)
+    assert Redactor().redact_text("API_KEY=" + "deadbeef" * 3)[0] == "API_KEY=" + "deadbeef" * 3
+
+
 # --- configuration -----------------------------------------------------------------------------
 
 
