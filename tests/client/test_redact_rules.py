@@ -344,6 +344,8 @@ ADVERSARIAL = [
     " y0_" + "_-a1" * 50_000,
     # Klaviyo's prefix, six characters and `_`, before hex one character too short
     ("pk_abc123_" + "ab12" * 8 + "a ") * 4_000,
+    # `appid=` before hex one character too short
+    ("&appid=" + "a1" * 15 + "f&") * 4_000,
     # a Facebook token's body one character too long
     ("EAAB" + "a1" * 200 + "b") * 500,
     # an XML key's member that never closes, and one key of more members than RSA has

@@ -1686,6 +1686,22 @@ tp = ["curl -H 'X-Auth-Token: «{hex:16}»' https://api.internal/v1/me", '''{{"X
 fp = ["X-Auth-Token: $OS_TOKEN", "x-api-key: required"]
 
 [[rule]]
+id = "appid-key"
+kind = "generic_secret"
+category = "generic"
+description = "A 32-hex key given as `appid`: a query's `&appid=`, `OPENWEATHER_APPID=`, `\"appid\": \"…\"` (OpenWeather's API key goes by that name; a numeric, UUID or WeChat `wx…` app id is no such key and stays)"
+source = "OpenWeather docs: the API key as the `appid` query parameter"
+# (on the `p` scan at `pid`, its `ap` read back by `lead`: an anchor starting `a` would join the
+# `auth` scan's group and shorten its key to `a`)
+lower_anchors = ['''pid(?<=appid)''']
+lead = "aApP"
+lead_max = 2
+regex = '''(?:(?<![A-Za-z0-9])|<<AFTER_ESCAPE>>)(?i:appid)(?:<<SEP>>)(?P<secret>[a-fA-F0-9]{32})(?![A-Za-z0-9_-])'''
+validator = "near_token"
+tp = ["curl 'https://api.openweathermap.org/data/2.5/weather?q=London&appid=«{hex:32}»'", "OPENWEATHER_APPID=«{hex:32}»", '''params = {{"q": "Paris", "appid": "«{hex:32}»"}}''']
+fp = ["appid=wx4f8a2c6e9b1d3f57", '''{{"appId": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}''', "FACEBOOK_APPID=1234567890123456", "appid=00000000000000000000000000000000", "myappid=3f786850e387550fdab836ed7e6dc881"]
+
+[[rule]]
 id = "authorization-basic"
 kind = "basic_auth"
 category = "auth"
