@@ -390,6 +390,15 @@ def test_adversarial_input_is_redacted_whole(text: str) -> None:
     assert isinstance(redacted, str) and redacted
 
 
+def test_the_rules_share_the_sixteen_documented_scans() -> None:
+    """Every scan is a pass over each buffer: an anchor that starts a scan of its own, or joins one
+    and shortens its literal (an `a…` anchor beside `auth` would make it stop at every `a`), costs
+    every byte. docs/redaction.md "Speed" names these."""
+    raw = {"_", "-", ".", "A", "://", "=", "$", "~", "SK", "GR1348941", "azure"}
+    lowered = {"p", "ke", "c", "auth", "fied"}
+    assert sorted(REDACTOR.scans) == sorted([*((k, False) for k in raw), *((k, True) for k in lowered)])
+
+
 def test_anchors_start_with_a_literal() -> None:
     """The scans are merged by leading literal; a rule whose anchor starts with a class or group
     would force a slow scan of every byte."""

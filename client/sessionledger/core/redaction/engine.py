@@ -178,6 +178,12 @@ class Redactor:
     def kinds(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c.rule.kind for c in self._rules))
 
+    @property
+    def scans(self) -> tuple[tuple[str, bool], ...]:
+        """Each merged scan's literal and whether it searches the lowercased text: each is a pass
+        over every buffer, so a rule's anchor should land on one of these (docs/redaction.md "Speed")."""
+        return tuple((group.key.decode(), group.lowered) for group in self._groups)
+
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> Redactor:
         """Build from the `redaction` config section: {"disabled": [kinds], "extra": [rules]}.
