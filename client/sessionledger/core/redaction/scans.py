@@ -344,7 +344,7 @@ def _behind(heads: list[str], key: str) -> str:
         if not chosen:
             continue
         gate = "".join("[" + "".join(re.escape(c) for c in sorted({s[i] for s in chosen})) + "]" for i in range(width))
-        exact = "|".join(re.escape(s) for s in chosen)
+        exact = "|".join(_trie([(s, "") for s in chosen]))
         parts.append(f"(?<={gate}{tail})(?<=(?:{exact}){tail})")
     return f"(?<=[{last}]{tail})(?:" + "|".join(parts) + ")"
 
@@ -383,21 +383,36 @@ def _ahead(rests: list[str]) -> str:
 
 
 def _by_first_literal(rests: list[str]) -> str:
-    """The alternatives of `rests`, those starting with the same literal character behind it once."""
-    buckets: dict[str, list[str]] = {}
+    """The alternatives of `rests` as a trie of their leading literals: those starting with the same
+    character behind it once, and so on down (`ass…` and `agerduty` after `p` share their `a`). sre
+    tries an alternation's branches one by one; a branch that starts with a literal other than the
+    byte at hand is skipped in one test, so a hit of a common key tries a branch per distinct next
+    byte, not one per rest. The scan uses this only as a yes/no gate: the order is free."""
+    literal: list[tuple[str, str]] = []
     others: list[str] = []
     for rest in rests:
         for alternative in _literal_alternatives(rest) or [rest]:
             lit, after = _literal_prefix(alternative)
             if lit:
-                buckets.setdefault(lit[0], []).append(re.escape(lit[1:]) + after)
+                literal.append((lit, after))
             else:
                 others.append(f"(?:{alternative})")
-    grouped = [
-        re.escape(first) + (f"(?:{same[0]})" if len(same) == 1 else "(?:" + "|".join(f"(?:{r})" for r in same) + ")")
-        for first, same in buckets.items()
-    ]
-    return "|".join(grouped + others)
+    return "|".join([*_trie(literal), *others])
+
+
+def _trie(items: list[tuple[str, str]]) -> list[str]:
+    """Alternatives for (literal, regex after it) pairs, each distinct first character once."""
+    buckets: dict[str, list[tuple[str, str]]] = {}
+    for lit, after in dict.fromkeys(items):
+        buckets.setdefault(lit[:1], []).append((lit[1:], after))
+    out: list[str] = []
+    for first, same in buckets.items():
+        if not first:  # the literal ended here: what follows it, as written
+            out.extend(f"(?:{after})" if after else "" for _, after in same)
+            continue
+        inner = _trie(same)
+        out.append(re.escape(first) + (inner[0] if len(inner) == 1 else "(?:" + "|".join(inner) + ")"))
+    return out
 
 
 def _literal_alternatives(regex: str) -> list[str] | None:
