@@ -2747,7 +2747,7 @@ kind = "webex"
 category = "chat"
 description = "A Webex bot access token: 64 letters and digits, `_`, a four-character region code, `_`, the org UUID (or letters and digits in its shape, as in made-up tokens)"
 source = "Webex developer docs (bots: access token); trufflehog webexbot detector's shape (the idea only)"
-anchors = ['''_(?=[A-Za-z0-9]{8}-[A-Za-z0-9]{4}-)''']
+anchors = ['''_(?<=_[A-Za-z0-9]{4}_)(?=[A-Za-z0-9]{8}-[A-Za-z0-9]{4}-)''']
 lead = "A-Za-z0-9_"
 lead_max = 70
 regex = '''<<START>>(?P<secret>[A-Za-z0-9]{64}_[A-Za-z0-9]{4}_[A-Za-z0-9]{8}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{12})<<END>>'''
