@@ -1646,14 +1646,14 @@ fp = [
 id = "authorization-header"
 kind = "bearer"
 category = "auth"
-description = "Authorization header with a Bearer/Token/JWT credential, or a bare token as its whole value"
+description = "Authorization header with a Bearer/Token/JWT credential, a token after any other one-word scheme as the whole rest of the value (Okta `SSWS`, Opsgenie `GenieKey`, Splunk HEC `Splunk`, Discord `Bot`), or a bare token as its whole value"
 source = "RFC 6750; gitleaks curl-auth-header (MIT)"
 lower_anchors = ['''authorization''']
 # (besides a separator, a subscript's `"] =` among them: a call's next argument,
 # `("Authorization", "Bearer …")`, and a scheme quoted after a blank, nginx's
 # `proxy_set_header Authorization "Bearer …";`) and a colon right before the scheme: HTTPie's
 # `Authorization:Bearer …` (a bare `name:v` is an ARN's part elsewhere; a scheme word is not)
-regex = '''(?i:authorization)(?:<<SEP>>|\\{0,8}["'][ \t]{0,4},[ \t]{0,4}\\{0,8}["']|[ \t]{1,8}\\{0,8}["'](?=(?i:bearer|token)[ \t])|:\\{0,8}["']?(?=(?i:bearer|token|jwt)[ \t]))(?:(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}|(?=[A-Za-z0-9._~+/-]{12,4096}+(?:![A-Za-z0-9._~+/-]{8,4096}+)?={0,3}(?:\\{0,8}["'`]|\\[nrt]|[\r\n]|$)))(?P<secret>[A-Za-z0-9._~+/-]{12,4096}(?:![A-Za-z0-9._~+/-]{8,4096})?={0,3})(?![A-Za-z0-9._~+/=-])'''
+regex = '''(?i:authorization)(?:<<SEP>>|\\{0,8}["'][ \t]{0,4},[ \t]{0,4}\\{0,8}["']|[ \t]{1,8}\\{0,8}["'](?=(?i:bearer|token)[ \t])|:\\{0,8}["']?(?=(?i:bearer|token|jwt)[ \t]))(?:(?i:bearer|token|jwt|apikey|api-key)[ \t]{1,8}|(?!(?i:basic|digest|negotiate|ntlm)[ \t])[A-Za-z][A-Za-z0-9_-]{1,23}[ \t](?=[A-Za-z0-9._~+/-]{12,4096}+(?:![A-Za-z0-9._~+/-]{8,4096}+)?={0,3}(?:\\{0,8}["'`]|\\[nrt]|\\u001b|[\r\n\x1b]|$))|(?=[A-Za-z0-9._~+/-]{12,4096}+(?:![A-Za-z0-9._~+/-]{8,4096}+)?={0,3}(?:\\{0,8}["'`]|\\[nrt]|[\r\n]|$)))(?P<secret>[A-Za-z0-9._~+/-]{12,4096}(?:![A-Za-z0-9._~+/-]{8,4096})?={0,3})(?![A-Za-z0-9._~+/=-])'''
 validator = "header_token"
 tp = [
   '''curl -H "Authorization: Bearer «{token:40}»" https://api.example.com/v1/me''',
@@ -1670,8 +1670,13 @@ tp = [
   # a Salesforce session id: the org id, `!`, then the session's own secret
   "curl -H 'Authorization: Bearer «00D{alnum:12}!A{alnum:95}»' https://acme.my.salesforce.com/services/data",
   "headers = {{'Authorization': '«00D{alnum:12}!A{alnum:95}»'}}",
+  # any other one-word scheme, the token the whole rest of the value
+  "curl -H 'Authorization: SSWS «00{token:40}»' https://acme.okta.com/api/v1/users",
+  '''headers = {{"Authorization": "GenieKey «{uuid}»"}}''',
+  "Authorization: Splunk «{uuid}»",
+  "Authorization: Bot «{alnum:24}.{alnum:6}.{token:27}»",
 ]
-fp = ["Authorization: Bearer $TOKEN\nAuthorization: Bearer ${GITHUB_TOKEN}", '"Authorization:Bearer scheme" in RFC 6750', '''headers["Authorization"] = "Bearer " + token''', '''proxy_set_header Authorization "Bearer $http_x_token";''', 'the Authorization "Bearer scheme" section of RFC 6750', '''headers={{"Authorization": f"Bearer {{token}}"}}''', '''{{"authorization": "authorization_code"}}''', "Authorization: Digest username=admin-service-account"]
+fp = ["Authorization: Bearer $TOKEN\nAuthorization: Bearer ${GITHUB_TOKEN}", '"Authorization:Bearer scheme" in RFC 6750', '''headers["Authorization"] = "Bearer " + token''', '''proxy_set_header Authorization "Bearer $http_x_token";''', 'the Authorization "Bearer scheme" section of RFC 6750', '''headers={{"Authorization": f"Bearer {{token}}"}}''', '''{{"authorization": "authorization_code"}}''', "Authorization: Digest username=admin-service-account", "Authorization: required for every call to the billing endpoints", "Authorization: Negotiate YIIGhgYGKwYBBQUCoIIGejCCBnagMDAuBgkqhkiC9xIBAgIGCSqGSIb3EgECAgYKKwYBBAGCNwICHgYKKwYBBAGCNwICCqKCBkAEggY8YIIGOAYJKoZIhvcSAQICAQBuggYnMIIGI6ADAgEF"]
 
 [[rule]]
 id = "token-header"
