@@ -348,6 +348,8 @@ ADVERSARIAL = [
     ("&appid=" + "a1" * 15 + "f&") * 4_000,
     # a scheme word, then a token that never ends in a quote or a line's end
     ("Authorization: Scheme " + "a1._" * 1_100 + "#") * 40,
+    # the scanner's login before hex one character too short
+    ("-Dsonar.login=" + "a1" * 19 + "a ") * 4_000,
     # a Facebook token's body one character too long
     ("EAAB" + "a1" * 200 + "b") * 500,
     # an XML key's member that never closes, and one key of more members than RSA has

@@ -1044,14 +1044,14 @@ fp = ["https://api.github.com/repos/acme/app/hooks/123456789012345678901/deliver
 id = "telegram-bot-token"
 kind = "telegram"
 category = "messaging"
-description = "Telegram bot token"
+description = "Telegram bot token (the bot id, `:AA` and 33 characters; 32 in some shown)"
 source = "Telegram Bot API docs; gitleaks telegram-bot-api-token (MIT)"
-anchors = ['''A(?<=:A)A[A-Za-z0-9_-]{33}''']
+anchors = ['''A(?<=:A)A[A-Za-z0-9_-]{32}''']
 lead = "0-9:"
 lead_max = 12
-regex = '''(?:(?<![0-9])|<<AFTER_ESCAPE>>)[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_+-])'''
+regex = '''(?:(?<![0-9])|<<AFTER_ESCAPE>>)[0-9]{8,10}:AA[A-Za-z0-9_-]{32,33}(?![A-Za-z0-9_+-])'''
 validator = "token"
-tp = ["TELEGRAM_BOT_TOKEN=«{digits:10}:AA{token:33}»", "curl https://api.telegram.org/bot«{digits:10}:AA{token:33}»/getMe"]
+tp = ["TELEGRAM_BOT_TOKEN=«{digits:10}:AA{token:33}»", "the bot is «{digits:10}:AA{token:32}»", "curl https://api.telegram.org/bot«{digits:10}:AA{token:33}»/getMe"]
 fp = ["time 12345678:AA", "12345678:AA<your-bot-token>"]
 
 [[rule]]
@@ -1268,11 +1268,11 @@ fp = ["API-VERSIONING-IS-HARD-TO-GET-RIGHT", "lin_api_ prefix", "http://assets.e
 id = "developer-platform-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Prefixed tokens of developer platforms the catalogue does not list, at the provider's length: PostHog personal API keys (phx_), SonarQube user, project and global analysis tokens (squ_, sqp_, sqa_), Adafruit IO keys (aio_), dbt Cloud service tokens (dbtc_), Firecrawl keys (fc-), ElevenLabs keys (sk_ + 48 hex), Apify API tokens (apify_api_), Xendit secret keys (xnd_development_, xnd_production_), DataStax Astra application tokens (AstraCS:), crates.io API tokens (cio + 32 letters and digits), Segment public API tokens (sgp_ + 64)"
-source = "provider docs: PostHog personal API keys, SonarQube token types, Adafruit IO keys, dbt Cloud service tokens, Firecrawl and ElevenLabs API keys, Apify API tokens, Xendit API keys, DataStax Astra application tokens, crates.io API tokens, Segment public API tokens; trufflehog posthog, adafruitio and apify detectors read for the formats"
-prefixes = ["phx_", "squ_", "sqp_", "sqa_", "aio_", "dbtc_", "fc-", "sk_", "apify_api_", "xnd_development_", "xnd_production_", "AstraCS:", "cio", "sgp_"]
+description = "Prefixed tokens of developer platforms the catalogue does not list, at the provider's length: PostHog personal API keys (phx_), SonarQube user, project and global analysis tokens (squ_, sqp_, sqa_), Adafruit IO keys (aio_), dbt Cloud service tokens (dbtc_), Firecrawl keys (fc-), ElevenLabs keys (sk_ + 48 hex), Apify API tokens (apify_api_), Xendit secret keys (xnd_development_, xnd_production_), DataStax Astra application tokens (AstraCS:), crates.io API tokens (cio + 32 letters and digits), Segment public API tokens (sgp_ + 64), Dependency-Track API keys (odt_), AWS AppSync API keys (da2- + 26 lower-case letters and digits)"
+source = "provider docs: PostHog personal API keys, SonarQube token types, Adafruit IO keys, dbt Cloud service tokens, Firecrawl and ElevenLabs API keys, Apify API tokens, Xendit API keys, DataStax Astra application tokens, crates.io API tokens, Segment public API tokens, Dependency-Track API keys, AWS AppSync API keys; trufflehog posthog, adafruitio and apify detectors read for the formats"
+prefixes = ["phx_", "squ_", "sqp_", "sqa_", "aio_", "dbtc_", "fc-", "sk_", "apify_api_", "xnd_development_", "xnd_production_", "AstraCS:", "cio", "sgp_", "odt_", "da2-"]
 follow = '''(?:<<B64M>>|[a-f0-9]{32})'''
-regex = '''<<START>>(?:phx_[A-Za-z0-9_]{43,48}|sq[upa]_[a-f0-9]{40}|aio_[A-Za-z0-9]{28}|dbtc_[A-Za-z0-9_-]{40,64}|fc-[a-f0-9]{32}|sk_[a-f0-9]{48}|apify_api_[A-Za-z0-9]{36}|xnd_(?:development|production)_[A-Za-z0-9+/=]{40,100}|AstraCS:[A-Za-z0-9]{24}:[a-f0-9]{64}|cio(?=[A-Za-z]{0,31}[0-9])(?=[a-z0-9]{0,31}[A-Z])(?=[A-Z0-9]{0,31}[a-z])[A-Za-z0-9]{32}|sgp_[A-Za-z0-9]{64})<<END>>'''
+regex = '''<<START>>(?:phx_[A-Za-z0-9_]{43,48}|sq[upa]_[a-f0-9]{40}|aio_[A-Za-z0-9]{28}|dbtc_[A-Za-z0-9_-]{40,64}|fc-[a-f0-9]{32}|sk_[a-f0-9]{48}|apify_api_[A-Za-z0-9]{36}|xnd_(?:development|production)_[A-Za-z0-9+/=]{40,100}|AstraCS:[A-Za-z0-9]{24}:[a-f0-9]{64}|cio(?=[A-Za-z]{0,31}[0-9])(?=[a-z0-9]{0,31}[A-Z])(?=[A-Z0-9]{0,31}[a-z])[A-Za-z0-9]{32}|sgp_[A-Za-z0-9]{64}|odt_[A-Za-z0-9]{32,40}|da2-[a-z0-9]{26})<<END>>'''
 validator = "token"
 tp = [
   "the posthog key is «phx_{alnum:43}»",
@@ -1287,6 +1287,8 @@ tp = [
   "ASTRA_DB_APPLICATION_TOKEN=«AstraCS:{alpha:24}:{hex:64}»",
   "cargo login «cioAb3{alnum:29}»",
   "SEGMENT_TOKEN=«sgp_{alnum:64}»",
+  "DTRACK_API_KEY=«odt_{alnum:32}»",
+  "  aws_appsync_apiKey: '«da2-{lowalnum:26}»',",
 ]
 fp = ["phx_ and squ_ prefixes", "sk_{hex:12}", "fc-{hex:8} is a short id", "aio_http_client_session_factory", "cioServiceAccountConfigurationBeanX", "ciomanagementconsole20240101abcdefg"]
 
@@ -1364,13 +1366,13 @@ fp = ["st.session_state.messages.append(msg)", "tskey-auth- is the prefix", "st.
 id = "new-relic-key"
 kind = "newrelic"
 category = "monitoring"
-description = "New Relic user, insert, browser and license keys"
+description = "New Relic user, insert, query, browser and license keys"
 source = "New Relic docs: API keys; gitleaks new-relic-* (MIT)"
-prefixes = ["NRAK-", "NRII-", "NRJS-", "NRAA-", "NRRA-"]
+prefixes = ["NRAK-", "NRII-", "NRIQ-", "NRJS-", "NRAA-", "NRRA-"]
 follow = '''(?:[A-Z0-9]{20}|<<B62>>|[a-f0-9]{19})'''
-regex = '''<<START>>(?:NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32}|NRJS-[a-f0-9]{19}|NR[AR]A-[a-f0-9]{27,42})<<END>>'''
+regex = '''<<START>>(?:NRAK-[A-Z0-9]{27}|NRI[IQ]-[A-Za-z0-9_-]{32}|NRJS-[a-f0-9]{19}|NR[AR]A-[a-f0-9]{27,42})<<END>>'''
 validator = "token"
-tp = ["NEW_RELIC_API_KEY=«NRAK-{upalnum:27}»", "NEW_RELIC_INSERT_KEY=«NRII-{token:32}»"]
+tp = ["NEW_RELIC_API_KEY=«NRAK-{upalnum:27}»", "NEW_RELIC_INSERT_KEY=«NRII-{token:32}»", '''"querykey": "«NRIQ-{token:32}»",''']
 fp = ["NRAK- prefix"]
 
 [[rule]]
@@ -1691,6 +1693,22 @@ regex = '''<<NAME_START>>(?i:(?:x-)?(?:auth|access|api|session|dd-api|dd-applica
 validator = "header_token"
 tp = ["curl -H 'X-Auth-Token: «{hex:16}»' https://api.internal/v1/me", '''{{"X-Access-Token": "«{hex:12}»"}}''', "DD-APPLICATION-KEY: «{hex:40}»"]
 fp = ["X-Auth-Token: $OS_TOKEN", "x-api-key: required"]
+
+[[rule]]
+id = "sonar-login-token"
+kind = "generic_secret"
+category = "generic"
+description = "A SonarQube token given as the scanner's login: `-Dsonar.login=<40 hex>`, `sonar.login=` in sonar-project.properties, `SONAR_LOGIN=`, a call's `('sonar.login', '<40 hex>')` (the legacy tokens are bare hex; the prefixed `sq?_` ones are known anyway)"
+source = "SonarQube docs: analysis parameters (sonar.login, sonar.token)"
+# (on the `.` and `_` scans: the bytes after them start with the literal, so they cost a hit of those
+# keys only where `login`/`token` follows)
+anchors = ['''\.login(?<=sonar\.login)''', '''\.token(?<=sonar\.token)''', '''_login(?<=sonar_login)''', '''_LOGIN(?<=SONAR_LOGIN)''']
+lead = "sSoOnNaArRD-"
+lead_max = 7
+regex = '''(?:(?<![A-Za-z0-9])-D|(?<![A-Za-z0-9])|<<AFTER_ESCAPE>>)(?:sonar[._](?:login|token)|SONAR_LOGIN)(?:<<SEP>>|\\{0,8}["'][ \t]{0,4},[ \t]{0,4}\\{0,8}["'])(?P<secret>[a-f0-9]{40}|sq[apu]_[a-f0-9]{40})(?![A-Za-z0-9_-])'''
+validator = "near_token"
+tp = ["mvn sonar:sonar -Dsonar.host.url=https://sonarcloud.io -Dsonar.login=«{hex:40}»", "sonar.login=«{hex:40}»", "SONAR_LOGIN: «{hex:40}»", "props.put('sonar.login', '«{hex:40}»')"]
+fp = ["-Dsonar.login=$SONAR_TOKEN", "sonar.login=admin", "sonar.login=${env.SONAR_TOKEN}", "sonar.token=0000000000000000000000000000000000000000"]
 
 [[rule]]
 id = "appid-key"
