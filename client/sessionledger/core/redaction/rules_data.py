@@ -2400,6 +2400,8 @@ tp = [
 fp = [
   "password=${DB_PASSWORD}\nPASSWORD=$PASSWORD",
   "PASSWORD_RESET_TIMEOUT=86400",
+  # a path on another variable
+  "REACT_APP_FORGOT_PASSWORD=$REACT_APP_BASE_URL/classroom/#/forgot_password",
 ]
 
 [[rule]]
@@ -2429,6 +2431,9 @@ regex = '''<<NAME>><<SEP>><<BVALUE>>'''
 validator = "strict_password"
 tp = ['db_pass := "«secret12345678»"', "db_pass := «{password}»", "spring.datasource.password=«{password}»", "Server=db;Database=app;User Id=sa;Password=«{password}»;"]
 fp = [
+  # a page anchor and a Rails route's controller#action, named in words
+  '''this.addPassword = "#add-password";''',
+  '''put '/forgot-password' => "cms/sites/passwords#update", as: 'update_password'''',
   "password = settings.DATABASES['default']['PASSWORD']",
   "password = getpass.getpass()",
   "password = request.form",

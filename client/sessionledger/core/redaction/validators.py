@@ -87,6 +87,14 @@ _TEMPLATE_RE = re.compile(
 _VARIABLE_RE = re.compile(
     r"\$(?:[A-Z_][A-Z0-9_]{0,127}|[a-z_][a-z0-9_]{0,127}|[a-z]{1,32}(?:[A-Z][a-z]{1,32}){1,8}|[0-9])"
 )
+# Code built of names, not a secret: a path on a variable in capitals (`$BASE_URL/classroom/#/reset`;
+# `$ecret/9Xk2` may be a password), a page
+# anchor of words (`#add-password`), a Rails route's `controller#action` (`cms/sites/passwords#update`)
+_NAMED_CODE_RE = re.compile(
+    r"\$[A-Z_][A-Z0-9_]{1,127}/.{0,1024}|#[a-z]{2,32}(?:-[a-z]{2,32}){1,8}"
+    r"|[a-z_]{2,32}(?:/[a-z_]{2,32}){1,8}#[a-z_]{2,32}",
+    re.S,
+)
 # Interpolation inside a value (`postgres://${DB_USER}:${DB_PASS}@…`, `Bearer {{token}}`): a
 # `${NAME}` or `{{ name }}` names a variable, whereas a password's `{` rarely opens an identifier.
 _INTERPOLATION_RE = re.compile(
@@ -200,6 +208,8 @@ def placeholder(value: str) -> bool:
     if _TEMPLATE_RE.fullmatch(value) or _INTERPOLATION_RE.search(value) or _AWS_EXAMPLE_RE.fullmatch(value):
         return True
     if _NOT_A_SECRET_RE.fullmatch(value) or _PASSWORD_WORD_RE.fullmatch(value) or _VARIABLE_RE.fullmatch(value):
+        return True
+    if _NAMED_CODE_RE.fullmatch(value):
         return True
     low = value.lower()
     if low in _DUMMIES or _FILLER_RE.search(value) is not None:
