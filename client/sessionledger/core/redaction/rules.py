@@ -38,9 +38,10 @@ from .validators import CREDENTIAL_PREFIX, VALIDATORS
 # `/` too when its prefix ends in `_` (`/keys/pri_…`): standard base64 has no `_`, base64url no `/`,
 # so that is no piece of a base64 blob (a `-` prefix after `/` is more often a file: `/srv/api-<uuid>`).
 # A colour code's `m` only after its `[` or `;` and digits: a digest's `…37mAP0SF…` starts no token;
-# nor does a digest after its algorithm's label (a wheel's RECORD: `…,sha256=AP58970HW1…,1410`)
-_DIGEST_LABELS = ("sha1", "sha224", "sha256", "sha384", "sha512", "md5")
-_NOT_DIGEST = "".join(f"(?<!{label}=)" for label in _DIGEST_LABELS)  # one width per lookbehind
+# nor does a digest after its algorithm's label (a wheel's RECORD: `…,sha256=AP58970HW1…,1410`, an
+# image's `SHA256:AP1Ay…`, a go.sum line's `h1:P6bY…=`)
+_DIGEST_LABELS = ("sha1", "sha224", "sha256", "sha384", "sha512", "md5", "h1")
+_NOT_DIGEST = "".join(f"(?<!(?i:{label})[=:])" for label in _DIGEST_LABELS)  # one width per lookbehind
 _START = (
     _NOT_DIGEST + r"(?:(?<![A-Za-z0-9_+/-])|(?<=\\[nrtbf])|(?<=\\u[0-9a-fA-F]{4})|(?<=[\[;][0-9]m)|(?<=[\[;][0-9]{2}m)"
     r"|(?<=[A-Za-z0-9_.~-]/)(?=[A-Za-z0-9]{1,16}_))"
@@ -396,6 +397,7 @@ _SECRET_NAME = (
     r"[_.-]{0,4}"
     + _SEGMENTS
     + r"(?:[A-Za-z0-9]{0,64}(?:SECRET|Secret|secret|CREDENTIALS?|Credentials?|credentials?|creds|CREDS)"
+    + r"(?!(?i:ar(?:y|ies|iat)))"  # a secretary is a person
     + _SUFFIX
     + r"|[A-Za-z0-9]{0,64}"
     + _NOT_SECRET_TOKENS
@@ -469,7 +471,7 @@ _NV_VALUE_NEAR = (
 FRAGMENTS: dict[str, str] = {
     "START": _START,
     "NOT_DIGEST": _NOT_DIGEST,
-    "DIGEST_LABEL": "(?i:" + "|".join(_DIGEST_LABELS) + ")=",
+    "DIGEST_LABEL": "(?i:" + "|".join(_DIGEST_LABELS) + ")[=:]",
     "END": _END,
     "Q": _QUOTE,
     "SEP": _SEP,

@@ -1194,11 +1194,11 @@ fp = ["GR1348941XXXXXXXXXXXXXXXXXXXX", "GR134894112312312312312312312"]
 id = "artifactory-keys"
 kind = "registry"
 category = "registry"
-description = "JFrog Artifactory API keys (AKC…) and encrypted passwords (AP + a hex digit …), standing alone: not a word-built name (`APDeveloperGuide`)"
+description = "JFrog Artifactory API keys (AKC…) and encrypted passwords (AP + a hex digit …), standing alone: not a word-built name (`APDeveloperGuide`, `APDosLogConf`), nor a digest after its label (`SHA256:AP1…`)"
 source = "provider docs: JFrog Artifactory API keys; detect-secrets ArtifactoryDetector (Apache-2.0)"
 prefixes = ["AKC", "AP"]
 follow = '''[0-9A-Za-z]{9}'''
-regex = '''<<START>>(?:AKC[A-Za-z0-9]{10,128}|AP[0-9A-F][A-Za-z0-9]{8,128})<<END>>'''
+regex = '''<<START>>(?:AKC[A-Za-z0-9]{10,128}|AP[0-9A-F](?![a-z]{2,16}(?:[A-Z][a-z]{2,16}){1,8}(?![A-Za-z0-9]))[A-Za-z0-9]{8,128})<<END>>'''
 validator = "unworded_token"
 tp = [
   "«AKCxxxxxxxxxx»",
@@ -1206,7 +1206,7 @@ tp = [
   "X-JFrog-Art-Api: «AKC{alnum:69}»",
   "artifactoryx:_password=«APB{alnum:40}»",
 ]
-fp = ["see APDeveloperGuide and APEXCharts", "AP1 and AKC", "APAC2024 results"]
+fp = ["see APDeveloperGuide and APEXCharts", "AP1 and AKC", "APAC2024 results", "kind: APDosLogConf", 'ImageID: "SHA256:AP1AyUTbi2szylgr266fcae00707e67a2545ef34f9a29354585f93dac906749"']
 
 [[rule]]
 id = "provider-prefixed-tokens"
@@ -1618,6 +1618,7 @@ fp = [
   "postgres://user:password@localhost/db and https://user:pass@example.com",
   "https://github.com/acme/app.git\ngit@github.com:acme/app.git\nssh://git@github.com/acme/app",
   "https://example.com:8443/path?q=1&page=2 http://localhost:8000/api/v1/",
+  '''f"https://user123:{{_github_pat(github_secret_name)}}@github.com/"''',
 ]
 
 # ============================================================================ auth headers and CLI flags
@@ -2665,6 +2666,8 @@ fp = [
   '''public_key = "9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit"''',
   "PUBLIC_KEY=MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE",
   '''LLM_SECRET_NAME = "NEXUS-GPT4-API-KEY"''',
+  'secretary: Xk29dLq8Zr7mWp3NvB6cTy1H',
+  'aws_secret_access_key:wJalrXUtnFEMI/K7MDENG/bPxRfiCYESAMPLEKEY',
 ]
 
 [[rule]]
@@ -2680,10 +2683,10 @@ yields = 64
 relax_before = '''(?i){providers}'''
 relaxed = "provider_token"
 veto_before = '''<<GIT_WORDS>>'''
-regex = '''(?:(?:(?<![A-Za-z])|<<AFTER_ESCAPE>>)(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?<!(?i:csrf|xsrf)[_.-])(?i:(?:api|access|auth|secret|private|client|bot|app|master|signing|bearer|pass)?(?:key|token|secret|credential|auth))|(?<=[a-z0-9])(?:<<NOTKEY>>Key|<<NOTTOKEN>>Token|Secret|Credential|Auth|KEY|TOKEN|SECRET|CREDENTIAL|AUTH)|(?:(?<![A-Za-z])|<<AFTER_ESCAPE>>)PAT|(?<=[a-z0-9]_)pat)s?(?![A-Za-z])(?![A-Za-z0-9_.-]{0,20}?<<ID_WORD>>)(?:(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t](?:now[ \t])?)[ \t]{0,4}(?:\\{0,8}["'`])?|<<STRONG_WORD_BEHIND>>(?:[ \t]{1,4}(?:(?i:to|now)[ \t]{1,4})?[("'`]?|[ \t]{0,4}[-=]>[ \t]{0,4}))(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?:(?=[A-Za-z+/=_.~-]{0,63}+[0-9])|(?=[A-Za-z]{16,64}+(?![A-Za-z0-9+/=_~-])))(?!<<DIGEST_LABEL>>)(?P<secret>(?:[A-Za-z0-9_]|\+(?=[A-Za-z0-9])|/(?=[A-Za-z0-9+/]{14,510}+={1,2}(?![A-Za-z0-9+/=_~-])))(?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
+regex = '''(?:(?:(?<![A-Za-z])|<<AFTER_ESCAPE>>)(?<!(?i:public)[_ .-])(?<!(?i:pub)[_.-])(?<!(?i:csrf|xsrf)[_.-])(?i:(?:api|access|auth|secret|private|client|bot|app|master|signing|bearer|pass)?(?:key|token|secret|credential|auth))|(?<=[a-z0-9])(?:<<NOTKEY>>Key|<<NOTTOKEN>>Token|Secret|Credential|Auth|KEY|TOKEN|SECRET|CREDENTIAL|AUTH)|(?:(?<![A-Za-z])|<<AFTER_ESCAPE>>)PAT|(?<=[a-z0-9]_)pat)s?(?![A-Za-z])(?![A-Za-z0-9_.-]{0,20}?<<ID_WORD>>)(?:(?:(?:[A-Za-z0-9_.-]{0,24}(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>)|(?:[ \t][A-Za-z]{1,16}){0,5}[ \t](?:is|was|are)[ \t](?:now[ \t])?)[ \t]{0,4}(?:\\{0,8}["'`])?|<<STRONG_WORD_BEHIND>>(?:[ \t]{1,4}(?:(?i:to|now)[ \t]{1,4})?[("'`]?|[ \t]{0,4}[-=]>[ \t]{0,4}))(?=[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-]))|(?:=|(?:[^\\\n,]|,(?![ \t]{0,4}\\{0,8}")|\\[^nr\\]){0,48}?(?<![A-Za-z0-9+/=_.~-]))(?![0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![A-Za-z0-9-])))(?:(?=[A-Za-z+/=_.~-]{0,63}+[0-9])|(?=[A-Za-z]{16,64}+(?![A-Za-z0-9+/=_~-])))(?!<<DIGEST_LABEL>>)<<NOT_DIGEST>>(?P<secret>(?:[A-Za-z0-9_]|\+(?=[A-Za-z0-9])|/(?=[A-Za-z0-9+/]{14,510}+={1,2}(?![A-Za-z0-9+/=_~-])))(?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
 validator = "near_token"
 tp = ["API_KEY=«test_key_1234567890abcdefghij»", "holidayapi_key: «{uuid}»", '"passkey": "«{alnum:32}»"', "the heroku token they gave us is «{uuid}», rotate it", "[DEBUG] Using Key=«{lowalnum:32}»", "the smartsheet key they gave us is «{alnum:26}», use it for the import", "the meraki token they gave us is «{hex:40}», rotate it", "ASANA_SECRET=«{digits:16}»", "the linkedin token they gave us is «{lowalnum:14}», please rotate it", "token for the staging webhook: «{token:40}»", "Here is the key for the import job: «{alnum:32}».", 'solarwindsKey := "«{alnum:48}»"', "bitfinexSecret = '«{alnum:43}»'", "[DEBUG] Using Key=«{lowalnum:21}:{lowalnum:5}:{lowalnum:18}/{lowalnum:4}»", "my PAT is «{alnum:40}»", '''ado_pat =  "«{lowalnum:52}»"''', "ADO_PAT: «{lowalnum:52}»", "the PAT for the pipeline: «{alnum:40}»", "the webhook secret «{uuid}» signs the payloads", "apikey «{uuid}»", "the HMAC key «{uuid}» is in 1Password", "Master-Key «{uuid}»", "I set the twilio secret to «{uuid}» yesterday", "The asana API token («{uuid}») expires next week.", "the webhook secret is now `«{uuid}»`", "GITHUB_API_KEY is «+{alnum:42}=»", "I set the trello secret to «/{alnum:42}=» yesterday"]
-fp = ["signup_by_passkey.html,sha256=6REi-nxYTIp6D8ATGME9yVZBh3BfXPtcDsn6e1Clem4,1297", "the build key is 20260129120000", "the key=src/app/main.py:12 is read at start", "cache key 2024-10-25T21:34:56Z expired", "cache key 1706745600123456 expired", "session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "const publicKey = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the monkey at 3f786850e387550fdab836ed7e6dc881de23001bcafe", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", "pat 3f786850e387550fdab836ed7e6dc881de23001b", "PATH=/usr/local/bin:/usr/bin:/bin:/opt/tool2/bin", "PAT expired on 2026-01-29T12:00:00Z", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}', "idempotency key 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 was reused", "cache key 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "next page token 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "secret id 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "the partition key 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 of the row", "the cache key to 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "the key is in /usr/local/share/keyrings2/docker.gpg", "the secret lives at /srv/app/config/secret2024.yaml", '"pattern": "^arn:aws:bedrock-agentcore:[0-9]{{12}}:token-vault/[a-zA-Z0-9-.]+/oauth2credentialprovider/[a-zA-Z0-9-]+$"']
+fp = ["signup_by_passkey.html,sha256=6REi-nxYTIp6D8ATGME9yVZBh3BfXPtcDsn6e1Clem4,1297", "the build key is 20260129120000", "the key=src/app/main.py:12 is read at start", "cache key 2024-10-25T21:34:56Z expired", "cache key 1706745600123456 expired", "session key order: 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", ".bun/@aws-sdk+credential-provider-node@3.972.10/node_modules/@aws-sdk/x.js", '{{"key": "parent", "uuid": "5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17"}}', "public_key = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "const publicKey = \"9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit\"", "the monkey at 3f786850e387550fdab836ed7e6dc881de23001bcafe", "the key is in the vault at secret/data/app", "the token of commit 3f786850e387550fdab836ed7e6dc881de23001b", "key integrity sha512-3zG9v0Q8Vt0wX2Y1Z4b5c6d7e8f9g0h1i2j3k4l5m6", "secret_key = get_secret_key_from_environment_variable()", "pat 3f786850e387550fdab836ed7e6dc881de23001b", "PATH=/usr/local/bin:/usr/bin:/bin:/opt/tool2/bin", "PAT expired on 2026-01-29T12:00:00Z", '{{"usage": {{"output_tokens": 27, "service_tier": "standard"}}, "requestId": "req_011CUv5Fq3Lw8dLx2W7mZ9aB"}}', "idempotency key 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 was reused", "cache key 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "next page token 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "secret id 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "the partition key 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 of the row", "the cache key to 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17", "the key is in /usr/local/share/keyrings2/docker.gpg", "the secret lives at /srv/app/config/secret2024.yaml", '"pattern": "^arn:aws:bedrock-agentcore:[0-9]{{12}}:token-vault/[a-zA-Z0-9-.]+/oauth2credentialprovider/[a-zA-Z0-9-]+$"', 'github.com/Azure/go-autorest/autorest/azure/auth v0.5.11 h1:P6bYXFoao05z5uhOQzbC3Qd8JqF3jUoocoTeIxkp2cA=']
 
 [[rule]]
 id = "token-before-credential-word"
@@ -2737,10 +2740,10 @@ yields = 64
 veto_before = '''<<GIT_WORDS>>'''
 # (not a query's value, `?o=…`, and not an id a word names right before it, `cloudflare zone id
 # <32 hex>`: a provider's ids are no secret; those lookbehinds only where a token with a digit starts)
-regex = '''[A-Za-z]{4,16}(?:[A-Za-z0-9_.-]{0,24}+(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>|\()[ \t]{0,4}(?:\\{0,8}["'`])?(?=<<UUID>>)|(?:[^\\\n,]|\\[^nr\\]){0,40}?(?<![A-Za-z0-9+/=_.~?&-])(?!<<UUID>>))(?=[A-Za-z+/=_.~-]{0,63}+[0-9])<<NOT_AFTER_ID_WORD>>(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
+regex = '''[A-Za-z]{4,16}(?:[A-Za-z0-9_.-]{0,24}+(?:\\{0,8}["'`])?[ \t]{0,4}(?:[:=]{1,2}|=>|\()[ \t]{0,4}(?:\\{0,8}["'`])?(?=<<UUID>>)|(?:[^\\\n,]|\\[^nr\\]){0,40}?(?<![A-Za-z0-9+/=_.~?&-])(?!<<UUID>>))(?=[A-Za-z+/=_.~-]{0,63}+[0-9])<<NOT_AFTER_ID_WORD>>(?!<<DIGEST_LABEL>>)<<NOT_DIGEST>>(?P<secret>[A-Za-z0-9](?:[A-Za-z0-9+/=_~-]|[.:](?=[A-Za-z0-9+/=_~-])){11,511}+)(?![A-Za-z0-9+/=_~-])'''
 validator = "provider_near_token"
 tp = ["sourcegraph: «{alnum:40}»", 'const hs = new HubSpotAPI("«{uuid}»");', "the mapbox one we use in prod is «{lowalnum:32}»", "dropbox «{alnum:20}{digits:4}»", "the looker one: «{alnum:40}»", "pagerduty «{hex:32}» is the routing one", "deepl: «{uuid}:fx»", "the openweather one for the dashboard: «{alnum:32}»"]
-fp = ["the dropbox sync of 2024-10-25T21:34:56Z failed", "hubspot commit 3f786850e387550fdab836ed7e6dc881de23001b", "mapbox-gl@3.972.10/node_modules/mapbox-gl/dist/x.js", "dropbox session 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", "the hubspot integration lives in src/integrations/hubspot/client.py", "looker build 20260129120000 ran", "pip install dropbox==12.0.2", "pip install posthog==3.1.0 pinecone-client==3.0.0", "cloudflare zone id 023e105f4ecef8ad9ca31a8372d0c353", "cloudflare account 9a7806061c88ada191ed06f989cc3dac", "databricks workspace https://adb-1234567890123456.7.azuredatabricks.net/?o=1234567890123456", "the supabase project ref is abcdefghijklmnopqrst"]
+fp = ["the dropbox sync of 2024-10-25T21:34:56Z failed", "hubspot commit 3f786850e387550fdab836ed7e6dc881de23001b", "mapbox-gl@3.972.10/node_modules/mapbox-gl/dist/x.js", "dropbox session 5d1c0c8e-3f6a-4b7e-9a51-2b8f0d4c6e17 is the id", "the hubspot integration lives in src/integrations/hubspot/client.py", "looker build 20260129120000 ran", "pip install dropbox==12.0.2", "pip install posthog==3.1.0 pinecone-client==3.0.0", "cloudflare zone id 023e105f4ecef8ad9ca31a8372d0c353", "cloudflare account 9a7806061c88ada191ed06f989cc3dac", "databricks workspace https://adb-1234567890123456.7.azuredatabricks.net/?o=1234567890123456", "the supabase project ref is abcdefghijklmnopqrst", 'github.com/Azure/go-autorest/autorest/azure/auth v0.5.11/go.mod h1:P6bYXFoao05z5uhOQzbC3Qd8JqF3jUoocoTeIxkp2cA=']
 
 [[rule]]
 id = "provider-key-uuid"

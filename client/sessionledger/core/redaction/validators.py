@@ -73,13 +73,20 @@ _SEQUENCES = (
 _SEQUENCE_RE = re.compile("|".join(_SEQUENCES))
 _MIXED_WITH_DIGIT_RE = re.compile(r"(?=[^a-z]{0,256}[a-z])(?=[^A-Z]{0,256}[A-Z])(?=[^0-9]{0,256}[0-9]).{1,256}", re.S)
 # The documented AWS example keys (AWS docs end every example key in `EXAMPLE`/`EXAMPLEKEY`).
-_AWS_EXAMPLE_RE = re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{9}EXAMPLE|[A-Za-z0-9/+]{30}EXAMPLEKEY")
+# A 40-character secret key that ends in a word saying so (`…SAMPLEKEY`, `…TESTKEY`) is one made up
+# after them; a scrambled word (`…EFUCDlEKEY`) is not.
+_AWS_EXAMPLE_RE = re.compile(
+    r"(?:AKIA|ASIA)[A-Z0-9]{9}EXAMPLE|[A-Za-z0-9/+]{30}EXAMPLEKEY|[A-Za-z0-9/+]{31}SAMPLEKEY"
+    r"|[A-Za-z0-9/+]{32}DUMMYKEY|[A-Za-z0-9/+]{33}(?:TEST|FAKE)KEY"
+)
 # Whole-value templates: `${VAR}`, `$VAR`, `{{ var }}`, `$(cmd)`, `%(name)s`, `%VAR%`, `<value>`,
-# `<%= x %>`, `{% x %}`, `@VAR@`, `{0}`, `%s`; a password holding `$`, `{` or `}` elsewhere is no template.
+# `<%= x %>`, `{% x %}`, `@VAR@`, `{0}`, `%s`, an f-string's `{self.pw}`, `{get_pat(name)}`, `{cfg["pw"]}`;
+# a password holding `$`, `{` or `}` elsewhere is no template.
 _TEMPLATE_RE = re.compile(
     r"\$\{[^{}]{1,128}\}[^{}$]{0,16}|\{\{[^{}]{0,128}\}\}|\$\(.{0,256}|`.{0,256}"
     r"|%\([A-Za-z0-9_]{1,64}\)[sd]|%[A-Za-z_][A-Za-z0-9_]{0,63}%|<[^<>]{1,128}>|<%.{0,256}%>|\{%.{0,256}%\}"
-    r"|@[A-Za-z_][A-Za-z0-9_]{0,63}@|\{[0-9A-Za-z_]{0,64}\}|%s|\*{1,}|#{1,}|\[REDACTED[^\]]{0,80}\]",
+    r"|@[A-Za-z_][A-Za-z0-9_]{0,63}@|\{[0-9A-Za-z_]{0,64}\}|%s|\*{1,}|#{1,}|\[REDACTED[^\]]{0,80}\]"
+    r"|\{[A-Za-z_][A-Za-z0-9_]{0,63}(?:\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,8}(?:\([^{}()]{0,128}\)|\[[^{}\[\]]{1,128}\])?\}",
     re.S,
 )
 # A shell or PHP variable: `$DB_PASSWORD`, `$db_pass`, `$dbPassword`, `$1`; `$xluWx2Mq…` (mixed case
