@@ -801,7 +801,7 @@ description = "PayPal Braintree access token"
 source = "Braintree docs: access tokens"
 prefixes = ["access_token$production$", "access_token$sandbox$"]
 follow = '''[a-z0-9]{16}'''
-regex = '''access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}'''
+regex = '''access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-z0-9]{32}'''
 validator = "token"
 tp = ["BRAINTREE_TOKEN=«access_token$production${lowalnum:16}${hex:32}»"]
 fp = ["access_token$production$"]
@@ -1268,11 +1268,11 @@ fp = ["API-VERSIONING-IS-HARD-TO-GET-RIGHT", "lin_api_ prefix", "http://assets.e
 id = "developer-platform-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Prefixed tokens of developer platforms the catalogue does not list, at the provider's length: PostHog personal API keys (phx_), SonarQube user, project and global analysis tokens (squ_, sqp_, sqa_), Adafruit IO keys (aio_), dbt Cloud service tokens (dbtc_), Firecrawl keys (fc-), ElevenLabs keys (sk_ + 48 hex), Apify API tokens (apify_api_), Xendit secret keys (xnd_development_, xnd_production_), DataStax Astra application tokens (AstraCS:), crates.io API tokens (cio + 32 letters and digits), Segment public API tokens (sgp_ + 64), Dependency-Track API keys (odt_), AWS AppSync API keys (da2- + 26 lower-case letters and digits)"
-source = "provider docs: PostHog personal API keys, SonarQube token types, Adafruit IO keys, dbt Cloud service tokens, Firecrawl and ElevenLabs API keys, Apify API tokens, Xendit API keys, DataStax Astra application tokens, crates.io API tokens, Segment public API tokens, Dependency-Track API keys, AWS AppSync API keys; trufflehog posthog, adafruitio and apify detectors read for the formats"
-prefixes = ["phx_", "squ_", "sqp_", "sqa_", "aio_", "dbtc_", "fc-", "sk_", "apify_api_", "xnd_development_", "xnd_production_", "AstraCS:", "cio", "sgp_", "odt_", "da2-"]
+description = "Prefixed tokens of developer platforms the catalogue does not list, at the provider's length: PostHog personal API keys (phx_), SonarQube user, project and global analysis tokens (squ_, sqp_, sqa_), Adafruit IO keys (aio_), dbt Cloud service tokens (dbtc_), Firecrawl keys (fc-), ElevenLabs keys (sk_ + 48 hex), Apify API tokens (apify_api_), Xendit secret keys (xnd_development_, xnd_production_), DataStax Astra application tokens (AstraCS:), crates.io API tokens (cio + 32 letters and digits), Segment public API tokens (sgp_ + 64), Dependency-Track API keys (odt_), AWS AppSync API keys (da2- + 26 lower-case letters and digits), Kolide API keys (k2sk_v1_), Amazon MWS auth tokens (amzn.mws. + UUID), Onfido API tokens (api_live., api_live_us., api_sandbox.)"
+source = "provider docs: PostHog personal API keys, SonarQube token types, Adafruit IO keys, dbt Cloud service tokens, Firecrawl and ElevenLabs API keys, Apify API tokens, Xendit API keys, DataStax Astra application tokens, crates.io API tokens, Segment public API tokens, Dependency-Track API keys, AWS AppSync API keys, Kolide API keys, Amazon MWS auth tokens, Onfido API tokens; trufflehog posthog, adafruitio and apify detectors read for the formats"
+prefixes = ["phx_", "squ_", "sqp_", "sqa_", "aio_", "dbtc_", "fc-", "sk_", "apify_api_", "xnd_development_", "xnd_production_", "AstraCS:", "cio", "sgp_", "odt_", "da2-", "k2sk_v1_", "amzn.mws.", "api_live", "api_sandbox"]
 follow = '''(?:<<B64M>>|[a-f0-9]{32})'''
-regex = '''<<START>>(?:phx_[A-Za-z0-9_]{43,48}|sq[upa]_[a-f0-9]{40}|aio_[A-Za-z0-9]{28}|dbtc_[A-Za-z0-9_-]{40,64}|fc-[a-f0-9]{32}|sk_[a-f0-9]{48}|apify_api_[A-Za-z0-9]{36}|xnd_(?:development|production)_[A-Za-z0-9+/=]{40,100}|AstraCS:[A-Za-z0-9]{24}:[a-f0-9]{64}|cio(?=[A-Za-z]{0,31}[0-9])(?=[a-z0-9]{0,31}[A-Z])(?=[A-Z0-9]{0,31}[a-z])[A-Za-z0-9]{32}|sgp_[A-Za-z0-9]{64}|odt_[A-Za-z0-9]{32,40}|da2-[a-z0-9]{26})<<END>>'''
+regex = '''<<START>>(?:phx_[A-Za-z0-9_]{43,48}|sq[upa]_[a-f0-9]{40}|aio_[A-Za-z0-9]{28}|dbtc_[A-Za-z0-9_-]{40,64}|fc-[a-f0-9]{32}|sk_[a-f0-9]{48}|apify_api_[A-Za-z0-9]{36}|xnd_(?:development|production)_[A-Za-z0-9+/=]{40,100}|AstraCS:[A-Za-z0-9]{24}:[a-f0-9]{64}|cio(?=[A-Za-z]{0,31}[0-9])(?=[a-z0-9]{0,31}[A-Z])(?=[A-Z0-9]{0,31}[a-z])[A-Za-z0-9]{32}|sgp_[A-Za-z0-9]{64}|odt_[A-Za-z0-9]{32,40}|da2-[a-z0-9]{26}|k2sk_v1_[A-Za-z0-9]{24,64}|amzn\.mws\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|api_(?:live(?:_[a-z]{2})?|sandbox)\.[A-Za-z0-9_-]{11}\.[A-Za-z0-9_-]{32})<<END>>'''
 validator = "token"
 tp = [
   "the posthog key is «phx_{alnum:43}»",
@@ -1289,6 +1289,10 @@ tp = [
   "SEGMENT_TOKEN=«sgp_{alnum:64}»",
   "DTRACK_API_KEY=«odt_{alnum:32}»",
   "  aws_appsync_apiKey: '«da2-{lowalnum:26}»',",
+  "KOLIDE_API_KEY=«k2sk_v1_{alnum:24}»",
+  "MWS_AUTH_TOKEN=«amzn.mws.{uuid}»",
+  "Onfido.token = '«api_live.{token:11}.{token:32}»'",
+  "ONFIDO_API_TOKEN=«api_sandbox.{token:11}.{token:32}»",
 ]
 fp = ["phx_ and squ_ prefixes", "sk_{hex:12}", "fc-{hex:8} is a short id", "aio_http_client_session_factory", "cioServiceAccountConfigurationBeanX", "ciomanagementconsole20240101abcdefg"]
 
@@ -2650,6 +2654,7 @@ tp = [
   "SESSION_SECRET=«/{alnum:42}=»",
   '''var twilioToken string = "«{hex:32}»"''',
   '''curl -H "X-API-Key: «{alnum:32}»" https://api.example.com''',
+  'api_key=«{digits:40}»',
 ]
 fp = [
   "key_length = XSalsa20.key_length",
@@ -2668,6 +2673,7 @@ fp = [
   '''LLM_SECRET_NAME = "NEXUS-GPT4-API-KEY"''',
   'secretary: Xk29dLq8Zr7mWp3NvB6cTy1H',
   'aws_secret_access_key:wJalrXUtnFEMI/K7MDENG/bPxRfiCYESAMPLEKEY',
+  'snowflake_key = 1706745600123456789',
 ]
 
 [[rule]]

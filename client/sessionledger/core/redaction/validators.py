@@ -26,6 +26,7 @@ ENTROPY_THRESHOLD = 3.0
 PASSWORD_ENTROPY = 2.5
 MIN_SECRET_LENGTH = 8
 _MIN_HEX_LENGTH = 20  # shorter hex strings are ids and short hashes (`"ApiKey": "48205d4ffd7feba3"`)
+_MIN_DIGIT_KEY = 24  # a value of digits alone this long under a credential's name is a key
 _NAME_SWITCH_RATIO = 0.3  # random base62/hex switch class at ~40-60% of characters, names below 25%
 
 _DUMMIES = frozenset(
@@ -333,7 +334,10 @@ def looks_secret(value: str, threshold: float = ENTROPY_THRESHOLD) -> bool:
     when they are long, random-looking and no word or identifier.
     """
     # (a `+` first is base64's, or a separator's before a name: `…]+/oauth2credentialprovider/`)
-    if not _literal(value) or _name_like(value.lstrip("+/")) or value.isdigit() or identifier(value):
+    # (digits alone are an id, a count or a time; past an int64's 19 digits and a few more, a key)
+    if not _literal(value) or _name_like(value.lstrip("+/")) or identifier(value):
+        return False
+    if value.isdigit() and len(value) < _MIN_DIGIT_KEY:
         return False
     if len(value) < _MIN_HEX_LENGTH and _HEX_RE.fullmatch(value):
         return False
