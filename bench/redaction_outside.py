@@ -5,10 +5,13 @@ directories) of gitleaks (MIT: `cmd/generate/config/rules/*.go`, their literal `
 `GenerateSampleSecrets(id, prefix + NewSecret(...))` samples, regenerated with random values of the
 same alphabet and length), trufflehog (AGPL: the `input`/`want` pairs of `pkg/detectors/*/*_test.go`,
 used only as test material) and detect-secrets (Apache-2.0: `tests/plugins/*_test.py`'s
-`(payload, should_flag)` cases). bench_redact.py places each sample the ten ways the held-out bench
-does and reports recall per source and per placement; the scanners' false-positive examples are the
-negatives. Set GITLEAKS_GIT / TRUFFLEHOG_GIT / DETECT_SECRETS_GIT to a clone's git directory (the
-defaults are the mirrors of this machine); a missing clone is skipped.
+`(payload, should_flag)` cases) and Nosey Parker (Apache-2.0: the `examples` of its builtin rules in the
+`secret` category, the secret their pattern's last group captures). bench_redact.py places each sample
+the ten ways the held-out bench does and reports recall per source and per placement; the scanners'
+false-positive examples are the negatives (not Nosey Parker's `negative_examples`: they say only that one
+rule must not fire there, and most hold another kind of secret). Set GITLEAKS_GIT / TRUFFLEHOG_GIT /
+DETECT_SECRETS_GIT / NOSEYPARKER_GIT to a clone's git directory (the defaults are the mirrors of this
+machine); a missing clone is skipped.
 """
 
 from __future__ import annotations
@@ -22,18 +25,21 @@ import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 
+import yaml
+
 _MIRRORS = "/work/.mirror"
 SOURCES = {
     "gitleaks": os.environ.get("GITLEAKS_GIT", f"{_MIRRORS}/gitleaks+gitleaks/repo"),
     "trufflehog": os.environ.get("TRUFFLEHOG_GIT", f"{_MIRRORS}/trufflesecurity+trufflehog/repo"),
     "detect-secrets": os.environ.get("DETECT_SECRETS_GIT", f"{_MIRRORS}/Yelp+detect-secrets/repo"),
+    "noseyparker": os.environ.get("NOSEYPARKER_GIT", f"{_MIRRORS}/praetorian-inc+noseyparker/repo"),
 }
 _PER_DETECTOR = 2  # trufflehog cases kept per detector (the first ones that name their secret)
 
 
 @dataclass(frozen=True)
 class Outside:
-    source: str  # gitleaks, trufflehog, detect-secrets
+    source: str  # gitleaks, trufflehog, detect-secrets, noseyparker
     kind: str  # the rule, detector or plugin it tests
     text: str
     secrets: tuple[str, ...]  # empty: a negative (the scanner's false-positive example)
@@ -222,6 +228,35 @@ def _detect_secrets(repo: str) -> list[Outside]:
     return out
 
 
+# --- Nosey Parker --------------------------------------------------------------------------------
+
+_NP_RULES = "crates/noseyparker/data/default/builtin/rules"
+_HOST = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::[0-9]{1,5})?/?|localhost(?::[0-9]{1,5})?")
+
+
+def _noseyparker(repo: str) -> list[Outside]:
+    """Each `secret` rule's examples with the value its pattern's last group captures, not a URL or
+    host name (a pattern in Rust's dialect Python does not compile, or an example it does not match,
+    is skipped). Rules of other categories find identifiers: hosts, account ids, bucket names."""
+    out: list[Outside] = []
+    for path in _files(repo, _NP_RULES, ".yml"):
+        for rule in yaml.safe_load(_show(repo, path)).get("rules") or []:
+            if "secret" not in (rule.get("categories") or []):
+                continue
+            try:
+                pattern = re.compile(rule["pattern"])
+            except re.error:
+                continue
+            for text in rule.get("examples") or []:
+                found = pattern.search(text)
+                # the last group that is no URL or host name (a connection string's host comes last)
+                groups = [g for g in found.groups() if g and not _HOST.fullmatch(g) and "://" not in g] if found else []
+                secret = groups[-1] if groups else None
+                if secret:
+                    out.append(Outside("noseyparker", rule["id"], text, (secret,)))
+    return out
+
+
 @lru_cache(maxsize=1)
 def samples(seed: int = 20261129) -> tuple[Outside, ...]:
     """Every sample from the clones that exist, in a fixed order."""
@@ -234,6 +269,8 @@ def samples(seed: int = 20261129) -> tuple[Outside, ...]:
             out += _gitleaks(repo, rng)
         elif source == "trufflehog":
             out += _trufflehog(repo)
+        elif source == "noseyparker":
+            out += _noseyparker(repo)
         else:
             out += _detect_secrets(repo)
     return tuple(out)
