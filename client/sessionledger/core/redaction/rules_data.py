@@ -1536,16 +1536,17 @@ fp = ["BUNDLE_GEMS__CONTRIBSYS__COM=$SIDEKIQ_CREDENTIALS", "BUNDLE_PATH=vendor/b
 id = "password-hash-crypt"
 kind = "password_hash"
 category = "password"
-description = "A password hash in the modular crypt format (/etc/shadow, htpasswd, a users table): bcrypt `$2b$`, md5-crypt `$1$`/`$apr1$`, sha-crypt `$5$`/`$6$`, yescrypt `$y$`, argon2 and scrypt (PHC strings), Kerberos AS-REP and TGS hashes as crackers print them; each at its format's length"
-source = "crypt(5) (libxcrypt: hashing methods); the PHC string format (P-H-C/phc-string-format); Apache htpasswd docs; hashcat example hashes (modes 18200, 13100)"
-anchors = ['''\$(?:2[abxy]?\$[0-9]{2}\$|[156y]\$|apr1\$|argon2(?:id|i|d)\$|scrypt\$|krb5(?:asrep|tgs)\$)''']
-regex = '''(?:(?<![A-Za-z0-9$./+-])|<<AFTER_ESCAPE>>)(?P<secret>\$(?:2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}|(?:1|apr1)\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|5\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43}|6\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{86}|y\$[./A-Za-z0-9]{1,32}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43}|(?:argon2(?:id|i|d)\$v=[0-9]{1,3}\$m=[0-9]{1,10},t=[0-9]{1,10},p=[0-9]{1,3}|scrypt\$ln=[0-9]{1,2},r=[0-9]{1,3},p=[0-9]{1,3})\$[A-Za-z0-9+/]{8,88}\$[A-Za-z0-9+/]{16,128}|krb5(?:asrep|tgs)\$[0-9]{1,2}\$[^\s"'\\`]{32,8192}+))(?![./A-Za-z0-9+])'''
+description = "A password hash in the modular crypt format (/etc/shadow, htpasswd, a users table): bcrypt `$2b$`, md5-crypt `$1$`/`$apr1$`, sha-crypt `$5$`/`$6$`, yescrypt `$y$`, Cisco type 8 and 9 secrets `$8$`/`$9$` (PBKDF2, scrypt), argon2 and scrypt (PHC strings), Kerberos AS-REP and TGS hashes as crackers print them; each at its format's length"
+source = "crypt(5) (libxcrypt: hashing methods); the PHC string format (P-H-C/phc-string-format); Apache htpasswd docs; hashcat example hashes (modes 18200, 13100, 9200, 9300: Cisco type 8 and 9)"
+anchors = ['''\$(?:2[abxy]?\$[0-9]{2}\$|[15689y]\$|apr1\$|argon2(?:id|i|d)\$|scrypt\$|krb5(?:asrep|tgs)\$)''']
+regex = '''(?:(?<![A-Za-z0-9$./+-])|<<AFTER_ESCAPE>>)(?P<secret>\$(?:2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}|(?:1|apr1)\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|5\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43}|[89]\$[./A-Za-z0-9]{14}\$[./A-Za-z0-9]{43}|6\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{86}|y\$[./A-Za-z0-9]{1,32}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43}|(?:argon2(?:id|i|d)\$v=[0-9]{1,3}\$m=[0-9]{1,10},t=[0-9]{1,10},p=[0-9]{1,3}|scrypt\$ln=[0-9]{1,2},r=[0-9]{1,3},p=[0-9]{1,3})\$[A-Za-z0-9+/]{8,88}\$[A-Za-z0-9+/]{16,128}|krb5(?:asrep|tgs)\$[0-9]{1,2}\$[^\s"'\\`]{32,8192}+))(?![./A-Za-z0-9+])'''
 validator = "token"
 tp = [
   "admin:«$apr1${crypt:8}${crypt:22}»",
   "root:«$6${crypt:16}${crypt:86}»:19700:0:99999:7:::",
   '''UPDATE users SET password_hash = '«$2b$12${crypt:53}»' WHERE id = 1;''',
   "deploy:«$y$j9T${crypt:22}${crypt:43}»:19700::::::",
+  "username admin privilege 15 secret 9 «$9${crypt:14}${crypt:43}»",
   '''{{"hash": "«$argon2id$v=19$m=65536,t=3,p=4${b64:22}${b64:43}»"}}''',
   "«$krb5asrep$23$svc_sql@CORP.LOCAL:{hex:32}${hex:200}»",
 ]
@@ -1777,7 +1778,7 @@ kind = "password"
 category = "password"
 description = "curl -u / --user user:password, or :password alone (an API key as the password, no user)"
 source = "curl manual: -u, --user; gitleaks curl-auth-user (MIT)"
-anchors = ['''-(?<=[ \t]-)u[ \t=]{0,8}[^\s:'"\\`$-]{0,128}:''', '''-(?<=[ \t]-)-user[ \t=]''']
+anchors = ['''-(?<=[ \t]-)u[ \t=]{0,8}(?:[^\s:'"\\`$-][^\s:'"\\`$]{0,127})?:''', '''-(?<=[ \t]-)-user[ \t=]''']
 near = ["curl"]
 regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?:-u|--user)(?:[ \t]{1,8}|=)?<<Q>>[^\s:'"\\`$]{0,128}:<<Q>>(?P<secret>[^\s'"\\`]{3,256})'''
 validator = "cli_password"
@@ -1787,8 +1788,37 @@ tp = [
   # the shell joins `kevin:` and a quoted password into one argument
   "curl --user kevin:'«{password}»' -iX PATCH https://x",
   "curl -u :«{alnum:32}» https://api.example.com/v1/items",
+  # an OAuth client's id with dashes as the user
+  "curl -X POST -u oa2-client-id_{token:32}-:«{alnum:40}» https://fra1.blynk.cloud/oauth2/token",
 ]
 fp = ["curl -u $USER:$PASS https://x", "docker run -u 1000:1000 image", "git push -u origin:main", "curl --negotiate -u : https://intranet.example.com"]
+
+[[rule]]
+id = "psexec-password"
+kind = "password"
+category = "password"
+description = "Sysinternals PsExec's `-p` password after its `-u` user (`psexec \\host -u Administrator -p …`); a `$Password` or `%PW%` variable stays"
+source = "Sysinternals PsExec docs: -u, -p"
+lower_anchors = ['''psexec''']
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:psexec)(?:64)?(?:\.exe)?[^\n]{0,256}?[ \t]-u[ \t]{1,4}[^\s]{1,128}[ \t]{1,4}-p[ \t]{1,4}<<Q>>(?P<secret>[^\s"'`]{3,128})'''
+validator = "cli_password"
+tp = ["psexec \\\\192.168.3.77 -u Administrator -p «{password}» shutdown -r -f -t 0", "PsExec.exe \\\\srv01 -accepteula -u CORP\\svc_deploy -p «{password}» cmd /c whoami"]
+fp = ["psexec \\\\OAIJCTDU8024272 -u User -p $Password -i -d calc.exe", "PsExec.exe \\\\satmodel2 -u SATMODEL2\\MTCPB -p %nothing% -i 2", "psexec -s -i cmd.exe"]
+
+[[rule]]
+id = "vault-unseal-key"
+kind = "vault"
+category = "vault"
+description = "A Vault unseal key given on the command line: `vault operator unseal <key>` (the key shares `vault operator init` prints are found by their `Unseal Key 1:` label)"
+source = "HashiCorp Vault docs: operator unseal"
+# (on the `p` scan at `perator`: `operator` holds no other scan's literal)
+lower_anchors = ['''perator(?<=operator)[ \t]{1,4}unseal[ \t]''']
+lead = "oO"
+lead_max = 1
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:operator)[ \t]{1,4}unseal(?:[ \t]{1,4}-[A-Za-z-]{1,32}(?:=[^\s]{0,64})?){0,4}[ \t]{1,4}<<Q>>(?P<secret>[A-Za-z0-9+/]{20,128}={0,2})(?![A-Za-z0-9+/=_-])'''
+validator = "token"
+tp = ["oc -n vault exec -ti vault-0 -- vault operator unseal «{b64:44}»", "vault operator unseal -address=https://vault.internal:8200 «{b64:44}»"]
+fp = ["vault operator unseal -status", "run vault operator unseal three times, once per key share", "vault operator unseal $UNSEAL_KEY_1"]
 
 [[rule]]
 id = "curl-oauth2-bearer"

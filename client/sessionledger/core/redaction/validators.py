@@ -90,10 +90,11 @@ _TEMPLATE_RE = re.compile(
     r"|\{[A-Za-z_][A-Za-z0-9_]{0,63}(?:\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,8}(?:\([^{}()]{0,128}\)|\[[^{}\[\]]{1,128}\])?\}",
     re.S,
 )
-# A shell or PHP variable: `$DB_PASSWORD`, `$db_pass`, `$dbPassword`, `$1`; `$xluWx2Mq…` (mixed case
-# and digits at random) is a password that starts with `$`.
+# A shell, PHP or PowerShell variable: `$DB_PASSWORD`, `$db_pass`, `$dbPassword`, `$Password`,
+# `$ESXiPass`, `$1`; `$xluWx2Mq…` (mixed case and digits at random) is a password that starts with `$`.
 _VARIABLE_RE = re.compile(
-    r"\$(?:[A-Z_][A-Z0-9_]{0,127}|[a-z_][a-z0-9_]{0,127}|[a-z]{1,32}(?:[A-Z][a-z]{1,32}){1,8}|[0-9])"
+    r"\$(?:[A-Z_][A-Z0-9_]{0,127}|[a-z_][a-z0-9_]{0,127}|[a-z]{1,32}(?:[A-Z][a-z]{1,32}){1,8}|[0-9]"
+    r"|[A-Z]{1,4}[a-z]{1,32}(?:[A-Z]{1,4}[a-z]{1,32}){0,8})"
 )
 # Code built of names, not a secret: a path on a variable in capitals (`$BASE_URL/classroom/#/reset`;
 # `$ecret/9Xk2` may be a password), a page
