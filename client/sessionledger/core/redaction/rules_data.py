@@ -1571,6 +1571,21 @@ tp = [
 fp = ["PASSWORD_HASHERS = ['django.contrib.auth.hashers.PBKDF2PasswordHasher']", "pbkdf2_sha256$<iterations>$<salt>$<hash>"]
 
 [[rule]]
+id = "kubernetes-bootstrap-token"
+kind = "kubernetes"
+category = "cloud"
+description = "A Kubernetes bootstrap token's secret half in its Secret's `stringData` (`token-secret: <16>` beside `token-id: <6>`); the whole token after `--token` is found as a credential anyway"
+source = "Kubernetes docs: authenticating with bootstrap tokens (bootstrap token Secret format)"
+# (on the `-` scan with the literal right after it)
+anchors = ['''-secret(?<=token-secret)''']
+lead = "tokenTOKEN"
+lead_max = 5
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)token-secret\\{0,8}["']?[ \t]{0,4}:[ \t]{0,4}<<Q>>(?P<secret>[a-z0-9]{16})(?![A-Za-z0-9_-])'''
+validator = "token"
+tp = ["stringData:\n  token-id: 07402b\n  token-secret: «{lowalnum:16}»", '''{{"token-id": "07402b", "token-secret": "«{lowalnum:16}»"}}''']
+fp = ["token-secret: ${BOOTSTRAP_SECRET}", "token-secret: <16 characters>"]
+
+[[rule]]
 id = "kubernetes-secret-data"
 kind = "k8s_secret"
 category = "generic"
