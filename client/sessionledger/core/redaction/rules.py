@@ -506,6 +506,11 @@ FRAGMENTS: dict[str, str] = {
     "JKV": _JSON_QUOTE + _JSON_SPACE + ":" + _JSON_SPACE + _JSON_QUOTE,
     "JNEXT": _JSON_QUOTE + _JSON_SPACE + "," + _JSON_SPACE + _JSON_QUOTE,
     "JB64": r"[A-Za-z0-9_-]{40,1400}(?![A-Za-z0-9_-])",
+    # a JWK member named `p` (after `d`, or `dp` sorted) or `okp`'s, up to its closing quote: the
+    # quote or backslash after `p` first, the name behind it (a `p` scan alternative that starts with a
+    # lookbehind is tried at every `p` of the text; one that starts with a byte, where that byte follows)
+    "JWK_P": r"""p(?:"(?<=[\\"d]p")|\\(?<=[\\"d]p\\)\\{0,2}")""",
+    "JWK_OKP": r"""p(?:"(?<=okp")|\\(?<=okp\\)\\{0,2}")""",
     # a command's arguments before a flag, on its own line (not past a pipe, `;`, `&` or an escaped
     # newline in a JSON line)
     "CMD_ARGS": r"(?:(?:[^\n\\|;&]|\\[^nr]){0,200}?[ \t])?",

@@ -189,10 +189,8 @@ source = "RFC 7517 (JWK), RFC 7518 §6 (RSA and EC private members)"
 # `"p":`/`"dp":` (an RSA key's primes) and an EC curve (`P-256`, `secp256k1`) hold a `p` the scans
 # already find. `d` is the member right before `p` (RFC order) or `dp` (sorted): looked for behind,
 # across one comma only (the lead stops at the one before `d`, so a run of members costs nothing);
-# an EC key's `d` comes after its curve: looked for ahead; each way after `p` starts with the byte
-# it needs (`"` or a backslash), the lookbehind after it: the `p` scan tries an alternative that starts with a
-# lookbehind at every `p` of the text, one that starts with a byte only where that byte follows
-lower_anchors = ['''p(?:"(?<=[\\"d]p")|\\(?<=[\\"d]p\\)\\{0,2}")[ \t]{0,4}:''', '''p-(?:256|384|521)\\{0,3}"''', '''p256k1\\{0,3}"''']
+# an EC key's `d` comes after its curve: looked for ahead
+lower_anchors = ['''<<JWK_P>>[ \t]{0,4}:''', '''p-(?:256|384|521)\\{0,3}"''', '''p256k1\\{0,3}"''']
 lead = '''A-Za-z0-9_":\\ \t\n-'''
 lead_gap = '''",\\ \t\nd'''
 lead_max = 2000
@@ -216,7 +214,7 @@ kind = "private_key"
 category = "private_key"
 description = "An OKP JSON Web Key's private key `d` (Ed25519, X25519, Ed448) after its key type `OKP`, in the RFC's order (kty, crv, x, d)"
 source = "RFC 8037 §2"
-lower_anchors = ['''p(?:"(?<=okp")|\\(?<=okp\\)\\{0,2}")''']
+lower_anchors = ['''<<JWK_OKP>>''']
 regex = '''P<<JQ>>[^{}]{0,160}?<<JQ>>d<<JKV>>(?P<secret><<JB64>>)'''
 validator = "random_token"
 tp = ['''{{"kty": "OKP", "crv": "X25519", "x": "{b64url:43}", "d": "«{b64url:43}»"}}''']
@@ -228,7 +226,7 @@ kind = "private_key"
 category = "private_key"
 description = "An OKP JSON Web Key's private key `d` a member or two before its key type `OKP`, as sorted members put it (crv, d, kty, x)"
 source = "RFC 8037 §2"
-lower_anchors = ['''p(?:"(?<=okp")|\\(?<=okp\\)\\{0,2}")''']
+lower_anchors = ['''<<JWK_OKP>>''']
 lead = '''A-Za-z0-9_":,\\ \t\n-'''
 lead_max = 120
 regex = '''<<JQ>>d<<JKV>>(?P<secret><<JB64>>)'''
@@ -242,7 +240,7 @@ kind = "private_key"
 category = "private_key"
 description = "An RSA JSON Web Key's prime `p` or its exponent `dp`, at the member the scan found"
 source = "RFC 7518 §6.3.2"
-lower_anchors = ['''p(?:"(?<=[\\"d]p")|\\(?<=[\\"d]p\\)\\{0,2}")[ \t]{0,4}:''']
+lower_anchors = ['''<<JWK_P>>[ \t]{0,4}:''']
 lead = '''\\"d'''
 lead_max = 4
 regex = '''<<JQ>>d?p<<JKV>>(?P<secret><<JB64>>)'''
@@ -256,7 +254,7 @@ kind = "private_key"
 category = "private_key"
 description = "An RSA JSON Web Key's `q` or `dq`: the member after `p` or `dp`"
 source = "RFC 7518 §6.3.2"
-lower_anchors = ['''p(?:"(?<=[\\"d]p")|\\(?<=[\\"d]p\\)\\{0,2}")[ \t]{0,4}:''']
+lower_anchors = ['''<<JWK_P>>[ \t]{0,4}:''']
 lead = '''\\"d'''
 lead_max = 4
 regex = '''<<JQ>>d?p<<JKV>><<JB64>><<JNEXT>>d?q<<JKV>>(?P<secret><<JB64>>)'''
@@ -270,7 +268,7 @@ kind = "private_key"
 category = "private_key"
 description = "An RSA JSON Web Key's `qi`: two members after `dp` in the RFC's order (p, q, dp, dq, qi), after `p` in sorted order (dp, dq, …, p, q, qi)"
 source = "RFC 7518 §6.3.2"
-lower_anchors = ['''p(?:"(?<=[\\"d]p")|\\(?<=[\\"d]p\\)\\{0,2}")[ \t]{0,4}:''']
+lower_anchors = ['''<<JWK_P>>[ \t]{0,4}:''']
 lead = '''\\"d'''
 lead_max = 4
 regex = '''<<JQ>>d?p<<JKV>><<JB64>><<JNEXT>>d?q<<JKV>><<JB64>><<JNEXT>>qi<<JKV>>(?P<secret><<JB64>>)'''
@@ -1726,7 +1724,7 @@ source = "SonarQube docs: analysis parameters (sonar.login, sonar.token)"
 anchors = ['''\.login(?<=sonar\.login)''', '''\.token(?<=sonar\.token)''', '''_login(?<=sonar_login)''', '''_LOGIN(?<=SONAR_LOGIN)''']
 lead = "sSoOnNaArRD-"
 lead_max = 7
-regex = '''(?:(?<![A-Za-z0-9])-D|(?<![A-Za-z0-9])|<<AFTER_ESCAPE>>)(?:sonar[._](?:login|token)|SONAR_LOGIN)(?:<<SEP>>|\\{0,8}["'][ \t]{0,4},[ \t]{0,4}\\{0,8}["'])(?P<secret>[a-f0-9]{40}|sq[apu]_[a-f0-9]{40})(?![A-Za-z0-9_-])'''
+regex = '''(?:(?<![A-Za-z0-9])-D|(?<![A-Za-z0-9])|<<AFTER_ESCAPE>>)(?:sonar[._](?:login|token)|SONAR_LOGIN)(?:<<SEP>>|<<CALL_SEP>>)(?P<secret>[a-f0-9]{40}|sq[apu]_[a-f0-9]{40})(?![A-Za-z0-9_-])'''
 validator = "near_token"
 tp = ["mvn sonar:sonar -Dsonar.host.url=https://sonarcloud.io -Dsonar.login=«{hex:40}»", "sonar.login=«{hex:40}»", "SONAR_LOGIN: «{hex:40}»", "props.put('sonar.login', '«{hex:40}»')"]
 fp = ["-Dsonar.login=$SONAR_TOKEN", "sonar.login=admin", "sonar.login=${env.SONAR_TOKEN}", "sonar.token=0000000000000000000000000000000000000000"]

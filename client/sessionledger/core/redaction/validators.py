@@ -26,7 +26,7 @@ ENTROPY_THRESHOLD = 3.0
 PASSWORD_ENTROPY = 2.5
 MIN_SECRET_LENGTH = 8
 _MIN_HEX_LENGTH = 20  # shorter hex strings are ids and short hashes (`"ApiKey": "48205d4ffd7feba3"`)
-_MIN_DIGIT_KEY = 24  # a value of digits alone this long under a credential's name is a key
+_MIN_DIGIT_KEY = 24  # digits alone are an id, a count or a time; past an int64's 19 and a few more, a key
 _NAME_SWITCH_RATIO = 0.3  # random base62/hex switch class at ~40-60% of characters, names below 25%
 
 _DUMMIES = frozenset(
@@ -97,8 +97,8 @@ _VARIABLE_RE = re.compile(
     r"|[A-Z]{1,4}[a-z]{1,32}(?:[A-Z]{1,4}[a-z]{1,32}){0,8})"
 )
 # Code built of names, not a secret: a path on a variable in capitals (`$BASE_URL/classroom/#/reset`;
-# `$ecret/9Xk2` may be a password), a page
-# anchor of words (`#add-password`), a Rails route's `controller#action` (`cms/sites/passwords#update`)
+# `$ecret/9Xk2` may be a password), a page anchor of words (`#add-password`), a Rails route's
+# `controller#action` (`cms/sites/passwords#update`)
 _NAMED_CODE_RE = re.compile(
     r"\$[A-Z_][A-Z0-9_]{1,127}/.{0,1024}|#[a-z]{2,32}(?:-[a-z]{2,32}){1,8}"
     r"|[a-z_]{2,32}(?:/[a-z_]{2,32}){1,8}#[a-z_]{2,32}",
@@ -218,7 +218,7 @@ def placeholder(value: str) -> bool:
         return True
     if _NOT_A_SECRET_RE.fullmatch(value) or _PASSWORD_WORD_RE.fullmatch(value) or _VARIABLE_RE.fullmatch(value):
         return True
-    if _NAMED_CODE_RE.fullmatch(value):
+    if _NAMED_CODE_RE.fullmatch(value):  # apart from the variables: `$VAR/…` is no whole variable
         return True
     low = value.lower()
     if low in _DUMMIES or _FILLER_RE.search(value) is not None:
@@ -335,7 +335,6 @@ def looks_secret(value: str, threshold: float = ENTROPY_THRESHOLD) -> bool:
     when they are long, random-looking and no word or identifier.
     """
     # (a `+` first is base64's, or a separator's before a name: `…]+/oauth2credentialprovider/`)
-    # (digits alone are an id, a count or a time; past an int64's 19 digits and a few more, a key)
     if not _literal(value) or _name_like(value.lstrip("+/")) or identifier(value):
         return False
     if value.isdigit() and len(value) < _MIN_DIGIT_KEY:
