@@ -217,6 +217,9 @@ ADVERSARIAL = [
     "pass abcd abcd abcd " * 10_000,
     # a key block of string literals and quote marks that never ends; an SSH2 header repeated
     "-----BEGIN PRIVATE KEY-----\n" + '"\\n"\n "' * 40_000,
+    '"-----BEGIN RSA PRIVATE KEY-----" +\n"' + 'AAAA" +\n"' * 20_000,
+    "LS0tLS1CRUdJTi" * 15_000,
+    "key: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQ" + "A" * 200_000 + "!",
     "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----" * 5_000,
     # account commands: each hit with the most word starts before it, a user that never ends
     "echo a:b chpasswd " * 11_000,

@@ -429,11 +429,12 @@ _NAME = r"(?:(?<![A-Za-z0-9_.-])|" + AFTER_ESCAPE + r")(?P<name>[A-Za-z0-9_.-]{1
 _LINE_BREAKS = r"""\\[nrt]|\\\\|\\u2192|→|\r|\n|\\{0,8}"[ \t]{0,4},[ \t]{0,4}\\{0,8}"(?=[+ -])"""
 _BREAK = f"(?:{_LINE_BREAKS})"
 # Inside a key block, also what code and Markdown put around its lines: a string literal closed at the
-# line's end (`"MIIE…\n"` then `+`, `,` or nothing) and the next one opened after the indent, and a
-# quote's `> ` after a line break.
+# line's end (`"MIIE…\n"` then `+`, `,` or nothing) and the next one opened after the indent or at
+# the line's start (`" +` then `"b3Bl…`), and a quote's `> ` after a line break.
 _KEY_BREAK = (
     f"(?:{_LINE_BREAKS}"
-    + r"""|\\{0,8}"[ \t]{0,4}[+,]?(?=[ \t]{0,4}(?:\\[nr]|[\r\n]))|(?<=[ \t])\\{0,8}"(?=[A-Za-z0-9+/-])"""
+    + r"""|\\{0,8}"[ \t]{0,4}[+,]?(?=[ \t]{0,4}(?:\\[nr]|[\r\n]))"""
+    + r"""|(?:(?<=[ \t\n])|(?<=\\n))\\{0,8}"(?=[A-Za-z0-9+/-])"""
     + r"""|(?:(?<=\n)|(?<=\\n)|(?<=→)|(?<=\\u2192))>)"""
 )
 _LINE_START = r"""(?:^|(?<=\\n)|(?<=\n)|(?<=→)|(?<=\\t)|(?<=\t)|(?<=")|(?<=\\u2192))"""

@@ -54,6 +54,7 @@ tp = [
   "«{pem:PGP PRIVATE KEY BLOCK}»",
   "KEY = (\n    \"«-----BEGIN RSA PRIVATE KEY-----\\n\"\n    \"{b64:64}\\n\"\n    \"{b64:40}==\\n\"\n    \"-----END RSA PRIVATE KEY-----»\\n\"\n)",
   "> «-----BEGIN PRIVATE KEY-----\n> {b64:64}\n> {b64:40}==\n> -----END PRIVATE KEY-----»",
+  "String key = \"«-----BEGIN RSA PRIVATE KEY-----\" +\n\"{b64:64}\" +\n\"{b64:40}==\" +\n\"-----END RSA PRIVATE KEY-----»\";",
   '''{{"type": "service_account", "private_key": "«-----BEGIN PRIVATE KEY-----\\n{b64:64}\\n{b64:64}\\n{b64:40}==\\n-----END PRIVATE KEY-----»\\n"}}''',
 ]
 fp = [
@@ -67,14 +68,19 @@ fp = [
 id = "private-key-base64-pem"
 kind = "private_key"
 category = "private_key"
-description = "Base64 of a PEM private key under a key name (kubeconfig client-key-data, Kubernetes tls.key, ssh-privatekey)"
+description = "Base64 of a PEM private key, under any name or none (kubeconfig client-key-data, Kubernetes tls.key, ssh-privatekey, PRIVATE_KEY_B64=)"
 source = "Kubernetes docs: kubeconfig client-key-data, Secret types kubernetes.io/tls and ssh-auth"
-lower_anchors = ['''key(?:-data)?<<SEPA>>[ \t]{0,8}(?:\\{0,8}["'])?ls0tls1crudjti''']
-lead = "A-Za-z0-9_.-"
-regex = '''<<NAME_START>>[A-Za-z0-9_.-]{0,64}(?i:key-data|tls\.key|privatekey|private[_-]key)<<SEP>>(?P<secret>LS0tLS1CRUdJTi[A-Za-z0-9+/]{80,65536}={0,2})(?![A-Za-z0-9+/=])'''
+# base64 of `-----BEGIN ` always starts `LS0tLS1CRUdJTi`; the validator reads `PRIVATE KEY` in what follows
+prefixes = ["LS0tLS1CRUdJTi"]
+regex = '''<<START>>(?P<secret>LS0tLS1CRUdJTi[A-Za-z0-9+/]{80,65536}={0,2})(?![A-Za-z0-9+/=])'''
 validator = "b64_private_key"
-tp = ["    client-key-data: «LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQ{b64:200}»", "  tls.key: «LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t{b64:200}»"]
-fp = ["    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t{b64:200}", "  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t{b64:200}"]
+tp = [
+  "    client-key-data: «LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQ{b64:200}»",
+  "  tls.key: «LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t{b64:200}»",
+  "PRIVATE_KEY_B64=«LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQ{b64:200}»",
+  "the deploy key, base64ed: «LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0{b64:200}»",
+]
+fp = ["    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t{b64:200}", "  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t{b64:200}", "PUBLIC_KEY_B64=LS0tLS1CRUdJTiBQVUJMSUMgS0VZLS0tLS0{b64:200}"]
 
 [[rule]]
 id = "openvpn-static-key"
