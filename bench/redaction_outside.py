@@ -5,12 +5,13 @@ directories) of gitleaks (MIT: `cmd/generate/config/rules/*.go`, their literal `
 `GenerateSampleSecrets(id, prefix + NewSecret(...))` samples, regenerated with random values of the
 same alphabet and length), trufflehog (AGPL: the `input`/`want` pairs of `pkg/detectors/*/*_test.go`,
 used only as test material) and detect-secrets (Apache-2.0: `tests/plugins/*_test.py`'s
-`(payload, should_flag)` cases) and Nosey Parker (Apache-2.0: the `examples` of its builtin rules in the
-`secret` category, the secret their pattern's last group captures). bench_redact.py places each sample
+`(payload, should_flag)` cases), Nosey Parker (Apache-2.0: the `examples` of its builtin rules in the
+`secret` category, the secret their pattern's last group captures) and Kingfisher (Apache-2.0: the
+`examples` of its rules, in Nosey Parker's format, whose name says credential). bench_redact.py places each sample
 the ten ways the held-out bench does and reports recall per source and per placement; the scanners'
 false-positive examples are the negatives (not Nosey Parker's `negative_examples`: they say only that one
 rule must not fire there, and most hold another kind of secret). Set GITLEAKS_GIT / TRUFFLEHOG_GIT /
-DETECT_SECRETS_GIT / NOSEYPARKER_GIT to a clone's git directory (the defaults are the mirrors of this
+DETECT_SECRETS_GIT / NOSEYPARKER_GIT / KINGFISHER_GIT to a clone's git directory (the defaults are the mirrors of this
 machine); a missing clone is skipped.
 """
 
@@ -22,8 +23,10 @@ import random
 import re
 import string
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import yaml
 
@@ -33,13 +36,14 @@ SOURCES = {
     "trufflehog": os.environ.get("TRUFFLEHOG_GIT", f"{_MIRRORS}/trufflesecurity+trufflehog/repo"),
     "detect-secrets": os.environ.get("DETECT_SECRETS_GIT", f"{_MIRRORS}/Yelp+detect-secrets/repo"),
     "noseyparker": os.environ.get("NOSEYPARKER_GIT", f"{_MIRRORS}/praetorian-inc+noseyparker/repo"),
+    "kingfisher": os.environ.get("KINGFISHER_GIT", f"{_MIRRORS}/mongodb+kingfisher/repo"),
 }
 _PER_DETECTOR = 2  # trufflehog cases kept per detector (the first ones that name their secret)
 
 
 @dataclass(frozen=True)
 class Outside:
-    source: str  # gitleaks, trufflehog, detect-secrets, noseyparker
+    source: str  # gitleaks, trufflehog, detect-secrets, noseyparker, kingfisher
     kind: str  # the rule, detector or plugin it tests
     text: str
     secrets: tuple[str, ...]  # empty: a negative (the scanner's false-positive example)
@@ -234,14 +238,14 @@ _NP_RULES = "crates/noseyparker/data/default/builtin/rules"
 _HOST = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::[0-9]{1,5})?/?|localhost(?::[0-9]{1,5})?")
 
 
-def _noseyparker(repo: str) -> list[Outside]:
-    """Each `secret` rule's examples with the value its pattern's last group captures, not a URL or
-    host name (a pattern in Rust's dialect Python does not compile, or an example it does not match,
-    is skipped). Rules of other categories find identifiers: hosts, account ids, bucket names."""
+def _rule_examples(source: str, repo: str, under: str, keep: Callable[[dict[str, Any]], bool]) -> list[Outside]:
+    """Each kept rule's examples with the value its pattern's last group captures, not a URL or host
+    name (a pattern in Rust's dialect Python does not compile, or an example it does not match, is
+    skipped): Nosey Parker's rule format, which Kingfisher's rules share."""
     out: list[Outside] = []
-    for path in _files(repo, _NP_RULES, ".yml"):
-        for rule in yaml.safe_load(_show(repo, path)).get("rules") or []:
-            if "secret" not in (rule.get("categories") or []):
+    for path in _files(repo, under, ".yml"):
+        for rule in (yaml.safe_load(_show(repo, path)) or {}).get("rules") or []:
+            if not keep(rule):
                 continue
             try:
                 pattern = re.compile(rule["pattern"])
@@ -253,8 +257,36 @@ def _noseyparker(repo: str) -> list[Outside]:
                 groups = [g for g in found.groups() if g and not _HOST.fullmatch(g) and "://" not in g] if found else []
                 secret = groups[-1] if groups else None
                 if secret:
-                    out.append(Outside("noseyparker", rule["id"], text, (secret,)))
+                    out.append(Outside(source, rule["id"], text, (secret,)))
     return out
+
+
+def _noseyparker(repo: str) -> list[Outside]:
+    """The examples of Nosey Parker's rules in the `secret` category: the others find identifiers
+    (hosts, account ids, bucket names)."""
+    return _rule_examples("noseyparker", repo, _NP_RULES, lambda rule: "secret" in (rule.get("categories") or []))
+
+
+# --- Kingfisher ----------------------------------------------------------------------------------
+
+_KF_RULES = "data/rules"
+# Kingfisher's rules carry no category: a rule whose name says credential is kept, not one that
+# names an identifier (`Azure Storage Account Name`, `Facebook App ID`, `Snowflake Username`)
+_KF_CREDENTIAL = re.compile(r"(?i)key|token|secret|passw|credential|\bpat\b|private|webhook|auth|connection|dsn|jwt")
+_KF_IDENTIFIER = re.compile(
+    r"(?i)(?<!access key )\b(?:id|identifier|username|email|name|url|host|domain|org|organization)$"
+)
+
+
+def _credential_rule(rule: dict[str, Any]) -> bool:
+    name = str(rule.get("name", ""))
+    return _KF_CREDENTIAL.search(name) is not None and _KF_IDENTIFIER.search(name) is None
+
+
+def _kingfisher(repo: str) -> list[Outside]:
+    """The examples of Kingfisher's rules (Nosey Parker's format; trufflehog's provider-keyword
+    detectors among them) whose name says credential."""
+    return _rule_examples("kingfisher", repo, _KF_RULES, _credential_rule)
 
 
 @lru_cache(maxsize=1)
@@ -271,6 +303,8 @@ def samples(seed: int = 20261129) -> tuple[Outside, ...]:
             out += _trufflehog(repo)
         elif source == "noseyparker":
             out += _noseyparker(repo)
+        elif source == "kingfisher":
+            out += _kingfisher(repo)
         else:
             out += _detect_secrets(repo)
     return tuple(out)
