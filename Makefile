@@ -105,11 +105,12 @@ browser:
 bench: install
 	$(BIN)/python -m config.localstack exec -- $(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
-## make redaction-catalogue: rebuild the redactor's gitleaks catalogue from the pinned release (tools/redaction_catalogue.py) and show the diff; GITLEAKS_GIT=path reads a local clone instead of GitHub
+## make redaction-catalogue: rebuild the redactor's catalogues (gitleaks' rules, Kingfisher's provider names) from their pinned releases (tools/redaction_catalogue.py) and show the diff; GITLEAKS_GIT=path and KINGFISHER_GIT=path read local clones instead of GitHub
 redaction-catalogue: install
-	$(BIN)/python tools/redaction_catalogue.py $(if $(GITLEAKS_GIT),--git $(GITLEAKS_GIT))
+	$(BIN)/python tools/redaction_catalogue.py $(if $(GITLEAKS_GIT),--git $(GITLEAKS_GIT)) $(if $(KINGFISHER_GIT),--kingfisher-git $(KINGFISHER_GIT))
 	git diff --stat -- client/sessionledger/core/redaction/catalogue/
 	git diff -- client/sessionledger/core/redaction/catalogue/gitleaks.json | head -200
+	git diff -- client/sessionledger/core/redaction/catalogue/kingfisher-providers.json | head -100
 
 ## make forge-openapi NPM_TGZ=path: rebuild tests/fixtures/github_openapi/ from `npm pack @octokit/openapi@23.0.2` (tools/forge_openapi.py) and show the diff
 forge-openapi: install

@@ -1,19 +1,28 @@
-"""The provider catalogue (gitleaks' rules as data, docs/redaction.md "The catalogue"): every RE2
-construct the build translates, the built data's pin and bounds, and catalogue rules redacting
-tokens our own rules never listed, in a transcript line."""
+"""The provider catalogues (gitleaks' rules and Kingfisher's provider names as data, docs/redaction.md
+"The catalogue"): every RE2 construct the build translates, the built data's pin and bounds, how the
+tool names Kingfisher's providers, and catalogue rules redacting tokens our own rules never listed,
+in a transcript line."""
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import re
 import string
+import sys
+import tarfile
+from pathlib import Path
 
 import pytest
 
 from sessionledger.core.redaction import Redactor, catalogue
 from sessionledger.core.redaction.re2 import CAP, JSON_BOUNDARY, NESTING_MAX, TranslationError, nesting, translate
 from tests.client.test_redact_rules import unbounded_quantifiers
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+
+import redaction_catalogue
 
 REDACTOR = Redactor()
 RNG = random.Random(20260211)
@@ -122,3 +131,46 @@ def test_catalogue_token_in_a_transcript_line_is_redacted(make: object) -> None:
     out = REDACTOR.redact_bytes(line).data
     assert secret.encode() not in out
     assert json.loads(out)["message"]["content"].startswith("deploy with\n[REDACTED:")
+
+
+def test_kingfisher_provider_names_are_pinned_and_licensed() -> None:
+    data = json.loads(catalogue.PROVIDERS_PATH.read_text())
+    assert data["version"].startswith("v1.") and len(data["commit"]) == 40 and len(data["sha256"]) == 64
+    assert "Apache License" in (catalogue.PROVIDERS_PATH.parent / "LICENSE-kingfisher.txt").read_text()
+    names = catalogue.field_providers()
+    assert len(names) >= 400 and {"calendarific", "cloudsmith", "chartmogul"} <= set(names)
+    assert not set(names) & set(data["not_providers"])
+
+
+def _kingfisher_rules(*stems: str) -> dict[str, bytes]:
+    return {f"data/rules/{stem}.yml": b"rules: []\n" for stem in stems}
+
+
+def test_kingfisher_names_lose_their_glued_kind_and_words() -> None:
+    """A file name is the provider's, sometimes with what its rule finds glued on; English and
+    code words and names under five letters are no provider a token after them vouches for."""
+    files = _kingfisher_rules("calendlyapikey", "telegrambottoken", "twitter_v2", "collect2", "float", "box", "lob")
+    assert redaction_catalogue.build_kingfisher(files)["providers"] == ["calendly", "telegram", "twitter"]
+
+
+def test_kingfisher_rules_are_read_from_the_release_archive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a clone the tool reads GitHub's archive of the pinned commit; its digest covers the
+    rule files alone, so an archive's own bytes (not stable) do not matter."""
+    files = _kingfisher_rules("chartmogul", "cloudsmith")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for path, body in {**files, "LICENSE": b"Apache License", "README.md": b"x"}.items():
+            info = tarfile.TarInfo(f"kingfisher-{redaction_catalogue.KINGFISHER_COMMIT}/{path}")
+            info.size = len(body)
+            archive.addfile(info, io.BytesIO(body))
+    opened: list[str] = []
+
+    def urlopen(url: str, timeout: float) -> io.BytesIO:
+        opened.append(url)
+        return io.BytesIO(buffer.getvalue())
+
+    monkeypatch.setattr(redaction_catalogue.urllib.request, "urlopen", urlopen)
+    read, licence = redaction_catalogue.kingfisher_source(None)
+    assert opened == [redaction_catalogue.KINGFISHER_ARCHIVE.format(commit=redaction_catalogue.KINGFISHER_COMMIT)]
+    assert read == files and licence == b"Apache License"
+    assert redaction_catalogue.kingfisher_digest(read) == redaction_catalogue.kingfisher_digest(files)

@@ -1,4 +1,5 @@
-"""The provider catalogue: gitleaks' default rules (MIT), built into `catalogue/gitleaks.json`.
+"""The provider catalogues: gitleaks' default rules (MIT), built into `catalogue/gitleaks.json`, and
+the provider names of Kingfisher's rules (Apache-2.0), in `catalogue/kingfisher-providers.json`.
 
 tools/redaction_catalogue.py translates the pinned release's RE2 patterns to Python once (re2.py);
 here each entry becomes a `Rule` the engine runs like its own: anchored on the merged scans
@@ -24,6 +25,7 @@ from .validators import placeholder, shannon_entropy
 
 CATALOGUE_PREFIX = "gitleaks:"  # a catalogue rule's id: `gitleaks:<its id>`
 PATH = Path(__file__).with_name("catalogue") / "gitleaks.json"
+PROVIDERS_PATH = PATH.with_name("kingfisher-providers.json")
 # literals the merged scans already pass over (scans.py): a keyword holding one costs no new pass
 # (not `p` or `~`: a `p` is in every other word of code, so each head checked behind it costs at
 # every one; `~` only for OpenShift's `sha256~`, a whole pass for one rule)
@@ -196,13 +198,28 @@ DOCUMENTED_PROVIDERS = (
 
 
 @lru_cache(maxsize=1)
+def field_providers() -> tuple[str, ...]:
+    """The providers Kingfisher has a rule for (`calendarific`, `cloudsmith`, `chartmogul`): its rule
+    files' names, English and code words left out (tools/redaction_catalogue.py)."""
+    data = json.loads(PROVIDERS_PATH.read_text(encoding="utf-8"))
+    return tuple(data["providers"])
+
+
+# Kingfisher's names anchored on the scans: each is a branch tried at every `c` or `p` of the text,
+# and those of nine letters or more, half of them, cost less than half as much as all (figures in
+# docs/redaction.md); a shorter brand is also likelier a word (`float`, `front`, `monday`)
+_FIELD_ANCHOR_LENGTH = 9
+
+
+@lru_cache(maxsize=1)
 def anchor_words() -> tuple[str, ...]:
     """The provider names a token after them is searched behind (the provider-near-token rule): the
     catalogue's provider keywords and its rule ids' first words (`hubspot`, `sourcegraph`,
-    `dropbox`), and `DOCUMENTED_PROVIDERS`, that an existing scan can find, so they cost no pass of
-    their own."""
+    `dropbox`), Kingfisher's longer provider names and `DOCUMENTED_PROVIDERS`, that an existing
+    scan can find, so they cost no pass of their own."""
     ids = {e.ident.split("-")[0] for e in entries()}
     words = {w for w in ids if w.isalpha() and len(w) >= 4} | set(provider_words()) | set(DOCUMENTED_PROVIDERS)
+    words |= {w for w in field_providers() if len(w) >= _FIELD_ANCHOR_LENGTH}
     return tuple(sorted(w for w in words - _NOT_ANCHORS if any(p in w for p in _NAME_PIVOTS)))
 
 
@@ -213,8 +230,9 @@ _MORE_PROVIDERS = ("github", "gitlab", "npm", "twilio", "sendgrid", "newrelic", 
 
 @lru_cache(maxsize=1)
 def provider_names() -> tuple[str, ...]:
-    """Every provider name the rules know: `provider_words`, `anchor_words` and `_MORE_PROVIDERS`."""
-    return tuple(sorted({*provider_words(), *anchor_words(), *_MORE_PROVIDERS}))
+    """Every provider name the rules know: `provider_words`, `anchor_words`, `field_providers` and
+    `_MORE_PROVIDERS` (matched only where another anchor hit, so any number costs no scan)."""
+    return tuple(sorted({*provider_words(), *anchor_words(), *field_providers(), *_MORE_PROVIDERS}))
 
 
 def with_provider_words(rule: Rule) -> Rule:
