@@ -219,6 +219,8 @@ ADVERSARIAL = [
     "-----BEGIN PRIVATE KEY-----\n" + '"\\n"\n "' * 40_000,
     '"-----BEGIN RSA PRIVATE KEY-----" +\n"' + 'AAAA" +\n"' * 20_000,
     "LS0tLS1CRUdJTi" * 15_000,
+    "the password for a for b is '" * 8_000,
+    'password is "' + "abcd" * 50_000,
     "key: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQ" + "A" * 200_000 + "!",
     "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----" * 5_000,
     # account commands: each hit with the most word starts before it, a user that never ends

@@ -2537,6 +2537,31 @@ fp = [
 ]
 
 [[rule]]
+id = "password-prose-quoted"
+kind = "password"
+category = "password"
+description = "A password a sentence quotes: 'the default password is \"blooberry\"', \"ensure the password for user 'postgres' is 'admin'\""
+source = "Nosey Parker's generic password rule examples (Apache-2.0): README sentences quoting a default password"
+# (on password-prose's anchors; the quotes mark the value, so a word or a four-letter one counts)
+lower_anchors = ['''p(?:assw(?:or)?d|ass(?:phrase|code))s?[ \t]''']
+regex = '''(?:(?<![A-Za-z0-9_-])|<<AFTER_ESCAPE>>)(?i:password|passwd|passphrase|passcode)s?(?:[ \t]{1,4}(?:for|of|on|to)(?:[ \t]{1,4}(?:[^\s\\]|\\{1,8}["']){1,40}?){1,4}?)??[ \t]{1,4}(?i:is|was|should be|must be|(?:is|was) (?:set|changed|reset) to):?[ \t]{1,4}(?P<q>\\{0,8}["'])(?P<secret>[^\s"'\\`]{4,64}+)(?P=q)'''
+validator = "quoted_password"
+tp = [
+  "The default Password is '«blooberry»'",
+  "ensure the password is \"«centipede»\" and press the On button",
+  "2. Ensure the password for user 'postgres' is '«admin»' or change .env file.",
+  "The default password for the user \"demo-user\" is \"«pyne»\".",
+]
+fp = [
+  "the password is 'invalid'",
+  "the password is \"None\" when unset",
+  "the password is '${DB_PASSWORD}'",
+  "the password is 'DB_PASSWORD' in the env",
+  "the password is 'changeme' by default",
+  "the password is \"\"",
+]
+
+[[rule]]
 id = "password-other-languages"
 kind = "password"
 category = "password"

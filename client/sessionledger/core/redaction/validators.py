@@ -392,6 +392,25 @@ def strict_password(value: str) -> bool:
     return any(c.isdigit() for c in value) or (upper and lower) or (upper and not value.isalpha())
 
 
+# what a sentence says a password is when it names no password: its state or a check's verdict
+_PASSWORD_STATES = frozenset(
+    (
+        "none", "null", "nil", "true", "false", "empty", "blank", "unset", "missing", "hidden", "masked",
+        "invalid", "incorrect", "wrong", "correct", "valid", "expired", "weak", "strong", "same", "different",
+        "default", "random", "encrypted", "hashed", "stored", "ignored", "mandatory",
+    )
+)  # fmt: skip
+
+
+def quoted_password(value: str) -> bool:
+    """A password a sentence quotes ("the default password is 'blooberry'"): the quotes mark the
+    value, so a word or a short one counts; not a template, dummy, name in code or a state word."""
+    low = value.lower()
+    if len(value) < 4 or placeholder(value) or low in _DUMMIES or low in _PASSWORD_STATES:
+        return False
+    return not identifier(value)
+
+
 def random_token(value: str) -> bool:
     """Mixed case and a digit with high entropy, or a long hex string: tells an `sk-…` key from
     `sk-learn-estimator`."""
@@ -800,6 +819,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "secret": looks_secret,
     "password": looks_password,
     "strict_password": strict_password,
+    "quoted_password": quoted_password,
     "random_token": random_token,
     "token": token,
     "unworded_token": unworded_token,
