@@ -1720,6 +1720,21 @@ tp = ["curl -H 'X-Auth-Token: «{hex:16}»' https://api.internal/v1/me", '''{{"X
 fp = ["X-Auth-Token: $OS_TOKEN", "x-api-key: required"]
 
 [[rule]]
+id = "codeclimate-reporter-id"
+kind = "generic_secret"
+category = "generic"
+description = "Code Climate's test reporter id, which uploads coverage as the repository: `CC_TEST_REPORTER_ID: <64 hex>` (an id by its name, a credential by its use)"
+source = "Code Climate docs: test reporter configuration (CC_TEST_REPORTER_ID)"
+# (on the `_` scan: the literal after it turns away every other `_` at its first byte or two)
+anchors = ['''_REPORTER_ID(?<=CC_TEST_REPORTER_ID)''', '''_reporter_id(?<=cc_test_reporter_id)''']
+lead = "CcTtEeSs_"
+lead_max = 8
+regex = '''(?:(?<![A-Za-z0-9_])|<<AFTER_ESCAPE>>)(?:CC_TEST_REPORTER_ID|cc_test_reporter_id)<<SEP>>(?P<secret>[a-f0-9]{64})(?![A-Za-z0-9_-])'''
+validator = "near_token"
+tp = ["env:\n  CC_TEST_REPORTER_ID: «{hex:64}»", "export CC_TEST_REPORTER_ID=«{hex:64}»"]
+fp = ["  CC_TEST_REPORTER_ID: ${{{{ secrets.CC_TEST_REPORTER_ID }}}}", "CC_TEST_REPORTER_ID=$CC_ID"]
+
+[[rule]]
 id = "sonar-login-token"
 kind = "generic_secret"
 category = "generic"
