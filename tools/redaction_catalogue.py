@@ -162,19 +162,15 @@ def build(toml: bytes) -> dict[str, Any]:
 
 
 def kingfisher_source(git: Path | None) -> tuple[dict[str, bytes], bytes]:
-    """({rule file path: its bytes}, LICENSE) of Kingfisher's pinned release, from a clone or GitHub."""
+    """({rule file path: its bytes}, LICENSE) of Kingfisher's pinned release: a clone's `git archive`
+    of the pinned commit or GitHub's archive of it, read the same way."""
     if git is not None:
-        listing = ["git", f"--git-dir={git}", "ls-tree", "-r", "--name-only", KINGFISHER_COMMIT, KINGFISHER_RULES]
-        paths = subprocess.run(listing, check=True, capture_output=True, text=True).stdout.split()
-
-        def show(path: str) -> bytes:
-            command = ["git", f"--git-dir={git}", "show", f"{KINGFISHER_COMMIT}:{path}"]
-            return subprocess.run(command, check=True, capture_output=True).stdout
-
-        return {p: show(p) for p in paths}, show("LICENSE")
-    url = KINGFISHER_ARCHIVE.format(commit=KINGFISHER_COMMIT)
-    with urllib.request.urlopen(url, timeout=120) as response:
-        data = response.read()
+        command = ["git", f"--git-dir={git}", "archive", "--format=tar.gz", f"--prefix=kingfisher-{KINGFISHER_COMMIT}/"]
+        command += [KINGFISHER_COMMIT, KINGFISHER_RULES, "LICENSE"]
+        data = subprocess.run(command, check=True, capture_output=True).stdout
+    else:
+        with urllib.request.urlopen(KINGFISHER_ARCHIVE.format(commit=KINGFISHER_COMMIT), timeout=120) as response:
+            data = response.read()
     files, licence = {}, b""
     with tarfile.open(fileobj=BytesIO(data), mode="r:gz") as archive:
         for member in archive.getmembers():

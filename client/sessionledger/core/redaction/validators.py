@@ -406,7 +406,7 @@ def quoted_password(value: str) -> bool:
     """A password a sentence quotes ("the default password is 'blooberry'"): the quotes mark the
     value, so a word or a short one counts; not a template, dummy, name in code or a state word."""
     low = value.lower()
-    if len(value) < 4 or placeholder(value) or low in _DUMMIES or low in _PASSWORD_STATES:
+    if len(value) < 4 or placeholder(value) or low in _PASSWORD_STATES:  # (placeholder knows the dummies)
         return False
     return not identifier(value)
 
