@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .re2 import JSON_BOUNDARY
-from .rules import Rule
+from .rules import FRAGMENTS, Rule
 from .validators import placeholder, shannon_entropy
 
 CATALOGUE_PREFIX = "gitleaks:"  # a catalogue rule's id: `gitleaks:<its id>`
@@ -36,6 +36,10 @@ _LEAD = "A-Za-z0-9_.-"
 _FOLLOW = "[A-Za-z0-9_=+/-]{8}"
 _COMMON = frozenset(("access", "secret", "token", "passw", "passwd", "password", "credential", "api_key", "apikey"))
 _TOKEN_PREFIX = re.compile(r"[a-z][a-z0-9]{2,7}[_.-]")
+# gitleaks leaves most prefixes unbounded (`gho_[0-9a-zA-Z]{36}`): glued to the end of a word
+# (`Sogho_ICANVASRENDERING…`, an identifier) a short one is the word's tail, not a token; one this
+# long (`github_pat_`, `FLWSECK_TEST-`) names its provider even glued (`ourgithub_pat_…`)
+_GLUED_PREFIX = 8
 _LITERAL_START = re.compile(r"^(?:" + re.escape(JSON_BOUNDARY) + r")?\(?(?:\?:)?((?:[A-Za-z0-9_~]|\\[.-]|-){3,})")
 
 
@@ -137,10 +141,13 @@ def rules() -> tuple[Rule, ...]:
         if anchored is None:
             continue
         prefixes, starts = anchored
+        regex = entry.regex
+        if starts and len(prefixes[0]) < _GLUED_PREFIX and not regex.startswith((JSON_BOUNDARY, "(?i)")):
+            regex = FRAGMENTS["NAME_START"] + regex
         out.append(
             Rule(
                 kind_of(entry.ident),
-                entry.regex,
+                regex,
                 entry.group,
                 _validator(entry, allow, stopwords),
                 prefixes=prefixes,
