@@ -71,6 +71,33 @@ def test_a_passphrase_of_capitalised_words_and_a_digit_is_a_password(template: s
 
 
 @pytest.mark.parametrize(
+    "template",
+    ["DB_PASSWORD={}", "REACT_APP_AUTH_PASSWORD={}", '{{"user": "app", "password": "{}"}}', "$password = '{}';"],
+    ids=["env", "env-prefixed", "json", "php"],
+)
+@pytest.mark.parametrize("value", ["whiteduke", "goodspec", "bluemoonriver"])
+def test_a_word_someone_picked_is_a_password_where_it_is_assigned(template: str, value: str) -> None:
+    """An upper-case password name's `=` or a quoted value says what the word is; leaving a real
+    password costs more than masking a made-up one (docs/redaction.md)."""
+    assert_gone(read_result(template.format(value)), value, kind="password")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "PASSWORD=required",
+        "password: 'hidden'",
+        "PASSWORD=encrypted",
+        "password = whiteduke",
+        "Single pass: characters",
+    ],
+)
+def test_a_state_word_or_a_bare_word_in_code_under_a_password_name_is_left(line: str) -> None:
+    data = read_result(f"# settings\n{line}\n")
+    assert redact(data).data == data
+
+
+@pytest.mark.parametrize(
     "line", ["password = user-profile-v2", "password: Content-Type", "PASSWORD_FORM = Password-Reset-Form"]
 )
 def test_a_name_built_of_words_under_a_password_name_is_left(line: str) -> None:

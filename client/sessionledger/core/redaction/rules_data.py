@@ -2428,7 +2428,7 @@ lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd?)[a-z0-9_.-]{0,24}<<SEPA>><<
 lead = "A-Za-z0-9_.-"
 name = '''<<PW_NAME>>'''
 regex = '''<<NAME>><<SEP>><<QVALUE>>'''
-validator = "password"
+validator = "assigned_password"
 tp = [
   '''{{"username": "admin", "password": "«{password}»"}}''',
   "const dbPassword = '«BmCqPzWx»';",
@@ -2457,7 +2457,7 @@ lower_anchors = ['''p(?:ass(?:w(?:or)?d|phrase)?|wd?)[a-z0-9_.-]{0,24}<<SEPA>><<
 lead = "A-Za-z0-9_.-"
 name = '''<<UPPER_PW_NAME>>'''
 regex = '''<<NAME>>=<<BVALUE>>'''
-validator = "password"
+validator = "assigned_password"
 tp = [
   "PGPASSWORD=«{password}» psql -h db.internal -U app",
   "DB_PASSWORD=«{password}»",

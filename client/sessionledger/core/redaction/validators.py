@@ -369,17 +369,34 @@ _PASSPHRASE_RE = re.compile(
 )
 
 
-def looks_password(value: str, threshold: float = PASSWORD_ENTROPY) -> bool:
+# what a sentence says a password is when it names no password: its state or a check's verdict
+_PASSWORD_STATES = frozenset(
+    (
+        "none", "null", "nil", "true", "false", "empty", "blank", "unset", "missing", "hidden", "masked",
+        "invalid", "incorrect", "wrong", "correct", "valid", "expired", "weak", "strong", "same", "different",
+        "default", "random", "encrypted", "hashed", "stored", "ignored", "mandatory",
+    )
+)  # fmt: skip
+
+
+def looks_password(value: str, threshold: float = PASSWORD_ENTROPY, *, words: bool = False) -> bool:
     """A password value next to a password-like name: people pick `Summer2024!`, `hunterxyz`,
     `BmCqPzWx`, `Sunny-Day-2024`; code holds `settings.DB_PASSWORD`, `getpass`, `PasswordField`,
-    `required`."""
+    `required`. A pronounceable word (`whiteduke`) counts only with `words`."""
     if not _literal(value) or (identifier(value) and not _PASSPHRASE_RE.fullmatch(value)):
         return False
-    if value.isalpha() and wordy(value):
+    if value.isalpha() and wordy(value) and not words:
         return False
     if value.isdigit() and len(set(value)) < 4:
         return False
     return shannon_entropy(value) >= threshold
+
+
+def assigned_password(value: str) -> bool:
+    """A value assigned to a password's name in a way code and prose do not write (`DB_PASSWORD=whiteduke`,
+    `password: "goodspec"`): the name says what it is, so a word someone picked counts; a template,
+    dummy, name in code or a state word (`required`, `hidden`) does not."""
+    return value.lower() not in _PASSWORD_STATES and looks_password(value, words=True)
 
 
 def strict_password(value: str) -> bool:
@@ -390,16 +407,6 @@ def strict_password(value: str) -> bool:
         return False
     upper, lower = any(c.isupper() for c in value), any(c.islower() for c in value)
     return any(c.isdigit() for c in value) or (upper and lower) or (upper and not value.isalpha())
-
-
-# what a sentence says a password is when it names no password: its state or a check's verdict
-_PASSWORD_STATES = frozenset(
-    (
-        "none", "null", "nil", "true", "false", "empty", "blank", "unset", "missing", "hidden", "masked",
-        "invalid", "incorrect", "wrong", "correct", "valid", "expired", "weak", "strong", "same", "different",
-        "default", "random", "encrypted", "hashed", "stored", "ignored", "mandatory",
-    )
-)  # fmt: skip
 
 
 def quoted_password(value: str) -> bool:
@@ -818,6 +825,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "social_token": social_token,
     "secret": looks_secret,
     "password": looks_password,
+    "assigned_password": assigned_password,
     "strict_password": strict_password,
     "quoted_password": quoted_password,
     "random_token": random_token,
