@@ -424,15 +424,15 @@ fp = ["AccountKey=<storage-account-key>"]
 id = "azure-identifiable-keys"
 kind = "azure"
 category = "cloud"
-description = "Azure keys that carry their service's signature at a fixed place (Container Registry +ACR, Storage +ASt, Cosmos DB ACDb, Service Bus +ASb, Event Hubs +AEh, Relay +ARm, IoT Hub AIoT, Functions AzFu, Search AzSe, API Management APIM): found by the signature and the length alone, in any context"
+description = "Azure keys that carry their service's signature at a fixed place (Container Registry +ACR, Storage +ASt, Cosmos DB ACDb, Service Bus +ASb, Event Hubs +AEh, Relay +ARm, IoT Hub AIoT, Functions AzFu, Search AzSe, API Management APIM; the 84-character keys with JQQJ9 at 52: AI services ACOG, Container Registry AZCR): found by the signature and the length alone, in any context"
 source = "Microsoft security-utilities (MIT): identifiable key formats"
-prefixes = ["+ACR", "+ASt", "+ASb", "+AEh", "+ARm", "ACDb", "AIoT", "AzFu", "AzSe", "APIM"]
+prefixes = ["+ACR", "+ASt", "+ASb", "+AEh", "+ARm", "ACDb", "AIoT", "AzFu", "AzSe", "APIM", "ACOG", "AZCR"]
 lead = "A-Za-z0-9+/_-"
 lead_max = 76
-regex = '''(?:(?<![A-Za-z0-9+/=_-])|<<AFTER_ESCAPE>>)(?:[A-Za-z0-9+/]{42}\+ACR[A-D][A-Za-z0-9+/]{5}|[A-Za-z0-9+/]{76}(?:\+ASt|ACDb)[A-D][A-Za-z0-9+/]{5}==|[A-Za-z0-9+/]{33}(?:\+A(?:Sb|Eh|Rm)|AIoT)[A-D][A-Za-z0-9+/]{5}=|[A-Za-z0-9_-]{44}AzFu[A-Za-z0-9_-]{5}[AQgw]==|[A-Za-z0-9]{42}AzSe[A-D][A-Za-z0-9]{5}|[A-Za-z0-9]{76}APIM[A-D][A-Za-z0-9]{5}==)(?![A-Za-z0-9+/=_-])'''
+regex = '''(?:(?<![A-Za-z0-9+/=_-])|<<AFTER_ESCAPE>>)(?:[A-Za-z0-9+/]{42}\+ACR[A-D][A-Za-z0-9+/]{5}|[A-Za-z0-9+/]{76}(?:\+ASt|ACDb)[A-D][A-Za-z0-9+/]{5}==|[A-Za-z0-9+/]{33}(?:\+A(?:Sb|Eh|Rm)|AIoT)[A-D][A-Za-z0-9+/]{5}=|[A-Za-z0-9_-]{44}AzFu[A-Za-z0-9_-]{5}[AQgw]==|[A-Za-z0-9]{42}AzSe[A-D][A-Za-z0-9]{5}|[A-Za-z0-9]{76}APIM[A-D][A-Za-z0-9]{5}==|[A-Za-z0-9]{52}JQQJ9[9DH][A-Za-z0-9]{18}A(?:COG|ZCR)[A-Za-z0-9]{4})(?![A-Za-z0-9+/=_-])'''
 validator = "token"
-tp = ["password: «{b64:42}+ACRB{alnum:5}»", "## Save pass:\n\n«{alnum:42}+ACRC{alnum:5}»\n", "az storage: «{b64:76}+AStA{b64:5}==» (primary)", "the cosmos key is «{b64:76}ACDbD{b64:5}==», rotate it", "«{b64:33}+ASbB{b64:5}=»", "x-functions-key: «{token:44}AzFu{token:5}Q==»", "api-key: «{alnum:42}AzSeC{alnum:5}»"]
-fp = ["AzureSearchAzSe is the service", "+ACR prefix of a registry key", "a base64 blob {b64:60}+ACRB{b64:60}"]
+tp = ["password: «{b64:42}+ACRB{alnum:5}»", "## Save pass:\n\n«{alnum:42}+ACRC{alnum:5}»\n", "az storage: «{b64:76}+AStA{b64:5}==» (primary)", "the cosmos key is «{b64:76}ACDbD{b64:5}==», rotate it", "«{b64:33}+ASbB{b64:5}=»", "x-functions-key: «{token:44}AzFu{token:5}Q==»", "api-key: «{alnum:42}AzSeC{alnum:5}»", "speech: «{alnum:52}JQQJ99BBAC{alnum:5}XJ3w3AAAYACOG{alnum:4}» (eastus)", "«{alnum:52}JQQJ99CEACYeBjFEqg7NAAACAZCR{alnum:4}»"]
+fp = ["AzureSearchAzSe is the service", "+ACR prefix of a registry key", "a base64 blob {b64:60}+ACRB{b64:60}", "ACOG is the signature of an AI services key"]
 
 [[rule]]
 id = "azure-ad-client-secret"
@@ -507,15 +507,19 @@ fp = [
 id = "azure-sas-signature"
 kind = "azure"
 category = "cloud"
-description = "Azure shared access signature (sig=) in a URL"
+description = "Azure shared access signature (sig=) in a URL, or in a SAS token's query string alone (`sv=<date>&…&sig=`)"
 source = "Azure docs: create SAS tokens"
-anchors = ['''://[^\s"'\\<>]{0,2048}?[?&]sig=''']
+anchors = ['''://[^\s"'\\<>]{0,2048}?[?&]sig=''', '''=20[0-9]{2}-[0-9]{2}-[0-9]{2}[&;]''']
 lead = "A-Za-z0-9+.-"
 lead_max = 20
-regex = '''://[^\s"'\\<>]{0,2048}?[?&]sig=(?P<secret>[A-Za-z0-9%+/]{30,256}(?:=|%3[Dd]){0,2})'''
+regex = '''(?:://[^\s"'\\<>]{0,2048}?[?&]|(?:(?<![A-Za-z0-9])|<<AFTER_ESCAPE>>)sv=20[0-9]{2}-[0-9]{2}-[0-9]{2}(?:[&;][a-z]{1,8}=[^&;\s"'\\<>]{0,128}+){0,12}?[&;])sig=(?P<secret>[A-Za-z0-9%+/]{30,256}(?:=|%3[Dd]){0,2})'''
 validator = "token"
-tp = ["https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-01-01T00:00:00Z&sig=«{alnum:43}%3D»"]
-fp = ["https://example.com/search?sig=short"]
+tp = [
+  "https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-01-01T00:00:00Z&sig=«{alnum:43}%3D»",
+  "container SAS: sp=racwdli&st=2025-01-30T23:04:30Z&se=2025-02-28T07:04:30Z&sv=2022-11-02&sr=c&sig=«{alnum:40}%2B{alnum:3}%3D»",
+  "sv=2023-11-03&sr=b&sp=r&se=2024-01-01T00%3A00%3A00Z&spr=https&sig=«{alnum:43}=»",
+]
+fp = ["https://example.com/search?sig=short", "released=2024-01-02&notes=see sig=abc"]
 
 [[rule]]
 id = "alibaba-access-key-id"
@@ -712,7 +716,8 @@ description = "GitHub personal access (classic and fine-grained), OAuth, user-to
 source = "GitHub docs: token formats; gitleaks github-* (MIT)"
 prefixes = ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"]
 follow = '''<<B62>>'''
-regex = '''<<START>>(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})<<END>>'''
+# (since 2026 an app's installation token may be `ghs_<app id>_<JWT>`, dots and all)
+regex = '''<<START>>(?:gh[pousr]_[A-Za-z0-9]{36,251}|ghs_(?=[A-Za-z0-9._-]{36})[A-Za-z0-9_-]{1,1024}+(?:\.[A-Za-z0-9_-]{1,1024}+){0,4}+|github_pat_[A-Za-z0-9_]{22,251})<<END>>'''
 validator = "token"
 tp = [
   "the app's installation token is «ghs_{lowalnum:36}»",
@@ -721,6 +726,7 @@ tp = [
   "gh auth token\n«github_pat_{alnum:22}_{alnum:59}»\n",
   "machine github.com login octocat password «gho_{alnum:36}»",
   "GITHUB_TOKEN=«ghp_exampleexampleexamplexampleexampleex»",
+  "«ghs_{digits:6}_eyJ{token:40}.eyJ{token:120}.{token:43}»",
 ]
 fp = ["ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "- (id)ghs_requiredCharacteristicTypes;"]
 
@@ -869,10 +875,11 @@ category = "payment"
 description = "Shopify access tokens and shared secrets"
 source = "Shopify docs: access tokens; gitleaks shopify-* (MIT)"
 prefixes = ["shpat_", "shpca_", "shppa_", "shpss_"]
-follow = '''[a-fA-F0-9]{32}'''
-regex = '''<<START>>shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}<<END>>'''
+follow = '''[A-Za-z0-9]{32}'''
+# (32 hex characters until 2024; since then letters and digits, 32 to 40 of them)
+regex = '''<<START>>shp(?:at|ca|pa|ss)_(?:[a-fA-F0-9]{32}|[A-Za-z0-9]{32,40})<<END>>'''
 validator = "token"
-tp = ["SHOPIFY_ACCESS_TOKEN=«shpat_{hex:32}»"]
+tp = ["SHOPIFY_ACCESS_TOKEN=«shpat_{hex:32}»", "app secret: «shpss_{alnum:32}»", "«shpca_{alnum:38}»"]
 fp = ["shpat_ prefix"]
 
 [[rule]]
@@ -923,7 +930,7 @@ category = "ai"
 description = "OpenAI project, service-account, admin and legacy keys (and sk- keys of DeepSeek and others)"
 source = "OpenAI docs: API keys; gitleaks openai-api-key (MIT)"
 prefixes = ["sk-"]
-follow = '''(?:<<B62>>|[a-f0-9]{32})'''
+follow = '''(?:<<B62>>|[a-f0-9]{32}|[A-Za-z0-9_-]{20,100}T3BlbkFJ)'''
 regex = '''<<START>>sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,300}<<END>>'''
 validator = "random_token"
 tp = [
@@ -1356,15 +1363,17 @@ fp = ["the e2b_sandbox_template_for_the_python_runtime", "kubectl get secret-sto
 id = "infra-service-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Service tokens of infrastructure tools the catalogue does not list: Tailscale auth, API, OAuth client, SCIM and webhook keys (tskey-…), Infisical service tokens (st.<id>.<secret>.<key>), Helicone keys (sk-helicone-, pk-helicone-)"
+description = "Service tokens of infrastructure tools the catalogue does not list: Tailscale keys of every kind, auth, API, OAuth client, SCIM, webhook (tskey-<kind>-…), Infisical service tokens (st.<id>.<secret>.<key>), Helicone keys (sk-helicone-, pk-helicone-)"
 source = "provider docs: Tailscale API and auth keys, Infisical service tokens, Helicone API keys"
 prefixes = ["tskey-", "st.", "sk-helicone-", "pk-helicone-"]
-follow = '''(?:(?:auth|api|client|scim|webhook)-|[a-f0-9]{24}\.)'''
-regex = '''<<START>>(?:tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,24}-[A-Za-z0-9]{16,64}|st\.[a-f0-9]{24}\.[a-f0-9]{32,64}\.[a-f0-9]{32,64}|[sp]k-helicone-(?:eu-)?(?:[a-z0-9]{7}-){3}[a-z0-9]{7})<<END>>'''
+follow = '''(?:[a-z]{3,12}-[A-Za-z0-9]{6}|[a-f0-9]{24}\.)'''
+# a Tailscale key of any kind (new kinds come), glued after `_` or a digit too (`MY_tskey-api-…`)
+regex = '''(?:<<START>>(?:st\.[a-f0-9]{24}\.[a-f0-9]{32,64}\.[a-f0-9]{32,64}|[sp]k-helicone-(?:eu-)?(?:[a-z0-9]{7}-){3}[a-z0-9]{7})|(?:(?<![A-Za-z])|<<AFTER_ESCAPE>>)tskey-[a-z]{3,12}-[A-Za-z0-9]{6,24}-[A-Za-z0-9]{16,64})<<END>>'''
 validator = "token"
 tp = [
   "TS_AUTHKEY=«tskey-auth-{alnum:12}CNTRL-{alnum:34}»",
   "the tailscale api key «tskey-api-{alnum:12}CNTRL-{alnum:34}» expires in 90 days",
+  "export MY_«tskey-client-{alnum:12}-{alnum:30}»",
   "INFISICAL_TOKEN=«st.{hex:24}.{hex:32}.{hex:32}»",
   "Helicone-Auth: Bearer «sk-helicone-{lowalnum:7}-{lowalnum:7}-{lowalnum:7}-{lowalnum:7}»",
 ]

@@ -418,12 +418,20 @@ def quoted_password(value: str) -> bool:
     return not identifier(value)
 
 
+# OpenAI's keys carry base64 of "OpenAI" between their two random halves
+_OPENAI_WATERMARK = "T3BlbkFJ"
+_OPENAI_HALF = 20
+
+
 def random_token(value: str) -> bool:
     """Mixed case and a digit with high entropy, or a long hex string: tells an `sk-…` key from
     `sk-learn-estimator`."""
     if placeholder(value):
         return False
     body = value.split("-", 1)[1] if value.startswith("sk-") else value
+    head, watermark, rest = body.partition(_OPENAI_WATERMARK)
+    if watermark and min(len(head.rsplit("-", 1)[-1]), len(rest)) >= _OPENAI_HALF:
+        return True  # whatever the halves look like (`…abcdefghijklmnopqrstT3BlbkFJabcdefghijklmnopqrst`)
     tail = body.rsplit("-", 1)[-1]
     if len(tail) >= 32 and _HEX_RE.fullmatch(tail):
         return True
