@@ -222,6 +222,13 @@ def test_quoted_password_holding_braces_is_redacted() -> None:
     assert_gone(read_result(f'APP=shop\nDB_PASSWORD="{secret}"\n'), secret, kind="password")
 
 
+@pytest.mark.parametrize(("outer", "inner"), [('"', "'"), ('"', "`"), ("'", '"'), ("'", "`")])
+def test_quoted_secret_holding_the_other_quotes_is_redacted(outer: str, inner: str) -> None:
+    """A generated secret draws from every symbol: the quotes it is not written in are its own."""
+    secret = rand(3) + inner + rand(2) + "}/" + rand(4) + inner + rand(6)
+    assert_gone(read_result(f"oauth:\n  jwtsecret: {outer}{secret}{outer}\n"), secret)
+
+
 # --- backslashes, quotes and folded lines inside a value ------------------------------------------
 
 

@@ -70,12 +70,12 @@ _CALL_VALUE = r"""(?P<secret>[^"'\\\s]{8,4096})(?=\\{0,8}["'])"""
 # A quoted value may hold any character but its quote (Django keys have `&`, `%`, `(`); a bare
 # value stops at shell/code punctuation, so `os.environ["KEY"]` and `get_token()` never match.
 # A backslash inside the value (`S!B\*d`, `pa\"ss`) is part of it: in JSONL, the escaped pair
-# `\\` (and, in double quotes, `\\\"`). A `\n` inside the text stays a line break (a PEM key in a
-# JSON document is no password); `$'…\n'` may end in one.
+# `\\` (and, in double quotes, `\\\"`; in single quotes a `"`, `\"`). A `\n` inside the text stays a
+# line break (a PEM key in a JSON document is no password); `$'…\n'` may end in one.
 _QUOTED_VALUE = (
     r"""(?P<secret>(?<=")(?:[^"\\\s]|\\\\(?:\\"|(?![nrtu\\])))"""
     r"""{8,4096}+(?=\\{0,8}")"""
-    r"""|(?<=')(?:[^'\\\s]|\\\\(?![nrtu\\])){8,4096}+(?=(?:\\\\[nrt]){0,2}\\{0,8}')"""
+    r"""|(?<=')(?:[^'\\\s]|\\\\(?![nrtu\\])|\\"){8,4096}+(?=(?:\\\\[nrt]){0,2}\\{0,8}')"""
     r"""|(?<=`)[^`\\\s]{8,4096}+(?=`))"""
 )
 # `=` only as base64 padding: a run like `key=key=key=…` must not be one 4 KB "value" per `key`.
@@ -539,7 +539,9 @@ FRAGMENTS: dict[str, str] = {
     # after an anchor's separator: at least 8 characters of a value, no template (`$X`, `${X}`, `<x>`)
     # (a quoted value may hold braces and brackets: `"S9n9a{v9SJ}jAA3L"`)
     # (and backslashes: `S!B\*d`, `pa\"ss`; `$'…'` is bash's ANSI-C quoting)
-    "VALA": r"""[ \t]{0,8}(?:\$?\\{0,8}["'`](?![%{<*])(?:[^\s"'`\\]|\\\\(?:\\")?){8}"""
+    # (a quoted value's first 8 may hold the other quotes: a generated `"7`D'}/vYR)T;W…"`)
+    "VALA": r"""[ \t]{0,8}(?:\$?\\{0,8}(?:"(?![%{<*])(?:[^\s"\\]|\\\\(?:\\")?){8}"""
+    r"""|'(?![%{<*])(?:[^\s'\\]|\\\\(?:\\")?|\\"){8}|`(?![%{<*])(?:[^\s`\\]|\\\\(?:\\")?){8})"""
     r"""|(?![%{<*])(?:[^\s"'`\\<>{}()\[\],;|&]|&(?![&\s])){8})""",
     # anchor tails: an optional quote, then `:`, `=` or `!` (`key=`, `"token":`, `secret !=`)
     "SEPA": r"""(?:\\{0,8}["'`]\]?)?(?:[ \t]{1,4}str(?:ing)?)?[ \t]{0,8}(?:[:=!?.]{1,3}>?|,)""",
