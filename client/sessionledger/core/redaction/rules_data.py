@@ -1257,18 +1257,17 @@ fp = ["the api-gateway-service pod restarted", "see docs at api-reference/v2", "
 id = "saas-prefixed-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Linear, Notion, Figma, Postman, Prefect, ReadMe, Typeform, Frame.io, Infracost, Scalingo, PlanetScale, Sentry, Grafana, Dynatrace, Contentful, Tailscale, 1Password, Octopus Deploy tokens"
+description = "Linear, Notion, Figma, Postman, Prefect, ReadMe, Typeform, Frame.io, Infracost, Scalingo, PlanetScale, Sentry, Grafana, Dynatrace, Contentful, 1Password, Octopus Deploy tokens"
 source = "provider docs; gitleaks linear-api-key, notion-api-token, postman-api-token, prefect-api-token, readme-api-token, typeform-api-token, frameio-api-token, infracost-api-token, scalingo-api-token, planetscale-*, sentry-*, grafana-*, dynatrace-api-token, 1password-*, octopus-deploy-api-key (MIT)"
-prefixes = ["lin_api_", "lin_oauth_", "ntn_", "figd_", "PMAK-", "pnu_", "rdme_", "tfp_", "fio-u-", "ico-", "tk-us-", "pscale_tkn_", "pscale_pw_", "pscale_oauth_", "sntrys_", "sntryu_", "glsa_", "glc_", "dt0c01.", "CFPAT-", "tskey-", "ops_eyJ", "A3-", "API-"]
-follow = '''(?:<<B64M>>|[a-f0-9]{24}|[0-9]{11}|[a-z0-9]{40}|eyJ|(?:api|auth|client|oauth|scim|webhook)-|[A-Z0-9]{24}|[A-Z0-9]{6}-)'''
-regex = '''<<START>>(?:lin_(?:api|oauth)_[A-Za-z0-9]{40}|ntn_[0-9]{11}[A-Za-z0-9]{35}|figd_[A-Za-z0-9_-]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|pnu_[A-Za-z0-9]{36}|rdme_[a-z0-9]{70}|tfp_[A-Za-z0-9_=.-]{59}|fio-u-[A-Za-z0-9_=-]{64}|(?<!\.)ico-[A-Za-z0-9]{32}|tk-us-[A-Za-z0-9_-]{48}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64}|sntrys_eyJ[A-Za-z0-9+/=_]{50,1000}|sntryu_[a-f0-9]{64}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,3}|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|CFPAT-[A-Za-z0-9_-]{43}|tskey-(?:api|auth|client|oauth|scim|webhook)-[A-Za-z0-9]{6,20}-[A-Za-z0-9]{16,40}|ops_eyJ[A-Za-z0-9+/]{250,4096}={0,3}|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}|API-[A-Z0-9]{26,34})<<END>>'''
+prefixes = ["lin_api_", "lin_oauth_", "ntn_", "figd_", "PMAK-", "pnu_", "rdme_", "tfp_", "fio-u-", "ico-", "tk-us-", "pscale_tkn_", "pscale_pw_", "pscale_oauth_", "sntrys_", "sntryu_", "glsa_", "glc_", "dt0c01.", "CFPAT-", "ops_eyJ", "A3-", "API-"]
+follow = '''(?:<<B64M>>|[a-f0-9]{24}|[0-9]{11}|[a-z0-9]{40}|eyJ|[A-Z0-9]{24}|[A-Z0-9]{6}-)'''
+regex = '''<<START>>(?:lin_(?:api|oauth)_[A-Za-z0-9]{40}|ntn_[0-9]{11}[A-Za-z0-9]{35}|figd_[A-Za-z0-9_-]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|pnu_[A-Za-z0-9]{36}|rdme_[a-z0-9]{70}|tfp_[A-Za-z0-9_=.-]{59}|fio-u-[A-Za-z0-9_=-]{64}|(?<!\.)ico-[A-Za-z0-9]{32}|tk-us-[A-Za-z0-9_-]{48}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64}|sntrys_eyJ[A-Za-z0-9+/=_]{50,1000}|sntryu_[a-f0-9]{64}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,3}|dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}|CFPAT-[A-Za-z0-9_-]{43}|ops_eyJ[A-Za-z0-9+/]{250,4096}={0,3}|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}|API-[A-Z0-9]{26,34})<<END>>'''
 validator = "has_digit"
 tp = [
   "LINEAR_API_KEY=«lin_api_{alnum:40}»",
   "POSTMAN_API_KEY=«PMAK-{hex:24}-{hex:34}»",
   "SENTRY_AUTH_TOKEN=«sntryu_{hex:64}»",
   "GRAFANA_TOKEN=«glsa_{alnum:32}_{hex:8}»",
-  "TS_AUTHKEY=«tskey-auth-{alnum:12}-{alnum:30}»",
   "NOTION_TOKEN=«ntn_{digits:11}{alnum:35}»",
   "INFRACOST_API_KEY=«ico-{alnum:32}»",
   "octopus: «API-{upalnum:30}»",
