@@ -1223,11 +1223,11 @@ fp = ["see APDeveloperGuide and APEXCharts", "AP1 and AKC", "APAC2024 results", 
 id = "provider-prefixed-tokens"
 kind = "saas_token"
 category = "saas"
-description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_, Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…, 1.A…, dotted), Langfuse sk-lf- + UUID, pganalyze pgar_, Spectral spu-, Rootly rootly_, HubSpot private app tokens pat-na1- + UUID, Hugging Face hf_ + 34 letters or digits, Sentry organization tokens sntrys_eyJ…, Klaviyo private keys (pk_ + 34 hex, or pk_ + six characters + _ + 34 hex)"
+description = "Tokens whose prefix names the provider, at the provider's length, whatever the body looks like: LaunchDarkly sdk-/api-/mob- + UUID, BestTime pri_, Square sandbox app ids and secrets, Cloudflare cfat_/cfut_/cfk_ (API tokens and the global API key), Vercel vcp_/vci_/vca_/vcr_/vck_, Entra ID refresh tokens (0.A…, 1.A…, dotted), Langfuse sk-lf- + UUID, pganalyze pgar_, Spectral spu-, Rootly rootly_, HubSpot private app tokens pat-na1- + UUID, Hugging Face hf_ + 34 letters or digits, Sentry organization tokens sntrys_eyJ…, Klaviyo private keys (pk_ + 34 hex, or pk_ + six characters + _ + 34 hex)"
 source = "provider docs: LaunchDarkly SDK keys, BestTime API keys, Square sandbox credentials, Cloudflare account and user API tokens, Vercel access tokens, Microsoft identity platform refresh tokens, Langfuse, pganalyze, Spectral and Rootly API keys, HubSpot private apps, Hugging Face user access tokens, Sentry organization auth tokens, Klaviyo private API keys"
-prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A", "sk-lf-", "pgar_", "spu-", "rootly_", "pat-", "hf_", "sntrys_", "pk_"]
+prefixes = ["sdk-", "api-", "mob-", "pri_", "sandbox-sq0idb-", "sandbox-sq0csb-", "cfat_", "cfut_", "cfk_", "vcp_", "vci_", "vca_", "vcr_", "vck_", "0.A", "1.A", "sk-lf-", "pgar_", "spu-", "rootly_", "pat-", "hf_", "sntrys_", "pk_"]
 follow = '''(?:[0-9a-z]{8}-[0-9a-z]{4}-|[a-f0-9]{32}|sq0|<<B64M>>|[A-Za-z0-9]{27})'''
-regex = '''<<START>>(?:pat-(?:na|eu|ap)[0-9]-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|hf_[A-Za-z0-9]{34}|sntrys_eyJ[A-Za-z0-9+/=_-]{40,1000}|(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf[au]t_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096}|[01]\.A[A-Za-z0-9_-]{40,2048}(?:\.[A-Za-z0-9_-]{1,4096}){1,8}|sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pgar_[A-Za-z0-9]{27}|spu-[a-z0-9]{32}|rootly_[a-f0-9]{64}|pk_(?:[A-Za-z0-9]{6}_)?[a-f0-9]{34})<<END>>'''
+regex = '''<<START>>(?:pat-(?:na|eu|ap)[0-9]-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|hf_[A-Za-z0-9]{34}|sntrys_eyJ[A-Za-z0-9+/=_-]{40,1000}|(?:sdk|api|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}|pri_[a-f0-9]{32}|sandbox-sq0(?:idb|csb)-[A-Za-z0-9_-]{22,43}|cf(?:[au]t|k)_[A-Za-z0-9_-]{32,64}|vc[pikar]_[A-Za-z0-9]{24,64}|[01]\.A[A-Za-z0-9_-]{100,4096}|[01]\.A[A-Za-z0-9_-]{40,2048}(?:\.[A-Za-z0-9_-]{1,4096}){1,8}|sk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pgar_[A-Za-z0-9]{27}|spu-[a-z0-9]{32}|rootly_[a-f0-9]{64}|pk_(?:[A-Za-z0-9]{6}_)?[a-f0-9]{34})<<END>>'''
 validator = "token"
 tp = [
   "the LaunchDarkly SDK key is «sdk-{uuid}»",
@@ -1247,6 +1247,7 @@ tp = [
   "SQUARE_APP_SECRET=«sandbox-sq0csb-{token:43}»",
   "here is the cloudflare token «cfat_{alnum:40}», scoped to DNS",
   "CLOUDFLARE_API_TOKEN=«cfut_{alnum:48}»",
+  "CLOUDFLARE_API_KEY=«cfk_{alnum:40}{hex:8}»",
   "VERCEL_TOKEN=«vcp_{alnum:56}»",
   '''{{"refresh_token": "«0.A{token:300}»"}}''',
   "body: client_id=x&grant_type=refresh_token&refresh_token=«1.A{token:52}.1.AgAB{token:300}»",
