@@ -6,18 +6,21 @@ directories) of gitleaks (MIT: `cmd/generate/config/rules/*.go`, their literal `
 same alphabet and length), trufflehog (AGPL: the `input`/`want` pairs of `pkg/detectors/*/*_test.go`,
 used only as test material) and detect-secrets (Apache-2.0: `tests/plugins/*_test.py`'s
 `(payload, should_flag)` cases), Nosey Parker (Apache-2.0: the `examples` of its builtin rules in the
-`secret` category, the secret their pattern's last group captures) and Kingfisher (Apache-2.0: the
-`examples` of its rules, in Nosey Parker's format, whose name says credential). bench_redact.py places each sample
-the ten ways the held-out bench does and reports recall per source and per placement; the scanners'
-false-positive examples are the negatives (not Nosey Parker's `negative_examples`: they say only that one
-rule must not fire there, and most hold another kind of secret). Set GITLEAKS_GIT / TRUFFLEHOG_GIT /
-DETECT_SECRETS_GIT / NOSEYPARKER_GIT / KINGFISHER_GIT to a clone's git directory (the defaults are the mirrors of this
+`secret` category, the secret their pattern's last group captures), Kingfisher (Apache-2.0: the
+`examples` of its rules, in Nosey Parker's format, whose name says credential) and secretlint (MIT: its
+rules' snapshot cases, `ng.*` inputs with the credentials their `output.json` reports, `ok.*` inputs
+as negatives). bench_redact.py places each sample the ten ways the held-out bench does and reports recall
+per source and per placement; the scanners' false-positive examples are the negatives (not Nosey
+Parker's `negative_examples`: they say only that one rule must not fire there, and most hold another
+kind of secret). Set GITLEAKS_GIT / TRUFFLEHOG_GIT / DETECT_SECRETS_GIT / NOSEYPARKER_GIT /
+KINGFISHER_GIT / SECRETLINT_GIT to a clone's git directory (the defaults are the mirrors of this
 machine); a missing clone is skipped.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import os
 import random
 import re
@@ -37,13 +40,14 @@ SOURCES = {
     "detect-secrets": os.environ.get("DETECT_SECRETS_GIT", f"{_MIRRORS}/Yelp+detect-secrets/repo"),
     "noseyparker": os.environ.get("NOSEYPARKER_GIT", f"{_MIRRORS}/praetorian-inc+noseyparker/repo"),
     "kingfisher": os.environ.get("KINGFISHER_GIT", f"{_MIRRORS}/mongodb+kingfisher/repo"),
+    "secretlint": os.environ.get("SECRETLINT_GIT", f"{_MIRRORS}/secretlint+secretlint/repo"),
 }
 _PER_DETECTOR = 2  # trufflehog cases kept per detector (the first ones that name their secret)
 
 
 @dataclass(frozen=True)
 class Outside:
-    source: str  # gitleaks, trufflehog, detect-secrets, noseyparker, kingfisher
+    source: str  # gitleaks, trufflehog, detect-secrets, noseyparker, kingfisher, secretlint
     kind: str  # the rule, detector or plugin it tests
     text: str
     secrets: tuple[str, ...]  # empty: a negative (the scanner's false-positive example)
@@ -289,6 +293,57 @@ def _kingfisher(repo: str) -> list[Outside]:
     return _rule_examples("kingfisher", repo, _KF_RULES, _credential_rule)
 
 
+# --- secretlint ----------------------------------------------------------------------------------
+
+_SL_RULES = "packages/@secretlint"
+# rules that find no credential (a home directory, a .env file being there) or test the tool itself
+_SL_NOT_CREDENTIALS = ("no-homedir", "no-dotenv", "filter-comments", "example", "pattern", "preset-")
+# findings that name an identifier, not a credential
+_SL_IDENTIFIER = re.compile(r"(?i)(?:tenant|client|account)_?id$")
+_USERINFO_PASSWORD = re.compile(r"://[^:/@\s]*:(\S+)@")  # up to the last `@`: a password may hold one
+
+
+def _secretlint_secret(text: str, finding: dict[str, Any]) -> str | None:
+    """The credential a finding reports in its `data` (its `range` is not always the value's): a
+    URL's password, not the user and host around it, which a redactor keeps."""
+    if _SL_IDENTIFIER.search(str(finding.get("messageId", ""))):
+        return None
+    for name, value in (finding.get("data") or {}).items():
+        if name not in ("PATTERN_NAME", "typeName", "FILE_NAME", "PATH") and isinstance(value, str) and value in text:
+            userinfo = _USERINFO_PASSWORD.search(value)
+            return userinfo.group(1) if userinfo else value
+    return None
+
+
+def _secretlint(repo: str) -> list[Outside]:
+    """secretlint's rule snapshots: `<rule>/test/snapshots/<ng|ok>.<case>/input*`. A case run with
+    options of its own (`.secretlintrc.json`: an allow list, a rule switched off) and a binary input
+    (a .p12 file) are left out; an `ng` case's secrets are the credentials its output.json reports."""
+    cases: dict[str, list[str]] = {}
+    for path in _git(repo, "ls-tree", "-r", "--name-only", "HEAD", _SL_RULES).splitlines():
+        parts = path.split("/")
+        if len(parts) == 7 and parts[2].startswith("secretlint-rule-") and parts[3:5] == ["test", "snapshots"]:
+            cases.setdefault("/".join(parts[:6]), []).append(parts[6])
+    out: list[Outside] = []
+    for case, names in sorted(cases.items()):
+        rule, verdict = case.split("/")[2].removeprefix("secretlint-rule-"), case.split("/")[5].split(".")[0]
+        inputs = [n for n in names if n.startswith("input")]
+        if rule.startswith(_SL_NOT_CREDENTIALS) or ".secretlintrc.json" in names or len(inputs) != 1:
+            continue
+        try:
+            text = _show(repo, f"{case}/{inputs[0]}")
+        except UnicodeDecodeError:
+            continue
+        if verdict == "ok":
+            out.append(Outside("secretlint", rule, text, ()))
+        elif verdict == "ng" and "output.json" in names:
+            found = json.loads(_show(repo, f"{case}/output.json")).get("messages") or []
+            secrets = tuple(dict.fromkeys(filter(None, (_secretlint_secret(text, m) for m in found))))
+            if secrets:
+                out.append(Outside("secretlint", rule, text, secrets))
+    return out
+
+
 @lru_cache(maxsize=1)
 def samples(seed: int = 20261129) -> tuple[Outside, ...]:
     """Every sample from the clones that exist, in a fixed order."""
@@ -305,6 +360,8 @@ def samples(seed: int = 20261129) -> tuple[Outside, ...]:
             out += _noseyparker(repo)
         elif source == "kingfisher":
             out += _kingfisher(repo)
+        elif source == "secretlint":
+            out += _secretlint(repo)
         else:
             out += _detect_secrets(repo)
     return tuple(out)
