@@ -1,25 +1,27 @@
 """A development corpus read, at bench time, from other secret scanners' own test material.
 
-Nothing here is shipped or committed: the samples are read from local clones (read-only git
-directories) of gitleaks (MIT: `cmd/generate/config/rules/*.go`, their literal `tps`/`fps` and the
-`GenerateSampleSecrets(id, prefix + NewSecret(...))` samples, regenerated with random values of the
-same alphabet and length), trufflehog (AGPL: the `input`/`want` pairs of `pkg/detectors/*/*_test.go`,
-used only as test material) and detect-secrets (Apache-2.0: `tests/plugins/*_test.py`'s
-`(payload, should_flag)` cases), Nosey Parker (Apache-2.0: the `examples` of its builtin rules in the
-`secret` category, the secret their pattern's last group captures), Kingfisher (Apache-2.0: the
-`examples` of its rules, in Nosey Parker's format, whose name says credential) and secretlint (MIT: its
-rules' snapshot cases, `ng.*` inputs with the credentials their `output.json` reports, `ok.*` inputs
-as negatives). bench_redact.py places each sample the ten ways the held-out bench does and reports recall
-per source and per placement; the scanners' false-positive examples are the negatives (not Nosey
-Parker's `negative_examples`: they say only that one rule must not fire there, and most hold another
-kind of secret). Set GITLEAKS_GIT / TRUFFLEHOG_GIT / DETECT_SECRETS_GIT / NOSEYPARKER_GIT /
-KINGFISHER_GIT / SECRETLINT_GIT to a clone's git directory (the defaults are the mirrors of this
-machine); a missing clone is skipped.
+Nothing here is shipped or committed: the samples are read from local clones (read-only git directories)
+of gitleaks (MIT: `cmd/generate/config/rules/*.go`, their literal `tps`/`fps` and the
+`GenerateSampleSecrets(id, prefix + NewSecret(...))` samples, regenerated with random values of the same
+alphabet and length), trufflehog (AGPL: the `input`/`want` pairs of `pkg/detectors/*/*_test.go`, used
+only as test material), detect-secrets (Apache-2.0: `tests/plugins/*_test.py`'s `(payload,
+should_flag)` cases), Nosey Parker (Apache-2.0: the `examples` of its builtin rules in the `secret`
+category, the secret their pattern's last group captures), Kingfisher (Apache-2.0: the `examples` of its
+rules, in Nosey Parker's format, whose name says credential), secretlint (MIT: its rules' snapshot
+cases, `ng.*` inputs with the credentials their `output.json` reports, `ok.*` inputs as negatives) and
+trivy (Apache-2.0: its secret scanner's test cases run with the builtin rules, each input file with the
+values its expected findings mask). bench_redact.py places each sample the ten ways the held-out bench
+does and reports recall per source and per placement; the scanners' false-positive examples are the
+negatives (not Nosey Parker's `negative_examples`: they say only that one rule must not fire there, and
+most hold another kind of secret). Set GITLEAKS_GIT / TRUFFLEHOG_GIT / DETECT_SECRETS_GIT /
+NOSEYPARKER_GIT / KINGFISHER_GIT / SECRETLINT_GIT / TRIVY_GIT to a clone's git directory (the defaults
+are the mirrors of this machine); a missing clone is skipped.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import os
 import random
@@ -41,13 +43,14 @@ SOURCES = {
     "noseyparker": os.environ.get("NOSEYPARKER_GIT", f"{_MIRRORS}/praetorian-inc+noseyparker/repo"),
     "kingfisher": os.environ.get("KINGFISHER_GIT", f"{_MIRRORS}/mongodb+kingfisher/repo"),
     "secretlint": os.environ.get("SECRETLINT_GIT", f"{_MIRRORS}/secretlint+secretlint/repo"),
+    "trivy": os.environ.get("TRIVY_GIT", f"{_MIRRORS}/aquasecurity+trivy/repo"),
 }
 _PER_DETECTOR = 2  # trufflehog cases kept per detector (the first ones that name their secret)
 
 
 @dataclass(frozen=True)
 class Outside:
-    source: str  # gitleaks, trufflehog, detect-secrets, noseyparker, kingfisher, secretlint
+    source: str  # gitleaks, trufflehog, detect-secrets, noseyparker, kingfisher, secretlint, trivy
     kind: str  # the rule, detector or plugin it tests
     text: str
     secrets: tuple[str, ...]  # empty: a negative (the scanner's false-positive example)
@@ -344,6 +347,87 @@ def _secretlint(repo: str) -> list[Outside]:
     return out
 
 
+# --- trivy ---------------------------------------------------------------------------------------
+
+_TRIVY_TESTS = "pkg/fanal/secret/scanner_test.go"
+_TRIVY_RULES = "pkg/fanal/secret/builtin-rules.go"
+_TRIVY_FINDING = re.compile(r"(\w+)\s*:=\s*types\.SecretFinding\{")
+_TRIVY_CASE = re.compile(r"(?m)^\t\t\{\n\t\t\tname:")
+_GO_STRING_LITERAL = r'`[^`]*`|"(?:[^"\\]|\\.)*"'
+# a field's value: a literal, a constant, or a literal and a mask (`"AccountKey=" + strings.Repeat("*", 88)`)
+_TRIVY_FIELD = re.compile(rf'(RuleID|Match):\s*({_GO_STRING_LITERAL}|\w+)(?:\s*\+\s*strings\.Repeat\("\*", (\d+)\))?')
+_TRIVY_CONSTANT = re.compile(rf"(?m)^\s*(\w+)\s*:?=\s*({_GO_STRING_LITERAL})\s*$")
+# a finding a helper builds: `openAIFinding("openai-project-api-key", "…", "CRITICAL", 56)`, a mask of 56
+_TRIVY_HELPER = re.compile(r'(\w+)\s*:=\s*\w+Finding\("([a-z0-9-]+)"[^)\n]*?(\d+)\)')
+_TRIVY_PATH = re.compile(r'(configPath|inputFilePath):\s*filepath\.Join\("testdata", "([^"]+)"\)')
+_TRIVY_BUILTIN = ("skip-test.yaml", "config.yaml")  # the builtin rules (config.yaml adds a custom one)
+
+
+def _go_literal(text: str, constants: dict[str, str]) -> str:
+    if text[:1] not in '`"':
+        return constants.get(text, "")
+    return text[1:-1] if text.startswith("`") else str(ast.literal_eval(text))
+
+
+def _trivy_fields(block: str, constants: dict[str, str]) -> list[tuple[str, str]]:
+    """(rule id, match) of each finding spelt in `block`, in order."""
+    fields = [
+        (name, _go_literal(value, constants) + "*" * int(mask or 0))
+        for name, value, mask in _TRIVY_FIELD.findall(block)
+    ]
+    rules = [v for n, v in fields if n == "RuleID"]
+    matches = [v for n, v in fields if n == "Match"]
+    return list(zip(rules, matches, strict=False))
+
+
+def _trivy_secrets(content: str, match: str) -> list[str]:
+    """The values a finding masks: its `Match` is the line with the secret as `*`s (or, unmasked,
+    the secret itself); a quote the mask took in is no part of it."""
+    if "*" not in match:
+        return [match] if match and match in content else []
+    parts = re.split(r"(\*+)", match)
+    pattern = "".join(f"(.{{{len(p)}}})" if p.startswith("*") else re.escape(p) for p in parts if p)
+    found = re.search(pattern, content)
+    return [g.strip().strip("\"'") for g in found.groups() if g.strip()] if found else []
+
+
+def _trivy(repo: str) -> list[Outside]:
+    """trivy's secret scanner tests (Apache-2.0): each case run with the builtin rules, its input
+    file and the values its expected findings mask (a custom rule's findings left out); a case that
+    expects no finding is a negative."""
+    tests = _show(repo, _TRIVY_TESTS)
+    builtin = set(re.findall(r'ID:\s*"([a-z0-9-]+)"', _show(repo, _TRIVY_RULES)))
+    constants = {name: _go_literal(value, {}) for name, value in _TRIVY_CONSTANT.findall(tests)}
+    constants |= {name: "*" * int(n) for name, n in re.findall(r'(\w+) := strings\.Repeat\("\*", (\d+)\)', tests)}
+    named: dict[str, list[tuple[str, str]]] = {}
+    for found in _TRIVY_FINDING.finditer(tests):
+        end = tests.find("\n\t}\n", found.end())
+        named[found.group(1)] = _trivy_fields(tests[found.end() : end], constants)
+    for name, rule, length in _TRIVY_HELPER.findall(tests):
+        named[name] = [(rule, "*" * int(length))]
+    out: list[Outside] = []
+    starts = [m.start() for m in _TRIVY_CASE.finditer(tests)] + [len(tests)]
+    for start, end in itertools.pairwise(starts):
+        case = tests[start:end]
+        paths = dict(_TRIVY_PATH.findall(case))
+        if paths.get("configPath") not in _TRIVY_BUILTIN or "inputFilePath" not in paths:
+            continue
+        try:
+            content = _show(repo, f"pkg/fanal/secret/testdata/{paths['inputFilePath']}")
+        except (subprocess.CalledProcessError, UnicodeDecodeError):
+            continue
+        findings = _trivy_fields(case, constants)
+        findings += [finding for name in re.findall(r"\w+", case) for finding in named.get(name, [])]
+        secrets = tuple(
+            dict.fromkeys(s for rule, match in findings if rule in builtin for s in _trivy_secrets(content, match))
+        )
+        if secrets:
+            out.append(Outside("trivy", paths["inputFilePath"], content, secrets))
+        elif re.search(r"want:\s*types\.Secret\{\}", case) and paths["configPath"] == "skip-test.yaml":
+            out.append(Outside("trivy", paths["inputFilePath"], content, ()))
+    return out
+
+
 @lru_cache(maxsize=1)
 def samples(seed: int = 20261129) -> tuple[Outside, ...]:
     """Every sample from the clones that exist, in a fixed order."""
@@ -362,6 +446,8 @@ def samples(seed: int = 20261129) -> tuple[Outside, ...]:
             out += _kingfisher(repo)
         elif source == "secretlint":
             out += _secretlint(repo)
+        elif source == "trivy":
+            out += _trivy(repo)
         else:
             out += _detect_secrets(repo)
     return tuple(out)
