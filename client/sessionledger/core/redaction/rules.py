@@ -416,6 +416,9 @@ _SECRET_NAME = (
     + _UPPER_KEY_EXCLUDED
     + r"KEY"
     + _SHORT_SUFFIX
+    # a provider's name glued to a credential word in capitals (`scrapingantKEY`, `ciceroPRIVATEKEY`)
+    + r"|[a-z]{4,64}(?:API|PRIVATE|SECRET|ACCESS)?(?:KEY|TOKEN)"
+    + _SHORT_SUFFIX
     + r")"
     + _DENIED_SUFFIX
 )

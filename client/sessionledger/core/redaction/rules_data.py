@@ -2753,8 +2753,10 @@ tp = [
   '''var twilioToken string = "«{hex:32}»"''',
   '''curl -H "X-API-Key: «{alnum:32}»" https://api.example.com''',
   'api_key=«{digits:40}»',
+  "ciceroPRIVATEKEY=«{alnum:40}»",
 ]
 fp = [
+  "sortKEY = user_profile_settings_v2",
   "key_length = XSalsa20.key_length",
   "secret_length = X25519.secret_length",
   '''API_KEY=os.environ["API_KEY"]''',
