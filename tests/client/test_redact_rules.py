@@ -371,6 +371,7 @@ ADVERSARIAL = [
     # 76 characters before it are never a key
     "sk-" * 66_000,
     ("ghs_1_" + "a." * 14 + " ") * 5_000,
+    ("ghs_1_" + "a" * 40 + ".b") * 5_000,
     "sv=2024-01-01" + "&a=b" * 50_000,
     ("A" * 76 + "ACOG") * 2_500,
 ]

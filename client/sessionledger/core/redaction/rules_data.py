@@ -716,8 +716,8 @@ description = "GitHub personal access (classic and fine-grained), OAuth, user-to
 source = "GitHub docs: token formats; gitleaks github-* (MIT)"
 prefixes = ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"]
 follow = '''<<B62>>'''
-# (since 2026 an app's installation token may be `ghs_<app id>_<JWT>`, dots and all)
-regex = '''<<START>>(?:gh[pousr]_[A-Za-z0-9]{36,251}|ghs_(?=[A-Za-z0-9._-]{36})[A-Za-z0-9_-]{1,1024}+(?:\.[A-Za-z0-9_-]{1,1024}+){0,4}+|github_pat_[A-Za-z0-9_]{22,251})<<END>>'''
+# (since 2026 an app's installation token may be `ghs_<app id>_<JWT>`: a JWT's three dotted parts)
+regex = '''<<START>>(?:gh[pousr]_[A-Za-z0-9]{36,251}|ghs_[0-9]{1,20}_(?=[A-Za-z0-9._-]{30})[A-Za-z0-9_-]{1,1024}+(?:\.[A-Za-z0-9_-]{1,1024}+){2}|github_pat_[A-Za-z0-9_]{22,251})<<END>>'''
 validator = "token"
 tp = [
   "the app's installation token is «ghs_{lowalnum:36}»",
