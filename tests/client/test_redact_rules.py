@@ -366,9 +366,9 @@ ADVERSARIAL = [
     # a German password's 'für' clause that never reaches its verb, and a value one character short
     ("das Passwort für " + "den " * 5) * 8_000,
     ("Passwort lautet Xk9#abc ") * 8_000,
-    # an OpenAI key's prefix with no watermark after it, a GitHub app token's dotted segments that
-    # never reach 36 characters, SAS parameters that never reach `sig=`, an Azure signature whose
-    # 76 characters before it are never a key
+    # an OpenAI key's prefix with no watermark after it, a GitHub app token's parts that never make a
+    # JWT, SAS parameters that never reach `sig=`, an Azure signature whose 76 characters before it
+    # are never a key
     "sk-" * 66_000,
     ("ghs_1_" + "a." * 14 + " ") * 5_000,
     ("ghs_1_" + "a" * 40 + ".b") * 5_000,
