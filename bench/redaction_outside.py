@@ -71,6 +71,7 @@ def _show(repo: str, path: str) -> str:
 # --- gitleaks -------------------------------------------------------------------------------------
 
 _GO_STRING = re.compile(r'`([^`]*)`|"((?:[^"\\\n]|\\.)*)"')
+_GO_STRING_LITERAL = r'`[^`]*`|"(?:[^"\\\n]|\\.)*"'  # the same without groups, to sit inside a pattern
 _ALPHABETS = {
     "AlphaNumeric": string.ascii_lowercase + string.digits,
     "AlphaNumericExtended": string.ascii_lowercase + string.digits + "=_-",
@@ -353,7 +354,6 @@ _TRIVY_TESTS = "pkg/fanal/secret/scanner_test.go"
 _TRIVY_RULES = "pkg/fanal/secret/builtin-rules.go"
 _TRIVY_FINDING = re.compile(r"(\w+)\s*:=\s*types\.SecretFinding\{")
 _TRIVY_CASE = re.compile(r"(?m)^\t\t\{\n\t\t\tname:")
-_GO_STRING_LITERAL = r'`[^`]*`|"(?:[^"\\]|\\.)*"'
 # a field's value: a literal, a constant, or a literal and a mask (`"AccountKey=" + strings.Repeat("*", 88)`)
 _TRIVY_FIELD = re.compile(rf'(RuleID|Match):\s*({_GO_STRING_LITERAL}|\w+)(?:\s*\+\s*strings\.Repeat\("\*", (\d+)\))?')
 _TRIVY_CONSTANT = re.compile(rf"(?m)^\s*(\w+)\s*:?=\s*({_GO_STRING_LITERAL})\s*$")
@@ -364,9 +364,9 @@ _TRIVY_BUILTIN = ("skip-test.yaml", "config.yaml")  # the builtin rules (config.
 
 
 def _go_literal(text: str, constants: dict[str, str]) -> str:
-    if text[:1] not in '`"':
-        return constants.get(text, "")
-    return text[1:-1] if text.startswith("`") else str(ast.literal_eval(text))
+    """A Go string literal's value, or the value of the constant `text` names."""
+    literal = _GO_STRING.fullmatch(text)
+    return _go_unquote(literal) if literal else constants.get(text, "")
 
 
 def _trivy_fields(block: str, constants: dict[str, str]) -> list[tuple[str, str]]:
