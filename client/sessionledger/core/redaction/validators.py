@@ -311,12 +311,13 @@ def identifier(value: str) -> bool:
         return _name_like(value.replace("$", "").replace("::", ".").replace("->", ".").removesuffix("()"))
     # a keyboard run is typed into a made-up value (`test_key_1234567890abcdefghij`,
     # `abcdefghijklmnopqrstuvwxyzABCDEF`, `ABCDEFGHIJKLMNOPQRSTUVWXYZ`), not a name
+    typed = _SEQUENCE_RE.search(value.lower()) is not None
     if _CAMEL_RE.fullmatch(value) or _CONSTANT_RE.fullmatch(value):
-        return _SEQUENCE_RE.search(value.lower()) is None
+        return not typed
     if _SNAKE_RE.fullmatch(value):
         if len(value) < 20 or not any(c.isdigit() for c in value):
             return True
-        return _SEQUENCE_RE.search(value) is None and _name_like(value)
+        return not typed and _name_like(value)
     return not value.isalnum() and _name_like(value)
 
 
