@@ -932,7 +932,7 @@ source = "OpenAI docs: API keys; gitleaks openai-api-key (MIT)"
 prefixes = ["sk-"]
 follow = '''(?:<<B62>>|[a-f0-9]{32}|[A-Za-z0-9_-]{20,100}T3BlbkFJ)'''
 regex = '''<<START>>sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,300}<<END>>'''
-validator = "random_token"
+validator = "openai_key"
 tp = [
   '''client = OpenAI(api_key="«sk-proj-{token:120}»")''',
   "openai.api_key = '«sk-{alnum:48}»'",

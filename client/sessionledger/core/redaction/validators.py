@@ -425,15 +425,24 @@ _OPENAI_WATERMARK = "T3BlbkFJ"
 _OPENAI_HALF = 20
 
 
+def openai_key(value: str) -> bool:
+    """An `sk-…` key: OpenAI's watermark between two halves of 20 or more marks one whatever the
+    halves look like (`…abcdefghijklmnopqrstT3BlbkFJabcdefghijklmnopqrst`); another provider's
+    `sk-` key has to look random."""
+    if placeholder(value):
+        return False
+    head, watermark, rest = value.partition(_OPENAI_WATERMARK)
+    if watermark and min(len(head.rsplit("-", 1)[-1]), len(rest)) >= _OPENAI_HALF:
+        return True
+    return random_token(value)
+
+
 def random_token(value: str) -> bool:
     """Mixed case and a digit with high entropy, or a long hex string: tells an `sk-…` key from
     `sk-learn-estimator`."""
     if placeholder(value):
         return False
     body = value.split("-", 1)[1] if value.startswith("sk-") else value
-    head, watermark, rest = body.partition(_OPENAI_WATERMARK)
-    if watermark and min(len(head.rsplit("-", 1)[-1]), len(rest)) >= _OPENAI_HALF:
-        return True  # whatever the halves look like (`…abcdefghijklmnopqrstT3BlbkFJabcdefghijklmnopqrst`)
     tail = body.rsplit("-", 1)[-1]
     if len(tail) >= 32 and _HEX_RE.fullmatch(tail):
         return True
@@ -839,6 +848,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "strict_password": strict_password,
     "quoted_password": quoted_password,
     "random_token": random_token,
+    "openai_key": openai_key,
     "token": token,
     "unworded_token": unworded_token,
     "has_digit": has_digit,
